@@ -1,0 +1,42 @@
+# contextlens: `make demo` and `make test` set everything up on a fresh machine.
+# The virtual environment is rebuilt only when pyproject.toml or this file changes
+# (stamp file), so re-running with nothing changed takes seconds.
+
+PYTHON   ?= python3
+VENV     := .venv
+BIN      := $(VENV)/bin
+STAMP    := $(VENV)/.installed
+# torch must come first and exactly this version: it is a CPU build that pip takes from
+# local disk here; any other spec pulls a multi-GB CUDA build (see DEVELOPERS.md).
+TORCH    := torch==2.13.0
+# The shared datasets, when they sit beside the project (as in this workplace and CI).
+SHARED_DATA := $(abspath ../shared/data)
+ifneq ($(wildcard $(SHARED_DATA)),)
+export CONTEXTLENS_DATA ?= $(SHARED_DATA)
+endif
+
+.PHONY: setup demo test bench lint clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check $(TORCH)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[all,dev]'
+	@touch $@
+
+demo: $(STAMP)
+	$(BIN)/contextlens demo --out out/demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/cooccurrence.py
+	$(BIN)/python benchmarks/static_speed.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .ruff_cache

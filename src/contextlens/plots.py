@@ -1,0 +1,96 @@
+"""Matplotlib figures. Each function takes data (as the analysis functions return it) and
+returns a Figure; :func:`save_figure` writes PNG, SVG or PDF by the file's suffix,
+atomically.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: contextlens never opens a window
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from .errors import check_choice  # noqa: E402
+from .files import atomic_output  # noqa: E402
+
+__all__ = ["save_figure", "weights_bar", "layer_cosines", "static_vs_contextual", "FIGURE_FORMATS"]
+
+FIGURE_FORMATS = ("png", "svg", "pdf")
+
+
+def save_figure(fig, path: str | os.PathLike, *, dpi: int = 150) -> Path:
+    """Write ``fig`` to ``path`` (format from the suffix: .png, .svg, .pdf) and close it."""
+    path = Path(path)
+    fmt = check_choice("figure format (file suffix)", path.suffix.lstrip(".").lower(), FIGURE_FORMATS)
+    try:
+        with atomic_output(path) as tmp:
+            fig.savefig(tmp, format=fmt, dpi=dpi, bbox_inches="tight")
+    finally:
+        plt.close(fig)
+    return path
+
+
+def weights_bar(weights: Sequence[Mapping], *, title: str = "", highlight: int | None = None):
+    """Bar chart of ``[{word, weight}, ...]`` (the weights one word gave its neighbours)."""
+    words = [w["word"] for w in weights]
+    values = [w["weight"] for w in weights]
+    fig, ax = plt.subplots(figsize=(max(3.5, 0.6 * len(words) + 1.5), 2.8))
+    colors = ["#c44e52" if i == highlight else "#4c72b0" for i in range(len(words))]
+    bars = ax.bar(range(len(words)), values, color=colors)
+    ax.bar_label(bars, labels=[f"{v:.3f}" for v in values], fontsize=8)
+    ax.set_xticks(range(len(words)), words, rotation=30, ha="right")
+    ax.set_ylim(0, max(1.0, max(values, default=0) * 1.15))
+    ax.set_ylabel("weight")
+    ax.set_title(title, fontsize=10)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def layer_cosines(series: Mapping[str, Sequence[float]], layer_names: Sequence[str], *, title: str = ""):
+    """Cosine between two usages at every layer, one line per pair (label → values)."""
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.5 * len(layer_names) + 2), 3.2))
+    for label, values in series.items():
+        ax.plot(range(len(values)), values, marker="o", label=label)
+    ax.set_xticks(range(len(layer_names)), layer_names, rotation=30, ha="right")
+    ax.set_ylabel("cosine")
+    ax.set_ylim(min(0.0, *(min(v) for v in series.values())) - 0.05, 1.05)
+    ax.axhline(1.0, color="grey", lw=0.6, ls=":")
+    ax.legend(fontsize=8, loc="lower left")
+    ax.set_title(title, fontsize=10)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def static_vs_contextual(
+    points: np.ndarray, labels: Sequence[str], kinds: Sequence[str], *,
+    arrows: Sequence[tuple[int, int]] = (), title: str = "",
+):
+    """2-D scatter of projected vectors.
+
+    ``points`` is ``(n, 2)``; ``kinds[i]`` ("static", "contextual", "probe"...) picks the
+    marker; ``arrows`` are (from, to) index pairs, drawn from a static vector to its
+    contextualised version.
+    """
+    styles = {"static": ("o", "#4c72b0"), "contextual": ("*", "#c44e52"), "probe": ("s", "#55a868")}
+    fig, ax = plt.subplots(figsize=(5.5, 4.5))
+    for kind in dict.fromkeys(kinds):
+        idx = [i for i, k in enumerate(kinds) if k == kind]
+        marker, color = styles.get(kind, ("^", "#8172b2"))
+        ax.scatter(points[idx, 0], points[idx, 1], marker=marker, color=color, s=60, label=kind, zorder=3)
+    for i, label in enumerate(labels):
+        ax.annotate(label, points[i], textcoords="offset points", xytext=(4, 4), fontsize=8)
+    for a, b in arrows:
+        ax.annotate("", points[b], points[a], arrowprops={"arrowstyle": "->", "color": "grey", "lw": 0.8})
+    ax.set_xlabel("PC 1")
+    ax.set_ylabel("PC 2")
+    ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig

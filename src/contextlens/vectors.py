@@ -1,0 +1,277 @@
+"""EmbeddingTable: one plain container for static word vectors.
+
+In the style of gensim's ``KeyedVectors``: ``keys``, ``vectors`` (``(n, dim)`` float32),
+``key_to_index``; unit-norm vectors are computed lazily, once; every array handed out is
+a read-only view.
+
+>>> t = EmbeddingTable(["bank", "money", "river"], [[1, 1], [1, 0], [0, 1]])
+>>> round(t.similarity("bank", "money"), 4)
+0.7071
+>>> t.most_similar("money", k=1)
+[('bank', 0.7071067690849304)]
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import os
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from .errors import (
+    DimensionError,
+    EmptyInputError,
+    InputError,
+    UnknownWordError,
+    ZeroVectorError,
+    check_choice,
+)
+
+__all__ = ["EmbeddingTable", "cosine", "ANALOGY_METHODS"]
+
+log = logging.getLogger(__name__)
+ANALOGY_METHODS = ("3cosadd", "3cosmul")
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """Cosine of two vectors; a zero vector is an error, not NaN.
+
+    >>> cosine(np.array([1.0, 0.0]), np.array([1.0, 1.0]))
+    0.7071067811865475
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise DimensionError(f"cosine needs two 1-D vectors of one length, got {a.shape} and {b.shape}")
+    na, nb = np.linalg.norm(a), np.linalg.norm(b)
+    if na == 0 or nb == 0:
+        raise ZeroVectorError(
+            "cosine of a zero vector is undefined; the word has no co-occurrences or no "
+            "context to mix in (check the window, min_count, or the sentence)"
+        )
+    return float(a @ b / (na * nb))
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+class EmbeddingTable:
+    """Static word vectors: ``keys[i]`` has the vector ``vectors[i]``.
+
+    Parameters
+    ----------
+    keys : the words, unique.
+    vectors : ``(len(keys), dim)`` array-like, stored as float32.
+    name : a label shown in reports (a file name or a packaged name).
+    """
+
+    def __init__(self, keys: Sequence[str], vectors, *, name: str | None = None):
+        keys = [str(k) for k in keys]
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)  # (n, dim)
+        if vectors.ndim != 2:
+            raise DimensionError(f"vectors must be a 2-D (words, dim) array, got shape {vectors.shape}")
+        if len(keys) != vectors.shape[0]:
+            raise DimensionError(f"{len(keys)} keys but {vectors.shape[0]} vector rows; give one row per key")
+        key_to_index = {k: i for i, k in enumerate(keys)}
+        if len(key_to_index) != len(keys):
+            seen: set[str] = set()
+            dup = next(k for k in keys if k in seen or seen.add(k))
+            raise InputError(f"duplicate key {dup!r}; every word must appear once")
+        self._keys = tuple(keys)
+        self._vectors = vectors
+        self._vectors.flags.writeable = False
+        self.key_to_index = key_to_index
+        self.name = name or "table"
+        self._unit: np.ndarray | None = None
+        self._norms: np.ndarray | None = None
+
+    # -- container -------------------------------------------------------------------------
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return self._keys
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """``(n, dim)`` float32, read-only."""
+        return self._vectors
+
+    @property
+    def dim(self) -> int:
+        return int(self._vectors.shape[1])
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __contains__(self, word: object) -> bool:
+        return word in self.key_to_index
+
+    def __repr__(self) -> str:
+        return f"EmbeddingTable({self.name!r}, {len(self)} words, dim {self.dim})"
+
+    @property
+    def norms(self) -> np.ndarray:
+        """``(n,)`` Euclidean norms, computed once."""
+        if self._norms is None:
+            self._norms = _readonly(np.linalg.norm(self._vectors, axis=1))
+        return self._norms
+
+    @property
+    def unit_vectors(self) -> np.ndarray:
+        """``(n, dim)`` rows scaled to unit length (zero rows stay zero), computed once."""
+        if self._unit is None:
+            norms = self.norms
+            safe = np.where(norms > 0, norms, 1.0).astype(np.float32)
+            self._unit = _readonly(self._vectors / safe[:, None])
+        return self._unit
+
+    def index(self, word: str) -> int:
+        """Row of ``word``; an unknown word raises with close keys suggested."""
+        try:
+            return self.key_to_index[word]
+        except KeyError:
+            raise UnknownWordError(word, self.suggest(word), where=f"the table {self.name!r}") from None
+
+    def vector(self, word: str) -> np.ndarray:
+        """The ``(dim,)`` read-only vector of ``word``."""
+        return self._vectors[self.index(word)]
+
+    def suggest(self, word: str, n: int = 3) -> list[str]:
+        """Keys that look like ``word`` (case variants first, then close spellings)."""
+        out = [v for v in (word.lower(), word.capitalize(), word.upper()) if v != word and v in self]
+        pool = [k for k in self._keys if k[:1].lower() == word[:1].lower() and abs(len(k) - len(word)) <= 2]
+        out += [k for k in difflib.get_close_matches(word, pool, n=n, cutoff=0.7) if k not in out]
+        return out[:n]
+
+    # -- similarity ------------------------------------------------------------------------
+    def similarity(self, a: str, b: str) -> float:
+        """Cosine between the vectors of two words."""
+        return cosine(self.vector(a), self.vector(b))
+
+    def _query_vector(self, query: str | np.ndarray) -> np.ndarray:
+        if isinstance(query, str):
+            return self.vector(query)
+        q = np.asarray(query, dtype=np.float32)
+        if q.shape != (self.dim,):
+            raise DimensionError(f"query vector has shape {q.shape}; this table needs ({self.dim},)")
+        return q
+
+    def cosines(self, query: str | np.ndarray) -> np.ndarray:
+        """``(n,)`` cosine of ``query`` (a word or a vector) with every key."""
+        q = self._query_vector(query)
+        nq = float(np.linalg.norm(q))
+        if nq == 0:
+            raise ZeroVectorError("the query vector is all zeros; its cosine is undefined")
+        return self.unit_vectors @ (q / nq)
+
+    def most_similar(
+        self, query: str | np.ndarray, k: int = 10, *, exclude: Iterable[str] = ()
+    ) -> list[tuple[str, float]]:
+        """The ``k`` keys most cosine-similar to ``query`` (a word is excluded from its own list).
+
+        >>> t = EmbeddingTable(["a", "b", "c"], [[1, 0], [1, 0.1], [0, 1]])
+        >>> [w for w, _ in t.most_similar(np.array([1.0, 0.0]), k=2)]
+        ['a', 'b']
+        >>> [w for w, _ in t.most_similar("a", k=1, exclude=["b"])]
+        ['c']
+        """
+        sims = self.cosines(query)
+        skip = {self.index(w) for w in exclude if w in self}
+        if isinstance(query, str):
+            skip.add(self.index(query))
+        return self._top(sims, k, skip)
+
+    def _top(self, scores: np.ndarray, k: int, skip: set[int]) -> list[tuple[str, float]]:
+        if k < 1:
+            raise InputError(f"k must be at least 1, got {k}")
+        scores = scores.astype(np.float64, copy=True)
+        if skip:
+            scores[list(skip)] = -np.inf
+        k = min(k, len(scores) - len(skip))
+        if k <= 0:
+            return []
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(self._keys[i], float(scores[i])) for i in top]
+
+    def analogy(
+        self, a: str, b: str, c: str, *, k: int = 1, method: str = "3cosadd",
+        restrict: int | None = None,
+    ) -> list[tuple[str, float]]:
+        """``a`` is to ``b`` as ``c`` is to ...? (``man : king :: woman : queen``).
+
+        ``3cosadd`` ranks by cos(d, b - a + c) on unit vectors (Mikolov et al. 2013, as
+        gensim's ``most_similar(positive=[b, c], negative=[a])``); ``3cosmul`` by
+        cos(d,b)·cos(d,c) / (cos(d,a) + 0.001) with cosines shifted to [0, 1] (Levy &
+        Goldberg 2014). ``a``, ``b`` and ``c`` are never answers; ``restrict`` keeps only
+        the first ``restrict`` keys as candidates (tables are usually frequency-sorted).
+
+        >>> t = EmbeddingTable(["man", "king", "woman", "queen", "apple"],
+        ...                    [[1, 0, 0], [1, 1, 0], [0, 0, 1], [0, 1, 1], [1, -1, 1]])
+        >>> t.analogy("man", "king", "woman")[0][0]
+        'queen'
+        >>> t.analogy("man", "king", "woman", method="3cosmul")[0][0]
+        'queen'
+        """
+        check_choice("analogy method", method, ANALOGY_METHODS)
+        rows = [self.index(w) for w in (a, b, c)]
+        unit = self.unit_vectors
+        if any(self.norms[r] == 0 for r in rows):
+            raise ZeroVectorError(f"one of {a!r}, {b!r}, {c!r} has a zero vector; no analogy is defined")
+        if method == "3cosadd":
+            target = unit[rows[1]] - unit[rows[0]] + unit[rows[2]]
+            norm = float(np.linalg.norm(target))
+            scores = unit @ (target / norm) if norm > 0 else np.zeros(len(self))
+        else:
+            ca, cb, cc = ((unit @ unit[r] + 1.0) / 2.0 for r in rows)
+            scores = cb * cc / (ca + 1e-3)
+        skip = set(rows)
+        if restrict is not None:
+            skip |= set(range(min(restrict, len(self)), len(self)))
+        return self._top(np.asarray(scores), k, skip)
+
+    # -- derived tables --------------------------------------------------------------------
+    def restrict(self, words: Iterable[str], *, missing: str = "error") -> EmbeddingTable:
+        """A new table with only ``words`` (in the order given).
+
+        ``missing="skip"`` drops words the table lacks instead of raising.
+        """
+        check_choice("missing", missing, ("error", "skip"))
+        words = list(dict.fromkeys(words))
+        if missing == "skip":
+            words = [w for w in words if w in self]
+        rows = [self.index(w) for w in words]
+        if not rows:
+            raise EmptyInputError("restrict() kept no words; none of them are in the table")
+        return EmbeddingTable(words, self._vectors[rows], name=self.name)
+
+    # -- I/O ------------------------------------------------------------------------------
+    @classmethod
+    def load(cls, path: str | os.PathLike, *, format: str | None = None) -> EmbeddingTable:
+        """Read a table: ``.npz``, word2vec text or binary, or GloVe text (auto-detected)."""
+        from .vectors_io import read_table
+
+        return read_table(path, format=format)
+
+    def save(self, path: str | os.PathLike, *, format: str | None = None) -> None:
+        """Write the table atomically; the format follows the suffix unless given."""
+        from .vectors_io import write_table
+
+        write_table(self, path, format=format)
+
+    def to_gensim(self):
+        """The same vectors as a gensim ``KeyedVectors``."""
+        from gensim.models import KeyedVectors
+
+        kv = KeyedVectors(self.dim)
+        kv.add_vectors(list(self._keys), np.array(self._vectors))
+        return kv
+
+    @classmethod
+    def from_gensim(cls, kv, *, name: str | None = None) -> EmbeddingTable:
+        """Wrap a gensim ``KeyedVectors`` (copies its keys and vectors)."""
+        return cls(list(kv.index_to_key), kv.vectors, name=name)
