@@ -24,21 +24,12 @@ log = logging.getLogger(__name__)
 def word_weights(
     encoding: Encoding, index: int, *, layer: int = -1, head: int | None = None
 ) -> list[dict[str, Any]]:
-    """The weight word ``index`` gave every word at ``layer`` (1..L or negative), mean over
-    heads unless ``head`` is given. Empty when the encoder has no weights (a static table).
+    """``[{word, position, weight}]``: the weight word ``index`` gave every word at ``layer``
+    (mean over heads unless ``head`` is given); empty for an encoder without weights.
     """
     if encoding.attention is None:
         return []
-    n = encoding.n_layers
-    if not -n <= layer <= n or layer == 0:
-        raise InputError(f"layer must be 1..{n} (or negative from the top), not {layer}; layer 0 has no weights")
-    att = encoding.attention[layer - 1 if layer > 0 else layer]  # (heads, words, words)
-    if head is not None:
-        if not 0 <= head < att.shape[0]:
-            raise InputError(f"head must be 0..{att.shape[0] - 1}, not {head}")
-        row = att[head, index]
-    else:
-        row = att[:, index].mean(axis=0)
+    row = encoding.weights(index, layer=layer, head=head)
     return [{"word": w.text, "position": j, "weight": float(row[j])} for j, w in enumerate(encoding.words)]
 
 

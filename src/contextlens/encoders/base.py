@@ -13,6 +13,7 @@ the encoder has them, attention weights ``(n_layers, heads, n_words, n_words)``.
 
 from __future__ import annotations
 
+import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..errors import DimensionError, EmptyInputError, TargetNotFoundError
+from ..errors import DimensionError, EmptyInputError, InputError, TargetNotFoundError
 from ..text import Word, locate
 
 __all__ = ["Encoding", "Encoder", "EncoderBase"]
@@ -102,6 +103,37 @@ class Encoding:
                     f"{hint}"
                 ) from None
             raise
+
+    def weights(
+        self, word: str | int, layer: int = -1, head: int | None = None, **where
+    ) -> np.ndarray:
+        """``(n_words,)``: the weight a word (text or index) gave every word at ``layer``.
+
+        ``layer`` counts contextual layers from 1 (negative from the end: -1 = last);
+        ``head=None`` averages over the heads.
+        """
+        if self.attention is None:
+            raise InputError(
+                f"this encoding ({self.meta.get('encoder', 'unknown encoder')}) has no "
+                "attention weights; use a mixing or transformer encoder"
+            )
+        n_layers, heads = self.attention.shape[:2]
+        if isinstance(layer, bool) or not isinstance(layer, numbers.Integral) or not (
+            1 <= layer <= n_layers or -n_layers <= layer <= -1
+        ):
+            raise InputError(
+                f"layer must be 1..{n_layers} (or -1 for the last), got {layer!r}; "
+                "layer 0 is the static row and has no weights"
+            )
+        i = self.find(word, **where) if isinstance(word, str) else int(word)
+        if not 0 <= i < len(self.words):
+            raise InputError(f"word index {i} is out of range 0..{len(self.words) - 1}")
+        rows = self.attention[layer - 1 if layer > 0 else layer, :, i, :]  # (heads, words)
+        if head is None:
+            return rows.mean(axis=0)
+        if isinstance(head, numbers.Integral) and 0 <= head < heads:
+            return rows[head]
+        raise InputError(f"head must be None (average) or 0..{heads - 1}, got {head!r}")
 
     def vector(self, word: str | int, layer: int = -1, **where) -> np.ndarray:
         """The ``(dim,)`` vector of a word (text or index) at ``layer`` (default: last)."""

@@ -1,0 +1,240 @@
+"""Training-free contextual encoders: neighbour averaging and toy self-attention.
+
+Both look the words up in a table (layer 0, via :class:`StaticEncoder`) and then mix them
+(layers 1..L), reporting their mixing weights as ``attention (n_layers, heads, n, n)``.
+Neighbour averaging is attention with uniform weights; self-attention weighs each word
+by ``softmax(q·k · scale)`` with ``q = k = v =`` the static rows unless projections are
+given.
+
+>>> from contextlens.vectors import EmbeddingTable
+>>> table = EmbeddingTable(["sat", "bank", "river"], [[2, 0], [1, 1], [0, 4]], name="toy")
+>>> enc = SelfAttention(table, include_self=False).encode_one("sat bank river")
+>>> [round(float(x), 3) for x in enc.weights("bank")]
+[0.196, 0.0, 0.804]
+>>> NeighbourAverage(table).encode_one("sat bank river").vector("bank")
+array([1., 2.], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+from ..context.attention import (
+    causal_mask,
+    check_window,
+    exclude_self_mask,
+    multi_head_attention,
+    random_projections,
+    sinusoidal_positions,
+    window_mask,
+)
+from ..context.mixers import check_alpha, neighbour_average
+from ..errors import DimensionError, InputError, check_choice
+from ..vectors import EmbeddingTable
+from .base import EncoderBase, Encoding
+from .static import StaticEncoder
+
+__all__ = ["NeighbourAverage", "SelfAttention", "POSITIONS", "PROJECTIONS"]
+
+POSITIONS = ("sinusoidal",)
+PROJECTIONS = ("random",)
+
+
+def _int_at_least(value, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _flag(value, name: str) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise InputError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _sentence(enc: Encoding) -> str:
+    return " ".join(enc.tokens)
+
+
+class NeighbourAverage(EncoderBase):
+    """Layer 1 = ``α·e(w_i) + (1 − α)·mean of e(w_j)`` over ``|i − j| <= window``, ``j ≠ i``.
+
+    ``window=None`` uses the whole sentence; ``static_kw`` (``lowercase``, ``oov``) go to
+    :class:`StaticEncoder`. The uniform weights are reported as ``attention (1, 1, n, n)``.
+    """
+
+    name = "average"  # the method name of encoders.registry.make_encoder
+
+    def __init__(self, table: EmbeddingTable, alpha: float = 0.0, window: int | None = None,
+                 **static_kw):
+        self.alpha = check_alpha(alpha)
+        self.window = check_window(window)
+        self.static = StaticEncoder(table, **static_kw)
+        self.table = table
+
+    def params(self) -> dict[str, Any]:
+        return {"alpha": self.alpha, "window": self.window, **self.static.params()}
+
+    def _encode(self, text: str) -> Encoding:
+        base = self.static.encode_one(text)
+        x = base.layers[0].astype(np.float64)  # (words, dim)
+        try:
+            out, weights = neighbour_average(x, self.alpha, self.window)
+        except InputError as err:
+            raise InputError(f"in {_sentence(base)!r} (after the table lookup): {err}") from None
+        layers = np.stack([x, out]).astype(np.float32)  # (2, words, dim)
+        attention = weights[None, None].astype(np.float32)  # (1, 1, words, words)
+        meta = {**base.meta, "encoder": self.name, "params": self.params()}
+        return Encoding(text, base.words, layers, attention, ("static", "mixed"), meta)
+
+
+class SelfAttention(EncoderBase):
+    """Toy self-attention over the static rows, ``n_layers`` times, with no training.
+
+    Parameters
+    ----------
+    table : the static vectors; ``static_kw`` (``lowercase``, ``oov``) go to StaticEncoder.
+    include_self : may a word attend to itself.
+    causal : a word attends only to itself and the words before it.
+    window : attend only to words at most ``window`` positions away (None: all).
+    positions : None, or ``"sinusoidal"``: position codes are added once, to the input of
+        the first attention layer (layer 0 stays the plain table row).
+    heads : number of heads; without value projections each head mixes its own slice of
+        the dimensions (the table's dim must divide by ``heads``).
+    projections : None (``q = k = v =`` the inputs); ``"random"``: seeded random query
+        and key projections of ``d_head`` dims per head, values unprojected so every layer
+        stays in the table's space; or your own ``(w_q, w_k, w_v)``, each
+        ``(heads, dim, d)`` or None, used in every layer (values must give back ``dim``).
+    d_head : query/key dims per head for ``projections="random"`` (default dim // heads).
+    scale : multiplies the scores instead of ``1/√d_k`` (0 gives uniform weights).
+    n_layers : attention layers stacked, each reading the previous one's output.
+    seed : seeds the random projections (layer ``l`` uses ``(seed, l)``).
+    """
+
+    name = "attention"  # the method name of encoders.registry.make_encoder
+
+    def __init__(
+        self, table: EmbeddingTable, include_self: bool = True, causal: bool = False,
+        window: int | None = None, positions: str | None = None, heads: int = 1,
+        projections=None, d_head: int | None = None, scale: float | None = None,
+        n_layers: int = 1, seed: int = 0, **static_kw,
+    ):
+        self.static = StaticEncoder(table, **static_kw)
+        self.table = table
+        self.include_self = _flag(include_self, "include_self")
+        self.causal = _flag(causal, "causal")
+        self.window = check_window(window)
+        self.positions = None if positions is None else check_choice(
+            "positions", positions, POSITIONS
+        )
+        self.heads = _int_at_least(heads, "heads", 1)
+        self.n_layers = _int_at_least(n_layers, "n_layers", 1)
+        self.seed = _int_at_least(seed, "seed", 0)
+        self.d_head = None if d_head is None else _int_at_least(d_head, "d_head", 1)
+        if scale is not None and (
+            isinstance(scale, bool) or not isinstance(scale, numbers.Real)
+            or not math.isfinite(scale)
+        ):
+            raise InputError(f"scale must be None (1/√d_k) or a finite number, got {scale!r}")
+        self.scale = None if scale is None else float(scale)
+        self.projections = projections
+        self._layer_weights = self._resolve_projections(table.dim)  # per layer (w_q, w_k, w_v)
+
+    def _resolve_projections(self, dim: int) -> list[tuple]:
+        proj = self.projections
+        if isinstance(proj, str):
+            check_choice("projections", proj, PROJECTIONS)
+            layers = [random_projections(dim, self.heads, self.d_head, seed=(self.seed, i))[:2]
+                      + (None,) for i in range(self.n_layers)]
+        elif proj is None or isinstance(proj, tuple | list):
+            if self.d_head is not None:
+                raise InputError("d_head applies only to projections='random'; leave it None")
+            if proj is not None and len(proj) != 3:
+                raise InputError(f"projections must be (w_q, w_k, w_v), got {len(proj)} items")
+            triple = (None, None, None) if proj is None else tuple(
+                None if w is None else np.asarray(w, dtype=np.float64) for w in proj
+            )
+            layers = [triple] * self.n_layers
+        else:
+            raise InputError(
+                f"projections must be None, 'random' or (w_q, w_k, w_v), got {type(proj).__name__}"
+            )
+        if any(w is None for w in layers[0]) and dim % self.heads:
+            raise DimensionError(
+                f"dim {dim} does not divide into {self.heads} heads: a head without a "
+                "projection mixes its own slice of the table's dims; choose heads dividing "
+                f"{dim}, or pass projections=(w_q, w_k, w_v) with all three given"
+            )
+        # a dry run on one zero row reports any shape problem now, not at the first sentence
+        out, _ = multi_head_attention(np.zeros((1, dim)), self.heads, *layers[0], scale=0.0)
+        if out.shape[1] != dim:
+            raise DimensionError(
+                f"the value projections give {self.heads} heads x {out.shape[1] // self.heads} "
+                f"= {out.shape[1]} dims, but every layer must keep the table's dim {dim}; "
+                "make heads * d_v equal it, or pass w_v=None"
+            )
+        return layers
+
+    def _d_k(self) -> int:
+        w_q = self._layer_weights[0][0]
+        return int(w_q.shape[-1]) if w_q is not None else self.table.dim // self.heads
+
+    def params(self) -> dict[str, Any]:
+        proj = self.projections
+        params: dict[str, Any] = {
+            "include_self": self.include_self, "causal": self.causal, "window": self.window,
+            "positions": self.positions, "heads": self.heads,
+            "projections": proj if proj is None or isinstance(proj, str) else "custom",
+            "d_head": self._d_k(), "scale": self.scale,
+            "effective_scale": 1.0 / math.sqrt(self._d_k()) if self.scale is None else self.scale,
+            "n_layers": self.n_layers, "seed": self.seed,
+        }
+        if params["projections"] == "custom":
+            params["projection_shapes"] = [
+                None if w is None else list(w.shape) for w in self._layer_weights[0]
+            ]
+        return {**params, **self.static.params()}
+
+    def mask(self, n: int) -> np.ndarray:
+        """``(n, n)`` boolean, True = word ``i`` may attend to word ``j``."""
+        allowed = np.ones((n, n), dtype=bool)
+        if not self.include_self:
+            allowed &= exclude_self_mask(n)
+        if self.causal:
+            allowed &= causal_mask(n)
+        if self.window is not None:
+            allowed &= window_mask(n, self.window)
+        return allowed
+
+    def _encode(self, text: str) -> Encoding:
+        base = self.static.encode_one(text)
+        x = base.layers[0].astype(np.float64)  # (words, dim)
+        n, dim = x.shape
+        allowed = self.mask(n)  # (words, words)
+        empty = np.flatnonzero(~allowed.any(axis=1))
+        if empty.size:
+            i = int(empty[0])
+            raise InputError(
+                f"in {_sentence(base)!r} word {i} ({base.words[i].text!r}) may attend to no "
+                f"word (include_self={self.include_self}, causal={self.causal}, "
+                f"window={self.window}); allow include_self=True or give more context"
+            )
+        h = x + sinusoidal_positions(n, dim) if self.positions == "sinusoidal" else x
+        layers, attention = [x], []
+        for w_q, w_k, w_v in self._layer_weights:
+            h, weights = multi_head_attention(
+                h, self.heads, w_q, w_k, w_v, mask=allowed, scale=self.scale
+            )  # (words, dim), (heads, words, words)
+            layers.append(h)
+            attention.append(weights)
+        names = ("static",) + tuple(f"attention {i}" for i in range(1, self.n_layers + 1))
+        meta = {**base.meta, "encoder": self.name, "params": self.params()}
+        return Encoding(
+            text, base.words, np.stack(layers).astype(np.float32),
+            np.stack(attention).astype(np.float32), names, meta,
+        )
+

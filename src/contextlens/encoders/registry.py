@@ -1,0 +1,53 @@
+"""Build an encoder from a method name and options (what the CLI and the web app call).
+
+>>> from contextlens.vectors import EmbeddingTable
+>>> table = EmbeddingTable(["bank", "river"], [[1.0, 0.0], [0.0, 1.0]])
+>>> make_encoder("average", vectors=table, alpha=0.5).name
+'average'
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..errors import check_choice
+from ..vectors import EmbeddingTable
+from .base import Encoder
+
+__all__ = ["STATIC_METHODS", "make_encoder", "resolve_vectors"]
+
+STATIC_METHODS = ("static", "average", "attention")
+
+
+def resolve_vectors(vectors: str | os.PathLike | EmbeddingTable) -> EmbeddingTable:
+    """A table as given, or loaded from a packaged name (``glove-6b-50d``) or a file."""
+    if isinstance(vectors, EmbeddingTable):
+        return vectors
+    from ..static.pretrained import load_vectors
+
+    return load_vectors(vectors)
+
+
+def make_encoder(method: str = "static", *, vectors, **params: Any) -> Encoder:
+    """An encoder over a static table.
+
+    ``static`` looks words up; ``average`` is :class:`NeighbourAverage` (``alpha``,
+    ``window``); ``attention`` is :class:`SelfAttention` (``include_self``, ``causal``,
+    ``window``, ``positions``, ``heads``, ``projections``, ``scale``, ``seed``...).
+    Options that are ``None`` take the encoder's default.
+    """
+    check_choice("method", method, STATIC_METHODS)
+    table = resolve_vectors(vectors)
+    params = {k: v for k, v in params.items() if v is not None}
+    if method == "static":
+        from .static import StaticEncoder
+
+        return StaticEncoder(table, **params)
+    if method == "average":
+        from .mixing import NeighbourAverage
+
+        return NeighbourAverage(table, **params)
+    from .mixing import SelfAttention
+
+    return SelfAttention(table, **params)
