@@ -41,6 +41,12 @@ class Encoding:
         the weight word ``i`` gives each word.
     layer_names : one label per layer (``"static"``, ``"mixed"``, ``"layer 3"``...).
     meta : encoder name and parameters, plus encoder-specific notes (e.g. skipped words).
+    special_attention : ``(n_layers, heads, n_words)`` or None: the attention each word
+        gave to special tokens ([CLS], [SEP], BOS...), which are not words; with it, each
+        row of ``attention`` plus this share sums to 1.
+    embeddings_output : ``(n_words, dim)`` or None: a transformer's ``hidden_states[0]``
+        (embedding row + positions + LayerNorm), kept apart from layer 0, which is the raw
+        embedding-matrix row.
     """
 
     text: str
@@ -49,6 +55,8 @@ class Encoding:
     attention: np.ndarray | None = None  # (n_layers, heads, n_words, n_words)
     layer_names: tuple[str, ...] = ()
     meta: dict[str, Any] = field(default_factory=dict)
+    special_attention: np.ndarray | None = None  # (n_layers, heads, n_words)
+    embeddings_output: np.ndarray | None = None  # (n_words, dim)
 
     def __post_init__(self) -> None:
         self.words = tuple(self.words)
@@ -63,6 +71,13 @@ class Encoding:
         ):
             raise DimensionError(
                 f"attention must be ({self.n_layers} layers, heads, {n}, {n}), got {self.attention.shape}"
+            )
+        if self.special_attention is not None and (
+            self.attention is None or self.special_attention.shape != self.attention.shape[:3]
+        ):
+            raise DimensionError(
+                f"special_attention must be (n_layers, heads, {n}) like attention[..., 0], "
+                f"got {self.special_attention.shape}"
             )
         if not self.layer_names:
             self.layer_names = ("static",) + tuple(f"layer {i}" for i in range(1, self.n_layers + 1))
