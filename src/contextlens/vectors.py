@@ -72,7 +72,7 @@ class EmbeddingTable:
 
     def __init__(self, keys: Sequence[str], vectors, *, name: str | None = None):
         keys = [str(k) for k in keys]
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)  # (n, dim)
+        vectors = np.array(vectors, dtype=np.float32, order="C")  # (n, dim), our own copy
         if vectors.ndim != 2:
             raise DimensionError(f"vectors must be a 2-D (words, dim) array, got shape {vectors.shape}")
         if len(keys) != vectors.shape[0]:
@@ -207,7 +207,8 @@ class EmbeddingTable:
         ``3cosadd`` ranks by cos(d, b - a + c) on unit vectors (Mikolov et al. 2013, as
         gensim's ``most_similar(positive=[b, c], negative=[a])``); ``3cosmul`` by
         cos(d,b)·cos(d,c) / (cos(d,a) + 0.001) with cosines shifted to [0, 1] (Levy &
-        Goldberg 2014). ``a``, ``b`` and ``c`` are never answers; ``restrict`` keeps only
+        Goldberg 2014's epsilon; gensim's ``most_similar_cosmul`` uses 1e-6, which changes
+        the scores but rarely the answer). ``a``, ``b`` and ``c`` are never answers; ``restrict`` keeps only
         the first ``restrict`` keys as candidates (tables are usually frequency-sorted).
 
         >>> t = EmbeddingTable(["man", "king", "woman", "queen", "apple"],

@@ -1,0 +1,399 @@
+"""Reading and writing :class:`~contextlens.vectors.EmbeddingTable` files in the ``FORMATS``:
+
+- ``npz``: native; arrays ``keys`` (unicode), ``vectors`` (float32), ``name``; no pickles.
+- ``word2vec``: text; a header ``count dim``, then ``word v1 .. vdim`` per line (``.txt``,
+  ``.vec``; fastText's trailing space is accepted).
+- ``word2vec-binary``: the header, then per word its UTF-8 bytes, a space and ``dim`` little-
+  endian float32 (``.bin``), as gensim's ``save_word2vec_format(binary=True)`` writes (a
+  newline after a vector, as the C tool writes, is skipped).
+- ``glove``: ``word2vec`` text without the header; ``dim`` comes from the first line.
+
+All but ``npz`` may be gzipped (known by content when reading, by a final ``.gz`` when
+writing). Values must be finite. A single space ends a word, so a word that holds a space (a
+few hundred in GloVe 840B, e.g. ``". . ."``) cannot be read: its line has too many values.
+Text is parsed by pyarrow's CSV reader (GloVe 6B 50d, 400k lines: about 2 s); if it refuses
+a file, a line-by-line parser reads it again and accepts it or names the line at fault.
+
+>>> import tempfile, pathlib
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "tiny.vec"
+>>> write_table(EmbeddingTable(["bank", "river"], [[0.5, 1], [0, -2]]), path)
+>>> print(path.read_text(), end="")
+2 2
+bank 0.5 1
+river 0 -2
+>>> read_table(path)
+EmbeddingTable('tiny.vec', 2 words, dim 2)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import logging
+import os
+import time
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from .errors import EmptyInputError, FileFormatError, InputError, TextDecodingError, check_choice
+from .files import atomic_output
+from .vectors import EmbeddingTable
+
+__all__ = ["FORMATS", "detect_format", "read_table", "write_table"]
+
+log = logging.getLogger(__name__)
+FORMATS = ("npz", "word2vec", "word2vec-binary", "glove")
+_SUFFIX_FORMATS = {".npz": "npz", ".bin": "word2vec-binary", ".txt": "word2vec", ".vec": "word2vec"}
+_CONTROL_BYTES = frozenset(range(32)) - {9, 10, 13}  # never in text; common in float32 bytes
+_CHUNK = 50_000  # rows per write batch
+_PARSE = pacsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
+                            escape_char=False, ignore_empty_lines=False)
+_WRITE = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
+Rows = tuple[list[str], np.ndarray]  # words, (n, dim) float32
+Locator = Callable[[int], tuple[int | None, str]]  # row -> (line or None, "line 7" / "entry 7")
+
+
+# -- opening and sniffing ----------------------------------------------------------------
+def _open(path: Path) -> BinaryIO:
+    """The file's bytes, decompressed if it is gzip."""
+    with open(path, "rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rb") if gz else open(path, "rb")
+
+
+def _parse_header(line: bytes) -> tuple[int, int] | None:
+    """``(count, dim)`` if ``line`` is a word2vec header, else None.
+
+    >>> _parse_header(b"400000 50\\n"), _parse_header(b"the 0.418 0.25\\n")
+    ((400000, 50), None)
+    """
+    parts = line.split()
+    if len(parts) == 2 and all(p.isdigit() for p in parts):
+        return int(parts[0]), int(parts[1])
+    return None
+
+
+def _row_values(line: bytes) -> list[str] | None:
+    """The value tokens of a text row, or None if the line is not UTF-8."""
+    try:
+        return line.decode("utf-8").rstrip().split(" ")[1:]
+    except UnicodeDecodeError:
+        return None
+
+
+def _is_number(token: str) -> bool:
+    with contextlib.suppress(ValueError):
+        return float(token) is not None
+    return False
+
+
+def detect_format(path: str | os.PathLike) -> str:
+    """The format of ``path``: ``.npz`` and ``.bin`` (``.bin.gz``) by suffix, else by content.
+
+    A first line of two integers is a word2vec header; the rest is binary unless its first
+    line is a word and ``dim`` numbers, or is UTF-8 with no control bytes in the next 64 KiB.
+    Any other first line starts a GloVe file. Pass ``format=`` to ``read_table`` where this
+    guesses wrong: a GloVe file starting ``1 2``, a binary one of a word or two.
+    """
+    path = Path(path)
+    suffixes = [s.lower() for s in path.suffixes[-2:]]
+    if suffixes[-1:] == [".npz"]:
+        return "npz"
+    if suffixes[-1:] == [".bin"] or suffixes == [".bin", ".gz"]:
+        return "word2vec-binary"
+    with _open(path) as f:
+        header, sample = _parse_header(f.readline()), f.read(1 << 16)
+    if header is None or header[1] < 1:  # "0 0" can only be a GloVe row
+        return "glove"
+    values = _row_values(sample.split(b"\n", 1)[0])
+    text_row = values is not None and len(values) == header[1] and all(map(_is_number, values))
+    binary = values is None or bool(_CONTROL_BYTES.intersection(sample))
+    return "word2vec-binary" if binary and not text_row else "word2vec"
+
+
+# -- reading -----------------------------------------------------------------------------
+def read_table(path: str | os.PathLike, format: str | None = None, *, limit: int | None = None,
+               name: str | None = None) -> EmbeddingTable:
+    """Read an EmbeddingTable from ``path``: ``format`` is one of ``FORMATS`` or None to detect it.
+
+    ``limit`` keeps the first ``limit`` words (files are usually sorted by frequency); ``name``
+    labels the table (default: the name stored in an ``.npz``, else the file name).
+    """
+    path = Path(path)
+    if format is not None:
+        check_choice("vector file format", format, FORMATS)
+    if limit is not None and limit < 1:
+        raise InputError(f"limit must be a positive number of words, got {limit}")
+    if not path.is_file():
+        raise InputError(f"{path}: no such file; check the path")
+    start, stored = time.perf_counter(), None  # stored: the name in an .npz
+    try:
+        fmt = format or detect_format(path)
+        if fmt == "npz":
+            keys, vectors, stored = _read_npz(path)
+            keys, vectors = keys[:limit], vectors[:limit]
+        elif fmt == "word2vec-binary":
+            keys, vectors = _read_binary(path, limit)
+        else:
+            keys, vectors = _read_text(path, fmt == "word2vec", limit)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise FileFormatError(path, None, f"damaged or truncated gzip data ({exc}); fetch it again") from None
+    table = EmbeddingTable(keys, vectors, name=name or stored or path.name)
+    log.info("read %s (%s): %d words, dim %d, in %.2f s", path, fmt, len(table), table.dim,
+             time.perf_counter() - start)
+    return table
+
+
+def _check_rows(path: Path, words: Sequence[str], vectors: np.ndarray, locate: Locator) -> None:
+    """Raise if a value is not finite or a word is empty or repeated (``locate``: see Locator)."""
+    def fail(i: int, problem: str) -> FileFormatError:
+        line, label = locate(i)
+        return FileFormatError(path, line, problem if line else f"{label}: {problem}")
+    bad = np.argwhere(~np.isfinite(vectors))
+    if len(bad):
+        i, j = (int(x) for x in bad[0])
+        raise fail(i, f"value {j + 1} of {words[i]!r} is {vectors[i, j]}, not a finite float32")
+    if "" in words:
+        raise fail(words.index(""), "empty word (does the line start with a space?)")
+    if len(set(words)) < len(words):
+        seen: dict[str, int] = {}
+        j = next(j for j, w in enumerate(words) if seen.setdefault(w, j) != j)
+        raise fail(j, f"duplicate word {words[j]!r} (first at {locate(seen[words[j]])[1]}); keep one")
+
+
+def _read_text(path: Path, header: bool, limit: int | None) -> Rows:
+    with _open(path) as f:
+        first = f.readline()
+        data_line = f.readline() if header else first
+    if not first:
+        raise EmptyInputError(f"{path} is empty; a vector file needs 'word v1 .. vdim' lines")
+    n = dim = None
+    if header:
+        parsed = _parse_header(first)
+        if parsed is None or parsed[1] < 1:
+            raise FileFormatError(path, 1, f"expected a word2vec header 'count dim', found "
+                                  f"{first[:60]!r}; for a file without one use format='glove'")
+        n, dim = parsed
+    hint = "; line 1 looks like a word2vec header: use format='word2vec'" if (
+        not header and _parse_header(first)) else ""
+    fast_dim = dim or len(_row_values(data_line) or [])
+    trailing = data_line.rstrip(b"\r\n").endswith(b" ")
+    got = _fast_text(path, int(header), fast_dim, trailing, limit) if fast_dim else None
+    words, vectors = got or _slow_text(path, dim, limit, hint)
+    if not words:
+        raise EmptyInputError(f"{path} holds no vectors; add 'word v1 .. vdim' lines")
+    expected = n if limit is None or n is None else min(n, limit)
+    if expected is not None and len(words) != expected:
+        raise FileFormatError(path, 1, f"the header says {n} words but the file holds {len(words)} "
+                              f"vector lines; correct line 1 to '{len(words)} {dim}' (or fetch it again)")
+    first_row = 1 + int(header)
+    _check_rows(path, words, vectors, lambda i: (first_row + i, f"line {first_row + i}"))
+    return words, vectors
+
+
+def _fast_text(path: Path, skip: int, dim: int, trailing: bool, limit: int | None) -> Rows | None:
+    """Parse with pyarrow's CSV reader; None if it refuses the file."""
+    names = ["word", *map(str, range(dim))] + (["end"] if trailing else [])
+    types = {c: pa.float32() for c in names[1:dim + 1]} | {"word": pa.string(), "end": pa.string()}
+    words, blocks = [], []  # blocks: (rows, dim) each
+    try:
+        with _open(path) as src:
+            for batch in pacsv.open_csv(
+                src, parse_options=_PARSE,
+                read_options=pacsv.ReadOptions(column_names=names, skip_rows=skip, block_size=1 << 22),
+                convert_options=pacsv.ConvertOptions(column_types=types, null_values=[], check_utf8=True),
+            ):
+                if trailing and not pc.all(pc.equal(batch.column(dim + 1), "")).as_py():
+                    return None
+                words += batch.column(0).to_pylist()
+                blocks.append(np.column_stack([c.to_numpy() for c in batch.columns[1:dim + 1]]))
+                if limit is not None and len(words) >= limit:
+                    break
+    except (pa.ArrowException, OSError):
+        return None
+    vectors = np.concatenate(blocks)[:limit] if blocks else np.empty((0, dim), np.float32)
+    return words[:limit], vectors
+
+
+def _slow_text(path: Path, dim: int | None, limit: int | None, hint: str) -> Rows:
+    """Line by line: the rows, or an error naming the line; ``dim`` is the header's (GloVe: None)."""
+    header, why = dim is not None, "as the header says"
+    words: list[str] = []
+    rows: list[list[float]] = []
+    blank = 0
+    with _open(path) as f:
+        offset = len(f.readline()) if header else 0
+        for lineno, raw in enumerate(f, 1 + header):
+            at, offset = offset, offset + len(raw)
+            if limit is not None and len(words) >= limit:
+                break
+            try:
+                text = raw.decode("utf-8").rstrip()
+            except UnicodeDecodeError as exc:
+                detail = f"line {lineno}, byte {raw[exc.start]:#04x}"
+                raise TextDecodingError(path, at + exc.start, detail) from None
+            if not text:
+                blank = blank or lineno
+                continue
+            if blank:
+                raise FileFormatError(path, blank, "blank line between vectors; delete it")
+            word, *values = text.split(" ")
+            if dim is None:
+                dim, why = len(values), f"as on line {lineno}"
+            if len(values) != dim or not values:
+                if len(values) > dim and not _is_number(values[0]):
+                    hint += "; a word with spaces in it (as some in GloVe 840B) cannot be read"
+                problem = f"expected {dim} values after the word {word!r} ({why}), found {len(values)}"
+                raise FileFormatError(path, lineno, (problem if dim else f"no values after {word!r}") + hint)
+            try:
+                rows.append([float(v) for v in values])
+            except ValueError:
+                j = next(j for j, v in enumerate(values) if not _is_number(v))
+                what = f"{values[j]!r} is not a number" if values[j] else "is empty (two spaces in a row?)"
+                raise FileFormatError(path, lineno, f"value {j + 1} of {word!r}: {what}") from None
+            words.append(word)
+    with np.errstate(over="ignore"):  # 1e39 becomes inf, which _check_rows reports
+        return words, np.array(rows, dtype=np.float32).reshape(len(rows), dim or 0)
+
+
+def _read_binary(path: Path, limit: int | None) -> Rows:
+    with _open(path) as f:
+        data = f.read()
+    if not data:
+        raise EmptyInputError(f"{path} is empty; a word2vec binary file starts with 'count dim'")
+    nl = data.find(b"\n", 0, 100)
+    header = _parse_header(data[:nl]) if nl >= 0 else None
+    if header is None or header[1] < 1:
+        raise FileFormatError(path, 1, f"expected a header 'count dim', found {data[:40]!r}")
+    n, dim = header
+    want = n if limit is None else min(n, limit)
+    if want == 0:
+        raise EmptyInputError(f"{path} holds no vectors (its header says {n} words)")
+    nbytes, size, pos = 4 * dim, len(data), nl + 1
+    words: list[str] = []
+    offsets = np.empty(want, dtype=np.int64)  # (want,) byte offset of each vector
+    for i in range(want):
+        while pos < size and data[pos] == 10:  # the C tool ends each vector with a newline
+            pos += 1
+        space = data.find(b" ", pos, pos + (1 << 16))
+        if space < 0 or space + 1 + nbytes > size:
+            problem = "the file ends here" if pos >= size else (
+                f"the word and its {nbytes}-byte vector run past the end of the file ({size} bytes)")
+            raise FileFormatError(path, None, f"entry {i + 1} of {n}, byte offset {pos}: {problem}; "
+                                  "the file is truncated or its header count is wrong")
+        try:
+            words.append(data[pos:space].decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise TextDecodingError(path, pos + exc.start, f"in the word of entry {i + 1}") from None
+        offsets[i], pos = space + 1, space + 1 + nbytes
+    if want == n and data[pos:].strip():
+        raise FileFormatError(path, 1, f"the header says {n} words but data goes on after entry {n}, "
+                              f"at byte {pos}; correct the count (a text file? use format='word2vec')")
+    buf = np.frombuffer(data, dtype=np.uint8)
+    vectors = np.empty((want, dim), dtype=np.float32)  # (want, dim)
+    columns = np.arange(nbytes)
+    for s in range(0, want, 2048):  # gather 2048 vectors at a time: (2048, nbytes) indices
+        vectors[s:s + 2048] = buf[offsets[s:s + 2048, None] + columns].view("<f4")
+    _check_rows(path, words, vectors,  # an entry begins 1 + len(word) bytes before its vector
+                lambda i: (None, f"entry {i + 1} (byte {offsets[i] - 1 - len(words[i].encode())})"))
+    return words, vectors
+
+
+def _read_npz(path: Path) -> tuple[list[str], np.ndarray, str | None]:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in ("keys", "vectors", "name") if k in z.files}
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise FileFormatError(path, None, f"not a readable .npz archive ({exc})") from None
+    keys, vectors = arrays.get("keys"), arrays.get("vectors")  # (n,), (n, dim)
+    if keys is None or keys.ndim != 1 or keys.dtype.kind != "U":
+        raise FileFormatError(path, None, "no 1-D unicode array 'keys'; an EmbeddingTable .npz holds "
+                              "'keys', 'vectors' and 'name' (see EmbeddingTable.save)")
+    if vectors is None or vectors.ndim != 2 or len(vectors) != len(keys) or vectors.dtype.kind != "f":
+        found = "none" if vectors is None else f"{vectors.dtype} {vectors.shape}"
+        raise FileFormatError(path, None, f"'vectors' must be floats ({len(keys)}, dim), found {found}")
+    if not len(keys):
+        raise EmptyInputError(f"{path} holds no vectors")
+    words = keys.tolist()
+    _check_rows(path, words, vectors, lambda i: (None, f"key {i}"))
+    return words, vectors.astype(np.float32, copy=False), str(arrays.get("name", "")) or None
+
+
+# -- writing -----------------------------------------------------------------------------
+def write_table(table: EmbeddingTable, path: str | os.PathLike, format: str | None = None) -> None:
+    """Write ``table`` to ``path`` atomically: a failure leaves no file (and an old one intact).
+
+    The format follows the suffix unless given: ``.npz`` native, ``.bin`` word2vec binary,
+    ``.txt``/``.vec`` word2vec text with a header (``format="glove"``: none); a final ``.gz``
+    compresses. Values are written in the shortest text that reads back as the same float32.
+    """
+    path = Path(path)
+    suffixes = [s.lower() for s in path.suffixes]
+    gz = suffixes[-1:] == [".gz"]
+    if format is not None:
+        check_choice("vector file format", format, FORMATS)
+    fmt = format or _SUFFIX_FORMATS.get(suffixes[-1 - gz] if len(suffixes) > gz else "")
+    if fmt is None:
+        raise InputError(f"cannot tell the vector file format from the name {path.name!r}; end it in "
+                         f".npz, .bin, .txt or .vec (+ .gz), or pass format= one of {', '.join(FORMATS)}")
+    if fmt == "npz" and gz:
+        raise InputError(f"{path.name}: an .npz is already a zip archive; drop the .gz")
+    if len(table) == 0:
+        raise EmptyInputError("the table has no words; there is nothing to save")
+    finite = np.isfinite(table.vectors).all(axis=1)
+    if not finite.all():
+        raise InputError(f"the vector of {table.keys[int(np.argmin(finite))]!r} holds NaN or infinity; "
+                         "fix it or drop the word (table.restrict) before saving")
+    breaks = fmt != "npz"  # the word2vec and GloVe formats end a word at a space or line break
+    bad = next((w for w in table.keys if not w or breaks and (" " in w or "\n" in w or "\r" in w)), None)
+    if bad is not None:
+        raise InputError(f"the word {bad!r} is empty or holds a space or line break, which the {fmt} "
+                         "format cannot store; rename it (only .npz keeps spaces and line breaks)")
+    with atomic_output(path) as tmp, _create(tmp, gz) as f:
+        if fmt == "npz":  # written to a file object: np.savez would add ".npz" to a name
+            np.savez(f, keys=np.array(table.keys, dtype=str), vectors=table.vectors,
+                     name=np.array(table.name))
+        else:
+            _write_w2v(f, table, fmt)
+    log.info("wrote %s (%s): %d words, dim %d", path, fmt, len(table), table.dim)
+
+
+@contextlib.contextmanager
+def _create(path: Path, gz: bool) -> Iterator[BinaryIO]:
+    """``path`` open for writing; gzip level 4 (fast), no name, mtime 0: same table, same bytes."""
+    with open(path, "wb") as raw, (gzip.GzipFile("", "wb", 4, raw, mtime=0)
+                                   if gz else contextlib.nullcontext(raw)) as f:
+        yield f
+
+
+def _format_rows(block: np.ndarray) -> list[str]:
+    """Each row of ``block`` ``(rows, dim)`` as space-separated shortest round-trip floats.
+
+    >>> _format_rows(np.array([[0.1, 1.0], [-2.5, 1e-7]], dtype=np.float32))
+    ['0.1 1', '-2.5 1e-7']
+    """
+    columns = np.ascontiguousarray(block.T)  # (dim, rows)
+    buf = pa.BufferOutputStream()
+    pacsv.write_csv(pa.table({str(j): columns[j] for j in range(len(columns))}), buf, _WRITE)
+    return buf.getvalue().to_pybytes().decode("ascii").split("\n")[:len(block)]
+
+
+def _write_w2v(f: BinaryIO, table: EmbeddingTable, fmt: str) -> None:
+    n, dim = table.vectors.shape
+    if fmt != "glove":
+        f.write(f"{n} {dim}\n".encode())
+    for s in range(0, n, _CHUNK):
+        keys, block = table.keys[s:s + _CHUNK], table.vectors[s:s + _CHUNK]  # block: (rows, dim)
+        if fmt == "word2vec-binary":
+            little = block.astype("<f4", copy=False)
+            f.write(b"".join(w.encode() + b" " + v.tobytes() for w, v in zip(keys, little)))
+        else:
+            f.write("".join(f"{w} {v}\n" for w, v in zip(keys, _format_rows(block))).encode())
