@@ -1,38 +1,15 @@
-"""Matplotlib figures. Each function takes data (as the analysis functions return it) and
-returns a Figure; :func:`save_figure` writes PNG, SVG or PDF by the file's suffix,
-atomically.
-"""
+"""Figures of one word in context: the weights it gave, its cosines by layer, and its
+static and contextual vectors in 2-D."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")  # headless: contextlens never opens a window
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from ._base import plt
 
-from .errors import check_choice  # noqa: E402
-from .files import atomic_output  # noqa: E402
-
-__all__ = ["save_figure", "weights_bar", "layer_cosines", "static_vs_contextual", "FIGURE_FORMATS"]
-
-FIGURE_FORMATS = ("png", "svg", "pdf")
-
-
-def save_figure(fig, path: str | os.PathLike, *, dpi: int = 150) -> Path:
-    """Write ``fig`` to ``path`` (format from the suffix: .png, .svg, .pdf) and close it."""
-    path = Path(path)
-    fmt = check_choice("figure format (file suffix)", path.suffix.lstrip(".").lower(), FIGURE_FORMATS)
-    try:
-        with atomic_output(path) as tmp:
-            fig.savefig(tmp, format=fmt, dpi=dpi, bbox_inches="tight")
-    finally:
-        plt.close(fig)
-    return path
+__all__ = ["weights_bar", "layer_cosines", "static_vs_contextual"]
 
 
 def weights_bar(weights: Sequence[Mapping], *, title: str = "", highlight: int | None = None):
@@ -61,10 +38,13 @@ def layer_cosines(series: Mapping[str, Sequence[float]], layer_names: Sequence[s
     ax.set_ylabel("cosine")
     ax.set_ylim(min(0.0, *(min(v) for v in series.values())) - 0.05, 1.05)
     ax.axhline(1.0, color="grey", lw=0.6, ls=":")
-    ax.legend(fontsize=8, loc="lower left")
     ax.set_title(title, fontsize=10)
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
+    if max(map(len, series), default=0) > 20:  # long labels: the legend goes right of the axes
+        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
+    else:
+        ax.legend(fontsize=8, loc="lower left")
     return fig
 
 

@@ -1,0 +1,193 @@
+"""The geometry of contextual vectors, layer by layer (Ethayarajh 2019).
+
+- **self-similarity** of a word: mean cosine between its vectors in *different* sentences
+  (1 for static vectors; lower when context changes it more);
+- **intra-sentence similarity**: mean cosine between each word of a sentence and the
+  sentence's mean vector, averaged over sentences (sentences of one word are left out:
+  they are trivially 1);
+- **anisotropy**: mean cosine between the vectors of random word pairs from different
+  sentences, the baseline any two vectors reach; a seeded sample of ``n_pairs`` pairs
+  (every cross-sentence pair when there are no more than that). The same pairs are used at
+  every layer. **Adjusted** values are raw − anisotropy.
+
+>>> import numpy as np
+>>> x = np.array([[1.0, 0], [0, 1], [1, 1]])
+>>> round(self_similarity(x, [0, 0, 1]), 4)  # pairs (0, 2) and (1, 2) only
+0.7071
+>>> round(intra_sentence_similarity([np.array([[1.0, 0], [0, 1]])]), 4)
+0.7071
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..encoders.base import Encoder
+from ..errors import DimensionError, EmptyInputError, InputError, ZeroVectorError
+
+__all__ = [
+    "self_similarity", "intra_sentence_similarity", "cross_sentence_pairs", "mean_pair_cosine",
+    "geometry",
+]
+
+log = logging.getLogger(__name__)
+
+
+def _unit(x: np.ndarray, what: str) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    if np.any(norms == 0):
+        raise ZeroVectorError(f"{what} has a zero vector; its cosine is undefined")
+    return x / norms
+
+
+def self_similarity(vectors: np.ndarray, sentence_ids: Sequence[int]) -> float:
+    """Mean cosine over pairs of ``(n, dim)`` vectors that come from different sentences.
+
+    Computed in O(n·dim), without listing the pairs: with unit vectors ``u``, the sum over
+    cross-sentence pairs is ``(|Σ u|² − Σ_s |Σ_{i in s} u_i|²) / 2``.
+    """
+    unit = _unit(vectors, "self_similarity")  # (n, dim)
+    ids = np.asarray(sentence_ids)
+    if unit.ndim != 2 or ids.shape != (len(unit),):
+        raise DimensionError(f"need (n, dim) vectors and n sentence ids, got {unit.shape} and {ids.shape}")
+    _, group = np.unique(ids, return_inverse=True)
+    per_sentence = np.zeros((group.max() + 1, unit.shape[1]))  # (sentences, dim)
+    np.add.at(per_sentence, group, unit)
+    sizes = np.bincount(group)
+    n_pairs = (len(unit) ** 2 - int((sizes ** 2).sum())) / 2
+    if n_pairs == 0:
+        raise InputError("self-similarity needs usages from at least 2 different sentences")
+    total = unit.sum(axis=0)
+    return float((total @ total - np.einsum("sd,sd->", per_sentence, per_sentence)) / 2 / n_pairs)
+
+
+def intra_sentence_similarity(sentences: Sequence[np.ndarray]) -> float:
+    """Mean over sentences (each ``(n_words, dim)``, 2 words or more) of the mean cosine
+    between each word and the sentence's mean vector."""
+    per_sentence = []
+    for s in sentences:
+        s = np.asarray(s, dtype=np.float64)  # (words, dim)
+        if len(s) < 2:
+            continue
+        centre = _unit(s.mean(axis=0), "a sentence's mean vector")  # (dim,)
+        per_sentence.append(float((_unit(s, "a sentence") @ centre).mean()))
+    if not per_sentence:
+        raise InputError("intra-sentence similarity needs a sentence of at least 2 words")
+    return float(np.mean(per_sentence))
+
+
+def cross_sentence_pairs(sizes: Sequence[int], n_pairs: int = 1000, seed: int = 0) -> np.ndarray:
+    """``(m, 2)`` flat word indices of pairs from different sentences (sentence ``s`` holds
+    ``sizes[s]`` words, numbered on from the previous ones): all of them if there are no
+    more than ``n_pairs``, else ``n_pairs`` drawn uniformly (seeded, with replacement).
+
+    >>> cross_sentence_pairs([2, 1]).tolist()
+    [[0, 2], [1, 2]]
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    if n_pairs < 1:
+        raise InputError(f"n_pairs must be >= 1, got {n_pairs}")
+    sent = np.repeat(np.arange(len(sizes)), sizes)  # (words,) sentence of each word
+    total = (int(sizes.sum()) ** 2 - int((sizes ** 2).sum())) // 2
+    if total == 0:
+        raise InputError("anisotropy needs words from at least 2 different sentences")
+    if total <= n_pairs:
+        i, j = np.triu_indices(len(sent), k=1)
+        keep = sent[i] != sent[j]
+        return np.stack([i[keep], j[keep]], axis=1)
+    rng = np.random.default_rng(seed)
+    chosen: list[np.ndarray] = []
+    have = 0
+    while have < n_pairs:
+        draw = rng.integers(0, len(sent), size=(2 * (n_pairs - have) + 16, 2))
+        draw = draw[sent[draw[:, 0]] != sent[draw[:, 1]]]
+        chosen.append(draw)
+        have += len(draw)
+    return np.concatenate(chosen)[:n_pairs]
+
+
+def mean_pair_cosine(x: np.ndarray, pairs: np.ndarray) -> float:
+    """Mean cosine between rows ``x[a]`` and ``x[b]`` over the ``(m, 2)`` index ``pairs``."""
+    unit = _unit(x, "anisotropy")  # (words, dim)
+    return float(np.einsum("pd,pd->p", unit[pairs[:, 0]], unit[pairs[:, 1]]).mean())
+
+
+def _choose_words(tokens: list[list[str]], words: Sequence[str] | None, min_count: int) -> list[str]:
+    counts: dict[str, int] = defaultdict(int)
+    for toks in tokens:
+        for w in set(toks):
+            counts[w] += 1
+    if words is not None:
+        words = list(dict.fromkeys(w.lower() for w in words))
+        few = [f"{w!r} ({counts.get(w, 0)})" for w in words if counts.get(w, 0) < 2]
+        if few:
+            raise InputError(f"self-similarity needs each word in at least 2 sentences; these are in fewer: "
+                             f"{', '.join(few)}")
+        return words
+    chosen = sorted((w for w, c in counts.items() if c >= max(2, min_count) and any(ch.isalnum() for ch in w)),
+                    key=lambda w: (-counts[w], w))
+    if not chosen:
+        raise InputError(f"no word occurs in {max(2, min_count)} or more sentences; give more sentences "
+                         "or name the words (--words)")
+    return chosen
+
+
+def geometry(
+    encoder: Encoder, sentences: Sequence[str], words: Sequence[str] | None = None, *,
+    min_count: int = 2, n_pairs: int = 1000, seed: int = 0,
+) -> dict[str, Any]:
+    """Self-similarity, intra-sentence similarity and anisotropy at every layer.
+
+    ``words``: the words whose self-similarity to measure (default: every word, not
+    punctuation, found in at least ``min_count`` sentences). Returns ``{layer_names,
+    n_sentences, words: [{word, sentences, occurrences}], anisotropy_pairs,
+    anisotropy_exact, layers: [{layer, name, anisotropy, intra_sentence,
+    intra_sentence_adjusted, self_similarity, self_similarity_adjusted (means over the
+    words), per_word: {word: {raw, adjusted}}}], encoder}``.
+    """
+    sentences = list(sentences)
+    if len(sentences) < 2:
+        raise EmptyInputError(f"geometry needs at least 2 sentences, got {len(sentences)}")
+    encodings = encoder.encode(sentences)
+    tokens = [[t.lower() for t in e.tokens] for e in encodings]
+    chosen = _choose_words(tokens, words, min_count)
+    where: dict[str, list[tuple[int, int]]] = {w: [] for w in chosen}  # word: [(sentence, index)]
+    for s, toks in enumerate(tokens):
+        for i, t in enumerate(toks):
+            if t in where:
+                where[t].append((s, i))
+    sizes = [len(t) for t in tokens]
+    pairs = cross_sentence_pairs(sizes, n_pairs, seed)  # (m, 2)
+    exact = (sum(sizes) ** 2 - sum(n * n for n in sizes)) // 2 <= n_pairs  # every pair was used
+    n_stack = encodings[0].layers.shape[0]
+    if any(e.layers.shape[0] != n_stack for e in encodings):
+        raise InputError("the encodings have different numbers of layers; use one encoder")
+    layers = []
+    for layer in range(n_stack):
+        per_sentence = [e.layers[layer] for e in encodings]  # each (words, dim)
+        base = mean_pair_cosine(np.concatenate(per_sentence), pairs)
+        intra = intra_sentence_similarity(per_sentence)
+        per_word = {}
+        for w, occ in where.items():
+            raw = self_similarity(np.stack([per_sentence[s][i] for s, i in occ]), [s for s, _ in occ])
+            per_word[w] = {"raw": raw, "adjusted": raw - base}
+        mean_self = float(np.mean([v["raw"] for v in per_word.values()]))
+        layers.append({
+            "layer": layer, "name": encodings[0].layer_names[layer], "anisotropy": base,
+            "intra_sentence": intra, "intra_sentence_adjusted": intra - base,
+            "self_similarity": mean_self, "self_similarity_adjusted": mean_self - base, "per_word": per_word,
+        })
+        log.info("layer %d: anisotropy %.3f, self-sim %.3f, intra %.3f", layer, base, mean_self, intra)
+    return {
+        "layer_names": list(encodings[0].layer_names), "n_sentences": len(sentences),
+        "words": [{"word": w, "sentences": len({s for s, _ in occ}), "occurrences": len(occ)}
+                  for w, occ in where.items()],
+        "anisotropy_pairs": len(pairs), "anisotropy_exact": bool(exact), "layers": layers,
+        "encoder": dict(encodings[0].meta),
+    }

@@ -1,0 +1,70 @@
+"""Layer divergence: how far two usages of a word drift apart, layer by layer.
+
+For each pair of sentences, the cosine between the word's vectors at every layer
+(:func:`~contextlens.analysis.similarity.cosine_by_layer`); layer 0 is the static row, the
+baseline, so it is 1.0 whenever both usages are the same table row.
+
+>>> summarise_divergence([1.0, 0.8, 0.9, 0.5])
+{'static_cosine': 1.0, 'final_cosine': 0.5, 'min_cosine': 0.5, 'min_layer': 3, 'drop': 0.5}
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..encoders.base import Encoder
+from ..errors import AmbiguousTargetError, EmptyInputError, InputError, TargetNotFoundError
+from .similarity import cosine_by_layer
+
+__all__ = ["layer_divergence", "summarise_divergence"]
+
+log = logging.getLogger(__name__)
+
+
+def summarise_divergence(cosines: Sequence[float]) -> dict[str, Any]:
+    """``{static_cosine, final_cosine, min_cosine, min_layer, drop}`` of one pair's
+    cosines by layer; ``drop`` = static − final cosine (how much context pulled them apart)."""
+    c = np.asarray(cosines, dtype=np.float64)  # (layers + 1,)
+    if c.ndim != 1 or not len(c):
+        raise InputError(f"need one cosine per layer, got shape {c.shape}")
+    lo = int(c.argmin())
+    return {"static_cosine": float(c[0]), "final_cosine": float(c[-1]), "min_cosine": float(c[lo]),
+            "min_layer": lo, "drop": float(c[0] - c[-1])}
+
+
+def layer_divergence(
+    encoder: Encoder, pairs: Sequence[tuple[str, str]], word: str, *,
+    occurrences: tuple[int | None, int | None] = (None, None),
+) -> dict[str, Any]:
+    """Cosine between ``word`` in the two sentences of each pair, at every layer.
+
+    Returns ``{word, layer_names, encoder, pairs: [{label, sentences, cosine_by_layer,
+    static_cosine, final_cosine, min_cosine, min_layer, drop}]}``; the label is
+    ``"pair N"``. All sentences are encoded in one call.
+    """
+    pairs = [tuple(p) for p in pairs]
+    if not pairs:
+        raise EmptyInputError("give at least one pair of sentences")
+    bad = [i for i, p in enumerate(pairs) if len(p) != 2]
+    if bad:
+        raise InputError(f"pair {bad[0] + 1} has {len(pairs[bad[0]])} sentence(s); each pair needs exactly 2")
+    texts = [t for p in pairs for t in p]
+    encodings = encoder.encode(texts)
+    rows = []
+    for n, (e1, e2) in enumerate(zip(encodings[0::2], encodings[1::2], strict=True)):
+        idx = []
+        for enc, occ in ((e1, occurrences[0]), (e2, occurrences[1])):
+            try:
+                idx.append(enc.find(word, occurrence=occ))
+            except (TargetNotFoundError, AmbiguousTargetError) as err:
+                raise type(err)(f"pair {n + 1}, sentence {enc.text!r}: {err}") from None
+        cos = cosine_by_layer(e1.layers[:, idx[0]], e2.layers[:, idx[1]])
+        rows.append({"label": f"pair {n + 1}", "sentences": [e1.text, e2.text], "cosine_by_layer": cos,
+                     **summarise_divergence(cos)})
+        log.info("pair %d: %s", n + 1, [round(c, 3) for c in cos])
+    return {"word": word, "layer_names": list(encodings[0].layer_names), "encoder": dict(encodings[0].meta),
+            "pairs": rows}

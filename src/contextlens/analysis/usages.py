@@ -1,0 +1,213 @@
+"""Usages of a word: encode sentences and pick the target word's vector in each.
+
+Every experiment (explore, senses, geometry...) starts from the same step: a list of
+sentences, a target word, and the stack of vectors ``(layers + 1, dim)`` the word gets
+in each sentence. :func:`collect_usages` does it once, with clear errors: a sentence
+that lacks the word is named (or skipped with ``missing="skip"``).
+
+>>> from contextlens.encoders.static import StaticEncoder
+>>> from contextlens.vectors import EmbeddingTable
+>>> table = EmbeddingTable(["bank", "river", "money"], [[1, 1], [0, 1], [1, 0]])
+>>> u = collect_usages(StaticEncoder(table), ["money bank", "river", "bank river"], "bank",
+...                    missing="skip")
+>>> u.sentences, u.positions, u.vectors.shape, u.skipped[0]["position"]
+(['money bank', 'bank river'], [0, 2], (2, 1, 2), 1)
+"""
+
+from __future__ import annotations
+
+import logging
+import numbers
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..encoders.base import Encoder, Encoding
+from ..errors import (
+    AmbiguousTargetError,
+    EmptyInputError,
+    InputError,
+    TargetNotFoundError,
+    TextDecodingError,
+    check_choice,
+)
+
+__all__ = [
+    "Usage", "Usages", "collect_usages", "usages_in", "read_sentences", "read_lines", "numbered_lines",
+    "check_layer", "MISSING_POLICIES",
+]
+
+log = logging.getLogger(__name__)
+MISSING_POLICIES = ("error", "skip")
+
+
+@dataclass(frozen=True)
+class Usage:
+    """One occurrence of the target: the sentence, its input position, the word's index."""
+
+    sentence: str
+    position: int  # index of the sentence in the input list
+    index: int  # index of the word in the sentence's Encoding
+    word: str  # the word as the encoder saw it
+    span: tuple[int, int]  # char span in the sentence
+
+    def to_dict(self) -> dict:
+        return {"sentence": self.sentence, "position": self.position, "index": self.index,
+                "word": self.word, "span": list(self.span)}
+
+
+@dataclass
+class Usages:
+    """The usages of one word and their vectors ``(n_usages, layers + 1, dim)``."""
+
+    word: str
+    usages: list[Usage]
+    vectors: np.ndarray  # (n_usages, layers + 1, dim)
+    layer_names: tuple[str, ...]
+    skipped: list[dict] = field(default_factory=list)  # {position, sentence, reason}
+    encoder: dict = field(default_factory=dict)  # the first encoding's meta
+
+    def __len__(self) -> int:
+        return len(self.usages)
+
+    @property
+    def sentences(self) -> list[str]:
+        return [u.sentence for u in self.usages]
+
+    @property
+    def positions(self) -> list[int]:
+        return [u.position for u in self.usages]
+
+    def at(self, layer: int = -1) -> np.ndarray:
+        """``(n_usages, dim)``: the vectors at ``layer`` (0 = static, -1 = last)."""
+        return self.vectors[:, check_layer(layer, len(self.layer_names))]
+
+    def layer_name(self, layer: int) -> str:
+        return self.layer_names[check_layer(layer, len(self.layer_names))]
+
+
+def check_layer(layer, n_stack: int) -> int:
+    """``layer`` as a non-negative index into a stack of ``n_stack`` layers (0 = static).
+
+    >>> check_layer(-1, 3), check_layer(0, 3)
+    (2, 0)
+    >>> check_layer(3, 3)
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: layer must be 0..2 (0 = static) or -3..-1 from the end, got 3
+    """
+    if isinstance(layer, bool) or not isinstance(layer, numbers.Integral) or not -n_stack <= layer < n_stack:
+        raise InputError(
+            f"layer must be 0..{n_stack - 1} (0 = static) or -{n_stack}..-1 from the end, got {layer!r}"
+        )
+    return int(layer) % n_stack
+
+
+def usages_in(
+    encodings: Sequence[Encoding], word: str, *, occurrence: int | str | None = None,
+    missing: str = "error", sentences: Sequence[str] | None = None,
+) -> Usages:
+    """The usages of ``word`` in already encoded sentences (see :func:`collect_usages`)."""
+    check_choice("missing-word policy", missing, MISSING_POLICIES)
+    if occurrence is not None and occurrence != "all" and (
+        isinstance(occurrence, bool) or not isinstance(occurrence, numbers.Integral) or occurrence < 0
+    ):
+        raise InputError(f"occurrence must be None, 'all' or an integer >= 0, got {occurrence!r}")
+    if not encodings:
+        raise EmptyInputError(f"no sentences to look for {word!r} in; give at least one")
+    texts = list(sentences) if sentences is not None else [e.text for e in encodings]
+    usages, rows, skipped = [], [], []
+    for pos, (enc, text) in enumerate(zip(encodings, texts, strict=True)):
+        try:
+            if occurrence == "all":
+                hits = [i for i, w in enumerate(enc.words) if w.text.lower() == word.lower()]
+                if not hits:
+                    enc.find(word)  # raises the detailed not-found message
+            else:
+                hits = [enc.find(word, occurrence=occurrence)]
+        except TargetNotFoundError as err:
+            if missing == "skip":
+                skipped.append({"position": pos, "sentence": text, "reason": str(err)})
+                continue
+            raise TargetNotFoundError(
+                f"sentence {pos + 1} ({text!r}) lacks {word!r}: {err}; fix or remove that "
+                "sentence, or skip such sentences (missing='skip', --skip-missing)"
+            ) from None
+        except AmbiguousTargetError as err:
+            raise AmbiguousTargetError(
+                f"sentence {pos + 1} ({text!r}): {err}; or take every occurrence (occurrence='all', "
+                "--occurrence all) or the first in each sentence (occurrence=0, --occurrence 0)"
+            ) from None
+        for i in hits:
+            w = enc.words[i]
+            usages.append(Usage(text, pos, i, w.text, (w.start, w.end)))
+            rows.append(enc.layers[:, i])  # (layers + 1, dim)
+    if not usages:
+        raise EmptyInputError(f"no sentence contains {word!r}; give sentences that use it")
+    shapes = {r.shape for r in rows}
+    if len(shapes) > 1:
+        raise InputError(f"the encodings have different layer stacks {sorted(shapes)}; use one encoder")
+    if skipped:
+        log.info("skipped %d sentence(s) without %r", len(skipped), word)
+    vectors = np.stack(rows).astype(np.float64)  # (n_usages, layers + 1, dim)
+    first = encodings[usages[0].position]
+    return Usages(word, usages, vectors, tuple(first.layer_names), skipped, dict(first.meta))
+
+
+def collect_usages(
+    encoder: Encoder, sentences: Sequence[str], word: str, *, occurrence: int | str | None = None,
+    missing: str = "error",
+) -> Usages:
+    """Encode ``sentences`` and pick ``word``'s vectors in each.
+
+    ``occurrence``: None (the word must occur once per sentence, else an error says which
+    to choose), an index (0-based) or ``"all"`` (every occurrence is a usage).
+    ``missing``: ``"error"`` (a sentence without the word raises, naming it) or
+    ``"skip"`` (such sentences are left out and listed in ``Usages.skipped``).
+    """
+    check_choice("missing-word policy", missing, MISSING_POLICIES)
+    sentences = list(sentences)
+    if not sentences:
+        raise EmptyInputError(f"no sentences to look for {word!r} in; give at least one")
+    return usages_in(encoder.encode(sentences), word, occurrence=occurrence, missing=missing,
+                     sentences=sentences)
+
+
+def numbered_lines(path: str | os.PathLike, what: str = "lines") -> list[tuple[int, str]]:
+    """``(line number, text)`` of the non-blank, non-``#`` lines of a UTF-8 file, stripped."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such file; give a text file of {what}, one per line")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise TextDecodingError(path, err.start, err.reason) from None
+    return [(n, s) for n, line in enumerate(text.splitlines(), 1)
+            if (s := line.strip()) and not s.startswith("#")]
+
+
+def read_lines(path: str | os.PathLike, what: str = "lines") -> list[str]:
+    """The non-blank, non-``#`` lines of a UTF-8 file, stripped.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "s.txt"
+    >>> _ = p.write_text("# bank sentences\\nThe bank lends.\\n\\n  A river bank. \\n")
+    >>> read_lines(p)
+    ['The bank lends.', 'A river bank.']
+    """
+    return [s for _, s in numbered_lines(path, what)]
+
+
+def read_sentences(path: str | os.PathLike | None = None, extra: Sequence[str] = ()) -> list[str]:
+    """Sentences from a file (one per line; blank lines and ``#`` comments ignored), then
+    ``extra`` ones; an error if there are none at all."""
+    sentences = read_lines(path, "sentences") if path is not None else []
+    sentences += [s.strip() for s in extra if s.strip()]
+    if not sentences:
+        where = f"{path} holds no sentences" if path is not None else "no sentences given"
+        raise EmptyInputError(f"{where}; give sentences with --sentences FILE or -s TEXT")
+    return sentences

@@ -1,0 +1,27 @@
+"""Matplotlib figures. Each function takes data (as the analysis functions return it) and
+returns a Figure; :func:`save_figure` writes PNG, SVG or PDF by the file's suffix,
+atomically.
+
+The figures live in submodules (``usage``: one word in context; ``experiments``: the
+polysemy, sense, attention, ranking and geometry experiments); everything is re-exported
+here, so ``from contextlens import plots; plots.save_figure(...)`` is the way to use them.
+"""
+
+from ._base import FIGURE_FORMATS, figure_format, save_figure, short
+from .experiments import (
+    AXIS_NAMES,
+    attention_heads,
+    attention_matrix,
+    cosine_heatmap,
+    geometry_lines,
+    projection_scatter,
+    rank_scatter,
+    spread_bars,
+)
+from .usage import layer_cosines, static_vs_contextual, weights_bar
+
+__all__ = [
+    "save_figure", "figure_format", "short", "weights_bar", "layer_cosines", "static_vs_contextual",
+    "cosine_heatmap", "spread_bars", "projection_scatter", "attention_heads", "attention_matrix",
+    "rank_scatter", "geometry_lines", "FIGURE_FORMATS", "AXIS_NAMES",
+]

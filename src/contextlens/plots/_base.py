@@ -1,0 +1,49 @@
+"""Shared figure plumbing: the headless backend and :func:`save_figure`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: contextlens never opens a window
+import matplotlib.pyplot as plt  # noqa: E402
+
+from ..errors import check_choice  # noqa: E402
+from ..files import atomic_output  # noqa: E402
+
+__all__ = ["save_figure", "figure_format", "FIGURE_FORMATS", "plt", "short"]
+
+FIGURE_FORMATS = ("png", "svg", "pdf")
+
+
+def figure_format(path: str | os.PathLike) -> str:
+    """The format a figure path asks for (its suffix), checked early: png, svg or pdf.
+
+    >>> figure_format("out/bank.SVG")
+    'svg'
+    """
+    return check_choice("figure format (file suffix)", Path(path).suffix.lstrip(".").lower(), FIGURE_FORMATS)
+
+
+def save_figure(fig, path: str | os.PathLike, *, dpi: int = 150) -> Path:
+    """Write ``fig`` to ``path`` (format from the suffix: .png, .svg, .pdf) and close it."""
+    path = Path(path)
+    try:
+        fmt = figure_format(path)
+        with atomic_output(path) as tmp:
+            fig.savefig(tmp, format=fmt, dpi=dpi, bbox_inches="tight")
+    finally:
+        plt.close(fig)
+    return path
+
+
+def short(text: str, n: int = 40) -> str:
+    """``text`` cut to ``n`` characters with an ellipsis, for axis labels.
+
+    >>> short("The bank raised its interest rates again.", 20)
+    'The bank raised its…'
+    """
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
