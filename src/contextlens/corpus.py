@@ -1,0 +1,386 @@
+"""Stream a corpus from disk (or memory) without holding it in memory.
+
+A corpus is one sentence per line, tokens separated by white space (the layout of the
+shared corpora). It can be given as
+
+- a file path (``str`` or :class:`os.PathLike`), plain or ``.gz``;
+- a directory: every regular text file inside it, recursively, in sorted path order
+  (names ending in ``.txt``, ``.text``, ``.tok``, ``.tokens``, ``.sents`` or with no suffix,
+  each optionally followed by ``.gz``; hidden files and directories are skipped);
+- a list or tuple of such paths (:class:`pathlib.Path` objects, or strings that name
+  existing files or look like file names: a ``/`` or a text-file suffix and no space);
+- an in-memory iterable of strings, each one line (a ``"\\n"`` inside a string starts a new
+  line, as in a file): handy for tests and worked examples. A list mixing file names and
+  text lines is refused.
+
+Bytes are decoded as UTF-8 (a leading byte-order mark is dropped). With
+``errors="strict"`` (the default) a bad byte raises :class:`~contextlens.errors.TextDecodingError`
+naming the file, its byte offset (in the decompressed stream for ``.gz``) and line; with
+``errors="skip"`` the line is skipped, counted in a :class:`ReadStats` the caller passes in,
+and logged.
+
+>>> list(iter_sentences(["Bank of the river", "", "the Bank lends"], lower=True))
+[['bank', 'of', 'the', 'river'], ['the', 'bank', 'lends']]
+>>> list(iter_lines(["a b", "c\\nd"]))
+['a b', 'c', 'd']
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import os
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import EmptyInputError, FileFormatError, InputError, TextDecodingError, check_choice
+from .text import words_of
+
+__all__ = [
+    "ReadStats",
+    "SentenceStream",
+    "ProgressHook",
+    "TOKENIZERS",
+    "ERROR_MODES",
+    "resolve_source",
+    "iter_text_blocks",
+    "iter_lines",
+    "iter_sentences",
+]
+
+log = logging.getLogger(__name__)
+
+TOKENIZERS = ("whitespace", "words")
+ERROR_MODES = ("strict", "skip")
+TEXT_SUFFIXES = frozenset({"", ".txt", ".text", ".tok", ".tokens", ".sents"})
+BLOCK_BYTES = 1 << 20  # bytes read (or characters gathered) per block
+MAX_SKIPPED_LISTED = 10_000  # (file, line) pairs kept in ReadStats.skipped; the count is exact
+
+#: ``progress(n)``: called now and then during long work so a caller (the CLI) can draw a
+#: bar; ``n`` is a running count of sentences processed: sentences read, then, for methods
+#: that train, sentences trained on (each epoch adds the corpus' sentences again).
+ProgressHook = Callable[[int], None]
+
+
+@dataclass
+class ReadStats:
+    """What a pass over a corpus read; pass one in with ``stats=`` and read it afterwards.
+
+    ``skipped`` lists ``(file, line number)`` of skipped lines (1-based; at most
+    ``MAX_SKIPPED_LISTED`` of them, ``n_skipped`` is always exact).
+    """
+
+    files: list[str] = field(default_factory=list)
+    n_lines: int = 0
+    n_skipped: int = 0
+    skipped: list[tuple[str, int]] = field(default_factory=list)
+
+    def _skip(self, path: str, line: int) -> None:
+        self.n_skipped += 1
+        if len(self.skipped) < MAX_SKIPPED_LISTED:
+            self.skipped.append((path, line))
+
+
+@dataclass(frozen=True)
+class _Source:
+    """A corpus resolved once: either ``paths`` (files, in reading order) or ``items``."""
+
+    name: str
+    paths: tuple[Path, ...] = ()
+    items: Iterable[str] | None = None
+
+    @property
+    def one_shot(self) -> bool:
+        return self.items is not None and iter(self.items) is self.items
+
+
+def _is_text_file(path: Path) -> bool:
+    name = path.name[:-3] if path.name.endswith(".gz") else path.name
+    return Path(name).suffix.lower() in TEXT_SUFFIXES
+
+
+def _expand(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    if path.is_dir():
+        found = []
+        for root, dirs, files in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            found += [
+                Path(root, f) for f in sorted(files)
+                if not f.startswith(".") and _is_text_file(Path(root, f)) and Path(root, f).is_file()
+            ]
+        if not found:
+            raise EmptyInputError(
+                f"{path}: the directory holds no text files (read are names ending in "
+                f"{', '.join(sorted(s for s in TEXT_SUFFIXES if s))} or with no suffix, "
+                "optionally .gz)"
+            )
+        return found
+    if path.exists():
+        raise InputError(f"{path}: not a regular file or directory; give a text file or a folder")
+    raise InputError(f"{path}: no such file or directory; check the corpus path")
+
+
+_PATH_ENDINGS = tuple(sorted(s for s in TEXT_SUFFIXES if s)) + (".gz",)
+
+
+def _looks_like_path(item) -> bool:
+    if isinstance(item, os.PathLike):
+        return True
+    if not isinstance(item, str) or not item or any(c.isspace() for c in item):
+        return False
+    return os.path.exists(item) or "/" in item or os.sep in item or item.lower().endswith(_PATH_ENDINGS)
+
+
+def _names_files(items: list | tuple) -> bool:
+    """Whether a list names files (True) or holds text lines (False); a mix is an error.
+
+    Path objects, existing paths and strings that look like file names (a ``/``, or a
+    text-file suffix, and no white space) are paths. Long lists are judged by their first
+    item.
+    """
+    sample = items if len(items) <= 1000 else items[:1]
+    kinds = {_looks_like_path(item) for item in sample}
+    if kinds == {True, False}:
+        paths = [str(i) for i in sample if _looks_like_path(i)][:3]
+        raise InputError(
+            f"the corpus list mixes file names ({', '.join(paths)}) with text lines; give "
+            "either files (paths) or sentences (strings), not both"
+        )
+    return kinds == {True}
+
+
+def resolve_source(source) -> _Source:
+    """Check a corpus argument and list its files (see the module docstring for the forms).
+
+    Missing paths fail here, before any reading starts.
+    """
+    if isinstance(source, _Source):
+        return source
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        return _Source(str(path), tuple(_expand(path)))
+    if isinstance(source, (bytes, bytearray)):
+        raise InputError("a corpus cannot be bytes; give a path, a list of paths or of strings")
+    if isinstance(source, (list, tuple)) and _names_files(source):
+        paths = [Path(s) for s in source]
+        return _Source(", ".join(map(str, paths)), tuple(p for path in paths for p in _expand(path)))
+    if not isinstance(source, Iterable):
+        raise InputError(
+            f"a corpus must be a path, a list of paths or an iterable of strings, not "
+            f"{type(source).__name__}"
+        )
+    if isinstance(source, (list, tuple)):
+        if not source:
+            raise EmptyInputError("the corpus is an empty list; give at least one file or sentence")
+        return _Source(f"<in-memory corpus of {len(source)} lines>", items=source)
+    return _Source("<in-memory corpus>", items=source)
+
+
+def _decode(raw: bytes, path: str, offset: int, first_line: int, errors: str,
+            stats: ReadStats) -> str:
+    """Decode a block of whole lines; bad lines raise (strict) or are skipped (skip)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if errors == "strict":
+            line = first_line + raw.count(b"\n", 0, exc.start)
+            where = " of the decompressed text" if path.endswith(".gz") else ""
+            raise TextDecodingError(
+                path, offset + exc.start, f"line {line}{where}; or pass errors='skip'"
+            ) from None
+    good = []
+    for i, line in enumerate(raw.split(b"\n")):
+        try:
+            good.append(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            stats._skip(path, first_line + i)
+            log.debug("%s, line %d: not valid UTF-8, skipped", path, first_line + i)
+    return "\n".join(good)
+
+
+def _file_blocks(path: Path, errors: str, stats: ReadStats,
+                 block_bytes: int) -> Iterator[str]:
+    """Yield the decoded blocks of whole lines of one file."""
+    name = str(path)
+    opener = gzip.open if path.name.endswith(".gz") else open
+    try:
+        with opener(path, "rb") as f:
+            carry, offset, line_no = b"", 0, 1
+            first = True
+            while True:
+                data = f.read(block_bytes)
+                buf = carry + data
+                if first and buf.startswith(b"\xef\xbb\xbf"):
+                    buf, offset = buf[3:], 3
+                first = False
+                if not data:
+                    if buf:
+                        yield _decode(buf, name, offset, line_no, errors, stats)
+                    return
+                cut = buf.rfind(b"\n")
+                if cut < 0:
+                    carry = buf
+                    continue
+                raw, carry = buf[: cut + 1], buf[cut + 1 :]
+                yield _decode(raw, name, offset, line_no, errors, stats)
+                offset += cut + 1
+                line_no += raw.count(b"\n")
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise FileFormatError(path, None, f"not a readable gzip file ({exc})") from None
+    except PermissionError:
+        raise InputError(f"{path}: permission denied; check the file's read rights") from None
+
+
+def _item_blocks(items: Iterable[str], block_chars: int) -> Iterator[str]:
+    batch: list[str] = []
+    size = 0
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise InputError(
+                f"in-memory corpus item {i} is a {type(item).__name__}, not a string; "
+                "give one sentence per string"
+            )
+        batch.append(item)
+        size += len(item) + 1
+        if size >= block_chars:
+            yield "\n".join(batch) + "\n"
+            batch, size = [], 0
+    if batch:
+        yield "\n".join(batch) + "\n"
+
+
+def iter_text_blocks(
+    source, *, errors: str = "strict", stats: ReadStats | None = None,
+    block_bytes: int | None = None,
+) -> Iterator[str]:
+    """Yield the corpus as decoded text blocks of whole lines (each ends with ``"\\n"``,
+    except perhaps the very last).
+
+    The fast path for vectorised readers (one ``str.split`` per block instead of one per
+    line). Raises :class:`~contextlens.errors.EmptyInputError` if the corpus has no
+    non-blank line.
+
+    >>> list(iter_text_blocks(["a b", "c"]))
+    ['a b\\nc\\n']
+    """
+    check_choice("errors", errors, ERROR_MODES)
+    src = resolve_source(source)
+    stats = stats if stats is not None else ReadStats()
+    return _blocks(src, errors, stats, block_bytes or BLOCK_BYTES)
+
+
+def _blocks(src: _Source, errors: str, stats: ReadStats, block_bytes: int) -> Iterator[str]:
+    content = False
+    if src.items is not None:
+        stats.files.append(src.name)
+        parts: Iterable[str] = _item_blocks(src.items, block_bytes)
+    else:
+        parts = _paths_blocks(src.paths, errors, stats, block_bytes)
+    for text in parts:
+        stats.n_lines += text.count("\n") + (0 if text.endswith("\n") else 1)
+        if not content and text and not text.isspace():
+            content = True
+        yield text
+    if stats.n_skipped:
+        first_path, first_line = stats.skipped[0]
+        log.warning(
+            "skipped %d line(s) that are not valid UTF-8 (first: %s, line %d)",
+            stats.n_skipped, first_path, first_line,
+        )
+    if not content:
+        why = f" ({stats.n_skipped} line(s) skipped as not UTF-8)" if stats.n_skipped else ""
+        raise EmptyInputError(f"{src.name}: the corpus has no non-blank line{why}; give a "
+                              "file with one sentence per line")
+
+
+def _paths_blocks(paths, errors, stats, block_bytes) -> Iterator[str]:
+    for path in paths:
+        stats.files.append(str(path))
+        yield from _file_blocks(path, errors, stats, block_bytes)
+
+
+def iter_lines(source, *, errors: str = "strict", stats: ReadStats | None = None) -> Iterator[str]:
+    """Yield the corpus line by line (without the line break; a trailing ``"\\r"`` is dropped).
+
+    Blank lines are yielded too. ``stats`` (a :class:`ReadStats`) is filled as reading goes.
+
+    >>> st = ReadStats()
+    >>> list(iter_lines(["one", "", "two"], stats=st)), st.n_lines
+    (['one', '', 'two'], 3)
+    """
+    blocks = iter_text_blocks(source, errors=errors, stats=stats)  # validates now
+    return _lines(blocks)
+
+
+def _lines(blocks: Iterator[str]) -> Iterator[str]:
+    for text in blocks:
+        lines = text.split("\n")
+        if text.endswith("\n"):
+            lines.pop()
+        for line in lines:
+            yield line[:-1] if line.endswith("\r") else line
+
+
+def iter_sentences(
+    source, *, lower: bool = False, tokenizer: str = "whitespace", errors: str = "strict",
+    stats: ReadStats | None = None,
+) -> Iterator[list[str]]:
+    """Yield each non-blank line as a list of tokens.
+
+    ``tokenizer="whitespace"`` splits on white space (the shared corpora are tokenised
+    already); ``"words"`` uses :func:`contextlens.text.tokenize` (contractions and
+    hyphenated words stay whole, punctuation is split off).
+
+    >>> list(iter_sentences(["We didn't sit.", "Bank"], tokenizer="words", lower=True))
+    [['we', "didn't", 'sit', '.'], ['bank']]
+    """
+    check_choice("tokenizer", tokenizer, TOKENIZERS)
+    lines = iter_lines(source, errors=errors, stats=stats)
+    return _sentences(lines, lower, tokenizer)
+
+
+def _sentences(lines: Iterator[str], lower: bool, tokenizer: str) -> Iterator[list[str]]:
+    for line in lines:
+        if tokenizer == "whitespace":
+            tokens = (line.lower() if lower else line).split()
+        else:
+            tokens = words_of(line, lower=lower)
+        if tokens:
+            yield tokens
+
+
+class SentenceStream:
+    """A restartable iterable of token lists over a corpus (what gensim needs).
+
+    Each ``iter()`` reads the corpus again from the start; ``stats`` describes the last
+    pass. A one-shot iterator (a generator) is refused: it could be read only once.
+
+    >>> s = SentenceStream(["a b", "c"])
+    >>> list(s) == list(s) == [['a', 'b'], ['c']]
+    True
+    """
+
+    def __init__(self, source, *, lower: bool = False, tokenizer: str = "whitespace",
+                 errors: str = "strict"):
+        check_choice("tokenizer", tokenizer, TOKENIZERS)
+        check_choice("errors", errors, ERROR_MODES)
+        self.source = resolve_source(source)
+        if self.source.one_shot:
+            raise InputError(
+                "this corpus is a one-shot iterator but has to be read several times; "
+                "give a list, a file or a directory"
+            )
+        self.lower, self.tokenizer, self.errors = lower, tokenizer, errors
+        self.stats = ReadStats()
+
+    def __iter__(self) -> Iterator[list[str]]:
+        self.stats = ReadStats()
+        return iter_sentences(self.source, lower=self.lower, tokenizer=self.tokenizer,
+                              errors=self.errors, stats=self.stats)
+
+    def __repr__(self) -> str:
+        return f"SentenceStream({self.source.name!r})"

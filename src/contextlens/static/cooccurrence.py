@@ -1,0 +1,344 @@
+"""Word-word co-occurrence counts, built vectorised from a streamed corpus.
+
+For every pair of token positions ``i < j`` in one sentence (one line) with
+``j - i <= window``, the matrix gets ``w(j - i)`` added at ``[t_i, t_j]`` *and* at
+``[t_j, t_i]``: a symmetric window, ``w(d) = 1`` (``weighting="none"``) or ``1/d``
+(``"harmonic"``, as GloVe counts). A word repeated within the window adds to the diagonal
+(twice per pair of positions, once from each side). Windows never cross a line break.
+
+Out-of-vocabulary tokens (rarer than ``min_count``, or cut by ``max_vocab``) **keep their
+positions** and are simply not counted: they do not bring the words around them closer
+together. This equals the plain loop::
+
+    for tokens in sentences:
+        for i in range(len(tokens)):
+            for j in range(max(0, i - window), min(len(tokens), i + window + 1)):
+                if j != i and tokens[i] in vocab and tokens[j] in vocab:
+                    counts[tokens[i]][tokens[j]] += w(abs(i - j))
+
+How it is built (never a per-token Python dict of dicts): the corpus is read once, in
+blocks of whole lines; each block becomes one ``str.split`` and one C-level dictionary
+lookup per token, giving a compact int32 stream of provisional word ids (``-2`` marks a
+line break). Word frequencies come from ``np.bincount``; after the vocabulary is chosen
+the stream is re-labelled and, for each offset ``d`` in ``1..window``, positions ``i``
+and ``i + d`` are paired with numpy in segments of about 130,000 positions
+(:class:`~contextlens.static.pairs.PairCounter`).
+
+The worked example of the course text (16 short phrases, window 3, raw counts over the
+alphabetical vocabulary):
+
+>>> phrases = ["deposited money bank", "bank approved loan", "sat bank river"]
+>>> co = cooccurrence_matrix(phrases, window=3, vocab_order="alphabetical")
+>>> co.vocab[:4], co.n_tokens, co.n_sentences
+(['approved', 'bank', 'deposited', 'loan'], 9, 3)
+>>> co.counts[co.index("bank")].toarray().astype(int).tolist()
+[[1, 0, 1, 1, 1, 1, 1]]
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import itertools
+import logging
+import tempfile
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..corpus import TOKENIZERS, ProgressHook, ReadStats, _lines, _sentences, iter_text_blocks
+from ..errors import EmptyInputError, InputError, UnknownWordError, check_choice
+from ..vectors import EmbeddingTable
+from .pairs import SEP as _SEP
+from .pairs import PairCounter
+
+__all__ = [
+    "Cooccurrence",
+    "cooccurrence_matrix",
+    "count_table",
+    "dense_rows",
+    "WEIGHTINGS",
+    "VOCAB_ORDERS",
+]
+
+log = logging.getLogger(__name__)
+
+WEIGHTINGS = ("none", "harmonic")
+VOCAB_ORDERS = ("frequency", "alphabetical")
+_OOV = -1  # a token outside the vocabulary
+_SEGMENT_TOKENS = 1 << 17  # pairs are counted over segments of about this many positions
+_SPILL_BYTES = 256 << 20  # an id stream larger than this goes to a temporary file
+MAX_DENSE_BYTES = 2 << 30  # dense_rows() refuses tables larger than this
+
+
+@dataclass
+class Cooccurrence:
+    """Co-occurrence counts of a corpus.
+
+    Attributes
+    ----------
+    vocab : the words, in row (and column) order.
+    counts : ``(V, V)`` symmetric CSR matrix; integer counts, or float64 for
+        ``weighting="harmonic"``.
+    word_counts : ``(V,)`` int64 corpus frequency of each word.
+    n_tokens, n_sentences : tokens (in and out of the vocabulary) and non-blank lines read.
+    window, weighting : how the counts were made.
+    read_stats : files read and lines skipped (``errors="skip"``).
+    """
+
+    vocab: list[str]
+    counts: sp.csr_matrix
+    word_counts: np.ndarray
+    n_tokens: int
+    n_sentences: int
+    window: int = 5
+    weighting: str = "none"
+    read_stats: ReadStats = field(default_factory=ReadStats)
+
+    @functools.cached_property
+    def key_to_index(self) -> dict[str, int]:
+        return {w: i for i, w in enumerate(self.vocab)}
+
+    def __len__(self) -> int:
+        return len(self.vocab)
+
+    def index(self, word: str) -> int:
+        """Row of ``word``; an unknown word raises with close words suggested."""
+        try:
+            return self.key_to_index[word]
+        except KeyError:
+            close = difflib.get_close_matches(word, self.vocab, n=3)
+            raise UnknownWordError(word, close, "the co-occurrence vocabulary") from None
+
+    def to_table(self, name: str | None = None) -> EmbeddingTable:
+        """The raw count rows as a dense float32 :class:`EmbeddingTable` (``(V, V)``)."""
+        return EmbeddingTable(self.vocab, dense_rows(self.counts), name=name or "counts")
+
+
+def dense_rows(matrix: sp.spmatrix) -> np.ndarray:
+    """``matrix`` as a dense float32 array, refusing one too large for memory.
+
+    >>> dense_rows(sp.csr_matrix(np.eye(2))).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    n_bytes = matrix.shape[0] * matrix.shape[1] * 4
+    if n_bytes > MAX_DENSE_BYTES:
+        raise InputError(
+            f"a dense {matrix.shape[0]}x{matrix.shape[1]} table needs {n_bytes / 2**30:.1f} GiB; "
+            f"lower max_vocab (or raise min_count), or use a dense method such as ppmi-svd"
+        )
+    return matrix.astype(np.float32).toarray()
+
+
+# -- reading: text -> provisional id stream ---------------------------------------------------
+def _sentinel(text: str) -> str:
+    """A character that does not occur in ``text`` (so it cannot be part of a token)."""
+    for code in itertools.chain([0], range(0xE000, 0xF900)):
+        if chr(code) not in text:
+            return chr(code)
+    raise InputError("a corpus block uses every private-use character; split the file")
+
+
+class _IdStream:
+    """Provisional word ids (first-seen order) and the id stream, read block by block."""
+
+    def __init__(self) -> None:
+        self.index: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+        self.counts = np.zeros(0, np.int64)
+        self.n_tokens = 0  # tokens read
+        self.n_sentences = 0
+        self._arrays: list[np.ndarray] = []
+        self._files: list[Path] = []
+        self._bytes = 0
+        self._tmp: tempfile.TemporaryDirectory | None = None
+
+    def add_block(self, text: str, lower: bool, tokenizer: str) -> None:
+        if lower:
+            text = text.lower()
+        if not text.endswith("\n"):
+            text += "\n"
+        sep = _sentinel(text)
+        if tokenizer == "whitespace":
+            tokens = text.replace("\n", f" {sep} ").split()
+        else:
+            tokens = []
+            for sentence in _sentences(_lines([text]), False, tokenizer):
+                tokens += sentence
+                tokens.append(sep)
+        old = self.index.get(sep)
+        self.index[sep] = _SEP
+        try:
+            ids = np.fromiter(map(self.index.__getitem__, tokens), np.int32, len(tokens))
+        finally:
+            if old is None:
+                del self.index[sep]
+            else:
+                self.index[sep] = old
+        is_tok = ids >= 0
+        self.n_tokens += int(is_tok.sum())
+        self.n_sentences += int(is_tok[0]) + int(np.count_nonzero(is_tok[1:] & ~is_tok[:-1]))
+        block_counts = np.bincount(ids[is_tok], minlength=len(self.index))
+        if len(self.counts) < len(block_counts):
+            self.counts = np.concatenate([self.counts, np.zeros(len(block_counts) - len(self.counts), np.int64)])
+        self.counts[: len(block_counts)] += block_counts
+        self._store(ids)
+
+    def _store(self, ids: np.ndarray) -> None:
+        self._bytes += ids.nbytes
+        if self._tmp is None and self._bytes > _SPILL_BYTES:
+            self._tmp = tempfile.TemporaryDirectory(prefix="contextlens-ids-")
+            log.info("id stream over %d MiB: spilling it to %s", _SPILL_BYTES >> 20, self._tmp.name)
+            for a in self._arrays:
+                self._spill(a)
+            self._arrays = []
+        if self._tmp is None:
+            self._arrays.append(ids)
+        else:
+            self._spill(ids)
+
+    def _spill(self, ids: np.ndarray) -> None:
+        path = Path(self._tmp.name, f"{len(self._files):08d}.npy")
+        np.save(path, ids)
+        self._files.append(path)
+
+    def arrays(self) -> Iterator[np.ndarray]:
+        yield from self._arrays
+        for path in self._files:
+            yield np.load(path)
+
+    def close(self) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+
+def _choose_vocab(words: list[str], counts: np.ndarray, min_count: int,
+                  max_vocab: int | None) -> np.ndarray:
+    """Provisional ids of the kept words, most frequent first, ties alphabetical."""
+    kept = np.flatnonzero(counts >= min_count)
+    alpha = sorted(kept.tolist(), key=words.__getitem__)
+    rank = np.empty(len(words), np.int64)
+    rank[alpha] = np.arange(len(alpha))
+    order = kept[np.lexsort((rank[kept], -counts[kept]))]
+    return order[:max_vocab] if max_vocab is not None else order
+
+
+# -- counting: id stream -> sparse matrix ------------------------------------------------------
+def _segments(arrays: Iterable[np.ndarray], remap: np.ndarray) -> Iterator[np.ndarray]:
+    """Re-labelled stream pieces of about ``_SEGMENT_TOKENS`` (each ends at a line break)."""
+    buf: list[np.ndarray] = []
+    size = 0
+    for a in arrays:
+        buf.append(np.where(a >= 0, remap[np.maximum(a, 0)], a).astype(np.int32, copy=False))
+        size += len(a)
+        if size >= _SEGMENT_TOKENS:
+            yield np.concatenate(buf)
+            buf, size = [], 0
+    if buf:
+        yield np.concatenate(buf)
+
+
+def cooccurrence_matrix(
+    corpus,
+    *,
+    window: int = 5,
+    weighting: str = "none",
+    min_count: int = 1,
+    max_vocab: int | None = None,
+    vocab_order: str = "frequency",
+    lower: bool = False,
+    tokenizer: str = "whitespace",
+    errors: str = "strict",
+    progress: ProgressHook | None = None,
+) -> Cooccurrence:
+    """Count how often each pair of words occurs within ``window`` tokens of each other.
+
+    Parameters
+    ----------
+    corpus : a path, a directory, a list of paths, or an iterable of strings (see
+        :mod:`contextlens.corpus`); read once.
+    window : the largest distance counted, on each side (``>= 1``).
+    weighting : ``"none"`` (each pair counts 1) or ``"harmonic"`` (a pair at distance d
+        counts 1/d).
+    min_count : words rarer than this are out of the vocabulary (their positions stay).
+    max_vocab : keep at most this many of the most frequent words.
+    vocab_order : ``"frequency"`` (most frequent first, ties alphabetical) or
+        ``"alphabetical"``.
+    lower, tokenizer, errors : as in :func:`contextlens.corpus.iter_sentences`.
+    progress : a :data:`~contextlens.corpus.ProgressHook`, called with the number of
+        sentences read after each block.
+    """
+    check_choice("weighting", weighting, WEIGHTINGS)
+    check_choice("vocab_order", vocab_order, VOCAB_ORDERS)
+    _check_int("window", window, 1)
+    _check_int("min_count", min_count, 1)
+    if max_vocab is not None:
+        _check_int("max_vocab", max_vocab, 1)
+    check_choice("tokenizer", tokenizer, TOKENIZERS)
+    stats = ReadStats()
+    blocks = iter_text_blocks(corpus, errors=errors, stats=stats)
+    stream = _IdStream()
+    try:
+        for text in blocks:
+            stream.add_block(text, lower, tokenizer)
+            if progress is not None:
+                progress(stream.n_sentences)
+        if stream.n_tokens == 0:
+            raise EmptyInputError("the corpus has no tokens")
+        words = list(stream.index)
+        order = _choose_vocab(words, stream.counts, min_count, max_vocab)
+        if len(order) == 0:
+            top = int(stream.counts.max())
+            raise EmptyInputError(
+                f"no word occurs at least min_count={min_count} times (the most frequent "
+                f"occurs {top} times); lower min_count"
+            )
+        v = len(order)
+        remap = np.full(len(words), _OOV, np.int32)
+        remap[order] = np.arange(v, dtype=np.int32)
+        int_dtype = np.int32 if 2 * window * stream.n_tokens < 2**31 else np.int64
+        counter = PairCounter(v, window, weighting == "harmonic", int_dtype)
+        for segment in _segments(stream.arrays(), remap):
+            counter.add_segment(segment)
+        counts = counter.result()
+    finally:
+        stream.close()
+    vocab = list(map(words.__getitem__, order.tolist()))
+    word_counts = stream.counts[order]
+    if vocab_order == "alphabetical":
+        perm = np.array(sorted(range(v), key=vocab.__getitem__), dtype=np.int64)
+        vocab = [vocab[i] for i in perm]
+        word_counts = word_counts[perm]
+        counts = counts[perm][:, perm].tocsr()
+        counts.sort_indices()
+    log.info(
+        "co-occurrence counts: %d words (of %d types), %d nonzero pairs, %d tokens, %d lines, "
+        "window %d (%s)", v, len(words), counts.nnz, stream.n_tokens, stream.n_sentences,
+        window, weighting,
+    )
+    return Cooccurrence(
+        vocab=vocab, counts=counts, word_counts=word_counts, n_tokens=stream.n_tokens,
+        n_sentences=stream.n_sentences, window=window, weighting=weighting, read_stats=stats,
+    )
+
+
+def count_table(corpus, window: int = 5, **kw) -> EmbeddingTable:
+    """Raw co-occurrence count vectors as an :class:`EmbeddingTable` (one dense float32
+    row over the vocabulary per word). ``**kw`` go to :func:`cooccurrence_matrix`.
+
+    >>> t = count_table(["deposited money bank", "sat bank river"], window=3,
+    ...                 vocab_order="alphabetical")
+    >>> t.keys
+    ('bank', 'deposited', 'money', 'river', 'sat')
+    >>> t.vector("bank").tolist()
+    [0.0, 1.0, 1.0, 1.0, 1.0]
+    """
+    return cooccurrence_matrix(corpus, window=window, **kw).to_table()
+
+
+def _check_int(name: str, value, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}")

