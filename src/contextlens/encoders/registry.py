@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..errors import check_choice
+from ..errors import InputError, check_choice
 from ..vectors import EmbeddingTable
 from .base import Encoder
 
@@ -29,17 +29,28 @@ def resolve_vectors(vectors: str | os.PathLike | EmbeddingTable) -> EmbeddingTab
     return load_vectors(vectors)
 
 
-def make_encoder(method: str = "static", *, vectors, **params: Any) -> Encoder:
-    """An encoder over a static table.
+def make_encoder(
+    method: str = "static", *, vectors=None, model: str | None = None, **params: Any
+) -> Encoder:
+    """An encoder: a transformer when ``model`` is given, else one over a static table.
 
+    ``model`` is a registry name (``minilm``, ``mpnet``, ``smollm2``), a local directory or
+    a Hugging Face id; ``params`` then go to :class:`TransformerEncoder` and ``method`` is
+    ignored. Over a table (``vectors``: an EmbeddingTable, a file or a packaged name),
     ``static`` looks words up; ``average`` is :class:`NeighbourAverage` (``alpha``,
     ``window``); ``attention`` is :class:`SelfAttention` (``include_self``, ``causal``,
     ``window``, ``positions``, ``heads``, ``projections``, ``scale``, ``seed``...).
     Options that are ``None`` take the encoder's default.
     """
-    check_choice("method", method, STATIC_METHODS)
-    table = resolve_vectors(vectors)
     params = {k: v for k, v in params.items() if v is not None}
+    if model is not None:
+        from .transformer import TransformerEncoder
+
+        return TransformerEncoder(model, **params)
+    check_choice("method", method, STATIC_METHODS)
+    if vectors is None:
+        raise InputError("give vectors (a file or a packaged name such as glove-6b-50d) or a model")
+    table = resolve_vectors(vectors)
     if method == "static":
         from .static import StaticEncoder
 

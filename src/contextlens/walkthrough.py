@@ -1,0 +1,164 @@
+"""The walkthrough behind ``make demo``: from the course's worked example to GloVe.
+
+:func:`run` computes every number, writes a Markdown report with its figures and a JSON
+file of the results to ``out_dir``, and returns the results; the CLI prints a summary.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import plots
+from .analysis.projection import project
+from .analysis.incontext import compare, contextualize
+from .encoders.mixing import NeighbourAverage, SelfAttention
+from .encoders.registry import resolve_vectors
+from .files import atomic_output
+
+__all__ = ["run", "worked_example_corpus", "POLYSEMY"]
+
+log = logging.getLogger(__name__)
+
+# Two senses per word, in sentences of our own, with one probe word per sense.
+POLYSEMY: dict[str, list[tuple[str, str]]] = {
+    "bank": [("She paid her salary into the bank and asked about a loan.", "money"),
+             ("They pulled the canoe onto the muddy bank of the river.", "river")],
+    "bat": [("He swung the bat and hit the ball over the fence.", "baseball"),
+            ("At dusk a bat flew out of the cave to hunt insects.", "animal")],
+    "light": [("Turn on the light because the room is dark.", "lamp"),
+              ("The suitcase was so light that a child could carry it.", "heavy")],
+    "lead": [("Old lead pipes can poison the drinking water.", "metal"),
+             ("She will lead the team through the final season.", "guide")],
+    "spring": [("The flowers bloom every spring after the snow melts.", "summer"),
+               ("A broken spring in the old mattress poked his back.", "coil")],
+}
+
+
+def worked_example_corpus() -> list[str]:
+    """The 16 phrases of the course text's worked example (packaged data file)."""
+    text = resources.files("contextlens.data").joinpath("worked_example.txt").read_text("utf-8")
+    return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def _worked_example(out: Path) -> dict[str, Any]:
+    from .static.cooccurrence import count_table
+
+    table = count_table(worked_example_corpus(), window=3,
+                        vocab_order="alphabetical")
+    result: dict[str, Any] = {
+        "vocabulary": len(table),
+        "static": {p: table.similarity("bank", p) for p in ("money", "river")},
+        "average": {}, "attention": {}, "figures": [],
+    }
+    average = NeighbourAverage(table, alpha=0.0)
+    attention = SelfAttention(table, include_self=False)
+    for sentence in ("deposited money bank", "sat bank river"):
+        r = contextualize(average, sentence, "bank", probes=["money", "river"])
+        result["average"][sentence] = {p["probe"]: p["contextual_cosine"] for p in r["probes"]}
+        a = contextualize(attention, sentence, "bank")
+        result["attention"][sentence] = {w["word"]: w["weight"] for w in a["weights"] if w["word"] != "bank"}
+        name = f"worked_attention_{sentence.replace(' ', '_')}.png"
+        plots.save_figure(plots.weights_bar(a["weights"], highlight=a["index"],
+                                            title=f"attention of 'bank' in '{sentence}'"), out / name)
+        result["figures"].append(name)
+    return result
+
+
+def _polysemy(out: Path, vectors: str) -> dict[str, Any]:
+    table = resolve_vectors(vectors)
+    encoders = {"average": NeighbourAverage(table, alpha=0.0, window=5),
+                "attention": SelfAttention(table, include_self=False, window=5)}
+    words: dict[str, Any] = {}
+    for word, usages in POLYSEMY.items():
+        (s1, p1), (s2, p2) = usages
+        entry: dict[str, Any] = {"sentences": [s1, s2], "probes": [p1, p2], "methods": {}}
+        points, labels, kinds, arrows = [table.vector(p) for p in (p1, p2)], [p1, p2], ["probe"] * 2, []
+        points.append(table.vector(word))
+        labels.append(f"{word} (static)")
+        kinds.append("static")
+        for method, encoder in encoders.items():
+            cmp = compare(encoder, s1, s2, word)
+            rows = [contextualize(encoder, s, word, probes=[p1, p2]) for s in (s1, s2)]
+            entry["methods"][method] = {
+                "cosine_between_usages": cmp["cosine_by_layer"][-1],
+                "probes": [{p["probe"]: (p["static_cosine"], p["contextual_cosine"]) for p in r["probes"]}
+                           for r in rows],
+                "weights": [[(w["word"], w["weight"]) for w in r["weights"]] for r in rows],
+            }
+            if method == "attention":
+                for k, r in enumerate(rows, 1):
+                    enc = encoder.encode([r["sentence"]])[0]
+                    points.append(enc.layers[-1, r["index"]])
+                    labels.append(f"{word} in s{k}")
+                    kinds.append("contextual")
+                    arrows.append((2, len(points) - 1))
+                name = f"weights_{word}.png"
+                plots.save_figure(plots.weights_bar(rows[0]["weights"], highlight=rows[0]["index"],
+                                                    title=f"attention of {word!r} in s1"), out / name)
+                entry["weights_figure"] = name
+        xy = project(np.vstack(points))
+        name = f"pca_{word}.png"
+        plots.save_figure(plots.static_vs_contextual(
+            xy, labels, kinds, arrows=arrows,
+            title=f"{word!r}: static vs contextualised (attention), PCA of {table.name}"), out / name)
+        entry["pca_figure"] = name
+        words[word] = entry
+    return {"vectors": table.name, "words": words}
+
+
+def _markdown(results: dict[str, Any]) -> str:
+    w = results["worked_example"]
+    lines = [
+        "# contextlens walkthrough", "",
+        "## 1. The worked example (course text, Ep. 01.02 §3)", "",
+        f"16 phrases, window 3, raw co-occurrence counts over the sorted vocabulary ({w['vocabulary']} words).",
+        "", "| | cos to money | cos to river |", "|---|---:|---:|",
+        f"| static bank | {w['static']['money']:.3f} | {w['static']['river']:.3f} |",
+    ]
+    for s, cos in w["average"].items():
+        lines.append(f"| bank averaged over '{s}' (self excluded) | {cos['money']:.3f} | {cos['river']:.3f} |")
+    lines += ["", "Attention of bank (q = k = v = the count vectors, self excluded):", ""]
+    for s, weights in w["attention"].items():
+        lines.append(f"- '{s}': " + ", ".join(f"{k} {v:.3f}" for k, v in weights.items()))
+    lines += [""] + [f"![]({f})" for f in w["figures"]]
+    p = results["polysemy"]
+    lines += ["", f"## 2. Five ambiguous words with {p['vectors']}", "",
+              "Each word in two sentences (s1, s2). Static vectors are one row per word, so the two "
+              "usages have cosine 1.0; mixing in the neighbours (window 5, the word itself excluded) "
+              "separates them.", "",
+              "| word | method | cos(s1, s2) | s1: cos to probe1 / probe2 | s2: cos to probe1 / probe2 |",
+              "|---|---|---:|---:|---:|"]
+    for word, e in p["words"].items():
+        p1, p2 = e["probes"]
+        static = e["methods"]["average"]["probes"][0]
+        lines.append(f"| {word} | static | 1.000 | {p1} {static[p1][0]:.3f} / {p2} {static[p2][0]:.3f} | same |")
+        for method, m in e["methods"].items():
+            a, b = m["probes"]
+            lines.append(f"| {word} | {method} | {m['cosine_between_usages']:.3f} | "
+                         f"{a[p1][1]:.3f} / {a[p2][1]:.3f} | {b[p1][1]:.3f} / {b[p2][1]:.3f} |")
+    for word, e in p["words"].items():
+        lines += ["", f"### {word}", "", f"- s1: {e['sentences'][0]}", f"- s2: {e['sentences'][1]}", "",
+                  f"![]({e['weights_figure']}) ![]({e['pca_figure']})"]
+    return "\n".join(lines) + "\n"
+
+
+def run(out_dir: str | Path = "out/demo", *, vectors: str = "glove-6b-50d") -> dict[str, Any]:
+    """Compute the walkthrough, write ``report.md``, ``results.json`` and figures to ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    log.info("worked example")
+    results: dict[str, Any] = {"worked_example": _worked_example(out)}
+    log.info("polysemy with %s", vectors)
+    results["polysemy"] = _polysemy(out, vectors)
+    with atomic_output(out / "results.json") as tmp:
+        tmp.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    with atomic_output(out / "report.md") as tmp:
+        tmp.write_text(_markdown(results), encoding="utf-8")
+    results["report"] = str(out / "report.md")
+    return results
