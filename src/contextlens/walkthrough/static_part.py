@@ -1,12 +1,8 @@
-"""The walkthrough behind ``make demo``: from the course's worked example to GloVe.
-
-:func:`run` computes every number, writes a Markdown report with its figures and a JSON
-file of the results to ``out_dir``, and returns the results; the CLI prints a summary.
-"""
+"""Walkthrough parts 1 and 2: the course's worked example, then five ambiguous words
+with a static table (GloVe 6B-50d) and the two training-free mixers."""
 
 from __future__ import annotations
 
-import json
 import logging
 from importlib import resources
 from pathlib import Path
@@ -14,14 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from . import plots
-from .analysis.projection import project
-from .analysis.incontext import compare, contextualize
-from .encoders.mixing import NeighbourAverage, SelfAttention
-from .encoders.registry import resolve_vectors
-from .files import atomic_output
+from .. import plots
+from ..analysis.incontext import compare, contextualize
+from ..analysis.projection import project
+from ..encoders.mixing import NeighbourAverage, SelfAttention
+from ..encoders.registry import resolve_vectors
 
-__all__ = ["run", "worked_example_corpus", "POLYSEMY"]
+__all__ = ["worked_example", "polysemy", "worked_example_corpus", "markdown", "POLYSEMY"]
 
 log = logging.getLogger(__name__)
 
@@ -42,12 +37,12 @@ POLYSEMY: dict[str, list[tuple[str, str]]] = {
 
 def worked_example_corpus() -> list[str]:
     """The 16 phrases of the course text's worked example (packaged data file)."""
-    text = resources.files("contextlens.data").joinpath("worked_example.txt").read_text("utf-8")
+    text = resources.files("contextlens").joinpath("data", "worked_example.txt").read_text("utf-8")
     return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 
-def _worked_example(out: Path) -> dict[str, Any]:
-    from .static.cooccurrence import count_table
+def worked_example(out: Path) -> dict[str, Any]:
+    from ..static.cooccurrence import count_table
 
     table = count_table(worked_example_corpus(), window=3,
                         vocab_order="alphabetical")
@@ -70,7 +65,7 @@ def _worked_example(out: Path) -> dict[str, Any]:
     return result
 
 
-def _polysemy(out: Path, vectors: str) -> dict[str, Any]:
+def polysemy(out: Path, vectors: str) -> dict[str, Any]:
     table = resolve_vectors(vectors)
     encoders = {"average": NeighbourAverage(table, alpha=0.0, window=5),
                 "attention": SelfAttention(table, include_self=False, window=5)}
@@ -112,10 +107,9 @@ def _polysemy(out: Path, vectors: str) -> dict[str, Any]:
     return {"vectors": table.name, "words": words}
 
 
-def _markdown(results: dict[str, Any]) -> str:
+def markdown(results: dict[str, Any]) -> list[str]:
     w = results["worked_example"]
     lines = [
-        "# contextlens walkthrough", "",
         "## 1. The worked example (course text, Ep. 01.02 §3)", "",
         f"16 phrases, window 3, raw co-occurrence counts over the sorted vocabulary ({w['vocabulary']} words).",
         "", "| | cos to money | cos to river |", "|---|---:|---:|",
@@ -145,20 +139,4 @@ def _markdown(results: dict[str, Any]) -> str:
     for word, e in p["words"].items():
         lines += ["", f"### {word}", "", f"- s1: {e['sentences'][0]}", f"- s2: {e['sentences'][1]}", "",
                   f"![]({e['weights_figure']}) ![]({e['pca_figure']})"]
-    return "\n".join(lines) + "\n"
-
-
-def run(out_dir: str | Path = "out/demo", *, vectors: str = "glove-6b-50d") -> dict[str, Any]:
-    """Compute the walkthrough, write ``report.md``, ``results.json`` and figures to ``out_dir``."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    log.info("worked example")
-    results: dict[str, Any] = {"worked_example": _worked_example(out)}
-    log.info("polysemy with %s", vectors)
-    results["polysemy"] = _polysemy(out, vectors)
-    with atomic_output(out / "results.json") as tmp:
-        tmp.write_text(json.dumps(results, indent=1), encoding="utf-8")
-    with atomic_output(out / "report.md") as tmp:
-        tmp.write_text(_markdown(results), encoding="utf-8")
-    results["report"] = str(out / "report.md")
-    return results
+    return lines

@@ -1,0 +1,355 @@
+"""Sub-word pieces → words: alignment, pooling weights, word-level attention, windows.
+
+A transformer sees *pieces* (``bank``, ``##s``, ``Ġriver``, ``[CLS]``); contextlens speaks
+of the *words* of :func:`contextlens.text.tokenize`. These pure functions (no torch) map
+one to the other through the character spans a fast tokenizer reports for each piece
+(``return_offsets_mapping=True``).
+
+Rules (the transformer encoder documents the same):
+
+- a piece belongs to every word its span overlaps, after trimming white space from the
+  span (byte-level BPE reports ``" river"`` for ``Ġriver``); almost always that is one
+  word, but a merged piece such as GPT-2's ``?"`` covers two;
+- special pieces ([CLS], [SEP], BOS...) and pieces that cover only white space belong to
+  no word; the attention words give them is the *special share*;
+- a word no piece covers (the tokenizer dropped it, e.g. a control character in BERT's
+  WordPiece) is *missing*: the encoder leaves it out of the Encoding and names it in
+  ``meta["skipped"]``.
+
+>>> from contextlens.text import tokenize
+>>> text = "Didn't  bank?"
+>>> words = tokenize(text)                      # Didn't | bank | ?
+>>> offsets = [(0, 3), (3, 4), (4, 5), (5, 6), (6, 8), (8, 12), (12, 13)]  # Did ' n t ␣ ␣bank ?
+>>> al = align_pieces(text, words, offsets)
+>>> al.word_pieces, al.piece_words[4], al.missing
+(((0, 1, 2, 3), (5,), (6,)), (), ())
+"""
+
+from __future__ import annotations
+
+import bisect
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError, check_choice
+from ..text import Word, locate
+
+__all__ = [
+    "POOLINGS",
+    "Alignment",
+    "trim_span",
+    "align_pieces",
+    "pooling_weights",
+    "attention_matrices",
+    "aggregate_attention",
+    "plan_windows",
+    "assign_windows",
+    "select_words",
+]
+
+POOLINGS = ("mean", "first", "last")
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Which words each piece covers and which pieces each word has.
+
+    ``piece_words[p]``: the word indices piece ``p`` covers (empty for special and
+    white-space pieces); ``word_pieces[w]``: the piece indices of word ``w``, ascending.
+    """
+
+    piece_words: tuple[tuple[int, ...], ...]
+    word_pieces: tuple[tuple[int, ...], ...]
+
+    @property
+    def missing(self) -> tuple[int, ...]:
+        """Words that got no piece at all."""
+        return tuple(w for w, ps in enumerate(self.word_pieces) if not ps)
+
+    def restrict(self, start: int, end: int, before: int = 0, after: int = 0) -> Alignment:
+        """The alignment of pieces ``start:end`` alone, shifted by ``before`` special pieces
+        in front and followed by ``after`` special pieces (a window of a long text).
+
+        Words keep their indices; a word with no piece in the window has none here.
+
+        >>> al = Alignment(((0,), (0,), (1,), (2,)), ((0, 1), (2,), (3,)))
+        >>> al.restrict(2, 4, before=1, after=1)
+        Alignment(piece_words=((), (1,), (2,), ()), word_pieces=((), (1,), (2,)))
+        """
+        piece_words = ((),) * before + self.piece_words[start:end] + ((),) * after
+        word_pieces: list[list[int]] = [[] for _ in self.word_pieces]
+        for p, ws in enumerate(piece_words):
+            for w in ws:
+                word_pieces[w].append(p)
+        return Alignment(piece_words, tuple(tuple(ps) for ps in word_pieces))
+
+
+def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """Shrink ``start:end`` past white space at both ends (empty span: ``(start, start)``).
+
+    >>> trim_span("on the bank", 2, 6)
+    (3, 6)
+    >>> trim_span("a  b", 1, 3)
+    (3, 3)
+    """
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def align_pieces(
+    text: str,
+    words: Sequence[Word],
+    offsets: Sequence[tuple[int, int]],
+    special: Sequence[int | bool] | None = None,
+) -> Alignment:
+    """Align pieces (their char ``offsets`` into ``text``) to ``words``.
+
+    ``special[p]`` true marks piece ``p`` as a special token (belongs to no word, whatever
+    its offsets). Runs in O(pieces + words) for the usual one-word pieces.
+
+    >>> from contextlens.text import tokenize
+    >>> text = 'the river?"'
+    >>> ws = tokenize(text)                         # the | river | ? | "
+    >>> al = align_pieces(text, ws, [(0, 0), (0, 3), (3, 9), (9, 11)], special=[1, 0, 0, 0])
+    >>> al.piece_words
+    ((), (0,), (1,), (2, 3))
+    """
+    ends = [w.end for w in words]
+    piece_words: list[tuple[int, ...]] = []
+    word_pieces: list[list[int]] = [[] for _ in words]
+    for p, (a, b) in enumerate(offsets):
+        if special is not None and special[p]:
+            piece_words.append(())
+            continue
+        a, b = trim_span(text, int(a), int(b))
+        covered = []
+        w = bisect.bisect_right(ends, a)  # first word ending after a
+        while a < b and w < len(words) and words[w].start < b:
+            covered.append(w)
+            word_pieces[w].append(p)
+            w += 1
+        piece_words.append(tuple(covered))
+    return Alignment(tuple(piece_words), tuple(tuple(ps) for ps in word_pieces))
+
+
+def pooling_weights(
+    alignment: Alignment, pooling: str = "mean", words: Sequence[int] | None = None
+) -> tuple[list[int], list[int], list[float]]:
+    """Sparse pooling: triples ``(out_row, piece, weight)`` with
+    ``vector[out_row] = Σ weight · piece_vector[piece]``.
+
+    ``words`` chooses which words to pool (default: all), ``out_row`` counts them in that
+    order. ``mean`` averages a word's pieces, ``first`` / ``last`` take one piece. A word
+    without pieces gets no triple (its row stays zero): leave it out first.
+
+    >>> al = Alignment(((), (0,), (0,), (1,)), ((1, 2), (3,)))
+    >>> pooling_weights(al, "mean")
+    ([0, 0, 1], [1, 2, 3], [0.5, 0.5, 1.0])
+    >>> pooling_weights(al, "last", words=[1, 0])
+    ([0, 1], [3, 2], [1.0, 1.0])
+    """
+    check_choice("pooling", pooling, POOLINGS)
+    rows: list[int] = []
+    cols: list[int] = []
+    weights: list[float] = []
+    for out, w in enumerate(range(len(alignment.word_pieces)) if words is None else words):
+        pieces = alignment.word_pieces[w]
+        if not pieces:
+            continue
+        if pooling == "first":
+            pieces = pieces[:1]
+        elif pooling == "last":
+            pieces = pieces[-1:]
+        share = 1.0 / len(pieces)
+        for p in pieces:
+            rows.append(out)
+            cols.append(p)
+            weights.append(share)
+    return rows, cols, weights
+
+
+def attention_matrices(alignment: Alignment) -> tuple[np.ndarray, np.ndarray]:
+    """``query (words, pieces)`` and ``key (pieces, words + 1)`` for word-level attention.
+
+    ``query[w]`` averages word ``w``'s pieces (a word without pieces: a zero row);
+    ``key[p]`` hands piece ``p``'s column to its words, split equally when it covers
+    several, or to the last column (the special share) when it covers none. Every row of
+    ``key`` sums to 1, so the sum of an attention row over pieces is kept.
+
+    >>> q, k = attention_matrices(Alignment(((), (0,), (0, 1)), ((1, 2), (2,))))
+    >>> q.tolist(), k.tolist()
+    ([[0.0, 0.5, 0.5], [0.0, 0.0, 1.0]], [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.5, 0.5, 0.0]])
+    """
+    n_pieces, n_words = len(alignment.piece_words), len(alignment.word_pieces)
+    query = np.zeros((n_words, n_pieces))  # (words, pieces)
+    key = np.zeros((n_pieces, n_words + 1))  # (pieces, words + special)
+    for w, pieces in enumerate(alignment.word_pieces):
+        if pieces:
+            query[w, list(pieces)] = 1.0 / len(pieces)
+    for p, ws in enumerate(alignment.piece_words):
+        if ws:
+            key[p, list(ws)] = 1.0 / len(ws)
+        else:
+            key[p, n_words] = 1.0
+    return query, key
+
+
+def aggregate_attention(
+    attention: np.ndarray, query: np.ndarray, key: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Piece attention ``(..., pieces, pieces)`` → word attention ``(..., words, words)``
+    and the special share ``(..., words)``.
+
+    A query word's row is the mean of its pieces' rows; a key word's column is the sum of
+    its pieces' columns; so each word row plus its special share sums to 1 when each piece
+    row does.
+
+    >>> att = np.array([[0.5, 0.25, 0.25], [0.2, 0.4, 0.4], [0.0, 0.5, 0.5]])
+    >>> q, k = attention_matrices(Alignment(((), (0,), (1,)), ((1,), (2,))))
+    >>> words, special = aggregate_attention(att, q, k)
+    >>> words.tolist(), special.tolist()
+    ([[0.4, 0.4], [0.5, 0.5]], [0.2, 0.0])
+    """
+    mixed = query @ attention @ key  # (..., words, words + 1)
+    return mixed[..., :-1], mixed[..., -1]
+
+
+def _allowed_cuts(alignment: Alignment) -> list[bool]:
+    """``ok[p]``: a window may start or end just before piece ``p`` without splitting a word."""
+    n = len(alignment.piece_words)
+    blocked = [0] * (n + 2)
+    for pieces in alignment.word_pieces:
+        if len(pieces) > 1:  # cuts strictly inside the word's first..last piece are blocked
+            blocked[pieces[0] + 1] += 1
+            blocked[pieces[-1] + 1] -= 1
+    ok, depth = [], 0
+    for p in range(n + 1):
+        depth += blocked[p]
+        ok.append(depth == 0)
+    return ok
+
+
+def plan_windows(
+    alignment: Alignment, capacity: int, stride: int | None = None
+) -> list[tuple[int, int]]:
+    """Piece ranges ``[start, end)`` of at most ``capacity`` pieces covering every piece,
+    overlapping, never splitting a word.
+
+    Each window after the first starts about ``stride`` pieces (default ``capacity // 2``)
+    after the previous start, at the nearest cut that keeps words whole, so consecutive
+    windows overlap by about ``capacity - stride`` pieces.
+
+    >>> al = Alignment(tuple((i,) for i in range(10)), tuple((i,) for i in range(10)))
+    >>> plan_windows(al, 4)
+    [(0, 4), (2, 6), (4, 8), (6, 10)]
+    >>> plan_windows(al, 20)
+    [(0, 10)]
+    """
+    n = len(alignment.piece_words)
+    if capacity < 1:
+        raise InputError(f"a window must hold at least one piece, got capacity {capacity}")
+    stride = max(1, capacity // 2) if stride is None else stride
+    if not 1 <= stride <= capacity:
+        raise InputError(f"stride must be 1..{capacity} (the window capacity), got {stride}")
+    if n <= capacity:
+        return [(0, n)]
+    ok = _allowed_cuts(alignment)
+    windows: list[tuple[int, int]] = []
+    start = 0
+    while True:
+        if start + capacity >= n:
+            windows.append((start, n))
+            return windows
+        end = next((c for c in range(start + capacity, start, -1) if ok[c]), None)
+        if end is None:
+            word = next(w for w, ps in enumerate(alignment.word_pieces) if start in ps)
+            raise InputError(
+                f"word {word} has more pieces than a window holds ({capacity}); "
+                "raise max_length"
+            )
+        windows.append((start, end))
+        before = [c for c in range(start + 1, min(start + stride, end) + 1) if ok[c]]
+        start = before[-1] if before else next(c for c in range(start + 1, end + 1) if ok[c])
+
+
+def assign_windows(windows: Sequence[tuple[int, int]], alignment: Alignment) -> list[int]:
+    """For each word, the window in which it is most central (ties: the earlier window).
+
+    Centrality is the smaller of the pieces before the word and after it in the window;
+    ``-1`` for a word without pieces.
+
+    >>> al = Alignment(tuple((i,) for i in range(6)), tuple((i,) for i in range(6)))
+    >>> assign_windows([(0, 4), (2, 6)], al)
+    [0, 0, 0, 1, 1, 1]
+    """
+    assigned = []
+    for pieces in alignment.word_pieces:
+        if not pieces:
+            assigned.append(-1)
+            continue
+        first, last = pieces[0], pieces[-1]
+        best, best_score = -1, -1
+        for i, (a, b) in enumerate(windows):
+            if a <= first and last < b:
+                score = min(first - a, b - 1 - last)
+                if score > best_score:
+                    best, best_score = i, score
+        assigned.append(best)
+    return assigned
+
+
+def select_words(selection, texts: Sequence[str], all_words: Sequence[Sequence[Word]]) -> list[list[int] | None]:
+    """Per text, the sorted indices of the words asked for (None: every word).
+
+    ``selection`` is None (every word), a set or list of strings / one string (those words
+    in every text, case-insensitive), or one entry per text: None, or a list of word
+    indices, ``(start, end)`` char spans and strings.
+
+    >>> from contextlens.text import tokenize
+    >>> texts = ["The bank, the Bank.", "A river bank"]
+    >>> words = [tokenize(t) for t in texts]
+    >>> select_words({"bank"}, texts, words)
+    [[1, 4], [2]]
+    >>> select_words([[0, (4, 8)], None], texts, words)
+    [[0, 1], None]
+    """
+    if selection is None:
+        return [None] * len(texts)
+    if isinstance(selection, str):
+        selection = [selection]
+    if isinstance(selection, set | frozenset) or (
+        isinstance(selection, list | tuple) and selection and all(isinstance(s, str) for s in selection)
+    ):
+        wanted = {str(s).lower() for s in selection}
+        return [[i for i, w in enumerate(ws) if w.text.lower() in wanted] for ws in all_words]
+    if not isinstance(selection, list | tuple) or len(selection) != len(texts):
+        raise InputError(
+            "words must be None, a set of word strings, or one entry per text (None or a list of "
+            f"word indices, (start, end) spans or strings); got {type(selection).__name__} "
+            f"for {len(texts)} text(s)"
+        )
+    chosen: list[list[int] | None] = []
+    for ws, items in zip(all_words, selection):
+        if items is None:
+            chosen.append(None)
+            continue
+        picked = set()
+        for item in items:
+            if isinstance(item, numbers.Integral) and not isinstance(item, bool):
+                if not 0 <= item < len(ws):
+                    raise InputError(f"word index {item} is out of range 0..{len(ws) - 1}")
+                picked.add(int(item))
+            elif isinstance(item, tuple) and len(item) == 2:
+                picked.add(locate(ws, span=(int(item[0]), int(item[1]))))
+            elif isinstance(item, str):
+                picked.update(i for i, w in enumerate(ws) if w.text.lower() == item.lower())
+            else:
+                raise InputError(f"a word choice must be an index, a (start, end) span or a string, got {item!r}")
+        chosen.append(sorted(picked))
+    return chosen

@@ -1,0 +1,372 @@
+"""TransformerEncoder: word-level layers and attention from a real transformer.
+
+For each sentence, an :class:`~contextlens.encoders.base.Encoding` over the words of
+:func:`contextlens.text.tokenize`:
+
+- layer 0 (``"embedding row"``): the raw rows of the model's embedding matrix for the
+  word's pieces, pooled, so the same pieces give the same vector in every sentence;
+  ``embeddings_output`` holds ``hidden_states[0]`` (rows + positions + LayerNorm);
+- layers 1..L: the hidden states after each transformer layer (the last one as the
+  model returns it, after any final norm), pooled over the word's pieces (``pooling``);
+- ``attention (layers, heads, words, words)``: a word's row is the mean of its pieces'
+  rows, a word's column the sum of its pieces' columns; the attention given to special
+  and white-space pieces is ``special_attention (layers, heads, words)``, so a row plus
+  its special share sums to 1.
+
+How pieces map to words, and words that get no piece, are described in
+:mod:`contextlens.encoders.alignment`; such a word is left out and named in
+``meta["skipped"]``. A text longer than ``max_length`` pieces is never truncated: it is
+cut into overlapping windows (on word boundaries), and each word is read from the window
+where it is most central (``meta["windows"]``, ``meta["word_window"]``); its attention
+row is then its attention *inside that window* (words outside it get 0).
+
+``encode`` is not thread-safe: to run only the first k layers it shortens the model's
+layer list for the duration of the call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import EmptyInputError, InputError, check_choice
+from ..text import Word, tokenize
+from . import models
+from .alignment import (
+    POOLINGS,
+    Alignment,
+    aggregate_attention,
+    align_pieces,
+    assign_windows,
+    attention_matrices,
+    plan_windows,
+    pooling_weights,
+    select_words,
+)
+from .base import EncoderBase, Encoding
+
+__all__ = ["TransformerEncoder"]
+
+log = logging.getLogger(__name__)
+ATTENTION_BUDGET = 1 << 29  # bytes of piece attention one batch may hold (512 MiB)
+BATCH_TOKENS = 1024  # padded pieces per batch: bigger batches leave the CPU caches, smaller waste calls
+
+
+def _int(value, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+class TransformerEncoder(EncoderBase):
+    """Word vectors (every layer) and word-level attention from a transformer.
+
+    Parameters
+    ----------
+    model : a packaged model (``minilm``, ``mpnet``, ``smollm2``), a local transformers
+        directory, or a Hugging Face id.
+    layers : which layers after layer 0 to keep: None or ``"all"`` (every layer), an int
+        (one layer; negative counts from the end; 0 keeps only the embedding row), or a
+        list of ints. Only the layers up to the deepest one requested are run.
+    pooling : how a word's pieces combine: ``mean``, ``first`` or ``last``.
+    batch_size : sequences per forward pass (sorted by length to waste little padding).
+    max_length : pieces per sequence, special tokens included (default: the model's
+        maximum); longer texts are split into overlapping windows.
+    stride : pieces between the starts of consecutive windows (default: half a window).
+    device : a torch device (``"cpu"``, ``"cuda"``...).
+    words : which words to keep by default (see :meth:`encode`).
+    attention : compute word-level attention (needs the eager attention implementation,
+        slower and heavier); False leaves ``attention`` None.
+    threads : torch CPU threads (default: ``CONTEXTLENS_THREADS`` or every core available).
+    """
+
+    def __init__(self, model: str = models.DEFAULT_MODEL, layers=None, pooling: str = "mean",
+                 batch_size: int = 32, max_length: int | None = None, device: str = "cpu",
+                 words=None, attention: bool = True, stride: int | None = None,
+                 threads: int | None = None):
+        self.pooling = check_choice("pooling", pooling, POOLINGS)
+        self.batch_size = _int(batch_size, "batch_size", 1)
+        if not isinstance(attention, bool):
+            raise InputError(f"attention must be True or False, got {attention!r}")
+        self.attention, self.words, self.device = attention, words, str(device)
+        torch, _ = models.require_hf()
+        self._torch = torch
+        models.set_threads(threads)
+        if self.device.startswith("cuda") and not torch.cuda.is_available():
+            raise InputError(f"device {device!r} is not available (no CUDA); use device='cpu'")
+        self.hf_model, self.tokenizer, self.path = models.load(model, attention=attention, device=self.device)
+        self.name = models.packaged_name(model) or str(model)
+        config = self.hf_model.config
+        self.n_model_layers = int(config.num_hidden_layers)
+        self.layers = _layer_numbers(layers, self.n_model_layers)
+        self.model_max_length = models.max_length_of(config, self.tokenizer)
+        self.max_length = self.model_max_length if max_length is None else _int(max_length, "max_length", 2)
+        if self.max_length > self.model_max_length:
+            raise InputError(f"max_length {max_length} exceeds the model's maximum {self.model_max_length}")
+        self.stride = None if stride is None else _int(stride, "stride", 1)
+        self.causal = models.is_causal(config)
+        self._blocks_path, self._blocks = models.layer_list(self.hf_model, self.n_model_layers)
+        self._embedding = self.hf_model.get_input_embeddings().weight  # (vocab, dim)
+        pad = self.tokenizer.pad_token_id
+        self._pad = pad if pad is not None else (getattr(config, "pad_token_id", None) or 0)
+
+    def params(self) -> dict[str, Any]:
+        return {"pooling": self.pooling, "layers": list(self.layers), "max_length": self.max_length,
+                "stride": self.stride, "attention": self.attention, "batch_size": self.batch_size}
+
+    def _meta(self) -> dict[str, Any]:
+        config = self.hf_model.config
+        return {
+            "encoder": "transformer", "model": self.name, "path": str(self.path),
+            "architecture": (config.architectures or [type(self.hf_model).__name__])[0],
+            "model_type": config.model_type, "causal": self.causal, "pooling": self.pooling,
+            "layers": list(self.layers), "n_model_layers": self.n_model_layers,
+            "max_length": self.max_length, "params": self.params(),
+            "vectors": f"{self.name}'s pieces (its tokenizer gave the word no sub-word piece)",
+        }
+
+    def _encode(self, text: str) -> Encoding:
+        return self.encode([text])[0]
+
+    def encode_one(self, text: str, words=None) -> Encoding:
+        """One sentence; ``words``: strings, or word indices / char spans of this text."""
+        if words is not None and not isinstance(words, set | frozenset | str) and not all(
+            isinstance(w, str) for w in words
+        ):
+            words = [list(words)]
+        return self.encode([text], words=words)[0]
+
+    def encode(self, texts: Sequence[str], words=None) -> list[Encoding]:
+        """Encode sentences; ``words`` (default: the constructor's) keeps only some words:
+
+        - None: every word;
+        - a set or list of strings (or one string): the words with that text, in every
+          sentence (case-insensitive);
+        - a list with one entry per text, each None (every word) or a list of word indices
+          (into ``tokenize(text)``), ``(start, end)`` char spans, or word strings.
+
+        With a selection, only those words are pooled, windows without them are not run,
+        texts without them give an Encoding with no words, and ``attention`` is None
+        (a word row over a subset of words would not sum to 1).
+        """
+        texts = [texts] if isinstance(texts, str) else list(texts)
+        for i, text in enumerate(texts):
+            if not isinstance(text, str) or not text.strip():
+                raise EmptyInputError(f"sentence {i + 1} is empty; give some words to encode")
+        if not texts:
+            return []
+        all_words = [tokenize(t) for t in texts]
+        chosen = select_words(self.words if words is None else words, texts, all_words)
+        enc = self.tokenizer(texts, add_special_tokens=True, return_offsets_mapping=True,
+                             return_special_tokens_mask=True, return_attention_mask=False,
+                             return_token_type_ids=False, verbose=False)
+        plans, segments = [], []
+        for i, text in enumerate(texts):
+            plan = self._plan(text, all_words[i], enc["input_ids"][i], enc["offset_mapping"][i],
+                              enc["special_tokens_mask"][i], chosen[i])
+            plans.append(plan)
+            segments += [(i, *s) for s in plan["segments"]]
+        self._run(segments, plans)
+        return [self._encoding(text, plan) for text, plan in zip(texts, plans)]
+
+    def _plan(self, text: str, words: list[Word], ids, offsets, special, chosen) -> dict:
+        """Align one text, choose its windows and the words each window yields."""
+        n = len(ids)
+        before = next((p for p in range(n) if not special[p]), n)
+        after = next((n - p for p in range(n, before, -1) if not special[p - 1]), 0)
+        content = slice(before, n - after)
+        al = align_pieces(text, words, offsets[content], special[content])
+        missing = set(al.missing)
+        kept = [w for w in (range(len(words)) if chosen is None else chosen) if w not in missing]
+        if not kept and chosen is None:
+            raise InputError(
+                f"no word of {text!r} got a piece from {self.name}'s tokenizer "
+                f"(words: {', '.join(repr(w.text) for w in words)}); give text the model can read"
+            )
+        capacity = self.max_length - before - after
+        windows = plan_windows(al, capacity, self.stride) if kept else []
+        owner = assign_windows(windows, al)
+        segments = []
+        for k, (a, b) in enumerate(windows):
+            take = [w for w in kept if owner[w] == k]
+            if take:
+                seq = list(ids[:before]) + list(ids[content][a:b]) + list(ids[n - after:])
+                segments.append((k, seq, al.restrict(a, b, before, after), take))
+        return {"words": words, "kept": kept, "index": {w: j for j, w in enumerate(kept)},
+                "windows": windows, "owner": owner, "missing": sorted(missing), "segments": segments,
+                "pieces": self.tokenizer.convert_ids_to_tokens(list(ids[content])), "alignment": al,
+                "attention": self.attention and chosen is None and bool(self.layers), "att": {}}
+
+    def _batches(self, segments: list) -> list[list]:
+        """Length-sorted batches of at most ``batch_size`` sequences and about
+        ``BATCH_TOKENS`` padded pieces (small enough for the CPU caches), and, with
+        attention, at most ``ATTENTION_BUDGET`` bytes of attention weights."""
+        order = sorted(segments, key=lambda s: -len(s[2]))  # longest first: memory trouble shows early
+        heads = getattr(self.hf_model.config, "num_attention_heads", 1)
+        batches, i = [], 0
+        while i < len(order):
+            width = len(order[i][2])
+            size = max(1, min(self.batch_size, BATCH_TOKENS // width))
+            if self.attention:  # every run layer's (batch, heads, T, T) attention is kept
+                per_seq = 4 * heads * max(self.layers, default=1) * width**2
+                if per_seq > 8 * ATTENTION_BUDGET:
+                    raise InputError(
+                        f"the attention weights of a {width}-piece sequence would take {per_seq / 2**30:.1f} GiB; "
+                        "pass max_length= (e.g. 512: longer texts go through windows) or attention=False"
+                    )
+                size = max(1, min(size, ATTENTION_BUDGET // per_seq))
+            batches.append(order[i : i + size])
+            i += size
+        return batches
+
+    def _run(self, segments: list, plans: list[dict]) -> None:
+        """Run the model over the segments in batches; write each plan's ``layers``
+        ``(layers + 1, words, dim)`` and ``emb_out`` ``(words, dim)``, and its attention."""
+        torch = self._torch
+        depth = max(self.layers, default=1)  # run at least one layer: its input is hidden_states[0]
+        dim = self._embedding.shape[1]
+        for plan in plans:
+            plan["layers"] = np.zeros((len(self.layers) + 1, len(plan["kept"]), dim), dtype=np.float32)
+            plan["emb_out"] = np.zeros((len(plan["kept"]), dim), dtype=np.float32)
+        with torch.inference_mode(), self._capture(depth) as store:
+            for batch in self._batches(segments):
+                lengths = [len(s[2]) for s in batch]
+                width = max(lengths)
+                ids = torch.full((len(batch), width), self._pad, dtype=torch.long)
+                mask = torch.zeros((len(batch), width), dtype=torch.long)
+                rows, cols, weights, n_rows = [], [], [], 0
+                for b, (_, _, seq, al, take) in enumerate(batch):
+                    ids[b, : len(seq)] = torch.tensor(seq)
+                    mask[b, : len(seq)] = 1
+                    r, c, w = pooling_weights(al, self.pooling, take)
+                    rows += [n_rows + x for x in r]
+                    cols += [b * width + x for x in c]
+                    weights += w
+                    n_rows += len(take)
+                need_att = any(plans[s[0]]["attention"] for s in batch)
+                ids = ids.to(self.device)
+                result = self.hf_model(input_ids=ids, attention_mask=mask.to(self.device),
+                                       output_attentions=need_att)
+                if depth == self.n_model_layers:
+                    store[depth] = result.last_hidden_state
+                cols_t = torch.tensor(cols, device=self.device)
+                rows_t = torch.tensor(rows, device=self.device)
+                w_t = torch.tensor(weights, dtype=self._embedding.dtype, device=self.device)[:, None]
+                states = [self._embedding[ids.reshape(-1)[cols_t]], store[0].reshape(-1, dim)[cols_t]]
+                states += [store[k].reshape(-1, dim)[cols_t] for k in self.layers]  # each (pieces used, dim)
+                pooled = torch.zeros((len(states), n_rows, dim), dtype=w_t.dtype, device=self.device)
+                for j, state in enumerate(states):
+                    pooled[j].index_add_(0, rows_t, state * w_t)
+                pooled = pooled.float().cpu().numpy()  # (embedding row, emb. output, layers..., rows, dim)
+                start = 0
+                for i, _, _, _, take in batch:
+                    plan, chunk = plans[i], pooled[:, start : start + len(take)]
+                    where = [plan["index"][w] for w in take]
+                    plan["layers"][0, where] = chunk[0]
+                    plan["layers"][1:, where] = chunk[2:]
+                    plan["emb_out"][where] = chunk[1]
+                    start += len(take)
+                if need_att:
+                    self._word_attention(batch, plans, result.attentions, lengths)
+
+    def _word_attention(self, batch, plans, attentions, lengths) -> None:
+        if not attentions or any(a is None for a in attentions):
+            raise InputError(
+                f"{self.name} returns no attention weights (its attention implementation is "
+                f"{self.hf_model.config._attn_implementation!r}); use attention=False"
+            )
+        att = self._torch.stack([attentions[k - 1] for k in self.layers], 1).float().cpu().numpy()
+        for b, (i, window, _, al, take) in enumerate(batch):
+            plan = plans[i]
+            if not plan["attention"]:
+                continue
+            t = lengths[b]
+            query, key = attention_matrices(al)
+            words, special = aggregate_attention(att[b, :, :, :t, :t], query, key)  # (layers, heads, n, n)
+            plan["att"][window] = (take, words, special)
+
+    @contextlib.contextmanager
+    def _capture(self, depth: int):
+        """Run only the first ``depth`` layers and record ``hidden_states[k]`` of the wanted
+        ``k`` in a dict: 0 is the first layer's input, k its output (pre final norm)."""
+        store: dict[int, Any] = {}
+        blocks = self._blocks
+
+        def pre_hook(module, args, kwargs):
+            store[0] = args[0] if args else kwargs["hidden_states"]
+
+        def hook(k):
+            def record(module, args, output):
+                store[k] = output[0] if isinstance(output, tuple) else output
+            return record
+
+        handles = [blocks[0].register_forward_pre_hook(pre_hook, with_kwargs=True)]
+        handles += [blocks[k - 1].register_forward_hook(hook(k)) for k in self.layers
+                    if k < self.n_model_layers]
+        parent_name, _, attr = self._blocks_path.rpartition(".")
+        parent = self.hf_model.get_submodule(parent_name) if parent_name else self.hf_model
+        if depth < len(blocks):
+            setattr(parent, attr, type(blocks)(list(blocks)[:depth]))
+        try:
+            yield store
+        finally:
+            setattr(parent, attr, blocks)
+            for h in handles:
+                h.remove()
+
+    def _encoding(self, text: str, plan: dict) -> Encoding:
+        kept, words = plan["kept"], plan["words"]
+        meta = self._meta()
+        al: Alignment = plan["alignment"]
+        meta.update(
+            word_indices=kept,
+            skipped={words[w].text: [] for w in plan["missing"]},
+            pieces=[[plan["pieces"][p] for p in al.word_pieces[w]] for w in kept],
+        )
+        if len(plan["windows"]) > 1:
+            meta.update(windows=[_char_span(al, words, a, b) for a, b in plan["windows"]],
+                        word_window=[plan["owner"][w] for w in kept])
+        attention = special = None
+        if plan["attention"] and kept:
+            n, index = len(kept), plan["index"]
+            att_shape = next(iter(plan["att"].values()))[1].shape[:2]
+            attention = np.zeros((*att_shape, n, n), dtype=np.float32)
+            special = np.zeros((*att_shape, n), dtype=np.float32)
+            for take, word_att, share in plan["att"].values():
+                rows = [index[w] for w in take]
+                attention[:, :, rows, :] = word_att[:, :, take][:, :, :, kept]
+                special[:, :, rows] = share[:, :, take]
+            if len(plan["windows"]) > 1:
+                meta["attention"] = "windowed: a word's row is its attention inside its window; 0 outside"
+        elif self.attention:
+            meta["attention"] = ("not computed: only some words were kept (words=)" if self.layers
+                                 else "no layers requested")
+        names = ("embedding row",) + tuple(f"layer {k}" for k in self.layers)
+        return Encoding(text, [words[w] for w in kept], plan["layers"], attention, names, meta, special,
+                        plan["emb_out"])
+
+
+def _char_span(al: Alignment, words: list[Word], a: int, b: int) -> list[int]:
+    inside = [w for w, ps in enumerate(al.word_pieces) if ps and a <= ps[0] and ps[-1] < b]
+    return [words[inside[0]].start, words[inside[-1]].end] if inside else [0, 0]
+
+
+def _layer_numbers(layers, n: int) -> tuple[int, ...]:
+    """The contextual layers (1..n) to keep, ascending."""
+    if layers is None or layers == "all":
+        return tuple(range(1, n + 1))
+    items = [layers] if isinstance(layers, numbers.Integral) else layers
+    if isinstance(items, str) or not all(isinstance(k, numbers.Integral) and not isinstance(k, bool)
+                                         for k in items):
+        raise InputError(f"layers must be None, 'all', an int or a list of ints, got {layers!r}")
+    out = set()
+    for k in items:
+        if not -n <= k <= n:
+            raise InputError(f"layer {k} does not exist: the model has layers 0..{n} (or -1..-{n})")
+        out.add(int(k) if k >= 0 else n + 1 + int(k))
+    return tuple(sorted(out - {0}))
