@@ -36,10 +36,15 @@ ANALOGY_METHODS = ("3cosadd", "3cosmul")
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
-    """Cosine of two vectors; a zero vector is an error, not NaN.
+    """Cosine of two vectors, in [-1, 1]; a zero vector is an error, not NaN.
+
+    Identical vectors give exactly 1.0 (the same table row in two sentences), not a
+    rounding error away from it.
 
     >>> cosine(np.array([1.0, 0.0]), np.array([1.0, 1.0]))
     0.7071067811865475
+    >>> cosine(np.array([0.1, 0.7, 0.3]), np.array([0.1, 0.7, 0.3]))
+    1.0
     """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
@@ -51,7 +56,9 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
             "cosine of a zero vector is undefined; the word has no co-occurrences or no "
             "context to mix in (check the window, min_count, or the sentence)"
         )
-    return float(a @ b / (na * nb))
+    if np.array_equal(a, b):
+        return 1.0
+    return float(np.clip(a @ b / (na * nb), -1.0, 1.0))
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:

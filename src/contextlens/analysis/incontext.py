@@ -37,7 +37,10 @@ def _probe_rows(table: EmbeddingTable | None, static: np.ndarray, contextual: np
     if not probes:
         return []
     if table is None:
-        raise InputError("probes need an encoder with an embedding table")
+        raise InputError(
+            "probe words are compared with a static table's vectors; use --vectors (a table) for "
+            "probes, or compare two usages with `compare`/`layers` when using a model"
+        )
     rows = []
     for p in probes:
         v = table.vector(p)

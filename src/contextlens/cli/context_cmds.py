@@ -26,12 +26,16 @@ HEADS = typer.Option(None, help="attention: number of heads.")
 PROJECTIONS = typer.Option(None, help="attention: 'random' (seeded) W_Q/W_K/W_V per head.")
 SCALE = typer.Option(None, help="attention: score scale (default 1/sqrt(d)).")
 SEED = typer.Option(None, help="attention: seed of random projections.")
+MODEL = typer.Option(None, "--model", "-m", help="A transformer (minilm, mpnet, smollm2, a directory or "
+                     "a Hugging Face id) instead of --vectors; reports every layer.")
 JSON = typer.Option(False, "--json", help="Print one JSON object.")
 PLOT = typer.Option(None, "--plot", help="Write a figure (.png, .svg or .pdf).")
 
 
-def _encoder(method, vectors, alpha, window, include_self, causal, positions, heads, projections,
-             scale, seed):
+def _encoder(model, method, vectors, alpha, window, include_self, causal, positions, heads,
+             projections, scale, seed):
+    if model is not None:
+        return make_encoder(model=model)
     options = {"window": window}
     if method == "average":
         options["alpha"] = alpha
@@ -53,19 +57,22 @@ def register(app: typer.Typer) -> None:
         probe: list[str] = typer.Option([], "--probe", "-p", help="Probe word(s) to measure against."),
         alpha: float = ALPHA, window: int = WINDOW, include_self: bool = SELF, causal: bool = CAUSAL,
         positions: str = POSITIONS, heads: int = HEADS, projections: str = PROJECTIONS,
-        scale: float = SCALE, seed: int = SEED, as_json: bool = JSON, plot: Path = PLOT,
+        scale: float = SCALE, seed: int = SEED, model: str = MODEL,
+        layer: int = typer.Option(-1, help="Layer whose weights and vector to show (-1: the last)."),
+        as_json: bool = JSON, plot: Path = PLOT,
     ) -> None:
         """The weight WORD gave each context word, and how its vector moved toward probes."""
-        encoder = _encoder(method, vectors, alpha, window, include_self, causal, positions, heads,
+        encoder = _encoder(model, method, vectors, alpha, window, include_self, causal, positions, heads,
                            projections, scale, seed)
-        r = contextualize_word(encoder, text, word, probes=probe, occurrence=occurrence)
+        r = contextualize_word(encoder, text, word, probes=probe, occurrence=occurrence, layer=layer)
         if plot:
             plots.save_figure(plots.weights_bar(r["weights"], highlight=r["index"],
                                                 title=f"{r['word']!r} in {text!r} ({method})"), plot)
         if as_json:
             print_json(r)
             return
-        t = Table(title=f"weights {r['word']!r} gave ({method}, {r['encoder'].get('vectors', '')})",
+        source = model or f"{method}, {r['encoder'].get('vectors', '')}"
+        t = Table(title=f"weights {r['word']!r} gave ({source}, {r['layer']})",
                   title_justify="left")
         for col in ("word", "weight", ""):
             t.add_column(col, justify="right" if col == "weight" else "left")
@@ -93,19 +100,20 @@ def register(app: typer.Typer) -> None:
         method: str = typer.Option("average", help=" | ".join(STATIC_METHODS)),
         alpha: float = ALPHA, window: int = WINDOW, include_self: bool = SELF, causal: bool = CAUSAL,
         positions: str = POSITIONS, heads: int = HEADS, projections: str = PROJECTIONS,
-        scale: float = SCALE, seed: int = SEED, as_json: bool = JSON, plot: Path = PLOT,
+        scale: float = SCALE, seed: int = SEED, model: str = MODEL, as_json: bool = JSON,
+        plot: Path = PLOT,
     ) -> None:
         """Cosine between WORD in TEXT1 and in TEXT2 at every layer (layer 0 = static)."""
-        encoder = _encoder(method, vectors, alpha, window, include_self, causal, positions, heads,
+        encoder = _encoder(model, method, vectors, alpha, window, include_self, causal, positions, heads,
                            projections, scale, seed)
         r = compare_usages(encoder, text1, text2, word)
         if plot:
             plots.save_figure(plots.layer_cosines({f"{word}: 1 vs 2": r["cosine_by_layer"]},
-                                                  r["layer_names"], title=f"{word!r}, {method}"), plot)
+                                                  r["layer_names"], title=f"{word!r}, {model or method}"), plot)
         if as_json:
             print_json(r)
             return
-        t = Table(title=f"{word!r} in the two sentences ({method})", title_justify="left")
+        t = Table(title=f"{word!r} in the two sentences ({model or method})", title_justify="left")
         t.add_column("layer")
         t.add_column("cosine", justify="right")
         for name, c in zip(r["layer_names"], r["cosine_by_layer"]):
