@@ -71,7 +71,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(r)
             return
-        source = model or f"{method}, {r['encoder'].get('vectors', '')}"
+        source = model or f"{method} over {vectors}"
         t = Table(title=f"weights {r['word']!r} gave ({source}, {r['layer']})",
                   title_justify="left")
         for col in ("word", "weight", ""):

@@ -45,7 +45,8 @@ def build(
     start = time.perf_counter()
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed:,} sentences"),
-        TimeElapsedColumn(), console=console, transient=True, disable=as_json,
+        TimeElapsedColumn(), console=console, transient=True,
+        disable=as_json or not console.is_terminal,
     ) as bar:
         task = bar.add_task(f"{method}", total=None)
         table = build_table(
