@@ -1,0 +1,60 @@
+"""Loaders for the standard evaluation datasets, in their original published layouts.
+
+Every loader takes the data directory ``root`` first (see :func:`resolve_data_dir`) and
+reads the files where the published dataset puts them; a missing file raises
+:class:`DatasetMissingError` (which files, where, and how to get them), a malformed one
+:class:`~contextlens.errors.FileFormatError` (file, line, what was expected), an empty
+one :class:`~contextlens.errors.EmptyInputError`.
+
+============  ===========================================================
+family        loaders
+============  ===========================================================
+registry      DATASETS, resolve_data_dir, dataset_status, require
+WiC           load_wic, load_wic_tsv
+SCWS          load_scws
+WSD           load_wsd_eval, load_semcor, wordnet, candidate_keys, ...
+CoarseWSD-20  coarsewsd_words, load_coarsewsd
+similarity    load_similarity, SIMILARITY_FILES, gensim_pairs_file
+analogies     load_analogies, ANALOGY_FILES
+============  ===========================================================
+"""
+
+from .analogy import ANALOGY_FILES, AnalogySection, load_analogies
+from .coarse import COARSE_SPLITS, CoarseItem, coarse_classes, coarsewsd_words, load_coarsewsd
+from .registry import (
+    COARSE_WORDS,
+    DATASETS,
+    WSD_EVAL_NAMES,
+    DatasetMissingError,
+    DatasetSpec,
+    Source,
+    dataset_status,
+    how_to_get,
+    require,
+    resolve_data_dir,
+)
+from .scws import ScwsItem, context_tokens, load_scws
+from .semcor import SEMCOR_ARCHIVE, load_semcor, universal_tag
+from .similarity import (
+    SIMILARITY_FILES,
+    SimilarityPair,
+    available_similarity,
+    gensim_pairs_file,
+    load_similarity,
+)
+from .wic import WIC_SPLITS, WicItem, WicTsvItem, load_wic, load_wic_tsv
+from .wordnet import WORDNET_POS, candidate_keys, key_synset, most_frequent_key, unknown_keys, wordnet
+from .wsd import WSD_POS, WsdInstance, WsdSentence, load_gold_keys, load_wsd_eval
+
+__all__ = [
+    "ANALOGY_FILES", "AnalogySection", "load_analogies",
+    "COARSE_SPLITS", "CoarseItem", "coarse_classes", "coarsewsd_words", "load_coarsewsd",
+    "COARSE_WORDS", "DATASETS", "WSD_EVAL_NAMES", "DatasetMissingError", "DatasetSpec", "Source",
+    "dataset_status", "how_to_get", "require", "resolve_data_dir",
+    "ScwsItem", "context_tokens", "load_scws",
+    "SEMCOR_ARCHIVE", "load_semcor", "universal_tag",
+    "SIMILARITY_FILES", "SimilarityPair", "available_similarity", "gensim_pairs_file", "load_similarity",
+    "WIC_SPLITS", "WicItem", "WicTsvItem", "load_wic", "load_wic_tsv",
+    "WORDNET_POS", "candidate_keys", "key_synset", "most_frequent_key", "unknown_keys", "wordnet",
+    "WSD_POS", "WsdInstance", "WsdSentence", "load_gold_keys", "load_wsd_eval",
+]
