@@ -15,7 +15,13 @@ ifneq ($(wildcard $(SHARED_DATA)),)
 export CONTEXTLENS_DATA ?= $(SHARED_DATA)
 endif
 
-.PHONY: setup demo test bench lint clean
+# The browser tests drive Debian's Chromium (Playwright's own browser download cannot work
+# offline); install it when missing, as root or through sudo.
+CHROMIUM_SETUP = @test -x /usr/bin/chromium || { \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; }
+
+.PHONY: setup demo test bench lint lab clean
 
 setup: $(STAMP)
 
@@ -26,6 +32,7 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check $(TORCH)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[all,dev]'
 	$(BIN)/contextlens models install mpnet smollm2
+	$(CHROMIUM_SETUP)
 	@touch $@
 
 demo: $(STAMP)
@@ -38,6 +45,10 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/cooccurrence.py
 	$(BIN)/python benchmarks/static_speed.py
 	$(BIN)/python benchmarks/extraction.py
+	$(BIN)/python benchmarks/lab_latency.py
+
+lab: $(STAMP)
+	$(BIN)/contextlens lab
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

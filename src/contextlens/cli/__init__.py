@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from .. import __version__
-from . import context_cmds, data_cmd, demo_cmd, experiments, models_cmd, static_cmds
+from . import context_cmds, data_cmd, demo_cmd, experiments, lab_cmd, models_cmd, static_cmds
 from ._common import setup_logging
 
 app = typer.Typer(
@@ -37,6 +37,7 @@ context_cmds.register(app)
 experiments.register(app)
 models_cmd.register(app)
 data_cmd.register(app)
+lab_cmd.register(app)
 demo_cmd.register(app)
 
 

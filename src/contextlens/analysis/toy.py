@@ -1,0 +1,140 @@
+"""The toy lab's plane: 2-D vectors for *bank* and a few neighbours, on finance/nature axes.
+
+Dimension 0 is "finance", dimension 1 is "nature". A toy sentence is *bank* plus the
+neighbours the user picked; its contextual vector comes from the library's own encoders
+(:class:`~contextlens.encoders.mixing.NeighbourAverage` or
+:class:`~contextlens.encoders.mixing.SelfAttention`) over a 2-D table, so every number the
+web page shows (it recomputes them in JavaScript with the same formulas) can be checked
+against this module. The axis words ``finance`` = (1, 0) and ``nature`` = (0, 1) are rows
+of the table, used as probes.
+
+>>> r = toy_bank(["money", "river"], method="average")
+>>> r["words"], [round(w["weight"], 2) for w in r["weights"]]
+(['bank', 'money', 'river'], [0.0, 0.5, 0.5])
+>>> [round(x, 3) for x in r["contextual"]]
+[0.475, 0.6]
+>>> pair = toy_compare([["loan"], ["river"]], method="attention", include_self=True)
+>>> round(pair["cosine"], 3)
+0.75
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..encoders.registry import make_encoder
+from ..errors import InputError, UnknownWordError, check_choice
+from ..vectors import EmbeddingTable, cosine
+from .incontext import contextualize
+
+__all__ = ["TOY_VECTORS", "TOY_AXES", "TOY_METHODS", "TARGET", "toy_table", "toy_bank", "toy_compare"]
+
+TARGET = "bank"
+#: word -> (finance, nature): the starting positions on the plane.
+TOY_VECTORS: dict[str, tuple[float, float]] = {
+    "bank": (0.6, 0.55),
+    "loan": (0.95, 0.1),
+    "money": (0.85, 0.25),
+    "river": (0.1, 0.95),
+    "water": (0.2, 0.8),
+    "sat": (0.3, 0.25),
+}
+#: the axis words (probes): unit vectors along each dimension.
+TOY_AXES: dict[str, tuple[float, float]] = {"finance": (1.0, 0.0), "nature": (0.0, 1.0)}
+TOY_METHODS = ("average", "attention")
+MAX_COORD = 10.0  # a dragged vector stays within this box: the plane the page draws
+
+
+def _point(word: str, value) -> tuple[float, float]:
+    try:
+        x, y = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise InputError(f"the vector of {word!r} must be two numbers [finance, nature], got {value!r}") from None
+    if not all(math.isfinite(v) and abs(v) <= MAX_COORD for v in (x, y)):
+        raise InputError(f"the vector of {word!r} must have finite coordinates within ±{MAX_COORD}, got {value!r}")
+    return x, y
+
+
+def toy_table(vectors: Mapping[str, Sequence[float]] | None = None) -> EmbeddingTable:
+    """The 2-D table: :data:`TOY_VECTORS` with ``vectors`` (moved words) replacing rows,
+    plus the axis words. Only the toy words can be moved.
+
+    >>> toy_table({"river": [0.0, 2.0]}).vector("river").tolist()
+    [0.0, 2.0]
+    """
+    moved = dict(vectors or {})
+    unknown = [w for w in moved if w not in TOY_VECTORS]
+    if unknown:
+        raise UnknownWordError(unknown[0], where=f"the toy plane (its words: {', '.join(TOY_VECTORS)})")
+    rows = {w: _point(w, moved.get(w, v)) for w, v in TOY_VECTORS.items()}
+    keys = list(rows) + list(TOY_AXES)
+    return EmbeddingTable(keys, np.array([*rows.values(), *TOY_AXES.values()], dtype=np.float64), name="toy plane")
+
+
+def _encoder(table: EmbeddingTable, method: str, alpha: float, include_self: bool, scale: float | None):
+    check_choice("toy method", method, TOY_METHODS)
+    if method == "average":
+        return make_encoder("average", vectors=table, alpha=alpha)
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, numbers.Real)):
+        raise InputError(f"scale must be a number or None (1/√2 for the plane), got {scale!r}")
+    return make_encoder("attention", vectors=table, include_self=include_self, scale=scale)
+
+
+def _neighbours(neighbours: Sequence[str]) -> list[str]:
+    words = list(neighbours)
+    bad = [w for w in words if w not in TOY_VECTORS or w == TARGET]
+    if bad:
+        choices = ", ".join(w for w in TOY_VECTORS if w != TARGET)
+        raise UnknownWordError(bad[0], where=f"the toy neighbours (choose from {choices})")
+    if len(set(words)) != len(words):
+        raise InputError(f"each neighbour may be picked once, got {words}")
+    return words
+
+
+def toy_bank(
+    neighbours: Sequence[str], *, vectors: Mapping[str, Sequence[float]] | None = None,
+    method: str = "average", alpha: float = 0.0, include_self: bool = True, scale: float | None = None,
+) -> dict[str, Any]:
+    """*bank*'s contextual vector in the toy sentence ``bank + neighbours``.
+
+    ``method`` is ``average`` (``alpha``: the weight bank keeps of itself) or ``attention``
+    (``include_self``; ``scale`` multiplies the dot products, None = 1/√2). Returns
+    ``{sentence, words, weights: [{word, position, weight}], static [x, y], contextual
+    [x, y], static_cosines {finance, nature}, cosines {finance, nature}}``.
+    """
+    words = [TARGET] + _neighbours(neighbours)
+    table = toy_table(vectors)
+    encoder = _encoder(table, method, alpha, include_self, scale)
+    r = contextualize(encoder, " ".join(words), TARGET, probes=list(TOY_AXES))
+    enc_vec = encoder.encode([r["sentence"]])[0].layers[:, 0]  # (2, 2): static, contextual
+    return {
+        "sentence": r["sentence"], "words": r["words"], "method": method, "weights": r["weights"],
+        "static": [float(v) for v in enc_vec[0]], "contextual": [float(v) for v in enc_vec[-1]],
+        "static_cosines": {p["probe"]: p["static_cosine"] for p in r["probes"]},
+        "cosines": {p["probe"]: p["contextual_cosine"] for p in r["probes"]},
+    }
+
+
+def toy_compare(
+    selections: Sequence[Sequence[str]], *, vectors: Mapping[str, Sequence[float]] | None = None,
+    method: str = "average", alpha: float = 0.0, include_self: bool = True, scale: float | None = None,
+) -> dict[str, Any]:
+    """:func:`toy_bank` for two neighbour selections, and the cosine between the two banks.
+
+    Returns ``{sentences: [two toy_bank dicts], cosine, vectors: {word: [x, y]}}``.
+    """
+    if len(selections) != 2:
+        raise InputError(f"the toy lab compares exactly 2 sentences, got {len(selections)}")
+    rows = [toy_bank(s, vectors=vectors, method=method, alpha=alpha, include_self=include_self, scale=scale)
+            for s in selections]
+    table = toy_table(vectors)
+    return {
+        "sentences": rows,
+        "cosine": cosine(np.array(rows[0]["contextual"]), np.array(rows[1]["contextual"])),
+        "vectors": {w: table.vector(w).tolist() for w in TOY_VECTORS},
+    }

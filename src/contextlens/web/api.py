@@ -1,0 +1,138 @@
+"""The lab's JSON API under ``/api/``: each route checks the limits and calls the library."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+from fastapi import APIRouter, Depends, Request
+
+from ..analysis.attribution import attribute
+from ..analysis.explore import explore
+from ..analysis.incontext import compare, contextualize
+from ..analysis.layers import layer_divergence
+from ..analysis.senses import senses
+from ..analysis.toy import TOY_AXES, TOY_METHODS, TOY_VECTORS, toy_compare
+from ..text import tokenize
+from . import schemas as s
+from .state import LabState
+
+__all__ = ["router"]
+
+ERRORS = {400: {"model": s.ErrorBody, "description": "bad input (unknown word, model, option...)"},
+          422: {"model": s.ErrorBody, "description": "malformed request or over a limit"}}
+router = APIRouter(prefix="/api", responses=ERRORS)
+
+
+def lab(request: Request) -> LabState:
+    return request.app.state.lab
+
+
+def plain(obj: Any) -> Any:
+    """The library's result with numpy scalars and arrays as JSON numbers and lists."""
+    if isinstance(obj, dict):
+        return {str(k): plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [plain(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj
+
+
+def _encoder(state: LabState, req: s.EncoderOptions):
+    return state.encoder(req.encoder, alpha=req.alpha, include_self=req.include_self, scale=req.scale)
+
+
+@router.get("/status", response_model=s.StatusResponse, summary="Encoders, limits, and what is loaded")
+def status(state: LabState = Depends(lab)):
+    return state.status()
+
+
+@router.post("/models/load", response_model=s.ResourceStatus,
+             summary="Start loading a model (or the table) in the background; poll /api/status")
+def load_model(req: s.ModelLoadRequest, state: LabState = Depends(lab)):
+    return state.preload(req.name)
+
+
+@router.get("/toy/defaults", summary="The toy plane: starting vectors, axes and methods")
+def toy_defaults():
+    return {"vectors": {w: list(v) for w, v in TOY_VECTORS.items()},
+            "axes": {w: list(v) for w, v in TOY_AXES.items()}, "methods": list(TOY_METHODS)}
+
+
+@router.post("/toy", response_model=s.ToyResponse, summary="Bank's contextual vector in two toy sentences")
+def toy(req: s.ToyRequest):
+    return plain(toy_compare(req.neighbours, vectors=req.vectors, method=req.method, alpha=req.alpha,
+                             include_self=req.include_self, scale=req.scale))
+
+
+@router.post("/tokens", response_model=s.TokensResponse, summary="The words of each sentence, with char spans")
+def tokens(req: s.TokensRequest, state: LabState = Depends(lab)):
+    state.limits.check_sentences(req.sentences)
+    return {"sentences": [[{"text": w.text, "start": w.start, "end": w.end} for w in tokenize(t)]
+                          for t in req.sentences]}
+
+
+@router.post("/encode", response_model=s.EncodeResponse, summary="Encode sentences: words, layers, shapes")
+def encode(req: s.EncodeRequest, state: LabState = Depends(lab)):
+    state.limits.check_sentences(req.sentences)
+    encs = _encoder(state, req).encode(req.sentences)
+    return plain({
+        "layer_names": list(encs[0].layer_names) if encs else [], "encoder": dict(encs[0].meta) if encs else {},
+        "sentences": [{"text": e.text, "words": e.tokens, "n_layers": e.n_layers, "dim": e.dim,
+                       "heads": None if e.attention is None else int(e.attention.shape[1])} for e in encs],
+    })
+
+
+@router.post("/layers", response_model=s.LayersResponse,
+             summary="Layer divergence: cosine of the word's usages, every pair, every layer")
+def layers(req: s.WordRequest, state: LabState = Depends(lab)):
+    state.limits.check_sentences(req.sentences)
+    pairs = list(itertools.combinations(req.sentences, 2))
+    result = layer_divergence(_encoder(state, req), pairs, req.word)
+    for row, (i, j) in zip(result["pairs"], itertools.combinations(range(len(req.sentences)), 2)):
+        row["label"] = f"{i + 1}–{j + 1}"
+        row["indices"] = [i, j]
+    return plain(result)
+
+
+@router.post("/explore", response_model=s.ExploreResponse,
+             summary="Cosine matrix of the word's usages at a layer, and their 2-D projection")
+def explore_route(req: s.ExploreRequest, state: LabState = Depends(lab)):
+    state.limits.check_sentences(req.sentences)
+    return plain(explore(_encoder(state, req), req.sentences, req.word, layer=req.layer,
+                         projection=req.projection))
+
+
+@router.post("/compare", summary="Cosine between the word in two sentences, layer by layer")
+def compare_route(req: s.CompareRequest, state: LabState = Depends(lab)):
+    state.limits.check_sentences(req.sentences)
+    return plain(compare(_encoder(state, req), req.sentences[0], req.sentences[1], req.word))
+
+
+@router.post("/contextualize", summary="The weights a word gave its neighbours, and cosines to probe words")
+def contextualize_route(req: s.ContextualizeRequest, state: LabState = Depends(lab)):
+    state.limits.check_sentences([req.sentence])
+    return plain(contextualize(_encoder(state, req), req.sentence, req.word, probes=req.probes, layer=req.layer))
+
+
+@router.post("/attention", response_model=s.AttentionResponse,
+             summary="Attention of a sentence at a layer (a head or the mean), with rollout")
+def attention(req: s.AttentionRequest, state: LabState = Depends(lab)):
+    state.limits.check_sentences([req.sentence])
+    state.limits.check_attention(len(tokenize(req.sentence)))
+    return plain(attribute(_encoder(state, req), req.sentence, req.word, occurrence=req.occurrence,
+                           layer=req.layer, head=req.head, rollout=req.rollout))
+
+
+@router.post("/senses", response_model=s.SensesResponse,
+             summary="Cluster the word's usages (senses), with silhouette and a 2-D projection")
+def senses_route(req: s.SensesRequest, state: LabState = Depends(lab)):
+    state.limits.check_sentences(req.sentences)
+    result = senses(_encoder(state, req), req.sentences, req.word, k=req.k, layer=req.layer,
+                    missing=req.missing, projection=req.projection)
+    result["sentences"] = req.sentences
+    return plain(result)

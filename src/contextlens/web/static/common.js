@@ -1,0 +1,103 @@
+/* contextlens lab: helpers shared by the three labs (API calls, URL state, downloads). */
+"use strict";
+window.CL = (() => {
+  const $ = (sel, root = document) => root.querySelector(sel);
+
+  /** POST (or GET without a body) to the JSON API; a 4xx/5xx throws its message. */
+  async function api(path, body) {
+    const opts = body === undefined ? {} : {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+    };
+    const resp = await fetch(path, opts);
+    let data = null;
+    try { data = await resp.json(); } catch (e) { data = null; }
+    if (!resp.ok) {
+      const msg = data && data.detail ? data.detail : `HTTP ${resp.status}`;
+      const err = new Error(typeof msg === "string" ? msg : JSON.stringify(msg));
+      err.status = resp.status;
+      throw err;
+    }
+    return data;
+  }
+
+  // ---- URL state: the view lives in the query string, so it can be shared ----------------
+  const params = new URLSearchParams(location.search);
+  function getParam(name, fallback) { return params.has(name) ? params.get(name) : fallback; }
+  function setParams(values) {
+    for (const [k, v] of Object.entries(values)) {
+      if (v === null || v === undefined || v === "") params.delete(k); else params.set(k, String(v));
+    }
+    history.replaceState(null, "", `${location.pathname}?${params.toString()}`);
+  }
+
+  // ---- status line ----------------------------------------------------------------------
+  function status(text) { $("#status").textContent = text; }
+
+  // ---- downloads ------------------------------------------------------------------------
+  function saveBlob(blob, filename) {
+    const url = URL.createObjectURL(blob);
+    const a = document.createElement("a");
+    a.href = url; a.download = filename; document.body.appendChild(a); a.click(); a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  }
+  function saveJSON(obj, filename) {
+    saveBlob(new Blob([JSON.stringify(obj, null, 2)], { type: "application/json" }), filename);
+  }
+  function figureButtons(container, figId) {
+    container.innerHTML = "";
+    for (const fmt of ["png", "svg"]) {
+      const b = document.createElement("button");
+      b.type = "button"; b.textContent = fmt.toUpperCase(); b.dataset.format = fmt;
+      b.setAttribute("aria-label", `Download ${figId.replace("fig-", "")} figure as ${fmt.toUpperCase()}`);
+      b.addEventListener("click", () => {
+        const div = document.getElementById(figId);
+        if (!div.data) { status("Nothing to download yet: show a result first."); return; }
+        Plotly.downloadImage(div, { format: fmt, filename: `contextlens-${figId.replace("fig-", "")}`,
+          width: 900, height: 600 });
+      });
+      container.appendChild(b);
+    }
+  }
+
+  // ---- figures: a loading veil and a message inside a fixed-size box (no layout jumps) ---
+  function busy(figId, on, text) {
+    const div = document.getElementById(figId);
+    let veil = div.parentElement.querySelector(".veil");
+    if (!veil) { veil = document.createElement("div"); veil.className = "veil"; div.parentElement.appendChild(veil); }
+    veil.textContent = text || "Working…";
+    veil.hidden = !on;
+  }
+  function note(figId, text) {
+    const div = document.getElementById(figId);
+    if (div.data) Plotly.purge(div);
+    div.innerHTML = `<p class="fig-note"></p>`;
+    div.firstChild.textContent = text;
+  }
+  const PLOT_CONFIG = { responsive: true, displaylogo: false,
+    toImageButtonOptions: { format: "png", width: 900, height: 600 } };
+  const BASE_LAYOUT = { margin: { l: 56, r: 16, t: 16, b: 48 }, font: { family: "system-ui, sans-serif", size: 12 },
+    paper_bgcolor: "#fff", plot_bgcolor: "#fff" };
+  function plot(figId, data, layout) {
+    const div = document.getElementById(figId);
+    if (!div.data) div.innerHTML = "";
+    return Plotly.react(div, data, Object.assign({}, BASE_LAYOUT, layout), PLOT_CONFIG);
+  }
+
+  // ---- model loading: ask the server to load, poll /api/status, show progress -----------
+  async function ensureLoaded(name) {
+    let st = await api("/api/status");
+    const res = st.resources[name];
+    if (!res || res.state === "ready") return;
+    await api("/api/models/load", { name });
+    for (;;) {
+      st = await api("/api/status");
+      const r = st.resources[name];
+      if (r.state === "ready") { status(`${name} loaded in ${r.seconds.toFixed(1)} s.`); return; }
+      if (r.state === "failed") throw new Error(`loading ${name} failed: ${r.error}`);
+      status(`Loading ${name}… ${(r.seconds || 0).toFixed(1)} s (once per server)`);
+      await new Promise((ok) => setTimeout(ok, 400));
+    }
+  }
+
+  return { $, api, getParam, setParams, status, saveBlob, saveJSON, figureButtons, busy, note, plot, ensureLoaded };
+})();
