@@ -190,7 +190,7 @@ def _decode(raw: bytes, path: str, offset: int, first_line: int, errors: str,
             line = first_line + raw.count(b"\n", 0, exc.start)
             where = " of the decompressed text" if path.endswith(".gz") else ""
             raise TextDecodingError(
-                path, offset + exc.start, f"line {line}{where}; or pass errors='skip'"
+                path, offset + exc.start, f"line {line}{where}; or skip such lines: errors='skip' (CLI: --skip-bad-lines)"
             ) from None
     good = []
     for i, line in enumerate(raw.split(b"\n")):
