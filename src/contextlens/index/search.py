@@ -1,0 +1,124 @@
+"""Search a usage index by meaning: the usages nearest a query usage.
+
+The query is a sentence and a word in it (encoded with the index's own model and
+layers), or the id of a usage already in the index. Only usages of the same target word
+are searched (a filter on ``word``); similarity is the cosine.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError, TargetNotFoundError
+from ..text import locate, tokenize
+from .store import IndexMismatchError, UsageStore, open_store
+
+__all__ = ["search_usages", "like_usage", "check_model", "query_encoder"]
+
+log = logging.getLogger(__name__)
+_ENCODERS: dict[tuple, Any] = {}
+
+
+def check_model(store: UsageStore, model: str | None) -> None:
+    """Raise :class:`IndexMismatchError` when ``model`` is not the one the index was built with."""
+    if model is None:
+        return
+    from ..encoders.models import packaged_name
+
+    asked = packaged_name(model) or str(model)
+    built = store.params["model"]
+    if asked != built and str(Path(asked).resolve()) != str(Path(built).resolve()):
+        raise IndexMismatchError(
+            f"{store.path} was built with model {built!r}, not {asked!r}: vectors of different models "
+            f"cannot be compared; search with --model {built} (or build an index with {asked})"
+        )
+
+
+def query_encoder(store: UsageStore):
+    """The index's encoder (model, layers), loaded once per process."""
+    from .build import make_index_encoder
+
+    key = (store.params["model"], tuple(store.layers))
+    if key not in _ENCODERS:
+        _ENCODERS.clear()  # keep one model in memory
+        _ENCODERS[key] = make_index_encoder(store.params["model"], store.layers)[0]
+    return _ENCODERS[key]
+
+
+def _target(store: UsageStore, word: str) -> str:
+    target = word if store.params.get("match") == "exact" else word.lower()
+    if target not in store.params["words"]:
+        shown = ", ".join(store.params["words"][:15])
+        more = f" (+{len(store.params['words']) - 15} more)" if len(store.params["words"]) > 15 else ""
+        raise InputError(f"{word!r} is not a target word of {store.path}; its words are: {shown}{more}")
+    return target
+
+
+def _query_word(store: UsageStore, sentence: str, word: str, occurrence: int | None):
+    words = tokenize(sentence)
+    try:
+        return words[locate(words, word, occurrence=occurrence)]
+    except TargetNotFoundError:
+        if store.params.get("match") != "lemma":
+            raise
+    from ..bench.datasets.registry import resolve_data_dir
+    from ..bench.datasets.wordnet import wordnet
+    from .extract import WordMatcher
+
+    matcher = WordMatcher([word], match="lemma", wordnet=wordnet(resolve_data_dir()))
+    hits = [w for w in words if matcher(w.text) is not None]
+    if not hits:
+        raise TargetNotFoundError(f"neither {word!r} nor an inflection of it is a word of {sentence!r}")
+    return hits[occurrence or 0]
+
+
+def search_usages(db: str | os.PathLike | UsageStore, sentence: str, word: str, *, k: int = 10,
+                  layer: int | None = None, model: str | None = None, occurrence: int | None = None,
+                  encoder=None) -> dict[str, Any]:
+    """The ``k`` usages of ``word`` in the index nearest its usage in ``sentence``.
+
+    Returns ``{query: {sentence, word, form, start, end}, word, layer, model,
+    results: [{usage_id, sentence, similarity, doc, sentence_no, start, end, form, word}]}``,
+    best first. ``model``: the model the caller expects (a different one raises
+    :class:`IndexMismatchError`).
+    """
+    store = db if isinstance(db, UsageStore) else open_store(db)
+    check_model(store, model if encoder is None else encoder.name)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InputError(f"k must be a positive integer, got {k!r}")
+    if not isinstance(sentence, str) or not sentence.strip():
+        raise InputError("the query sentence is empty; give the sentence the word stands in")
+    target = _target(store, word)
+    col_layer = store.layers[-1] if layer is None else layer
+    store.layer_column(col_layer)  # an unstored layer fails before the model loads
+    w = _query_word(store, sentence, word, occurrence)
+    enc = encoder or query_encoder(store)
+    encoding = enc.encode([sentence], words=[[(w.start, w.end)]])[0]
+    if not encoding.words:
+        raise TargetNotFoundError(f"{w.text!r} got no piece from {enc.name}'s tokenizer; pick another word")
+    pos = 0 if col_layer == 0 else 1 + list(enc.layers).index(col_layer)
+    vector = encoding.layers[pos, 0]  # (dim,)
+    store.refresh()
+    rows = store.search(vector, word=target, k=k, layer=col_layer)
+    return {"query": {"sentence": sentence, "word": target, "form": w.text, "start": w.start, "end": w.end},
+            "word": target, "layer": col_layer, "model": store.params["model"], "results": rows}
+
+
+def like_usage(db: str | os.PathLike | UsageStore, uid: str, *, k: int = 10, layer: int | None = None,
+               model: str | None = None) -> dict[str, Any]:
+    """The ``k`` usages of the same word nearest the stored usage ``uid`` (itself left out)."""
+    store = db if isinstance(db, UsageStore) else open_store(db)
+    check_model(store, model)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InputError(f"k must be a positive integer, got {k!r}")
+    col_layer = store.layers[-1] if layer is None else layer
+    store.refresh()
+    row = store.get(uid, col_layer)
+    rows = [r for r in store.search(row["vector"], word=row["word"], k=k + 1, layer=col_layer)
+            if r["usage_id"] != uid][:k]
+    query = {key: row[key] for key in ("usage_id", "sentence", "word", "form", "doc", "sentence_no", "start", "end")}
+    return {"query": query, "word": row["word"], "layer": col_layer, "model": store.params["model"],
+            "results": rows}

@@ -1,0 +1,31 @@
+"""What a usage index holds: words, usages, model, layers, size on disk, build state."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .store import ANN_MIN_ROWS, UsageStore, open_store
+
+__all__ = ["index_stats"]
+
+
+def index_stats(db: str | os.PathLike | UsageStore) -> dict[str, Any]:
+    """``{db, model, layers, dim, dtype, match, usages, words: {word: n}, missing_words,
+    complete, sentences_done, ann_index, ann_min_rows, size_bytes, bytes_per_usage,
+    contextlens_version}`` of an index (read only)."""
+    store = db if isinstance(db, UsageStore) else open_store(db)
+    store.refresh()
+    counts = store.word_counts()
+    point = store.checkpoint()
+    n = sum(counts.values())
+    size = store.size_on_disk()
+    p = store.params
+    return {
+        "db": str(store.path), "model": p["model"], "layers": store.layers, "dim": p["dim"], "dtype": p["dtype"],
+        "match": p.get("match"), "layout": p.get("layout"), "usages": n, "words": counts,
+        "missing_words": [w for w in p["words"] if w not in counts], "complete": bool(point["done"]),
+        "sentences_done": point["sentences_done"], "ann_index": store.has_ann_index(), "ann_min_rows": ANN_MIN_ROWS,
+        "size_bytes": size, "bytes_per_usage": round(size / n, 1) if n else None,
+        "contextlens_version": p.get("contextlens_version"),
+    }

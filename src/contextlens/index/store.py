@@ -1,0 +1,314 @@
+"""The on-disk usage index: a LanceDB database (embedded, no server) holding one index.
+
+Two tables:
+
+- ``usages``: one row per usage: ``usage_id, word, form, doc, sentence_no, start, end,
+  sentence, chunk`` and one vector column per stored layer (``v4``, ``v6``...), float16 by
+  default (float32 as an option). The index parameters (model, layers, dtype, match mode,
+  words, format version) are recorded in the table's schema metadata under ``contextlens``.
+- ``progress``: the build's checkpoints, one row per committed chunk of sentences,
+  written *after* that chunk's usages (see :mod:`contextlens.index.build`).
+
+Search is cosine. A table of fewer than ``ANN_MIN_ROWS`` usages is searched exactly; at
+or above it, :meth:`UsageStore.finish` builds an IVF-PQ index per vector column (and a
+bitmap index on ``word``), and a search whose word has more than ``EXACT_MAX_WORD_ROWS``
+usages goes through it (``nprobes``, re-ranked exactly by ``refine_factor``); rarer words
+are still searched exactly after the filter, which is both fast and exact.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import __version__
+from ..errors import FileFormatError, InputError, MissingDependencyError, check_choice
+
+__all__ = [
+    "UsageStore", "IndexMismatchError", "DTYPES", "ANN_MIN_ROWS", "EXACT_MAX_WORD_ROWS", "FORMAT",
+    "open_store", "vector_column",
+]
+
+log = logging.getLogger(__name__)
+DTYPES = ("float16", "float32")
+FORMAT, FORMAT_VERSION = "contextlens-usage-index", 1
+USAGES, PROGRESS = "usages", "progress"
+ANN_MIN_ROWS = 100_000  # below this, exact search (a scan of ~100k x 384 float16 takes a few ms)
+EXACT_MAX_WORD_ROWS = 20_000  # a word with at most this many usages is searched exactly even with an ANN index
+NPROBES, REFINE_FACTOR = 32, 10
+ANN_ITERATIONS = 20
+CLEANUP_AFTER = timedelta(minutes=5)  # readers refresh on every search; older versions are garbage
+META_KEY = b"contextlens"
+
+
+class IndexMismatchError(InputError):
+    """The index was built with other parameters (model, layers...) than the ones asked for."""
+
+
+def _lance():
+    try:
+        import lancedb
+        import pyarrow as pa
+    except ImportError:
+        raise MissingDependencyError("lancedb", "index", "The usage index") from None
+    return lancedb, pa
+
+
+def vector_column(layer: int) -> str:
+    """The column holding layer ``layer``'s vectors.
+
+    >>> vector_column(6)
+    'v6'
+    """
+    return f"v{int(layer)}"
+
+
+def _sql_str(value: str) -> str:
+    """A SQL string literal.
+
+    >>> _sql_str("it's")
+    "'it''s'"
+    """
+    return "'" + value.replace("'", "''") + "'"
+
+
+class UsageStore:
+    """One usage index on disk (``path`` is a LanceDB directory).
+
+    Use :func:`open_store` to open an existing one (it checks that it is a contextlens
+    index) or :meth:`create` to start one.
+    """
+
+    def __init__(self, path: str | os.PathLike, db, table, params: dict[str, Any]):
+        self.path, self._db, self.table, self.params = Path(path), db, table, params
+
+    # -- creation ------------------------------------------------------------------
+    @classmethod
+    def create(cls, path, params: dict[str, Any]) -> UsageStore:
+        """Create an empty index with these parameters (``model, layers, dim, dtype`` at least)."""
+        lancedb, pa = _lance()
+        check_choice("dtype", params["dtype"], DTYPES)
+        params = {"format": FORMAT, "format_version": FORMAT_VERSION,
+                  "contextlens_version": __version__, "created": time.time(), **params}
+        vtype = pa.float16() if params["dtype"] == "float16" else pa.float32()
+        fields = [
+            pa.field("usage_id", pa.string(), nullable=False), pa.field("word", pa.string()),
+            pa.field("form", pa.string()), pa.field("doc", pa.string()), pa.field("sentence_no", pa.int64()),
+            pa.field("start", pa.int32()), pa.field("end", pa.int32()), pa.field("sentence", pa.string()),
+            pa.field("chunk", pa.int64()),
+        ] + [pa.field(vector_column(k), pa.list_(vtype, int(params["dim"]))) for k in params["layers"]]
+        schema = pa.schema(fields, metadata={META_KEY: json.dumps(params).encode()})
+        progress = pa.schema([pa.field("chunk", pa.int64()), pa.field("sentences_done", pa.int64()),
+                              pa.field("usages_done", pa.int64()), pa.field("done", pa.bool_()),
+                              pa.field("time", pa.float64())])
+        db = lancedb.connect(str(path))
+        existing = _tables(db)
+        if existing == [PROGRESS] and db.open_table(PROGRESS).count_rows() == 0:
+            db.drop_table(PROGRESS)  # a creation killed between its two tables: start it again
+        elif existing:
+            raise FileFormatError(path, None, "already holds tables; give a new --db folder")
+        db.create_table(PROGRESS, schema=progress)  # first: the usages table (with the parameters) marks an index
+        table = db.create_table(USAGES, schema=schema)
+        return cls(path, db, table, params)
+
+    # -- schema helpers ------------------------------------------------------------
+    @property
+    def layers(self) -> list[int]:
+        return [int(k) for k in self.params["layers"]]
+
+    def layer_column(self, layer: int | None) -> str:
+        """The vector column of ``layer`` (default: the deepest stored layer)."""
+        if layer is None:
+            return vector_column(self.layers[-1])
+        if int(layer) not in self.layers:
+            raise InputError(f"layer {layer} is not stored in {self.path}; it holds layers "
+                             f"{', '.join(map(str, self.layers))} (choose one with --layer)")
+        return vector_column(layer)
+
+    def rows_to_arrow(self, rows: dict[str, Any]):
+        """An Arrow table of the usages schema from columns (vectors as ``(n, dim)`` arrays)."""
+        _, pa = _lance()
+        schema = self.table.schema
+        dtype = np.float16 if self.params["dtype"] == "float16" else np.float32
+        arrays = []
+        for f in schema:
+            value = rows[f.name]
+            if f.name.startswith("v") and f.name[1:].isdigit():
+                x = np.ascontiguousarray(np.asarray(value, dtype=dtype).reshape(-1, int(self.params["dim"])))
+                arrays.append(pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), int(self.params["dim"])))
+            else:
+                arrays.append(pa.array(value, type=f.type))
+        return pa.Table.from_arrays(arrays, schema=schema)
+
+    # -- progress ------------------------------------------------------------------
+    def _progress(self):
+        return self._db.open_table(PROGRESS)
+
+    def checkpoint(self) -> dict[str, Any]:
+        """The last committed chunk: ``{chunk, sentences_done, usages_done, done}`` (chunk -1 if none)."""
+        rows = self._progress().to_arrow().to_pylist()
+        if not rows:
+            return {"chunk": -1, "sentences_done": 0, "usages_done": 0, "done": False}
+        return max(rows, key=lambda r: (r["chunk"], r["done"]))
+
+    def rollback(self, chunk: int) -> int:
+        """Delete the usages of chunks after ``chunk`` (written but never committed); returns how many."""
+        self.table.checkout_latest()
+        extra = self.table.count_rows(f"chunk > {int(chunk)}")
+        if extra:
+            log.info("removing %d usages written after the last checkpoint (chunk %d)", extra, chunk)
+            self.table.delete(f"chunk > {int(chunk)}")
+        return extra
+
+    def append(self, rows) -> None:
+        if rows.num_rows:
+            self.table.add(rows)
+
+    def commit(self, chunk: int, sentences_done: int, usages_done: int, done: bool = False) -> None:
+        """Record that every usage of the sentences before ``sentences_done`` is stored."""
+        _, pa = _lance()
+        self._progress().add(pa.table({"chunk": [chunk], "sentences_done": [sentences_done],
+                                       "usages_done": [usages_done], "done": [done], "time": [time.time()]}))
+
+    def finish(self, chunk: int, sentences_done: int) -> dict[str, Any]:
+        """Compact, build the ANN index when the table is large, and mark the build complete."""
+        self.table.checkout_latest()
+        n = self.table.count_rows()
+        try:
+            self.table.optimize(cleanup_older_than=CLEANUP_AFTER)  # compact; drop files superseded a while ago
+        except Exception as e:  # compaction is an optimisation; a failure leaves the data intact
+            log.warning("compaction of %s skipped: %s", self.path, e)
+        ann = n >= ANN_MIN_ROWS
+        if ann:
+            self.build_ann_index()
+        self.commit(chunk, sentences_done, n, done=True)
+        return {"usages": n, "ann_index": ann}
+
+    def build_ann_index(self) -> None:
+        """IVF-PQ (cosine) on every vector column and a bitmap index on ``word``.
+
+        Partitions are left to Lance (about one per few thousand rows); sub-vectors of 8
+        dimensions (48 for 384); 20 k-means iterations (training dominates the build).
+        """
+        from lancedb.index import Bitmap, IvfPq
+
+        n, dim = self.table.count_rows(), int(self.params["dim"])
+        sub = next(s for s in (dim // 8, dim // 4, dim // 2, dim, 1) if s and dim % s == 0)
+        for k in self.layers:
+            log.info("building IVF-PQ on %s (%d rows, %d sub-vectors)", vector_column(k), n, sub)
+            self.table.create_index(vector_column(k), config=IvfPq(distance_type="cosine", num_sub_vectors=sub,
+                                                                   max_iterations=ANN_ITERATIONS), replace=True)
+        self.table.create_index("word", config=Bitmap(), replace=True)
+
+    def has_ann_index(self) -> bool:
+        return any(str(getattr(i, "index_type", "")).upper().startswith("IVF") for i in self.table.list_indices())
+
+    # -- reading -------------------------------------------------------------------
+    def refresh(self) -> None:
+        """See the latest committed data (a build may be appending)."""
+        self.table.checkout_latest()
+
+    def count(self, word: str | None = None) -> int:
+        return self.table.count_rows(None if word is None else f"word = {_sql_str(word)}")
+
+    def get(self, uid: str, layer: int | None = None) -> dict[str, Any]:
+        col = self.layer_column(layer)
+        rows = self.table.search().where(f"usage_id = {_sql_str(uid)}").limit(1).to_arrow().to_pylist()
+        if not rows:
+            raise InputError(f"no usage with id {uid!r} in {self.path}; take an id from a search result")
+        row = rows[0]
+        row["vector"] = np.asarray(row[col], dtype=np.float32)
+        return row
+
+    def search(self, vector: np.ndarray, *, word: str | None = None, k: int = 10,
+               layer: int | None = None, exact: bool | None = None) -> list[dict[str, Any]]:
+        """The ``k`` usages nearest ``vector`` (cosine), optionally only those of ``word``."""
+        col = self.layer_column(layer)
+        q = self.table.search(np.asarray(vector, dtype=np.float32), vector_column_name=col).metric("cosine")
+        if word is not None:
+            q = q.where(f"word = {_sql_str(word)}", prefilter=True)
+        if exact is None:
+            exact = not self.has_ann_index() or (word is not None and self.count(word) <= EXACT_MAX_WORD_ROWS)
+        q = q.bypass_vector_index() if exact else q.nprobes(NPROBES).refine_factor(REFINE_FACTOR)
+        keep = ["usage_id", "word", "form", "doc", "sentence_no", "start", "end", "sentence"]
+        rows = q.select([*keep, "_distance"]).limit(int(k)).to_arrow().to_pylist()
+        for r in rows:
+            r["similarity"] = 1.0 - float(r.pop("_distance"))
+        return rows
+
+    def vectors_of(self, word: str, layer: int | None = None, limit: int | None = None):
+        """``(rows, vectors (n, dim) float32)`` of a word's usages, in usage-id order."""
+        col = self.layer_column(layer)
+        keep = ["usage_id", "word", "form", "doc", "sentence_no", "start", "end", "sentence", col]
+        table = self.table.search().where(f"word = {_sql_str(word)}").select(keep).limit(None).to_arrow()
+        table = table.sort_by("usage_id")
+        if limit is not None:
+            table = table.slice(0, int(limit))
+        dim = int(self.params["dim"])
+        x = table.column(col).combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(-1, dim)
+        rows = table.drop_columns([col]).to_pylist()
+        return rows, x.astype(np.float32)  # (n, dim)
+
+    def word_counts(self) -> dict[str, int]:
+        if not self.count():
+            return {}
+        table = self.table.search().select(["word"]).limit(None).to_arrow()
+        counts = table.group_by("word").aggregate([("word", "count")]).to_pylist()
+        return dict(sorted(((r["word"], r["word_count"]) for r in counts), key=lambda t: (-t[1], t[0])))
+
+    def size_on_disk(self) -> int:
+        return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
+
+
+def _tables(db) -> list[str]:
+    listed = db.list_tables()
+    return list(getattr(listed, "tables", listed))
+
+
+def open_progress_rows(path: str | os.PathLike) -> int:
+    """Rows of the ``progress`` table of ``path`` (-1 when it cannot be read)."""
+    lancedb, _ = _lance()
+    try:
+        return lancedb.connect(str(path)).open_table(PROGRESS).count_rows()
+    except Exception:
+        return -1
+
+
+def open_store(path: str | os.PathLike) -> UsageStore:
+    """Open an existing usage index; a missing, foreign or corrupt one raises a clear error
+    (and nothing is written)."""
+    lancedb, _ = _lance()
+    path = Path(path)
+    if not path.is_dir():
+        raise InputError(f"{path}: no usage index there; build one with `contextlens index build ... --db {path}`")
+    try:
+        db = lancedb.connect(str(path))
+        names = _tables(db)
+        if USAGES not in names or PROGRESS not in names:
+            raise FileFormatError(path, None, f"not a contextlens usage index (tables: {', '.join(names) or 'none'}); "
+                                              "give the --db folder of `contextlens index build`")
+        table = db.open_table(USAGES)
+        raw = (table.schema.metadata or {}).get(META_KEY)
+    except FileFormatError:
+        raise
+    except Exception as e:  # lance raises many kinds on damaged files
+        raise FileFormatError(path, None, f"the index cannot be read ({type(e).__name__}: {e}); it may be "
+                                          "damaged: rebuild it into a new --db folder") from None
+    if raw is None:
+        raise FileFormatError(path, None, "its 'usages' table was not written by contextlens (no index "
+                                          "parameters); it was left untouched")
+    try:
+        params = json.loads(raw)
+    except ValueError:
+        raise FileFormatError(path, None, "the index parameters are unreadable; rebuild the index") from None
+    if params.get("format") != FORMAT or params.get("format_version", 0) > FORMAT_VERSION:
+        raise FileFormatError(path, None, f"index format {params.get('format')!r} v{params.get('format_version')} "
+                                          f"is not {FORMAT} v{FORMAT_VERSION}; rebuild it with this version")
+    return UsageStore(path, db, table, params)

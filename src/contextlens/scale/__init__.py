@@ -1,0 +1,1 @@
+"""Distributed engines for corpus-scale work (Ray Data): ``contextlens[scale]``."""
