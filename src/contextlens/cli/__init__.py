@@ -5,7 +5,17 @@ from __future__ import annotations
 import typer
 
 from .. import __version__
-from . import context_cmds, data_cmd, demo_cmd, experiments, index_cmd, lab_cmd, models_cmd, static_cmds
+from . import (
+    context_cmds,
+    data_cmd,
+    demo_cmd,
+    eval_cmd,
+    experiments,
+    index_cmd,
+    lab_cmd,
+    models_cmd,
+    static_cmds,
+)
 from ._common import setup_logging
 
 app = typer.Typer(
@@ -39,6 +49,7 @@ models_cmd.register(app)
 data_cmd.register(app)
 lab_cmd.register(app)
 index_cmd.register(app)
+eval_cmd.register(app)
 demo_cmd.register(app)
 
 

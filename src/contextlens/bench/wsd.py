@@ -1,0 +1,280 @@
+"""All-words WSD: 1-nearest-neighbour sense embeddings learnt from SemCor (LMMS-style).
+
+Loureiro & Jorge (2019) without their extensions (no WordNet propagation, no glosses):
+
+1. every tagged term of SemCor is encoded in its sentence; a sense key's embedding is the
+   mean of the vectors of its occurrences (:func:`sense_embeddings`), at one *view* of
+   the layers: an int (one layer of the Encoding stack) or ``"last4"`` (the mean of the
+   last four layers, what LMMS uses for BERT);
+2. a test instance's candidates are the WordNet senses of its lemma and POS; the answer
+   is the candidate seen in SemCor whose embedding is most cosine-similar to the
+   instance's vector (:func:`nearest_sense`); with no candidate seen, the most frequent
+   sense (WordNet's first) is the fallback (``fallback=True``) or no answer is given.
+
+Scoring is the framework's ``Scorer.java`` (:func:`score_wsd`).
+
+>>> gold = {"a": {"k1"}, "b": {"k2", "k3"}, "c": {"k4"}}
+>>> s = score_wsd(gold, {"a": ["k1"], "b": ["k3", "k9"], "x": ["k1"]})
+>>> s["precision"], s["recall"], round(s["f1"], 4), s["answered"]
+(0.75, 0.5, 0.6, 2)
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import EmptyInputError, InputError
+from .targets import target_vectors
+
+__all__ = ["score_wsd", "view_vectors", "sense_embeddings", "nearest_sense", "VIEWS", "parse_view"]
+
+log = logging.getLogger(__name__)
+VIEWS = ("last4",)  # named views; any int is a single layer
+SENTENCE_CHUNK = 1024
+
+
+def score_wsd(gold: Mapping[str, Iterable[str]], answers: Mapping[str, Iterable[str]]) -> dict:
+    """Precision, recall and F1 exactly as the framework's ``Scorer.java``.
+
+    An answered instance that the gold lacks is ignored; an instance with several answers
+    counts ``(answers in gold) / (answers)`` correct and the rest wrong; precision =
+    correct / (correct + wrong), recall = correct / (gold instances), F1 their harmonic
+    mean (0 when both are 0).
+
+    >>> score_wsd({"a": ["k1"], "b": ["k2"]}, {"a": ["k1"]})["f1"]
+    0.6666666666666666
+    """
+    gold_sets = {k: set(v) for k, v in gold.items()}
+    if not gold_sets:
+        raise EmptyInputError("the gold standard holds no instance; check the gold key file")
+    ok = notok = 0.0
+    answered = 0
+    for key, given in answers.items():
+        given = set(given)
+        if key not in gold_sets or not given:
+            continue
+        answered += 1
+        good = sum(1 for a in given if a in gold_sets[key])
+        ok += good / len(given)
+        notok += (len(given) - good) / len(given)
+    precision = ok / (ok + notok) if ok + notok > 0 else 0.0
+    recall = ok / len(gold_sets)
+    f1 = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+    return {"precision": precision, "recall": recall, "f1": f1, "n": len(gold_sets), "answered": answered}
+
+
+def parse_view(view) -> int | str:
+    """``"last4"``, or a layer position as an int (``"3"`` → 3).
+
+    >>> parse_view("last4"), parse_view("-1"), parse_view(2)
+    ('last4', -1, 2)
+    """
+    if isinstance(view, str) and view in VIEWS:
+        return view
+    try:
+        return int(view)
+    except (TypeError, ValueError):
+        raise InputError(f"unknown layer view {view!r}; give a layer number or one of: {', '.join(VIEWS)}") from None
+
+
+def view_vectors(vectors: np.ndarray, view) -> np.ndarray:
+    """``(n, dim)`` from ``(n, layers, dim)``: one layer, or the mean of the last four.
+
+    >>> v = np.arange(10.0).reshape(1, 5, 2)
+    >>> view_vectors(v, "last4").tolist(), view_vectors(v, 0).tolist()
+    ([[5.0, 6.0]], [[0.0, 1.0]])
+    """
+    view = parse_view(view)
+    n_layers = vectors.shape[1]
+    if view == "last4":
+        return vectors[:, max(0, n_layers - 4):].mean(axis=1)
+    if not -n_layers <= view < n_layers:
+        raise InputError(f"layer {view} does not exist: the encoder gives layers 0..{n_layers - 1}")
+    return vectors[:, view]
+
+
+def sense_embeddings(
+    encoder, sentences: Iterable, *, views: Sequence = ("last4",), limit: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict:
+    """Mean vector of each sense key over the tagged instances of ``sentences``.
+
+    ``sentences`` are :class:`WsdSentence` objects whose instances carry gold ``keys``
+    (SemCor); an instance with several keys adds its vector to each. ``limit`` keeps the
+    first sentences only. Returns ``{view: {"keys": (k,) str, "vectors": (k, dim),
+    "counts": (k,)}}``; ``progress`` gets the number of sentences done.
+    """
+    views = [parse_view(v) for v in views]
+    sums: dict = {v: {} for v in views}
+    counts: dict[str, int] = {}
+    chunk: list = []
+    done = 0
+
+    def flush():
+        items, keys = [], []
+        for sent in chunk:
+            for inst in sent.instances:
+                if inst.keys:
+                    items.append((sent.tokens, inst.index))
+                    keys.append(tuple(inst.keys))
+        if not items:
+            return
+        vectors = target_vectors(encoder, items)  # (items, layers, dim)
+        for v in views:
+            rows = view_vectors(vectors, v).astype(np.float64)  # (items, dim)
+            acc = sums[v]
+            for row, ks in zip(rows, keys):
+                if np.isnan(row).any():
+                    continue
+                for k in ks:
+                    if k in acc:
+                        acc[k] += row
+                    else:
+                        acc[k] = row.copy()
+        for row, ks in zip(view_vectors(vectors, views[0]), keys):
+            if not np.isnan(row).any():
+                for k in ks:
+                    counts[k] = counts.get(k, 0) + 1
+
+    for sent in sentences:
+        if limit is not None and done >= limit:
+            break
+        chunk.append(sent)
+        done += 1
+        if len(chunk) >= SENTENCE_CHUNK:
+            flush()
+            chunk = []
+            if progress is not None:
+                progress(done)
+    flush()
+    if progress is not None:
+        progress(done)
+    if not counts:
+        raise EmptyInputError("no tagged instance with a vector in the training sentences (SemCor); "
+                              "check the data, or raise semcor_limit")
+    out = {}
+    for v in views:
+        keys = sorted(sums[v])
+        out[v] = {"keys": np.array(keys), "sentences": done, "counts": np.array([counts[k] for k in keys]),
+                  "vectors": np.stack([sums[v][k] / counts[k] for k in keys]).astype(np.float32)}
+    return out
+
+
+def nearest_sense(vector: np.ndarray, candidates: Sequence[str], embeddings: Mapping[str, np.ndarray]) -> str | None:
+    """The candidate whose sense embedding has the highest cosine with ``vector``
+    (None when no candidate has an embedding, or the vector is missing).
+
+    >>> emb = {"bank%1": np.array([1.0, 0.0]), "bank%2": np.array([0.0, 1.0])}
+    >>> nearest_sense(np.array([0.2, 0.9]), ["bank%1", "bank%2", "bank%3"], emb)
+    'bank%2'
+    >>> nearest_sense(np.array([0.2, 0.9]), ["bank%3"], emb) is None
+    True
+    """
+    seen = [k for k in candidates if k in embeddings]
+    if not seen or np.isnan(vector).any():
+        return None
+    m = np.stack([embeddings[k] for k in seen]).astype(np.float64)  # (seen, dim)
+    norms = np.linalg.norm(m, axis=1) * np.linalg.norm(vector)
+    sims = (m @ vector) / np.where(norms > 0, norms, 1.0)
+    return seen[int(np.argmax(sims))]
+
+
+def _semcor_embeddings(cache, root, views, semcor_limit, progress) -> dict:
+    """Sense embeddings per view, from the cache where stored, else one SemCor pass."""
+    from . import datasets
+    from .cache import key_of
+
+    names = {v: key_of({"view": v, "limit": semcor_limit, "root": str(root)}) for v in views}
+    out = {}
+    for v in views:
+        stored = cache.load_array("semcor", names[v]) if cache is not None else None
+        if stored is not None:
+            out[v] = stored
+    missing = [v for v in views if v not in out]
+    if missing:
+        encoder = cache.encoder
+        log.info("encoding SemCor for sense embeddings (views %s)", missing)
+        start = time.perf_counter()
+        fresh = sense_embeddings(encoder, datasets.load_semcor(root), views=missing, limit=semcor_limit,
+                                 progress=progress)
+        seconds = time.perf_counter() - start
+        for v, arrays in fresh.items():
+            arrays.update(seconds=np.array(seconds), sentences=np.array(arrays.pop("sentences")))
+            out[v] = arrays
+            if cache is not None:
+                cache.save_array("semcor", names[v], **arrays)
+    return out
+
+
+def check_gold_keys(wn, gold: Mapping[str, Iterable[str]], name: str) -> None:
+    """Raise when gold keys are unknown to WordNet (a version mismatch or a broken file)."""
+    from nltk.corpus.reader.wordnet import WordNetError
+
+    bad = []
+    for inst, keys in gold.items():
+        for k in keys:
+            try:
+                wn.lemma_from_key(k)
+            except (WordNetError, ValueError, KeyError):
+                bad.append(f"{inst}: {k}")
+    if bad:
+        raise InputError(f"{len(bad)} gold sense key(s) of {name} are unknown to this WordNet "
+                         f"(e.g. {'; '.join(bad[:3])}); the framework needs WordNet 3.0")
+
+
+def run_wsd(
+    cache, root, *, split: str = "semeval2007", views: Sequence = ("last4",), semcor_limit: int | None = None,
+    progress: Callable[[str, int, int | None], None] | None = None,
+) -> list[dict]:
+    """Rows ``{split, method, layer, precision, recall, f1, n, answered}`` for the MFS
+    baseline, and per view for 1-NN with (``1nn+mfs``) and without (``1nn``) the MFS
+    fallback. ``cache`` is an :class:`~contextlens.bench.cache.EncodingCache`;
+    ``progress(stage, done, total)``."""
+    from . import datasets
+
+    views = [parse_view(v) for v in views]
+    sentences, gold = datasets.load_wsd_eval(root, split)
+    items, instances = [], []
+    for sent in sentences:
+        for inst in sent.instances:
+            items.append((sent.tokens, inst.index))
+            instances.append(inst)
+    if not instances:
+        raise EmptyInputError(f"the WSD set {split!r} has no instance to disambiguate")
+    wn = datasets.wordnet(root)
+    check_gold_keys(wn, gold, split)
+    candidates, mfs = [], {}
+    for inst in instances:
+        keys = datasets.candidate_keys(wn, inst.lemma, inst.pos)
+        if not keys:
+            raise InputError(f"instance {inst.id}: lemma {inst.lemma!r} ({inst.pos}) has no sense in WordNet; "
+                             "check the data file's lemma and pos attributes")
+        candidates.append(keys)
+        mfs[inst.id] = [datasets.most_frequent_key(wn, inst.lemma, inst.pos)]
+    rows = [{"split": split, "method": "mfs", "layer": None, **score_wsd(gold, mfs)}]
+    vectors = cache.targets(f"wsd-{split}", items, progress=progress and (lambda k, n: progress(split, k, n)))
+    n_layers = vectors.shape[1]
+    for v in views:
+        view_vectors(vectors[:1], v)  # an unknown layer fails here, before the long SemCor pass
+    views = list(dict.fromkeys(v if v == "last4" else v % n_layers for v in views))  # -1 and 6 share a cache
+    senses = _semcor_embeddings(cache, root, views, semcor_limit,
+                                progress and (lambda k: progress("SemCor sentences", k, None)))
+    for v in views:
+        table = dict(zip(senses[v]["keys"].tolist(), senses[v]["vectors"]))
+        x = view_vectors(vectors, v)  # (instances, dim)
+        plain, backed, unseen = {}, {}, 0
+        for inst, row, cands in zip(instances, x, candidates):
+            answer = nearest_sense(row, cands, table)
+            if answer is None:
+                unseen += 1
+                backed[inst.id] = mfs[inst.id]
+            else:
+                plain[inst.id] = backed[inst.id] = [answer]
+        for method, answers in (("1nn", plain), ("1nn+mfs", backed)):
+            rows.append({"split": split, "method": method, "layer": v, **score_wsd(gold, answers),
+                         "unseen": unseen, "senses": len(table)})
+    return rows
