@@ -46,6 +46,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/static_speed.py
 	$(BIN)/python benchmarks/extraction.py
 	$(BIN)/python benchmarks/lab_latency.py
+	$(BIN)/python benchmarks/index_build.py
+	$(BIN)/python benchmarks/index_search.py
 
 lab: $(STAMP)
 	$(BIN)/contextlens lab

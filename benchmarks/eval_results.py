@@ -1,4 +1,4 @@
-"""The evaluation figures of benchmarks/RESULTS-eval.md, from the shared data.
+"""The evaluation figures of benchmarks/RESULTS.md, from the shared data.
 
     python benchmarks/eval_results.py [--models minilm,mpnet] [--glove] [--json] [--out FILE]
         [--tasks wic,wsd,coarsewsd,scws,similarity,analogy] [--coarse-max 300]

@@ -22,7 +22,7 @@ __all__ = ["TASKS", "evaluate", "evaluate_all", "make_task_encoder", "DEFAULT_WS
 log = logging.getLogger(__name__)
 TASKS = ("wic", "wsd", "coarsewsd", "scws", "similarity", "analogy")
 # the last layer: on semeval2007 it beat LMMS's mean of the last four layers (minilm: 56.7 vs 54.1 F1
-# with the MFS fallback; benchmarks/RESULTS-eval.md); "last4" stays available (--layers / views=)
+# with the MFS fallback; benchmarks/RESULTS.md); "last4" stays available (--layers / views=)
 DEFAULT_WSD_VIEW = -1
 SCWS_SAMPLE = "scws/ratings.sample.txt"
 
