@@ -108,10 +108,8 @@ def test_semcor_sample_matches_the_derived_tsvs(data_dir):
 
 
 @pytest.mark.slow
-def test_semcor_full_counts(data_dir, wn, request):
+def test_semcor_full_counts(data_dir, wn):
     """The whole archive: 352 documents, 37,176 sentences, 234,136 tagged terms (README)."""
-    if "slow" not in (request.config.getoption("markexpr") or ""):
-        pytest.skip("reads all of SemCor (about 22 s of CPU): run it with `pytest -m slow`")
     docs, n_sentences, keys = set(), 0, []
     for s in load_semcor(data_dir):
         docs.add(s.id.rsplit(".s", 1)[0])

