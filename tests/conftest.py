@@ -9,11 +9,7 @@ from pathlib import Path
 
 import pytest
 
-
-def _missing(reason: str):
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason} (CI=true: a missing dataset is a failure, not a skip)")
-    pytest.skip(reason)
+from tests.missing import missing as _missing
 
 
 @pytest.fixture(scope="session")

@@ -16,18 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.missing import missing as _missing
+
 CHROMIUM = Path(os.environ.get("CONTEXTLENS_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "out" / "screenshots"
 SERVER = "import uvicorn; from contextlens.web import create_app; " \
          "uvicorn.run(create_app(), host='127.0.0.1', port={port}, log_level='warning')"
-
-
-def _missing(reason: str):
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason} (CI=true: the browser tests must run)")
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")
