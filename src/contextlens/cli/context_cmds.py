@@ -10,7 +10,7 @@ from rich.table import Table
 from .. import plots
 from ..analysis.incontext import compare as compare_usages
 from ..analysis.incontext import contextualize as contextualize_word
-from ..encoders.registry import STATIC_METHODS, make_encoder
+from ..encoders.registry import STATIC_METHODS, make_encoder, method_options
 from ._common import console, fmt, handle_errors, print_json
 from .static_cmds import VECTORS_HELP
 
@@ -36,12 +36,9 @@ def _encoder(model, method, vectors, alpha, window, include_self, causal, positi
              projections, scale, seed):
     if model is not None:
         return make_encoder(model=model)
-    options = {"window": window}
-    if method == "average":
-        options["alpha"] = alpha
-    elif method == "attention":
-        options.update(include_self=include_self, causal=causal, positions=positions, heads=heads,
-                       projections=projections, scale=scale, seed=seed)
+    options = method_options(method, alpha=alpha, window=window, include_self=include_self,
+                             causal=causal, positions=positions, heads=heads,
+                             projections=projections, scale=scale, seed=seed)
     return make_encoder(method, vectors=vectors, **options)
 
 

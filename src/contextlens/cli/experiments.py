@@ -21,7 +21,7 @@ from ..analysis.projection import PROJECTIONS
 from ..analysis.ranking import DEFAULT_TEMPLATE, rank_pairs, read_pairs
 from ..analysis.senses import senses as probe_senses
 from ..analysis.usages import read_lines, read_sentences
-from ..encoders.registry import STATIC_METHODS, make_encoder
+from ..encoders.registry import STATIC_METHODS, make_encoder, method_options
 from ..errors import InputError, check_choice
 from ._common import console, fmt, handle_errors, print_json
 from .static_cmds import VECTORS_HELP
@@ -50,12 +50,7 @@ def _encoder(vectors, model, method, heads=None, n_layers=None, window=None, alp
         raise InputError("give --vectors (a static table) or --model (a transformer), not both")
     if model:
         return make_encoder(model=model)
-    check_choice("method", method, STATIC_METHODS)
-    options = {}
-    if method == "average":
-        options = {"alpha": alpha, "window": window}
-    elif method == "attention":
-        options = {"heads": heads, "n_layers": n_layers, "window": window}
+    options = method_options(method, alpha=alpha, window=window, heads=heads, n_layers=n_layers)
     return make_encoder(method, vectors=vectors or DEFAULT_VECTORS, **options)
 
 

@@ -15,9 +15,29 @@ from ..errors import InputError, check_choice
 from ..vectors import EmbeddingTable
 from .base import Encoder
 
-__all__ = ["STATIC_METHODS", "make_encoder", "resolve_vectors"]
+__all__ = ["STATIC_METHODS", "METHOD_OPTIONS", "method_options", "make_encoder", "resolve_vectors"]
 
 STATIC_METHODS = ("static", "average", "attention")
+# The mixing options each static method takes (the table lookup options apply to all).
+METHOD_OPTIONS: dict[str, tuple[str, ...]] = {
+    "static": (),
+    "average": ("alpha", "window"),
+    "attention": ("include_self", "causal", "window", "positions", "heads", "projections",
+                  "scale", "seed", "n_layers", "d_head"),
+}
+
+
+def method_options(method: str, **options: Any) -> dict[str, Any]:
+    """The ``options`` that apply to ``method`` and are set (not None).
+
+    A front end offering every option for every method passes them all; those of other
+    methods are dropped here.
+
+    >>> method_options("average", alpha=0.5, heads=2, window=None)
+    {'alpha': 0.5}
+    """
+    check_choice("method", method, STATIC_METHODS)
+    return {k: v for k, v in options.items() if k in METHOD_OPTIONS[method] and v is not None}
 
 
 def resolve_vectors(vectors: str | os.PathLike | EmbeddingTable) -> EmbeddingTable:
