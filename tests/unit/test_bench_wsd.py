@@ -85,3 +85,30 @@ def test_unknown_gold_keys_are_an_error():
     check_gold_keys(FakeWordNet(), {"i1": ["good%1:00::"]}, "toy")
     with pytest.raises(InputError, match="1 gold sense key"):
         check_gold_keys(FakeWordNet(), {"i1": ["good%1"], "i2": ["bad%2"]}, "toy")
+
+
+def test_only_keys_learns_the_same_vectors_and_skips_other_sentences():
+    table = EmbeddingTable(["bank", "river", "money"], [[1, 0], [0, 1], [2, 2]])
+    inst = lambda i, idx, keys: WsdInstance(f"t{i}", "bank", "NOUN", idx, keys)  # noqa: E731
+    sents = [
+        WsdSentence("s1", ("river", "bank"), ("river", "bank"), ("NOUN", "NOUN"),
+                    (inst(1, 0, ("river%1",)), inst(2, 1, ("bank%1", "bank%2")))),
+        WsdSentence("s2", ("river", "money"), ("river", "money"), ("NOUN", "NOUN"),
+                    (inst(3, 0, ("river%1",)), inst(4, 1, ("money%1",)))),
+        WsdSentence("s3", ("money", "bank"), ("money", "bank"), ("NOUN", "NOUN"),
+                    (inst(5, 0, ("bank%1",)),)),
+    ]
+    encoded: list = []
+
+    class Counting(StaticEncoder):
+        def encode(self, texts, **kw):
+            encoded.extend(texts)
+            return super().encode(texts, **kw)
+
+    full = sense_embeddings(StaticEncoder(table), sents, views=[0])[0]
+    some = sense_embeddings(Counting(table), sents, views=[0], only_keys={"bank%1", "bank%3"})[0]
+    assert some["keys"].tolist() == ["bank%1"]
+    want = dict(zip(full["keys"].tolist(), full["vectors"].tolist()))
+    assert dict(zip(some["keys"].tolist(), some["vectors"].tolist()))["bank%1"] == want["bank%1"]
+    assert len(encoded) == 2 and not any("money" in t and "river" in t for t in encoded)  # s2 never encoded
+    assert some["sentences"] == 3

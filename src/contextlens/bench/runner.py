@@ -90,7 +90,8 @@ def evaluate(task: str, *, model=None, vectors=None, method: str = "static", lay
     elif task == "wsd":
         views = options.get("views") or (wanted if wanted is not None else [DEFAULT_WSD_VIEW])
         rows = run_wsd(cache, root, split=split or "semeval2007", views=views,
-                       semcor_limit=options.get("semcor_limit"), progress=progress)
+                       semcor_limit=options.get("semcor_limit"), progress=progress,
+                       all_senses=options.get("all_senses", False))
     elif task == "coarsewsd":
         sweep = wanted if wanted is not None else [options.get("default_layer", -1)]
         rows = []
