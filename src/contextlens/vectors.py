@@ -29,10 +29,11 @@ from .errors import (
     check_choice,
 )
 
-__all__ = ["EmbeddingTable", "cosine", "ANALOGY_METHODS"]
+__all__ = ["EmbeddingTable", "cosine", "ANALOGY_METHODS", "COSMUL_EPSILON"]
 
 log = logging.getLogger(__name__)
 ANALOGY_METHODS = ("3cosadd", "3cosmul")
+COSMUL_EPSILON = 1e-3  # Levy & Goldberg (2014); gensim's most_similar_cosmul uses 1e-6
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
@@ -213,8 +214,8 @@ class EmbeddingTable:
 
         ``3cosadd`` ranks by cos(d, b - a + c) on unit vectors (Mikolov et al. 2013, as
         gensim's ``most_similar(positive=[b, c], negative=[a])``); ``3cosmul`` by
-        cos(d,b)·cos(d,c) / (cos(d,a) + 0.001) with cosines shifted to [0, 1] (Levy &
-        Goldberg 2014's epsilon; gensim's ``most_similar_cosmul`` uses 1e-6, which changes
+        cos(d,b)·cos(d,c) / (cos(d,a) + ε) with cosines shifted to [0, 1] (ε = 0.001, Levy &
+        Goldberg 2014; gensim's ``most_similar_cosmul`` uses 1e-6, which changes
         the scores but rarely the answer). ``a``, ``b`` and ``c`` are never answers; ``restrict`` keeps only
         the first ``restrict`` keys as candidates (tables are usually frequency-sorted).
 
@@ -236,7 +237,7 @@ class EmbeddingTable:
             scores = unit @ (target / norm) if norm > 0 else np.zeros(len(self))
         else:
             ca, cb, cc = ((unit @ unit[r] + 1.0) / 2.0 for r in rows)
-            scores = cb * cc / (ca + 1e-3)
+            scores = cb * cc / (ca + COSMUL_EPSILON)
         skip = set(rows)
         if restrict is not None:
             skip |= set(range(min(restrict, len(self)), len(self)))

@@ -74,6 +74,21 @@ def test_analogy_equals_gensim(random_table, tmp_path):
             assert ours["sections"][g["section"]]["n"] == len(g["correct"]) + len(g["incorrect"])
 
 
+def test_cosmul_equals_gensim_most_similar_cosmul(random_table):
+    from gensim.models import KeyedVectors
+
+    rng = np.random.default_rng(3)
+    qs = [tuple(f"w{i}" for i in rng.choice(40, 4, replace=False)) for _ in range(200)]
+    kv = KeyedVectors(random_table.dim)  # gensim's cosmul ignores restrict_vocab: give it the first 40 rows
+    kv.add_vectors(random_table.keys[:40], np.asarray(random_table.vectors[:40]))
+    for a, b, c, d in qs:
+        want = kv.most_similar_cosmul(positive=[b, c], negative=[a], topn=1)[0][0] == d
+        got = analogy_accuracy(random_table, [("s", [(a, b, c, d)])], method="3cosmul", restrict=40,
+                               epsilon=1e-6)["correct"]
+        assert got == int(want), (a, b, c, d)
+    assert sum(kv.most_similar_cosmul(positive=[b, c], negative=[a], topn=1)[0][0] == d for a, b, c, d in qs) > 0
+
+
 def test_analogy_hand_computed_and_cosmul():
     t = EmbeddingTable(["man", "king", "woman", "queen", "apple"],
                        [[1, 0, 0], [1, 1, 0], [0, 0, 1], [0, 1, 1], [1, -1, 1]])

@@ -24,6 +24,7 @@ import numpy as np
 from scipy import stats
 
 from ..errors import EmptyInputError, InputError, check_choice
+from ..vectors import COSMUL_EPSILON
 
 __all__ = ["ok_vocab", "similarity_spearman", "analogy_accuracy", "spearman", "GENSIM_RESTRICT"]
 
@@ -77,8 +78,12 @@ def similarity_spearman(table, pairs: Sequence, *, restrict: int | None = GENSIM
 
 
 def analogy_accuracy(table, sections: Sequence, *, method: str = "3cosadd",
-                     restrict: int | None = GENSIM_RESTRICT) -> dict:
+                     restrict: int | None = GENSIM_RESTRICT, epsilon: float = COSMUL_EPSILON) -> dict:
     """``{accuracy, n, oov, correct, sections: {name: {accuracy, n, correct}}}``.
+
+    ``3cosadd`` answers as gensim's ``evaluate_word_analogies``; ``3cosmul`` as gensim's
+    ``most_similar_cosmul`` with ``epsilon=1e-6`` over the first ``restrict`` words (that
+    gensim method ignores its ``restrict_vocab``: it searches the whole table).
 
     ``sections``: objects with ``name`` and ``questions`` (4-tuples ``a b c d``: a is to b
     as c is to d), or ``(name, questions)`` pairs.
@@ -113,7 +118,7 @@ def analogy_accuracy(table, sections: Sequence, *, method: str = "3cosadd",
             scores = (vectors @ mean.T).T / norms  # (batch, limit)
         else:
             ca, cb, cc = ((unit @ unit[x].T).T for x in (a, b, c))
-            scores = ((1 + cb) / 2) * ((1 + cc) / 2) / ((1 + ca) / 2 + 1e-3)
+            scores = ((1 + cb) / 2) * ((1 + cc) / 2) / ((1 + ca) / 2 + epsilon)
         scores[np.arange(len(batch))[:, None], np.stack([a, b, c], 1)] = -np.inf
         k = min(8, scores.shape[1] - 1)
         part = np.argpartition(-scores, k, axis=1)[:, :k]  # the 8 best, unordered
