@@ -192,7 +192,7 @@ def stats(
     console.print(f"{out['db']}: {out['usages']:,} usages of {len(out['words'])} words; model {out['model']}, "
                   f"layers {', '.join(map(str, out['layers']))}, {out['dtype']}; "
                   f"{out['size_bytes'] / 2**20:.1f} MiB on disk; {state}; "
-                  f"{'ANN (IVF-PQ)' if out['ann_index'] else 'exact'} search")
+                  f"{'ANN (IVF-SQ)' if out['ann_index'] else 'exact'} search")
     t = Table(title="usages per word", title_justify="left")
     t.add_column("word")
     t.add_column("usages", justify="right")
