@@ -6,6 +6,7 @@ Without /usr/bin/chromium the tests skip with a reason, except under CI=true whe
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -23,7 +24,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "out" / "screenshots"
 SERVER = "import uvicorn; from contextlens.web import create_app; " \
-         "uvicorn.run(create_app(), host='127.0.0.1', port={port}, log_level='warning')"
+         "uvicorn.run(create_app(**{kwargs}), host='127.0.0.1', port={port}, log_level='warning')"
 
 
 @pytest.fixture(scope="session")
@@ -43,10 +44,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def lab_url(chromium_path):
+@contextlib.contextmanager
+def serve_lab(**kwargs: str):
+    """The lab server, ``create_app(**kwargs)`` (plain string values), in a subprocess on a free
+    port of 127.0.0.1; yields its URL once ``/api/status`` answers, stops it afterwards."""
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-c", SERVER.format(port=port)],
+    proc = subprocess.Popen([sys.executable, "-c", SERVER.format(kwargs=repr(kwargs), port=port)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
@@ -70,6 +73,12 @@ def lab_url(chromium_path):
 
 
 @pytest.fixture(scope="session")
+def lab_url(chromium_path):
+    with serve_lab() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
 def browser(chromium_path):
     from playwright.sync_api import sync_playwright
 
@@ -79,8 +88,9 @@ def browser(chromium_path):
         b.close()
 
 
-@pytest.fixture
-def page(browser, lab_url):
+@contextlib.contextmanager
+def lab_page(browser, url: str):
+    """A page on the lab at ``url``; afterwards, fails on JavaScript errors or requests outside it."""
     context = browser.new_context(viewport={"width": 1400, "height": 950}, accept_downloads=True)
     outside: list[str] = []
 
@@ -88,7 +98,7 @@ def page(browser, lab_url):
         outside.append(route.request.url)
         route.abort()
 
-    context.route(lambda url: not url.startswith(lab_url) and not url.startswith(("data:", "blob:")), block)
+    context.route(lambda u: not u.startswith(url) and not u.startswith(("data:", "blob:")), block)
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
@@ -97,6 +107,12 @@ def page(browser, lab_url):
     context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
     assert not outside, f"the page asked for resources outside the lab server: {outside}"
+
+
+@pytest.fixture
+def page(browser, lab_url):
+    with lab_page(browser, lab_url) as pg:
+        yield pg
 
 
 @pytest.fixture(scope="session")

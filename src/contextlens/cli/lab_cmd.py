@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from pathlib import Path
 
 import typer
 
@@ -35,11 +36,14 @@ def register(app: typer.Typer) -> None:
         model: str = typer.Option("minilm", help="The default transformer (loaded on first use)."),
         vectors: str = typer.Option("glove-6b-50d", help="Static table for the static, average and attention encoders."),
         threads: int = typer.Option(1, min=0, help="Torch CPU threads for the models (0: every core)."),
+        index: Path | None = typer.Option(
+            None, "--index", help="A usage index to search in the lab (the --db folder of `contextlens index build`)."
+        ),
         allow_remote: bool = typer.Option(
             False, "--allow-remote", help="Allow a non-local --host: anyone who can reach it can use the lab."
         ),
     ) -> None:
-        """Open the Live Lab in your browser: the toy lab, the sentence lab and senses."""
+        """Open the Live Lab in your browser: the toy lab, the sentence lab, senses and (--index) your corpus."""
         try:
             import uvicorn
 
@@ -58,6 +62,9 @@ def register(app: typer.Typer) -> None:
                 f"[bold yellow]warning:[/] serving on {host}: anyone who can reach this address can use the "
                 "lab (no authentication) and make this machine run models", highlight=False,
             )
+        web = create_app(model=model, vectors=vectors, threads=threads or None, index=index)  # a bad --index fails here
         shown = f"[{host}]" if ":" in host else host
         console.print(f"contextlens lab on http://{shown}:{port}/ (Ctrl+C stops it)", highlight=False)
-        uvicorn.run(create_app(model=model, vectors=vectors, threads=threads or None), host=host, port=port, log_level="warning")
+        if index is not None:
+            console.print(f"usage index: {index}", highlight=False)
+        uvicorn.run(web, host=host, port=port, log_level="warning")

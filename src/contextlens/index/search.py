@@ -37,14 +37,15 @@ def check_model(store: UsageStore, model: str | None) -> None:
         )
 
 
-def query_encoder(store: UsageStore):
-    """The index's encoder (model, layers), loaded once per process."""
+def query_encoder(store: UsageStore, threads: int | None = None):
+    """The index's encoder (model, layers), loaded once per process (``threads``: torch
+    CPU threads, a process-wide setting; None: the library's default)."""
     from .build import make_index_encoder
 
     key = (store.params["model"], tuple(store.layers))
     if key not in _ENCODERS:
         _ENCODERS.clear()  # keep one model in memory
-        _ENCODERS[key] = make_index_encoder(store.params["model"], store.layers)[0]
+        _ENCODERS[key] = make_index_encoder(store.params["model"], store.layers, threads=threads)[0]
     return _ENCODERS[key]
 
 
@@ -77,13 +78,14 @@ def _query_word(store: UsageStore, sentence: str, word: str, occurrence: int | N
 
 def search_usages(db: str | os.PathLike | UsageStore, sentence: str, word: str, *, k: int = 10,
                   layer: int | None = None, model: str | None = None, occurrence: int | None = None,
-                  encoder=None) -> dict[str, Any]:
+                  encoder=None, threads: int | None = None) -> dict[str, Any]:
     """The ``k`` usages of ``word`` in the index nearest its usage in ``sentence``.
 
     Returns ``{query: {sentence, word, form, start, end}, word, layer, model,
     results: [{usage_id, sentence, similarity, doc, sentence_no, start, end, form, word}]}``,
     best first. ``model``: the model the caller expects (a different one raises
-    :class:`IndexMismatchError`).
+    :class:`IndexMismatchError`). ``encoder``: one to encode the query with (else the
+    index's model is loaded once, with ``threads`` torch threads).
     """
     store = db if isinstance(db, UsageStore) else open_store(db)
     check_model(store, model if encoder is None else encoder.name)
@@ -95,7 +97,7 @@ def search_usages(db: str | os.PathLike | UsageStore, sentence: str, word: str, 
     col_layer = store.layers[-1] if layer is None else layer
     store.layer_column(col_layer)  # an unstored layer fails before the model loads
     w = _query_word(store, sentence, word, occurrence)
-    enc = encoder or query_encoder(store)
+    enc = encoder or query_encoder(store, threads)
     encoding = enc.encode([sentence], words=[[(w.start, w.end)]])[0]
     if not encoding.words:
         raise TargetNotFoundError(f"{w.text!r} got no piece from {enc.name}'s tokenizer; pick another word")

@@ -133,7 +133,7 @@ class UsageStore:
             return vector_column(self.layers[-1])
         if int(layer) not in self.layers:
             raise InputError(f"layer {layer} is not stored in {self.path}; it holds layers "
-                             f"{', '.join(map(str, self.layers))} (choose one with --layer)")
+                             f"{', '.join(map(str, self.layers))} (choose one of them: --layer, or the layer field)")
         return vector_column(layer)
 
     def rows_to_arrow(self, rows: dict[str, Any]):

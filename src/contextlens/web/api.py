@@ -14,15 +14,18 @@ from ..analysis.incontext import compare, contextualize
 from ..analysis.layers import layer_divergence
 from ..analysis.senses import senses
 from ..analysis.toy import TOY_AXES, TOY_METHODS, TOY_VECTORS, toy_compare
+from ..index.search import like_usage, search_usages
+from ..index.stats import index_stats
 from ..text import tokenize
 from . import schemas as s
-from .state import LabState
+from .state import NO_INDEX, LabState
 
 __all__ = ["router"]
 
 ERRORS = {400: {"model": s.ErrorBody, "description": "bad input (unknown word, model, option...)"},
           422: {"model": s.ErrorBody, "description": "malformed request or over a limit"}}
 router = APIRouter(prefix="/api", responses=ERRORS)
+NO_INDEX_ERROR = {409: {"model": s.ErrorBody, "description": "the lab was started without --index"}}
 
 
 def lab(request: Request) -> LabState:
@@ -136,3 +139,35 @@ def senses_route(req: s.SensesRequest, state: LabState = Depends(lab)):
                     missing=req.missing, projection=req.projection)
     result["sentences"] = req.sentences
     return plain(result)
+
+
+# ---- the usage index (contextlens lab --index PATH) ------------------------------------------
+@router.get("/index", response_model=s.IndexResponse, summary="Whether a usage index is loaded, and its statistics")
+def index_route(state: LabState = Depends(lab)):
+    if state.index is None:
+        return {"loaded": False, "hint": NO_INDEX}
+    with state.index_lock:
+        stats = index_stats(state.index)
+    return plain({"loaded": True, "stats": stats, "encoder": state.index_model(),
+                  "max_results": state.limits.max_results})
+
+
+@router.post("/index/search", response_model=s.UsagesResponse, responses=NO_INDEX_ERROR,
+             summary="The usages of a word in the index nearest its usage in a sentence")
+def index_search(req: s.IndexSearchRequest, state: LabState = Depends(lab)):
+    store = state.store()
+    state.limits.check_sentences([req.sentence])
+    state.limits.check_results(req.k)
+    encoder = state.index_encoder(req.layer)
+    with state.index_lock:
+        return plain(search_usages(store, req.sentence, req.word, k=req.k, layer=req.layer,
+                                   occurrence=req.occurrence, encoder=encoder, threads=state.threads))
+
+
+@router.post("/index/like", response_model=s.UsagesResponse, responses=NO_INDEX_ERROR,
+             summary="The usages of the same word nearest a usage already in the index")
+def index_like(req: s.IndexLikeRequest, state: LabState = Depends(lab)):
+    store = state.store()
+    state.limits.check_results(req.k)
+    with state.index_lock:
+        return plain(like_usage(store, req.usage_id, k=req.k, layer=req.layer))

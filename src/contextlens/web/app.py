@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -19,7 +20,7 @@ from fastapi.staticfiles import StaticFiles
 from .. import __version__
 from ..errors import ContextLensError, MissingDependencyError
 from .api import router
-from .state import LabState, LimitError, Limits
+from .state import LabState, LimitError, Limits, NoIndexError
 
 __all__ = ["create_app", "plotly_js"]
 
@@ -51,23 +52,35 @@ def _validation_message(err: RequestValidationError) -> str:
 
 
 def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Limits | None = None,
-               threads: int | None = 1) -> FastAPI:
+               threads: int | None = 1, index: str | os.PathLike | None = None) -> FastAPI:
     """The lab app; ``model`` is the default transformer, ``vectors`` the static table.
 
     ``threads``: torch CPU threads for the models (default 1: a lab request is a few short
     sentences, run one at a time per model, and more threads fighting over busy cores made
     MiniLM 40x slower on a shared 2-core machine; None uses every core).
     Nothing is loaded here: tables and models load on first use (see :class:`LabState`).
+    ``index``: a usage index folder (``contextlens index build --db``), opened here, so a bad
+    path fails before the lab serves (with the library's error); its tab searches it.
     """
+    store = None
+    if index is not None:
+        from ..index.store import open_store
+
+        store = open_store(index)
+        log.info("usage index %s (model %s, layers %s)", store.path, store.params["model"], store.layers)
     # the Swagger / ReDoc pages load their scripts from a CDN: off; the schema is at /openapi.json
     app = FastAPI(title="contextlens lab", version=__version__, docs_url=None, redoc_url=None,
                   description="See how a word's vector goes from static to contextual. The page is at /.")
-    app.state.lab = LabState(model=model, vectors=vectors, limits=limits, threads=threads)
+    app.state.lab = LabState(model=model, vectors=vectors, limits=limits, threads=threads, index=store)
     app.include_router(router)
 
     @app.exception_handler(LimitError)
     async def _limit(request: Request, exc: LimitError):
         return JSONResponse({"detail": str(exc), "error": "LimitError"}, status_code=422)
+
+    @app.exception_handler(NoIndexError)
+    async def _no_index(request: Request, exc: NoIndexError):
+        return JSONResponse({"detail": str(exc), "error": "NoIndexError"}, status_code=409)
 
     @app.exception_handler(ContextLensError)
     async def _library(request: Request, exc: ContextLensError):

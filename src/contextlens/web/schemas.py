@@ -88,6 +88,22 @@ class ModelLoadRequest(BaseModel):
     name: str = Field(..., examples=["minilm"])
 
 
+class IndexSearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    sentence: str = Field(..., examples=["We sat on the bank of the river."])
+    word: str = Field(..., description="one of the index's words", examples=["bank"])
+    k: int = Field(10, ge=1, description="how many usages (at most the server's max_results)")
+    layer: int | None = Field(None, ge=0, description="a layer the index stores (default: its last)")
+    occurrence: int | None = Field(None, ge=0, description="which occurrence of the word (0-based), if it occurs twice")
+
+
+class IndexLikeRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    usage_id: str = Field(..., description="the id of a usage in the index (from a search result)")
+    k: int = Field(10, ge=1, description="how many usages (at most the server's max_results)")
+    layer: int | None = Field(None, ge=0, description="a layer the index stores (default: its last)")
+
+
 # ---- responses ---------------------------------------------------------------------------
 class ErrorBody(BaseModel):
     detail: str = Field(..., description="what was wrong and how to fix it")
@@ -163,3 +179,40 @@ class ToyResponse(Open):
     sentences: list[dict[str, Any]]
     cosine: float
     vectors: dict[str, list[float]]
+
+
+class IndexStats(Open):
+    db: str
+    model: str
+    layers: list[int]
+    usages: int
+    words: dict[str, int]
+    size_bytes: int
+
+
+class IndexResponse(BaseModel):
+    loaded: bool
+    stats: IndexStats | None = Field(None, description="the library's index_stats (when loaded)")
+    encoder: str | None = Field(None, description="the lab model that encodes queries (None: the index loads its own)")
+    max_results: int | None = Field(None, description="the largest k a search may ask for")
+    hint: str | None = Field(None, description="how to start the lab with an index (when none is loaded)")
+
+
+class UsageHit(Open):
+    usage_id: str
+    word: str
+    form: str
+    doc: str
+    sentence_no: int
+    start: int
+    end: int
+    sentence: str
+    similarity: float
+
+
+class UsagesResponse(Open):
+    query: dict[str, Any]
+    word: str
+    layer: int
+    model: str
+    results: list[UsageHit]

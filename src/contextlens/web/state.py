@@ -6,6 +6,10 @@ lock, so two requests never load it twice; its state (``not loaded``, ``loading`
 encoders are not thread-safe, so each encoder's ``encode`` runs under its own lock; the
 encodings of recent sentences are kept (LRU, up to ``CACHE_BYTES`` of arrays per encoder),
 so the several figures of one view encode a sentence once.
+
+The lab may also hold one usage index (``contextlens lab --index PATH``), opened at start;
+its queries are encoded by the lab's shared encoder of the index's model when the lab
+serves that model, so the model is not loaded twice.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from ..encoders.models import list_models
 from ..encoders.registry import STATIC_METHODS, make_encoder, resolve_vectors
 from ..errors import InputError, check_choice
 
-__all__ = ["Limits", "LimitError", "LabState", "SharedEncoder"]
+__all__ = ["Limits", "LimitError", "NoIndexError", "LabState", "SharedEncoder"]
 
 log = logging.getLogger(__name__)
 CACHE_BYTES = 256 * 2**20  # encodings kept per encoder, by the size of their arrays
@@ -32,6 +36,14 @@ class LimitError(InputError):
     """A request is larger than the server's limits (HTTP 422)."""
 
 
+class NoIndexError(InputError):
+    """The lab was started without a usage index (HTTP 409)."""
+
+
+NO_INDEX = ("no usage index is loaded in this lab: start it with `contextlens lab --index PATH`, PATH being "
+            "the --db folder of `contextlens index build`")
+
+
 @dataclass(frozen=True)
 class Limits:
     """Per-request input limits; the error names the limit that was hit."""
@@ -39,6 +51,7 @@ class Limits:
     max_chars: int = 1000  # characters per sentence
     max_sentences: int = 64  # sentences per request
     max_attention_words: int = 80  # words in a sentence whose attention is shown
+    max_results: int = 50  # usages per index search
 
     def check_sentences(self, sentences: Sequence[str]) -> None:
         if len(sentences) > self.max_sentences:
@@ -48,6 +61,11 @@ class Limits:
                 raise LimitError(
                     f"sentence {i + 1} has {len(s)} characters; the limit is {self.max_chars} characters per sentence"
                 )
+
+    def check_results(self, k: int) -> None:
+        if k > self.max_results:
+            raise LimitError(f"k = {k} usages asked; the limit is {self.max_results} usages per search (k <= "
+                             f"{self.max_results})")
 
     def check_attention(self, n_words: int) -> None:
         if n_words > self.max_attention_words:
@@ -74,8 +92,11 @@ class SharedEncoder:
     def __getattr__(self, name: str):
         return getattr(self._encoder, name)
 
-    def encode(self, texts: Sequence[str]) -> list:
+    def encode(self, texts: Sequence[str], words=None) -> list:
         texts = [texts] if isinstance(texts, str) else list(texts)
+        if words is not None:  # some words only (the index's queries): not cached, the cache holds whole sentences
+            with self._lock:
+                return self._encoder.encode(texts, words=words)
         with self._lock:
             todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
             fresh = dict(zip(todo, self._encoder.encode(todo), strict=True)) if todo else {}
@@ -94,8 +115,10 @@ class LabState:
     """The server's shared state: default model and table names, limits, loaded encoders."""
 
     def __init__(self, model: str = "minilm", vectors: str = "glove-6b-50d", limits: Limits | None = None,
-                 threads: int | None = 1):
+                 threads: int | None = 1, index=None):
         self.model, self.vectors, self.limits = model, vectors, limits or Limits()
+        self.index = index  # a UsageStore, or None
+        self.index_lock = threading.Lock()  # one index request at a time reads the store
         self.threads = threads  # torch CPU threads (None: the library's default, every core)
         self._lock = threading.Lock()
         self._loaded: dict[str, Any] = {}  # resource name -> table or SharedEncoder
@@ -196,3 +219,29 @@ class LabState:
             if len(self._mixers) > 64:
                 self._mixers.clear()
             return self._mixers.setdefault(key, made)
+
+    # ---- the usage index ---------------------------------------------------------------
+    def store(self):
+        """The lab's usage index; :class:`NoIndexError` when it was started without one."""
+        if self.index is None:
+            raise NoIndexError(NO_INDEX)
+        return self.index
+
+    def index_model(self) -> str | None:
+        """The lab model that encodes the index's queries (None: the library loads its own)."""
+        model = self.store().params["model"]
+        return model if model in {m["name"] for m in self.models()} else None
+
+    def index_encoder(self, layer: int | None):
+        """The lab's shared encoder of the index's model, when the lab serves that model with
+        the index's pooling and it holds ``layer`` (default: the index's last); else None."""
+        store, name = self.store(), self.index_model()
+        store.layer_column(layer)  # a layer the index does not store fails before a model loads
+        if name is None:
+            return None
+        enc = self._model(name)
+        wanted = store.layers[-1] if layer is None else layer
+        holds = wanted == 0 or wanted in tuple(getattr(enc, "layers", ()))
+        if not holds or getattr(enc, "pooling", None) != store.params.get("pooling", "mean"):
+            return None
+        return enc

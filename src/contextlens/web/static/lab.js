@@ -1,4 +1,4 @@
-/* contextlens lab: tabs, 2. the sentence lab and 3. senses. Every number comes from /api/. */
+/* contextlens lab: tabs, 2. the sentence lab and 3. senses (4. your corpus: corpus.js). Every number comes from /api/. */
 "use strict";
 (() => {
   const { $, api, getParam, setParams, status, saveJSON, figureButtons, busy, note, plot, ensureLoaded } = window.CL;
@@ -13,7 +13,7 @@
   const lab = { result: {}, status: null };
 
   // ---- tabs (arrow keys move between them) -------------------------------------------------
-  const TABS = ["toy", "sentences", "senses"];
+  const TABS = ["toy", "sentences", "senses"];  // + "index" when the lab has a usage index
   function showTab(name, focus) {
     for (const t of TABS) {
       const on = t === name;
@@ -264,6 +264,12 @@
   async function init() {
     try {
       lab.status = await api("/api/status");
+      lab.index = await api("/api/index");
+      if (lab.index.loaded) {
+        TABS.push("index");
+        $("#tab-index").hidden = false;
+        window.CorpusLab.init(lab.index);
+      }
       initTabs();
       await window.ToyLab.init();
       initLab();
@@ -271,6 +277,7 @@
       document.body.dataset.ready = "1";
       if (getParam("tab") === "sentences" && getParam("s")) runLab();
       if (getParam("tab") === "senses" && getParam("ss")) runSenses();
+      if (getParam("tab") === "index" && lab.index.loaded) window.CorpusLab.restore();
     } catch (e) {
       status(`The lab could not start: ${e.message}`);
     }
