@@ -24,13 +24,15 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 
 from ..errors import EmptyInputError, InputError
 from .targets import target_vectors
 
-__all__ = ["score_wsd", "view_vectors", "sense_embeddings", "nearest_sense", "VIEWS", "parse_view"]
+__all__ = ["score_wsd", "view_vectors", "sense_embeddings", "semcor_sense_embeddings", "nearest_sense", "VIEWS",
+           "parse_view"]
 
 log = logging.getLogger(__name__)
 VIEWS = ("last4",)  # named views; any int is a single layer
@@ -192,13 +194,13 @@ def nearest_sense(vector: np.ndarray, candidates: Sequence[str], embeddings: Map
     return seen[int(np.argmax(sims))]
 
 
-def _semcor_embeddings(cache, root, views, semcor_limit, progress, only_keys=None) -> dict:
+def semcor_sense_embeddings(cache, root, views, semcor_limit, progress, only_keys=None) -> dict:
     """Sense embeddings per view, from the cache where stored, else one SemCor pass
     (over the sentences holding one of ``only_keys`` when given)."""
     from . import datasets
     from .cache import key_of
 
-    spec = {"limit": semcor_limit, "root": str(root)}
+    spec = {"limit": semcor_limit, "root": str(Path(root).resolve())}
     full = {v: key_of({"view": v, **spec}) for v in views}  # a pass over all of SemCor serves any split
     names = full if only_keys is None else {v: key_of({"view": v, **spec, "keys": key_of(sorted(only_keys))})
                                              for v in views}
@@ -283,7 +285,7 @@ def run_wsd(
         view_vectors(vectors[:1], v)  # an unknown layer fails here, before the long SemCor pass
     views = list(dict.fromkeys(v if v == "last4" else v % n_layers for v in views))  # -1 and 6 share a cache
     only = None if all_senses else {k for cands in candidates for k in cands}
-    senses = _semcor_embeddings(cache, root, views, semcor_limit,
+    senses = semcor_sense_embeddings(cache, root, views, semcor_limit,
                                 progress and (lambda k: progress("SemCor sentences", k, None)), only)
     for v in views:
         table = dict(zip(senses[v]["keys"].tolist(), senses[v]["vectors"]))

@@ -156,12 +156,23 @@ def senses(
     k: str = typer.Option("auto", "--k", help="auto (best silhouette) or a number of senses."),
     layer: int = typer.Option(None, help="The stored layer to cluster (default: the deepest)."),
     max_usages: int = typer.Option(2000, help="Cluster at most this many usages (a fixed sample)."),
+    wordnet: bool = typer.Option(False, "--wordnet", help="Match each sense to WordNet senses (SemCor sense "
+                                 "embeddings of the index's model; needs WordNet and SemCor in the data folder)."),
+    data_dir: Path = typer.Option(None, "--data-dir", help="With --wordnet: the data directory (default: "
+                                  "$CONTEXTLENS_DATA, else ~/.cache/contextlens/data)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Induce WORD's senses from its usages in the index."""
+    from rich.markup import escape
+
     from ..index.senses import induce_senses
 
-    out = induce_senses(db, word, k=_k(k), layer=layer, max_usages=max_usages)
+    with Progress(TextColumn("[bold]reading SemCor"), TextColumn("{task.completed:,} sentences"),
+                  TimeElapsedColumn(), console=err_console, transient=True,
+                  disable=as_json or not wordnet or not err_console.is_terminal) as bar:
+        task = bar.add_task("semcor", total=None)
+        out = induce_senses(db, word, k=_k(k), layer=layer, max_usages=max_usages, wordnet=wordnet,
+                            data_dir=data_dir, progress=lambda done: bar.update(task, completed=done))
     if as_json:
         print_json(out)
         return
@@ -173,6 +184,14 @@ def senses(
         console.print(f"\n[bold]sense {s['id']}[/] ({s['size']} usages, {s['share']:.0%}): {words}")
         for t in s["typical"]:
             console.print(f"  {fmt(t['similarity'])}  {t['sentence']}", highlight=False)
+        for i, w in enumerate(s.get("wordnet", [])):
+            label = "WordNet" if i == 0 else "       "
+            console.print(f"  {label} {fmt(w['similarity'])}  [cyan]{w['key']}[/] {w['synset']}: "
+                          f"{escape(w['gloss'])} [dim]({w['semcor_count']} in SemCor)[/]", highlight=False)
+    if out.get("wordnet_unseen"):
+        console.print(f"\n[dim]WordNet senses of {out['wordnet_lemma']!r} never tagged in SemCor, so not matched "
+                      f"(glosses in --json): {', '.join(u['synset'] for u in out['wordnet_unseen'])}[/]",
+                      highlight=False)
 
 
 @index_app.command("stats")

@@ -19,7 +19,7 @@ import logging
 import math
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,7 @@ from ..text import tokenize
 from .search import _target
 from .store import UsageStore, open_store
 
-__all__ = ["induce_senses", "distinctive_words", "context_words", "typical"]
+__all__ = ["induce_senses", "distinctive_words", "context_words", "typical", "centroid"]
 
 log = logging.getLogger(__name__)
 #: function words left out of the context words (they are frequent everywhere)
@@ -94,25 +94,49 @@ def typical(x: np.ndarray, members: np.ndarray, n: int) -> list[tuple[int, float
     [(1, 1.0), (2, 0.966)]
     """
     unit = x[members] / np.linalg.norm(x[members], axis=1, keepdims=True)  # (m, dim)
-    centroid = unit.mean(axis=0)
-    sims = unit @ (centroid / np.linalg.norm(centroid))  # (m,)
+    sims = unit @ centroid(x, members)  # (m,)
     order = np.argsort(-sims, kind="stable")[:n]
     return [(int(members[i]), float(sims[i])) for i in order]
 
 
+def centroid(x: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """``(dim,)``: the unit-length mean of the members' unit vectors (rows of ``x``).
+
+    >>> centroid(np.array([[2.0, 0.0], [0.0, 3.0]]), np.array([0, 1])).round(3).tolist()
+    [0.707, 0.707]
+    """
+    unit = x[members] / np.linalg.norm(x[members], axis=1, keepdims=True)  # (m, dim)
+    mean = unit.mean(axis=0)
+    return mean / np.linalg.norm(mean)
+
+
 def induce_senses(db: str | os.PathLike | UsageStore, word: str, *, k: int | str = "auto",
                   layer: int | None = None, max_usages: int = MAX_USAGES, n_sentences: int = 3,
-                  n_words: int = 8, window: int = 5, k_max: int = 8) -> dict[str, Any]:
+                  n_words: int = 8, window: int = 5, k_max: int = 8, wordnet: bool = False,
+                  data_dir: str | os.PathLike | None = None, progress: Callable[[int], None] | None = None,
+                  ) -> dict[str, Any]:
     """Cluster ``word``'s usages in the index into senses and describe each.
 
     Returns ``{word, layer, n_usages, n_total, k, k_chosen_by, silhouette,
     silhouette_by_k, senses: [{id, size, share, typical: [{usage_id, sentence, doc,
     similarity}], context_words: [{word, count, lmi}]}]}``, senses largest first. Above
     ``max_usages`` usages, a deterministic sample (the lowest usage ids) is clustered.
+
+    ``wordnet=True`` also maps each sense to WordNet (:mod:`.wordnet_map`; needs WordNet
+    and SemCor in ``data_dir``, see :func:`~contextlens.bench.datasets.resolve_data_dir`):
+    each sense gets ``wordnet: [{key, synset, gloss, similarity, semcor_count}]`` (its
+    best WordNet senses by cosine with its centroid) and the result ``wordnet_lemma`` and
+    ``wordnet_unseen: [{key, synset, gloss}]`` (the word's senses SemCor never tags);
+    ``progress`` then gets the SemCor sentences read (on a cache miss only).
     """
     store = db if isinstance(db, UsageStore) else open_store(db)
     target = _target(store, word)
     col_layer = store.layers[-1] if layer is None else layer
+    if wordnet:  # data, layer and lemma checked before any work
+        from .wordnet_map import wordnet_candidates
+
+        store.layer_column(col_layer)  # a layer the index lacks fails here
+        candidates = wordnet_candidates(store, target, col_layer, data_dir)
     store.refresh()
     total = store.count(target)
     rows, x = store.vectors_of(target, col_layer, limit=max_usages)  # x: (n, dim)
@@ -124,7 +148,7 @@ def induce_senses(db: str | os.PathLike | UsageStore, word: str, *, k: int | str
     labels = model.labels_
     contexts = [context_words(r["sentence"], r["start"], r["end"], window) for r in rows]
     words = distinctive_words(contexts, labels.tolist(), top=n_words)
-    senses = []
+    senses, centroids = [], []
     for c in sorted(set(labels.tolist()), key=lambda c: (-(labels == c).sum(), c)):
         members = np.flatnonzero(labels == c)
         senses.append({
@@ -133,7 +157,16 @@ def induce_senses(db: str | os.PathLike | UsageStore, word: str, *, k: int | str
                          "similarity": round(s, 4)} for i, s in typical(x, members, n_sentences)],
             "context_words": [{"word": w, "count": n, "lmi": s} for w, n, s in words.get(int(c), [])],
         })
-    return {"word": target, "layer": col_layer, "model": store.params["model"], "n_usages": len(rows),
-            "n_total": total, "k": model.k_, "k_chosen_by": "silhouette" if k == "auto" else "given",
-            "silhouette": model.silhouette_,
-            "silhouette_by_k": {str(kk): s for kk, s in model.silhouette_by_k_.items()}, "senses": senses}
+        centroids.append(centroid(x, members))
+    out = {"word": target, "layer": col_layer, "model": store.params["model"], "n_usages": len(rows),
+           "n_total": total, "k": model.k_, "k_chosen_by": "silhouette" if k == "auto" else "given",
+           "silhouette": model.silhouette_,
+           "silhouette_by_k": {str(kk): s for kk, s in model.silhouette_by_k_.items()}, "senses": senses}
+    if wordnet:
+        from .wordnet_map import map_centroids
+
+        mapped = map_centroids(store, candidates, col_layer, np.stack(centroids), progress=progress)
+        for sense, best in zip(senses, mapped["senses"]):
+            sense["wordnet"] = best
+        out.update(wordnet_lemma=mapped["lemma"], wordnet_unseen=mapped["unseen"])
+    return out
