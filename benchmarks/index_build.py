@@ -14,12 +14,13 @@ Each run is a freshly spawned process (model loading excluded from the times) th
 reports its peak RSS (``ru_maxrss``). Prints sentences/s, usages/s, the speed ratio, the
 peak RSS at 1× and 4× and the bytes on disk per usage.
 
-    python benchmarks/index_build.py [--sentences 4000] [--naive 300] [--json]
+    python benchmarks/index_build.py [--sentences 4000] [--naive 300] [--keep DIR] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing as mp
 import os
@@ -104,9 +105,12 @@ def main() -> None:
     ap.add_argument("--corpus", default=str(data_root() / "corpora" / "brown_plain.txt"))
     ap.add_argument("--sentences", type=int, default=4000, help="sentences in the 1x slice (0: the whole corpus)")
     ap.add_argument("--naive", type=int, default=300, help="target sentences timed in the naive loop")
+    ap.add_argument("--keep", type=Path, help="build in this new folder and keep the indexes (db1, db4)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=False)
+    with tempfile.TemporaryDirectory() if args.keep is None else contextlib.nullcontext(str(args.keep)) as tmp:
         lines = Path(args.corpus).read_text(encoding="utf-8").splitlines()
         lines = lines[: args.sentences] if args.sentences else lines
         one = Path(tmp, "brown-1.txt")

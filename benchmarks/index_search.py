@@ -10,7 +10,9 @@ it times ``UsageStore.search`` (k = 10, after one warm-up query)
 - over all usages, and
 - filtered on the most frequent word and on the rarest (the filter a usage search uses),
 
-and measures recall@10 of each against exact search (numpy, float32 over the same
+Queries are perturbed stored vectors: of any usage for the unfiltered search, of the
+word's own usages for the filtered ones (what ``search_usages`` does: the query is a use
+of that word). It measures recall@10 of each against exact search (numpy, float32 over the same
 float16 vectors). With ``--brown-db`` it also times searches on a real index (stored
 usages as queries). Prints p50/p95 latency and recall.
 
@@ -75,8 +77,17 @@ def exact_top(x16: np.ndarray, mask: np.ndarray | None, q: np.ndarray, k: int = 
     return best_i[order].tolist()
 
 
-def measure(store, x16, words, queries, word: int | None):
+def make_queries(x16, words, n: int, word: int | None, seed: int = 1) -> np.ndarray:
+    """``n`` perturbed stored vectors (of ``word``'s usages when given)."""
+    rng = np.random.default_rng(seed)
+    pool = np.arange(len(x16)) if word is None else np.flatnonzero(words == word)
+    picks = pool[rng.integers(0, len(pool), n)]
+    return x16[picks].astype(np.float32) + 0.3 * rng.normal(size=(n, DIM)).astype(np.float32)
+
+
+def measure(store, x16, words, n_queries: int, word: int | None):
     lat, recall = [], []
+    queries = make_queries(x16, words, n_queries, word)
     mask = None if word is None else words == word
     store.search(queries[0], word=None if word is None else f"w{word}", k=10)  # warm-up: opens the index files
     for q in queries:
@@ -116,17 +127,16 @@ def main() -> None:
         started = time.perf_counter()
         store, x16, words, index_s, info = build(os.path.join(tmp, "db"), args.rows)
         build_s = time.perf_counter() - started
-        rng = np.random.default_rng(1)
-        picks = rng.integers(0, args.rows, args.queries)
-        queries = x16[picks].astype(np.float32) + 0.3 * rng.normal(size=(args.queries, DIM)).astype(np.float32)
         counts = np.bincount(words, minlength=WORDS)
         out = {
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}",
             "rows": args.rows, "dim": DIM, "ann_index": info["ann_index"], "build_seconds": build_s,
             "ann_index_seconds": index_s, "size_mb": store.size_on_disk() / 2**20,
-            "all_words": measure(store, x16, words, queries, None),
-            "frequent_word": {"usages": int(counts[0]), **measure(store, x16, words, queries, 0)},
-            "rare_word": {"usages": int(counts[-1]), **measure(store, x16, words, queries, WORDS - 1)},
+            "all_words": measure(store, x16, words, args.queries, None),
+            "frequent_word": {"usages": int(counts[0]), "nprobes": store.nprobes("w0"),
+                              **measure(store, x16, words, args.queries, 0)},
+            "rare_word": {"usages": int(counts[-1]), "nprobes": store.nprobes(f"w{WORDS - 1}"),
+                          **measure(store, x16, words, args.queries, WORDS - 1)},
         }
     if args.brown_db:
         out["brown"] = brown(args.brown_db, min(args.queries, 100))

@@ -105,6 +105,7 @@ def test_a_large_table_gets_an_ann_index(tmp_path, monkeypatch):
     from contextlens.index import store as store_mod
 
     monkeypatch.setattr(store_mod, "ANN_MIN_ROWS", 500)
+    monkeypatch.setattr(store_mod, "EXACT_MAX_WORD_ROWS", 100)  # "bank" has 1,000: through the ANN index
     rng = np.random.default_rng(2)
     centres = rng.normal(size=(10, DIM))
     x = (centres[rng.integers(0, 10, 1000)] + 0.1 * rng.normal(size=(1000, DIM))).astype(np.float32)
@@ -117,6 +118,13 @@ def test_a_large_table_gets_an_ann_index(tmp_path, monkeypatch):
     ann = {r["usage_id"] for r in store.search(q, word="bank", k=10)}
     exact = {r["usage_id"] for r in store.search(q, word="bank", k=10, exact=True)}
     assert len(ann & exact) >= 8  # recall@10 of IVF-SQ with exact re-ranking
+    monkeypatch.setattr(store_mod, "EXACT_MAX_WORD_ROWS", 20_000)  # now exact, in memory
+    store.refresh()
+    mem = store.search(q, word="bank", k=10)
+    flat = store.search(q, word="bank", k=10, exact=True)
+    assert [r["usage_id"] for r in mem] == [r["usage_id"] for r in flat]
+    assert [r["similarity"] for r in mem] == pytest.approx([r["similarity"] for r in flat], abs=1e-5)
+    assert mem[0].keys() == flat[0].keys()
     assert index_stats(tmp_path / "db")["ann_index"] and store.checkpoint()["done"]
 
 

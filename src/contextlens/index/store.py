@@ -9,23 +9,27 @@ Two tables:
 - ``progress``: the build's checkpoints, one row per committed chunk of sentences,
   written *after* that chunk's usages (see :mod:`contextlens.index.build`).
 
-Search is cosine. A table of fewer than ``ANN_MIN_ROWS`` usages is searched exactly (a
-flat scan); at or above it, :meth:`UsageStore.finish` builds an IVF-SQ index per vector
-column (inverted lists of 8-bit scalar-quantised vectors) and a bitmap index on ``word``,
-and every search goes through them: the word filter first, then ``NPROBES`` lists, then
-the best ``k × REFINE_FACTOR`` re-ranked with the stored vectors. At 1M synthetic usages
-this gave recall@10 1.0 against exact search at a few ms per query, where IVF-PQ needed
-four times the probes and five times the re-ranking for 0.99 and was slower to train;
-and an exact search filtered on a word is *slower* than the ANN one on a large table (its
-usages are scattered over the whole vector column): see benchmarks/RESULTS.md.
+Search is cosine. A word with at most ``EXACT_MAX_WORD_ROWS`` usages is searched exactly
+over its vectors, read once into memory (per table version, least recently used words
+dropped beyond ``WORD_CACHE_BYTES``). A table of fewer than ``ANN_MIN_ROWS`` usages is
+otherwise searched by LanceDB's flat scan; at or above it, :meth:`UsageStore.finish`
+builds an IVF-SQ index per vector column (inverted lists of 8-bit scalar-quantised
+vectors) and a bitmap index on ``word``, and larger searches go through them: the word
+filter, ``nprobes`` lists (more for a word with few usages per list), then the best
+``k × REFINE_FACTOR`` re-ranked with the stored vectors. See benchmarks/RESULTS.md for
+the measurements behind these choices (IVF-PQ was slower to train and needed far more
+probes and re-ranking for the same recall; LanceDB's word-filtered flat scan of a large
+table reads usages scattered over the whole vector column and took hundreds of ms).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import time
+from collections import OrderedDict
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -36,7 +40,7 @@ from .. import __version__
 from ..errors import FileFormatError, InputError, MissingDependencyError, check_choice
 
 __all__ = [
-    "UsageStore", "IndexMismatchError", "DTYPES", "ANN_MIN_ROWS", "FORMAT",
+    "UsageStore", "IndexMismatchError", "DTYPES", "ANN_MIN_ROWS", "EXACT_MAX_WORD_ROWS", "FORMAT",
     "open_store", "vector_column",
 ]
 
@@ -46,6 +50,14 @@ FORMAT, FORMAT_VERSION = "contextlens-usage-index", 1
 USAGES, PROGRESS = "usages", "progress"
 ANN_MIN_ROWS = 50_000  # below this, exact search (a flat scan: tens of ms at 50k usages)
 NPROBES, REFINE_FACTOR = 8, 2
+# a word-filtered search probes enough lists to meet about this many of the word's usages
+# (a rare word has few usages per list: 8 lists would hold only a handful of them)
+MIN_WORD_ROWS_PROBED = 2_000
+# a word with at most this many usages is searched exactly, over its vectors held in memory
+# (read on its first search, per table version): a filtered scan in LanceDB reads usages
+# scattered over the whole vector column, and an IVF probe meets few of a rare word's usages
+EXACT_MAX_WORD_ROWS = 20_000
+WORD_CACHE_BYTES = 256 * 2**20  # words' vectors kept in memory, least recently used dropped first
 ANN_ITERATIONS = 20
 CLEANUP_AFTER = timedelta(minutes=5)  # readers refresh on every search; older versions are garbage
 META_KEY = b"contextlens"
@@ -91,7 +103,7 @@ class UsageStore:
 
     def __init__(self, path: str | os.PathLike, db, table, params: dict[str, Any]):
         self.path, self._db, self.table, self.params = Path(path), db, table, params
-        self._ann: tuple[int, bool] | None = None  # (table version, has an ANN index)
+        self._seen: dict[str, Any] = {"version": None}  # what one table version holds (see _state)
 
     # -- creation ------------------------------------------------------------------
     @classmethod
@@ -198,27 +210,63 @@ class UsageStore:
     def build_ann_index(self) -> None:
         """IVF-SQ (cosine) on every vector column and a bitmap index on ``word``.
 
-        About ``sqrt(n) / 2`` inverted lists (512 at 1M usages) and 20 k-means iterations;
+        About ``sqrt(n) / 2`` inverted lists (500 at 1M usages) and 20 k-means iterations;
         training takes minutes at 1M usages on two cores.
         """
         from lancedb.index import Bitmap, IvfSq
 
         n = self.table.count_rows()
-        lists = max(1, round(n ** 0.5 / 2))
+        lists = _lists(n)
         for k in self.layers:
             log.info("building IVF-SQ on %s (%d rows, %d lists)", vector_column(k), n, lists)
             self.table.create_index(vector_column(k), config=IvfSq(distance_type="cosine", num_partitions=lists,
                                                                    max_iterations=ANN_ITERATIONS), replace=True)
         self.table.create_index("word", config=Bitmap(), replace=True)
-        self._ann = None
+
+    def _state(self) -> dict[str, Any]:
+        """What the current table version holds: ``ann`` (an ANN index?), ``lists`` (its
+        inverted lists), ``rows`` and the usage ``counts`` of the words asked so far."""
+        version = self.table.version
+        if self._seen["version"] != version:
+            ann = [i for i in self.table.list_indices() if str(getattr(i, "index_type", "")).upper().startswith("IVF")]
+            indexed = self.table.index_stats(ann[0].name).num_indexed_rows if ann else 0
+            self._seen = {"version": version, "ann": bool(ann), "lists": _lists(indexed) if ann else 0,
+                          "rows": self.table.count_rows(), "counts": {}, "words": OrderedDict()}
+        return self._seen
 
     def has_ann_index(self) -> bool:
-        """Whether the vector columns have an ANN index (cached per table version)."""
-        version = self.table.version
-        if self._ann is None or self._ann[0] != version:
-            ann = any(str(getattr(i, "index_type", "")).upper().startswith("IVF") for i in self.table.list_indices())
-            self._ann = (version, ann)
-        return self._ann[1]
+        """Whether the vector columns have an ANN index."""
+        return self._state()["ann"]
+
+    def nprobes(self, word: str | None) -> int:
+        """Lists an ANN search probes: ``NPROBES``, or for a word-filtered search enough to
+        meet about ``MIN_WORD_ROWS_PROBED`` of the word's usages (all lists for a rare word)."""
+        state = self._state()
+        if word is None or not state["ann"]:
+            return NPROBES
+        per_list = self._count_cached(word) / max(state["lists"], 1)
+        need = math.ceil(MIN_WORD_ROWS_PROBED / per_list) if per_list > 0 else state["lists"]
+        return int(min(state["lists"], max(NPROBES, need)))
+
+    def _count_cached(self, word: str) -> int:
+        counts = self._state()["counts"]
+        if word not in counts:
+            counts[word] = self.count(word)
+        return counts[word]
+
+    def _word_vectors(self, word: str, layer: int | None):
+        """``(rows, unit vectors (n, dim) float32)`` of a word's usages, kept in memory."""
+        words = self._state()["words"]
+        key = (word, self.layer_column(layer))
+        if key in words:
+            words.move_to_end(key)
+            return words[key]
+        rows, x = self.vectors_of(word, layer)
+        norms = np.linalg.norm(x, axis=1, keepdims=True)
+        words[key] = (rows, x / np.where(norms > 0, norms, 1.0))
+        while len(words) > 1 and sum(u.nbytes for _, u in words.values()) > WORD_CACHE_BYTES:
+            words.popitem(last=False)
+        return words[key]
 
     # -- reading -------------------------------------------------------------------
     def refresh(self) -> None:
@@ -239,15 +287,25 @@ class UsageStore:
 
     def search(self, vector: np.ndarray, *, word: str | None = None, k: int = 10,
                layer: int | None = None, exact: bool | None = None) -> list[dict[str, Any]]:
-        """The ``k`` usages nearest ``vector`` (cosine), optionally only those of ``word``;
-        through the ANN index when the table has one, unless ``exact``."""
+        """The ``k`` usages nearest ``vector`` (cosine), optionally only those of ``word``.
+
+        A word with at most ``EXACT_MAX_WORD_ROWS`` usages is searched exactly in memory;
+        otherwise the ANN index is used when the table has one. ``exact=True``: LanceDB's
+        flat scan, whatever the size (the reference the benchmarks compare with).
+        """
         col = self.layer_column(layer)
+        if exact is None and word is not None and self._count_cached(word) <= EXACT_MAX_WORD_ROWS:
+            rows, unit = self._word_vectors(word, layer)
+            q = np.asarray(vector, dtype=np.float32)
+            sims = unit @ (q / max(float(np.linalg.norm(q)), 1e-30))  # (n,)
+            top = np.argsort(-sims, kind="stable")[: int(k)]
+            return [{**rows[i], "similarity": float(sims[i])} for i in top]
         q = self.table.search(np.asarray(vector, dtype=np.float32), vector_column_name=col).metric("cosine")
         if word is not None:
             q = q.where(f"word = {_sql_str(word)}", prefilter=True)
         if exact is None:
             exact = not self.has_ann_index()
-        q = q.bypass_vector_index() if exact else q.nprobes(NPROBES).refine_factor(REFINE_FACTOR)
+        q = q.bypass_vector_index() if exact else q.nprobes(self.nprobes(word)).refine_factor(REFINE_FACTOR)
         keep = ["usage_id", "word", "form", "doc", "sentence_no", "start", "end", "sentence"]
         rows = q.select([*keep, "_distance"]).limit(int(k)).to_arrow().to_pylist()
         for r in rows:
@@ -276,6 +334,15 @@ class UsageStore:
 
     def size_on_disk(self) -> int:
         return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
+
+
+def _lists(rows: int) -> int:
+    """Inverted lists of the IVF index of a table of ``rows`` usages: about sqrt(rows) / 2.
+
+    >>> _lists(1_000_000), _lists(50_000)
+    (500, 112)
+    """
+    return max(1, round(rows ** 0.5 / 2))
 
 
 def _tables(db) -> list[str]:
