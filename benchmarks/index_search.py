@@ -86,16 +86,18 @@ def make_queries(x16, words, n: int, word: int | None, seed: int = 1) -> np.ndar
 
 
 def measure(store, x16, words, n_queries: int, word: int | None):
-    lat, recall = [], []
+    """Latency of each query (timed back to back), then recall@10 against exact search."""
+    lat, got = [], []
     queries = make_queries(x16, words, n_queries, word)
-    mask = None if word is None else words == word
-    store.search(queries[0], word=None if word is None else f"w{word}", k=10)  # warm-up: opens the index files
+    name = None if word is None else f"w{word}"
+    store.search(queries[0], word=name, k=10)  # warm-up: opens the index files (and loads a small word)
     for q in queries:
         t = time.perf_counter()
-        rows = store.search(q, word=None if word is None else f"w{word}", k=10)
+        rows = store.search(q, word=name, k=10)
         lat.append((time.perf_counter() - t) * 1000)
-        got = {int(r["usage_id"]) for r in rows}
-        recall.append(len(got & set(exact_top(x16, mask, q))) / 10)
+        got.append({int(r["usage_id"]) for r in rows})
+    mask = None if word is None else words == word
+    recall = [len(g & set(exact_top(x16, mask, q))) / 10 for g, q in zip(got, queries)]
     return {"p50_ms": float(np.percentile(lat, 50)), "p95_ms": float(np.percentile(lat, 95)),
             "recall_at_10": float(np.mean(recall))}
 
