@@ -18,8 +18,9 @@ vectors) and a bitmap index on ``word``, and larger searches go through them: th
 filter, ``nprobes`` lists (more for a word with few usages per list), then the best
 ``k × REFINE_FACTOR`` re-ranked with the stored vectors. See benchmarks/RESULTS.md for
 the measurements behind these choices (IVF-PQ was slower to train and, with four times
-the probes and five times the re-ranking, recalled less; LanceDB's word-filtered flat scan of a large
-table reads usages scattered over the whole vector column and took hundreds of ms).
+the probes and five times the re-ranking, recalled less; LanceDB's word-filtered flat
+scan of a large table reads usages scattered over the whole vector column and took
+hundreds of ms).
 """
 
 from __future__ import annotations
