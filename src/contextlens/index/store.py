@@ -226,13 +226,14 @@ class UsageStore:
 
     def _state(self) -> dict[str, Any]:
         """What the current table version holds: ``ann`` (an ANN index?), ``lists`` (its
-        inverted lists), ``rows`` and the usage ``counts`` of the words asked so far."""
+        inverted lists), the usage ``counts`` of the words asked so far and the ``words``
+        whose vectors are held in memory."""
         version = self.table.version
         if self._seen["version"] != version:
             ann = [i for i in self.table.list_indices() if str(getattr(i, "index_type", "")).upper().startswith("IVF")]
             indexed = self.table.index_stats(ann[0].name).num_indexed_rows if ann else 0
             self._seen = {"version": version, "ann": bool(ann), "lists": _lists(indexed) if ann else 0,
-                          "rows": self.table.count_rows(), "counts": {}, "words": OrderedDict()}
+                          "counts": {}, "words": OrderedDict()}
         return self._seen
 
     def has_ann_index(self) -> bool:
