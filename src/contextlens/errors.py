@@ -8,6 +8,8 @@ Every message says what was wrong *and* what to do about it. The CLI turns any
 from __future__ import annotations
 
 import difflib
+import math
+import numbers
 from collections.abc import Iterable
 
 
@@ -102,3 +104,70 @@ def check_choice(name: str, value: str, choices: Iterable[str]) -> str:
             f"unknown {name} {value!r}{hint}; valid values: {', '.join(options)}"
         )
     return value
+
+
+def _bounds(low, high) -> str:
+    if low is not None and high is not None:
+        return f" from {low:,} to {high:,}" if isinstance(low, int) else f" from {low:g} to {high:g}"
+    if low is not None:
+        return f" >= {low:,}" if isinstance(low, int) else f" >= {low:g}"
+    if high is not None:
+        return f" <= {high:,}" if isinstance(high, int) else f" <= {high:g}"
+    return ""
+
+
+def check_int(name: str, value, *, low: int | None = None, high: int | None = None, hint: str = "") -> int:
+    """Return ``value`` if it is a whole number within ``low..high`` (either may be None),
+    else a message naming the bounds (and ``hint``: what to do).
+
+    >>> check_int("window", 5, low=1, high=100)
+    5
+    >>> check_int("window", 10**9, low=1, high=100, hint="a window wider than the longest sentence adds nothing")
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: window must be a whole number from 1 to 100, got 1000000000; a window wider than the longest sentence adds nothing
+    >>> check_int("heads", True, low=1)
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: heads must be a whole number >= 1, got True
+    """
+    ok = not isinstance(value, bool) and isinstance(value, numbers.Integral)
+    if not ok or (low is not None and value < low) or (high is not None and value > high):
+        raise InputError(f"{name} must be a whole number{_bounds(low, high)}, got {value!r}"
+                         + (f"; {hint}" if hint else ""))
+    return int(value)
+
+
+def check_float(name: str, value, *, low: float | None = None, high: float | None = None, hint: str = "") -> float:
+    """Return ``value`` as a float if it is a finite number within ``low..high``, else a
+    message naming the bounds (NaN and infinities are never accepted).
+
+    >>> check_float("alpha", 0.25, low=0.0, high=1.0)
+    0.25
+    >>> check_float("alpha", float("nan"), low=0.0, high=1.0)
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: alpha must be a finite number from 0 to 1, got nan
+    """
+    ok = not isinstance(value, bool) and isinstance(value, numbers.Real) and math.isfinite(value)
+    if not ok or (low is not None and value < low) or (high is not None and value > high):
+        raise InputError(f"{name} must be a finite number{_bounds(low, high)}, got {value!r}"
+                         + (f"; {hint}" if hint else ""))
+    return float(value)
+
+
+def check_bool(name: str, value) -> bool:
+    """Return ``value`` if it is True or False (numpy's too), else a message.
+
+    >>> check_bool("include_self", 1)
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: include_self must be True or False, got 1
+    """
+    if isinstance(value, bool):
+        return value
+    import numpy as np  # only here: the CLI imports this module before numpy is needed
+
+    if isinstance(value, np.bool_):
+        return bool(value)
+    raise InputError(f"{name} must be True or False, got {value!r}")
