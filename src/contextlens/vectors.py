@@ -97,6 +97,7 @@ class EmbeddingTable:
         self.name = name or "table"
         self._unit: np.ndarray | None = None
         self._norms: np.ndarray | None = None
+        self._fingerprint: str | None = None
 
     # -- container -------------------------------------------------------------------------
     @property
@@ -120,6 +121,23 @@ class EmbeddingTable:
 
     def __repr__(self) -> str:
         return f"EmbeddingTable({self.name!r}, {len(self)} words, dim {self.dim})"
+
+    def fingerprint(self) -> str:
+        """A short hash of the keys and vectors (about a thousand rows sampled evenly),
+        computed once: what tells two tables apart in caches and index metadata.
+
+        >>> EmbeddingTable(["a"], [[1.0]]).fingerprint() == EmbeddingTable(["a"], [[2.0]]).fingerprint()
+        False
+        """
+        if self._fingerprint is None:
+            import hashlib
+
+            step = max(1, len(self) // 997)
+            digest = hashlib.sha256(np.ascontiguousarray(self._vectors[::step]).tobytes())
+            digest.update("\n".join(self._keys[::step]).encode())
+            digest.update(f"{len(self)}x{self.dim}".encode())
+            self._fingerprint = digest.hexdigest()[:16]
+        return self._fingerprint
 
     @property
     def norms(self) -> np.ndarray:
