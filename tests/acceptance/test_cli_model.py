@@ -5,6 +5,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from contextlens import cosine, make_encoder
 from contextlens.cli import app
 
 runner = CliRunner()
@@ -25,15 +26,20 @@ def test_contextualize_with_a_model_gives_weights_that_sum_with_the_special_shar
                                  "--model", "minilm", "--layer", "3", "--json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
-    assert out["layer"] == "layer 3"
+    assert out["layer"] == 3 and out["layer_name"] == "layer 3"
     total = sum(w["weight"] for w in out["weights"])
     assert 0.0 < total <= 1.0 + 1e-6
 
 
-def test_probes_need_a_table():
-    result = runner.invoke(app, ["contextualize", "the bank", "-w", "bank", "--model", "minilm", "-p", "money"])
-    assert result.exit_code == 2
-    assert "static table" in result.stderr
+def test_probes_are_compared_with_the_models_embedding_rows():
+    result = runner.invoke(app, ["contextualize", "the bank", "-w", "bank", "--model", "minilm", "-p", "money",
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    probe = json.loads(result.stdout)["probes"][0]
+    rows = make_encoder(model="minilm").static_vectors(["bank", "money"])  # the embedding-matrix rows
+    assert probe["probe"] == "money"
+    assert probe["static_cosine"] == pytest.approx(cosine(rows[0], rows[1]), abs=1e-6)
+    assert probe["contextual_cosine"] != pytest.approx(probe["static_cosine"], abs=1e-3)
 
 
 @pytest.mark.parametrize("name", ["no-such-model-xyz"])

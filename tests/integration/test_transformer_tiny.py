@@ -184,22 +184,22 @@ def test_running_fewer_layers_gives_the_same_layers(kind, tiny, encoders):
 def test_keeping_some_words_gives_the_full_runs_rows(encoders):
     e = encoders["bert"]
     full = e.encode(TEXTS)
-    some = e.encode(TEXTS, words={"bank"})
+    some = e.encode(TEXTS, targets={"bank"})
     assert [s.tokens for s in some] == [["bank"], ["bank"], ["bank"], [], []]
     for f, s in zip(full, some):
         if s.tokens:
             np.testing.assert_allclose(s.vector("bank"), f.vector("bank"), atol=1e-5)
             assert s.attention is None and "only some words" in s.meta["attention"]
-    per_text = e.encode(TEXTS[:2], words=[[0, (12, 17)], ["river", "bank"]])
+    per_text = e.encode(TEXTS[:2], targets=[[0, (12, 17)], ["river", "bank"]])
     assert per_text[0].tokens == ["I", "money"] and per_text[0].meta["word_indices"] == [0, 2]
     assert per_text[1].tokens == ["river", "bank"]
     np.testing.assert_allclose(per_text[1].layers, full[1].layers[:, [4, 5]], atol=1e-5)
-    assert e.encode_one(TEXTS[0], words=[5]).tokens == ["bank"]
-    assert e.encode_one(TEXTS[0], words={"money", "bank"}).tokens == ["money", "bank"]
+    assert e.encode_one(TEXTS[0], targets=[5]).tokens == ["bank"]
+    assert e.encode_one(TEXTS[0], targets={"money", "bank"}).tokens == ["money", "bank"]
     with pytest.raises(InputError, match="out of range"):
-        e.encode(TEXTS[:1], words=[[99]])
+        e.encode(TEXTS[:1], targets=[[99]])
     with pytest.raises(InputError, match="one entry per text"):
-        e.encode(TEXTS[:2], words=[[0]])
+        e.encode(TEXTS[:2], targets=[[0]])
 
 
 @pytest.mark.parametrize("pooling", ["mean", "first", "last"])
@@ -234,7 +234,7 @@ def test_a_long_text_goes_through_windows_not_truncation(tmp_path):
         np.testing.assert_allclose(enc.layers[:, mine], alone.layers[:, offset : offset + len(mine)], atol=1e-5)
         outside = [i for i, w in enumerate(enc.words) if not a <= w.start < b]
         assert np.all(enc.attention[:, :, mine][..., outside] == 0)
-    banks = e.encode_one(text, words={"bank"})  # only the windows that hold a "bank" run
+    banks = e.encode_one(text, targets={"bank"})  # only the windows that hold a "bank" run
     rows = [i for i, w in enumerate(enc.words) if w.text == "bank"]
     np.testing.assert_allclose(banks.layers, enc.layers[:, rows], atol=1e-5)
     assert banks.meta["word_window"] == [owner[i] for i in rows]
@@ -244,7 +244,7 @@ def test_max_length_option_windows_a_normal_model(tiny, encoders):
     text = TEXTS[1] + " " + TEXTS[0]
     short = TransformerEncoder(str(tiny["llama"]), max_length=8, stride=3).encode_one(text)
     assert len(short.meta["windows"]) > 2 and short.tokens == encoders["llama"].encode_one(text).tokens
-    with pytest.raises(InputError, match="exceeds the model's maximum 64"):
+    with pytest.raises(InputError, match="max_length must be a whole number from 2 to 64, got 65"):
         TransformerEncoder(str(tiny["bert"]), max_length=65)
 
 

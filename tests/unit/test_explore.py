@@ -113,7 +113,7 @@ def test_collect_usages_occurrences(table):
     u = collect_usages(enc, ["bank money bank", "river bank"], "bank", occurrence="all")
     assert [(x.position, x.index) for x in u.usages] == [(0, 0), (0, 2), (1, 1)]
     assert u.vectors.shape == (3, 1, 2)
-    with pytest.raises(InputError, match="layer must be 0..0"):
+    with pytest.raises(InputError, match="layer 1 is not available"):
         u.at(1)
 
 

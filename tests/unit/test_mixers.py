@@ -139,7 +139,8 @@ def test_encoder_layers_weights_and_meta(table):
     np.testing.assert_allclose(enc.vector("bank"), [1.0, 1.5, 0.0])  # .5 bank + .25 (sat+river)
     np.testing.assert_allclose(enc.attention[0, 0], neighbour_weights(4, 0.5, 1))
     assert enc.meta["encoder"] == "average" and enc.meta["vectors"] == "toy"
-    assert enc.meta["params"] == {"alpha": 0.5, "window": 1, "lowercase": True,
+    assert enc.meta["params"] == {"encoder": "average", "vectors": "toy", "table": table.fingerprint(),
+                                  "alpha": 0.5, "window": 1, "lowercase": True,
                                   "lowercase_option": "auto", "oov": "skip"}
     assert enc.meta["skipped"] == {",": []}
     assert weights_for(enc, "bank") == [("sat", 0.25), ("bank", 0.5), ("river", 0.25),

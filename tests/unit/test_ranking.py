@@ -6,29 +6,38 @@ import numpy as np
 import pytest
 
 from contextlens.analysis.ranking import count_inversions, rank_descending, rank_pairs, read_pairs
-from contextlens.encoders.base import Encoding
+from contextlens.encoders.base import Encoder, Encoding, keep_targets
 from contextlens.encoders.static import StaticEncoder
 from contextlens.errors import EmptyInputError, FileFormatError, InputError, TargetNotFoundError
 from contextlens.text import tokenize
 from contextlens.vectors import EmbeddingTable
 
 
-class DictEncoder:
+class DictEncoder(Encoder):
     """Each known word gets a fixed static and contextual vector; unknown words are dropped."""
 
     name = "dict"
+    dim, layer_ids = 2, (0, 1)
     VECTORS = {  # word: (static, contextual)
         "the": ([1, 1], [1, 1]),
         "a": ([1, 0], [1, 0]), "b": ([1, 0], [0, 1]),
         "x": ([0, 1], [1, 1]), "y": ([1, 1], [1, 0]),
     }
 
-    def encode(self, texts):
+    def params(self):
+        return {"encoder": self.name}
+
+    def static_vectors(self, words):
+        return np.array([self.VECTORS[w][0] for w in words], dtype=float)
+
+    def _encode_texts(self, texts, chosen):
         out = []
-        for text in texts:
+        for text, keep in zip(texts, chosen):
             words = [w for w in tokenize(text) if w.text in self.VECTORS]
             layers = np.array([[self.VECTORS[w.text][k] for w in words] for k in (0, 1)], dtype=float)
-            out.append(Encoding(text, words, layers, layer_names=("static", "context"), meta={"encoder": "dict"}))
+            layers = layers.reshape(2, len(words), 2)
+            enc = Encoding(text, words, layers, layer_names=("static", "context"), meta={"encoder": "dict"})
+            out.append(keep_targets(enc, text, keep))
         return out
 
 
@@ -89,7 +98,7 @@ def test_bad_arguments():
         rank_pairs(DictEncoder(), PAIRS, template="no slot here")
     with pytest.raises(InputError, match="at least 2 word pairs"):
         rank_pairs(DictEncoder(), PAIRS[:1], template="the {word}")
-    with pytest.raises(InputError, match="layer must be 0..1"):
+    with pytest.raises(InputError, match="layer 2 is not available"):
         rank_pairs(DictEncoder(), PAIRS, template="the {word}", layer=2)
 
 

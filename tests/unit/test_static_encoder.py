@@ -44,7 +44,8 @@ def test_meta_names_encoder_vectors_and_params(lower_table):
     enc = StaticEncoder(lower_table, oov="skip").encode_one("bank")
     assert enc.meta == {
         "encoder": "static", "vectors": "lower.txt", "skipped": {},
-        "params": {"lowercase": True, "lowercase_option": "auto", "oov": "skip"},
+        "params": {"encoder": "static", "vectors": "lower.txt", "table": lower_table.fingerprint(),
+                   "lowercase": True, "lowercase_option": "auto", "oov": "skip"},
     }
 
 
@@ -97,4 +98,6 @@ def test_encodes_many_sentences_and_is_an_encoder(lower_table):
     assert isinstance(encoder, Encoder)
     encs = encoder.encode(["the bank", "money"])
     assert [e.tokens for e in encs] == [["the", "bank"], ["money"]]
-    assert encoder.encode("river")[0].tokens == ["river"]
+    with pytest.raises(InputError, match="a list of sentences, not one string"):
+        encoder.encode("river")  # a string would be read character by character
+    assert encoder.encode_one("river").tokens == ["river"]

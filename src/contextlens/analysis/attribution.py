@@ -80,26 +80,17 @@ def attention_rollout(
     return out
 
 
-def _check_layer(layer, n_layers: int) -> int:
-    if isinstance(layer, bool) or not isinstance(layer, numbers.Integral) or not (
-        1 <= layer <= n_layers or -n_layers <= layer <= -1
-    ):
-        raise InputError(f"layer must be 1..{n_layers} (or -1 for the last); layer 0 is the static row "
-                         f"and has no attention, got {layer!r}")
-    return layer - 1 if layer > 0 else n_layers + layer
-
-
 def attention_attribution(
     encoding: Encoding, word: str | int, *, occurrence: int | None = None, layer: int | None = None,
     head: int | None = None, rollout: bool = False,
 ) -> dict[str, Any]:
     """The weights ``word`` gave every word, per layer and head.
 
-    Returns ``{sentence, word, index, words, layer_names (the contextual layers), heads,
+    Returns ``{sentence, word, index, words, layer_names and layer_ids (the contextual layers), heads,
     per_head (layers × heads × words), mean (layers × words), special_share (layers × heads,
     or None), special_mean (layers, or None)}``; with ``rollout``, ``rollout`` (layers ×
     words: the word's row of the cumulative rollout) and ``rollout_special`` (layers, or
-    None). With ``layer`` (1-based; -1 = last), ``selected = {layer, layer_name, head
+    None). With ``layer`` (a contextual layer number; -1 = last), ``selected = {layer, layer_name, head
     (None = mean), matrix (words × words), special (words, or None), rollout_matrix (words ×
     words, or None), rollout_special (words, or None)}``; ``special`` columns are the share
     each word gave the special tokens.
@@ -122,7 +113,7 @@ def attention_attribution(
         raise InputError("a head is chosen within a layer; give the layer too (--layer)")
     out: dict[str, Any] = {
         "sentence": encoding.text, "word": encoding.words[i].text, "index": i, "words": encoding.tokens,
-        "layer_names": list(encoding.layer_names[1:]), "heads": heads,
+        "layer_names": list(encoding.layer_names[1:]), "layer_ids": list(encoding.layer_ids[1:]), "heads": heads,
         "per_head": att[:, :, i, :].tolist(), "mean": att[:, :, i, :].mean(axis=1).tolist(),
         "special_share": None if special is None else special[:, :, i].tolist(),
         "special_mean": None if special is None else special[:, :, i].mean(axis=1).tolist(),
@@ -132,13 +123,16 @@ def attention_attribution(
         out["rollout"] = roll[:, i, :n].tolist()
         out["rollout_special"] = None if special is None else roll[:, i, n].tolist()
     if layer is not None:
-        li = _check_layer(layer, n_layers)
+        li = encoding.layer_position(layer) - 1
+        if li < 0:
+            raise InputError(f"layer 0 is the static row and has no attention; choose one of "
+                             f"{', '.join(map(str, encoding.layer_ids[1:]))} (or -1 for the last)")
         mat = att[li].mean(axis=0) if head is None else att[li, head]  # (n, n)
         spec = None
         if special is not None:
             spec = (special[li].mean(axis=0) if head is None else special[li, head]).tolist()
         out["selected"] = {
-            "layer": li + 1, "layer_name": encoding.layer_names[li + 1], "head": head,
+            "layer": encoding.layer_ids[li + 1], "layer_name": encoding.layer_names[li + 1], "head": head,
             "matrix": mat.tolist(), "special": spec,
             "rollout_matrix": None if roll is None else roll[li, :n, :n].tolist(),
             "rollout_special": None if roll is None or special is None else roll[li, :n, n].tolist(),

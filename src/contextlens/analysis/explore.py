@@ -62,7 +62,7 @@ def usage_similarity(usages: Usages, layer: int = -1) -> dict[str, Any]:
     x = usages.at(layer)  # (n_usages, dim)
     m = cosine_matrix(x)  # (n_usages, n_usages)
     return {
-        "word": usages.word, "layer": layer, "layer_name": usages.layer_name(layer),
+        "word": usages.word, "layer": usages.layer_id(layer), "layer_name": usages.layer_name(layer),
         "n_usages": len(usages), "sentences": usages.sentences, "positions": usages.positions,
         "matrix": m.tolist(), **spread(m),
     }
@@ -105,7 +105,8 @@ def explore(
         found.append(u)
         log.info("%r: %d usages, spread %.3f", word, len(u), row["spread"])
     result = {
-        "layer": layer, "layer_name": per_word[0]["layer_name"], "layer_names": list(found[0].layer_names),
+        "layer": per_word[0]["layer"], "layer_name": per_word[0]["layer_name"],
+        "layer_names": list(found[0].layer_names), "layer_ids": list(found[0].layer_ids),
         "sentences": sentences, "encoder": found[0].encoder, "words": per_word,
     }
     if projection is not None:

@@ -169,8 +169,8 @@ def geometry(
     if any(e.layers.shape[0] != n_stack for e in encodings):
         raise InputError("the encodings have different numbers of layers; use one encoder")
     layers = []
-    for layer in range(n_stack):
-        per_sentence = [e.layers[layer] for e in encodings]  # each (words, dim)
+    for position, layer in enumerate(encodings[0].layer_ids):
+        per_sentence = [e.layers[position] for e in encodings]  # each (words, dim)
         base = mean_pair_cosine(np.concatenate(per_sentence), pairs)
         intra = intra_sentence_similarity(per_sentence)
         per_word = {}
@@ -179,13 +179,14 @@ def geometry(
             per_word[w] = {"raw": raw, "adjusted": raw - base}
         mean_self = float(np.mean([v["raw"] for v in per_word.values()]))
         layers.append({
-            "layer": layer, "name": encodings[0].layer_names[layer], "anisotropy": base,
+            "layer": layer, "name": encodings[0].layer_names[position], "anisotropy": base,
             "intra_sentence": intra, "intra_sentence_adjusted": intra - base,
             "self_similarity": mean_self, "self_similarity_adjusted": mean_self - base, "per_word": per_word,
         })
         log.info("layer %d: anisotropy %.3f, self-sim %.3f, intra %.3f", layer, base, mean_self, intra)
     return {
-        "layer_names": list(encodings[0].layer_names), "n_sentences": len(sentences),
+        "layer_names": list(encodings[0].layer_names), "layer_ids": list(encodings[0].layer_ids),
+        "n_sentences": len(sentences),
         "words": [{"word": w, "sentences": len({s for s, _ in occ}), "occurrences": len(occ)}
                   for w, occ in where.items()],
         "anisotropy_pairs": len(pairs), "anisotropy_exact": bool(exact), "layers": layers,

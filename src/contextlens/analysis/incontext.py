@@ -12,8 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..encoders.base import Encoder, Encoding
-from ..errors import InputError
-from ..vectors import EmbeddingTable, cosine
+from ..vectors import cosine
 from .similarity import cosine_by_layer
 
 __all__ = ["word_weights", "contextualize", "compare"]
@@ -33,23 +32,14 @@ def word_weights(
     return [{"word": w.text, "position": j, "weight": float(row[j])} for j, w in enumerate(encoding.words)]
 
 
-def _probe_rows(table: EmbeddingTable | None, static: np.ndarray, contextual: np.ndarray, probes):
+def _probe_rows(encoder: Encoder, static: np.ndarray, contextual: np.ndarray, probes) -> list[dict[str, Any]]:
+    """Each probe word's static row (the encoder's layer 0, out of context) against the
+    word's static and contextual vectors."""
     if not probes:
         return []
-    if table is None:
-        raise InputError(
-            "probe words are compared with a static table's vectors; use --vectors (a table) for "
-            "probes, or compare two usages with `compare`/`layers` when using a model"
-        )
-    rows = []
-    for p in probes:
-        v = table.vector(p)
-        rows.append({
-            "probe": p,
-            "static_cosine": cosine(static, v),
-            "contextual_cosine": cosine(contextual, v),
-        })
-    return rows
+    rows = encoder.static_vectors(probes)  # (probes, dim)
+    return [{"probe": p, "static_cosine": cosine(static, v), "contextual_cosine": cosine(contextual, v)}
+            for p, v in zip(probes, rows, strict=True)]
 
 
 def contextualize(
@@ -58,16 +48,16 @@ def contextualize(
 ) -> dict[str, Any]:
     """Encode ``text`` and describe ``word`` in it.
 
-    Returns ``{"sentence", "word", "index", "words", "encoder", "layer", "weights",
-    "probes"}``: ``weights`` lists ``{word, position, weight}`` (the attention or averaging
-    weight the word gave each word, itself included), ``probes`` lists ``{probe,
-    static_cosine, contextual_cosine}`` (cosine of the word's static vector, layer 0, and of
-    its vector at ``layer`` with each probe word's static vector).
+    Returns ``{"sentence", "word", "index", "words", "encoder", "layer", "layer_name",
+    "weights", "probes"}``: ``weights`` lists ``{word, position, weight}`` (the attention or
+    averaging weight the word gave each word at ``layer``, itself included), ``probes``
+    lists ``{probe, static_cosine, contextual_cosine}`` (cosine of the word's static
+    vector, layer 0, and of its vector at ``layer`` with each probe word's static row).
     """
+    position = encoder.layer_position(layer)  # a layer the encoder lacks fails before encoding
     enc = encoder.encode([text])[0]
     i = enc.find(word, occurrence=occurrence, span=span)
-    static, contextual = enc.layers[0, i], enc.layers[layer, i]
-    table = getattr(encoder, "table", None)
+    static, contextual = enc.layers[0, i], enc.layers[position, i]
     result = {
         "sentence": text,
         "word": enc.words[i].text,
@@ -75,9 +65,10 @@ def contextualize(
         "span": [enc.words[i].start, enc.words[i].end],
         "words": enc.tokens,
         "encoder": dict(enc.meta),
-        "layer": enc.layer_names[layer],
-        "weights": word_weights(enc, i, layer=layer) if enc.n_layers else [],
-        "probes": _probe_rows(table, static, contextual, list(probes)),
+        "layer": enc.layer_ids[position],
+        "layer_name": enc.layer_names[position],
+        "weights": word_weights(enc, i, layer=layer) if position else [],
+        "probes": _probe_rows(encoder, static, contextual, list(probes)),
     }
     log.info("contextualised %r in %r with %s", result["word"], text, enc.meta.get("encoder"))
     return result
@@ -89,8 +80,9 @@ def compare(
 ) -> dict[str, Any]:
     """Cosine between ``word`` in ``text1`` and in ``text2`` at every layer.
 
-    Returns ``{"word", "sentences", "layer_names", "cosine_by_layer", "encoder"}``; layer 0
-    is the static row, so its cosine is 1.0 whenever the word is the same table row.
+    Returns ``{"word", "sentences", "layer_names", "layer_ids", "cosine_by_layer",
+    "encoder"}``; layer 0 is the static row, so its cosine is 1.0 whenever the word is the
+    same table row.
     """
     e1, e2 = encoder.encode([text1, text2])
     i1 = e1.find(word, occurrence=occurrences[0])
@@ -99,6 +91,7 @@ def compare(
         "word": word,
         "sentences": [text1, text2],
         "layer_names": list(e1.layer_names),
+        "layer_ids": list(e1.layer_ids),
         "cosine_by_layer": cosine_by_layer(e1.layers[:, i1], e2.layers[:, i2]),
         "encoder": dict(e1.meta),
     }

@@ -25,15 +25,16 @@ __all__ = ["layer_divergence", "summarise_divergence"]
 log = logging.getLogger(__name__)
 
 
-def summarise_divergence(cosines: Sequence[float]) -> dict[str, Any]:
+def summarise_divergence(cosines: Sequence[float], layer_ids: Sequence[int] | None = None) -> dict[str, Any]:
     """``{static_cosine, final_cosine, min_cosine, min_layer, drop}`` of one pair's
-    cosines by layer; ``drop`` = static − final cosine (how much context pulled them apart)."""
+    cosines by layer (``layer_ids``: the layer numbers, default 0, 1, ...); ``drop`` =
+    static − final cosine (how much context pulled them apart)."""
     c = np.asarray(cosines, dtype=np.float64)  # (layers + 1,)
     if c.ndim != 1 or not len(c):
         raise InputError(f"need one cosine per layer, got shape {c.shape}")
     lo = int(c.argmin())
     return {"static_cosine": float(c[0]), "final_cosine": float(c[-1]), "min_cosine": float(c[lo]),
-            "min_layer": lo, "drop": float(c[0] - c[-1])}
+            "min_layer": lo if layer_ids is None else layer_ids[lo], "drop": float(c[0] - c[-1])}
 
 
 def layer_divergence(
@@ -64,7 +65,7 @@ def layer_divergence(
                 raise type(err)(f"pair {n + 1}, sentence {enc.text!r}: {err}") from None
         cos = cosine_by_layer(e1.layers[:, idx[0]], e2.layers[:, idx[1]])
         rows.append({"label": f"pair {n + 1}", "sentences": [e1.text, e2.text], "cosine_by_layer": cos,
-                     **summarise_divergence(cos)})
+                     **summarise_divergence(cos, e1.layer_ids)})
         log.info("pair %d: %s", n + 1, [round(c, 3) for c in cos])
-    return {"word": word, "layer_names": list(encodings[0].layer_names), "encoder": dict(encodings[0].meta),
-            "pairs": rows}
+    return {"word": word, "layer_names": list(encodings[0].layer_names), "layer_ids": list(encodings[0].layer_ids),
+            "encoder": dict(encodings[0].meta), "pairs": rows}

@@ -34,7 +34,7 @@ from ..errors import (
     check_choice,
 )
 from ..vectors import cosine
-from .usages import MISSING_POLICIES, check_layer, numbered_lines
+from .usages import MISSING_POLICIES, numbered_lines
 
 __all__ = ["read_pairs", "rank_pairs", "count_inversions", "rank_descending", "DEFAULT_TEMPLATE"]
 
@@ -95,8 +95,8 @@ def _vectors(encoder: Encoder, words: list[str], template: str, layer: int, miss
     """``{word: (static, contextual)}`` and ``{word: reason}`` for the words that failed."""
     start = template.index("{word}")
     sentences = [template.replace("{word}", w, 1) for w in words]
+    li = encoder.layer_position(layer)  # a layer the encoder lacks fails before any encoding
     encodings = encoder.encode(sentences)
-    li = check_layer(layer, encodings[0].layers.shape[0])
     found, failed = {}, {}
     for w, s, enc in zip(words, sentences, encodings, strict=True):
         try:
@@ -152,7 +152,7 @@ def rank_pairs(
                 "contextual_spearman": _corr(stats.spearmanr, c, g)}
     n = len(kept)
     result = {
-        "template": template, "layer": layer, "layer_name": first.layer_names[check_layer(layer, len(first.layer_names))],
+        "template": template, "layer": first.layer_ids[first.layer_position(layer)], "layer_name": first.layer_name(layer),
         "n_pairs": n, "pairs": rows,
         "spearman": _corr(stats.spearmanr, s, c), "kendall_tau": _corr(stats.kendalltau, s, c),
         "inversions": count_inversions(s, c), "comparisons": n * (n - 1) // 2,

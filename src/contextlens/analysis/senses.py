@@ -195,7 +195,7 @@ def senses(
     result = cluster_senses(x, k=k, gold=gold_kept, linkage=linkage, k_max=k_max)
     by_position = dict(zip(usages.positions, result["labels"], strict=True))
     out = {
-        "word": word, "layer": layer, "layer_name": usages.layer_name(layer), "n_usages": len(usages),
+        "word": word, "layer": usages.layer_id(layer), "layer_name": usages.layer_name(layer), "n_usages": len(usages),
         **result,
         "labels": [by_position.get(p) for p in range(len(sentences))],
         "clusters": _clusters(usages, result["labels"], gold_kept),

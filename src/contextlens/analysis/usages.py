@@ -10,8 +10,8 @@ that lacks the word is named (or skipped with ``missing="skip"``).
 >>> table = EmbeddingTable(["bank", "river", "money"], [[1, 1], [0, 1], [1, 0]])
 >>> u = collect_usages(StaticEncoder(table), ["money bank", "river", "bank river"], "bank",
 ...                    missing="skip")
->>> u.sentences, u.positions, u.vectors.shape, u.skipped[0]["position"]
-(['money bank', 'bank river'], [0, 2], (2, 1, 2), 1)
+>>> u.sentences, u.positions, u.vectors.shape, u.skipped[0]["position"], u.layer_ids
+(['money bank', 'bank river'], [0, 2], (2, 1, 2), 1, (0,))
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..encoders.base import Encoder, Encoding
+from ..encoders.base import Encoder, Encoding, layer_position
 from ..errors import (
     AmbiguousTargetError,
     EmptyInputError,
@@ -37,7 +37,7 @@ from ..errors import (
 
 __all__ = [
     "Usage", "Usages", "collect_usages", "usages_in", "read_sentences", "read_lines", "numbered_lines",
-    "check_layer", "MISSING_POLICIES",
+    "MISSING_POLICIES",
 ]
 
 log = logging.getLogger(__name__)
@@ -69,6 +69,10 @@ class Usages:
     layer_names: tuple[str, ...]
     skipped: list[dict] = field(default_factory=list)  # {position, sentence, reason}
     encoder: dict = field(default_factory=dict)  # the first encoding's meta
+    layer_ids: tuple[int, ...] = ()  # the layer numbers of the stack (default 0, 1, ...)
+
+    def __post_init__(self) -> None:
+        self.layer_ids = tuple(self.layer_ids) or tuple(range(len(self.layer_names)))
 
     def __len__(self) -> int:
         return len(self.usages)
@@ -83,27 +87,14 @@ class Usages:
 
     def at(self, layer: int = -1) -> np.ndarray:
         """``(n_usages, dim)``: the vectors at ``layer`` (0 = static, -1 = last)."""
-        return self.vectors[:, check_layer(layer, len(self.layer_names))]
+        return self.vectors[:, layer_position(self.layer_ids, layer)]
+
+    def layer_id(self, layer: int) -> int:
+        """The layer number ``layer`` stands for (-1 → the number of the last layer)."""
+        return self.layer_ids[layer_position(self.layer_ids, layer)]
 
     def layer_name(self, layer: int) -> str:
-        return self.layer_names[check_layer(layer, len(self.layer_names))]
-
-
-def check_layer(layer, n_stack: int) -> int:
-    """``layer`` as a non-negative index into a stack of ``n_stack`` layers (0 = static).
-
-    >>> check_layer(-1, 3), check_layer(0, 3)
-    (2, 0)
-    >>> check_layer(3, 3)
-    Traceback (most recent call last):
-    ...
-    contextlens.errors.InputError: layer must be 0..2 (0 = static) or -3..-1 from the end, got 3
-    """
-    if isinstance(layer, bool) or not isinstance(layer, numbers.Integral) or not -n_stack <= layer < n_stack:
-        raise InputError(
-            f"layer must be 0..{n_stack - 1} (0 = static) or -{n_stack}..-1 from the end, got {layer!r}"
-        )
-    return int(layer) % n_stack
+        return self.layer_names[layer_position(self.layer_ids, layer)]
 
 
 def usages_in(
@@ -154,7 +145,7 @@ def usages_in(
         log.info("skipped %d sentence(s) without %r", len(skipped), word)
     vectors = np.stack(rows).astype(np.float64)  # (n_usages, layers + 1, dim)
     first = encodings[usages[0].position]
-    return Usages(word, usages, vectors, tuple(first.layer_names), skipped, dict(first.meta))
+    return Usages(word, usages, vectors, tuple(first.layer_names), skipped, dict(first.meta), first.layer_ids)
 
 
 def collect_usages(

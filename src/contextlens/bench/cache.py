@@ -8,8 +8,8 @@ overrides the root)::
     <encoder key>/<task>/index.json      shard file → {n, shape, sha256}
     <encoder key>/<task>/<shard>.npy     (n, n_layers, dim), every layer the encoder gives
 
-The encoder key hashes the encoder's identity (:func:`encoder_identity`: class, name,
-model path, params, and for a static table its name, size and a fingerprint of its
+The encoder key hashes the encoder's identity (:func:`encoder_identity`: its name and
+``params()``, which name the model and its path, or the table with a fingerprint of its
 rows); a shard's name hashes the texts and target spans of its items, so any change of
 data or encoder is a miss. Every shard is checked against its index entry (shape and
 sha256) when read; a corrupt or truncated one is logged, recomputed and rewritten
@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..files import atomic_output, cache_dir
-from .targets import Item, target_text, target_vectors
+from .targets import Item, layer_positions, target_text, target_vectors
 
 __all__ = ["EncodingCache", "encoder_identity", "key_of", "SHARD"]
 
@@ -46,24 +46,10 @@ def key_of(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _table_fingerprint(table) -> dict:
-    rows = np.ascontiguousarray(table.vectors[:: max(1, len(table) // 997)])
-    keys = "\n".join(table.keys[:: max(1, len(table) // 997)])
-    return {"table": table.name, "size": len(table), "dim": table.dim,
-            "rows": hashlib.sha256(rows.tobytes() + keys.encode()).hexdigest()[:16]}
-
-
 def encoder_identity(encoder) -> dict:
-    """What makes two encoders give the same vectors: class, name, params, model or table."""
-    identity = {"class": type(encoder).__name__, "name": getattr(encoder, "name", None)}
-    params = getattr(encoder, "params", None)
-    identity["params"] = params() if callable(params) else None
-    if getattr(encoder, "path", None) is not None:
-        identity["path"] = str(encoder.path)
-    table = getattr(encoder, "table", None)
-    if table is not None:
-        identity["vectors"] = _table_fingerprint(table)
-    return identity
+    """What makes two encoders give the same vectors: the encoder's name and ``params()``
+    (its kind, its model and path or its table's fingerprint, and its settings)."""
+    return {"name": encoder.name, "layer_ids": list(encoder.layer_ids), "params": encoder.params()}
 
 
 def _sha256(path: Path) -> str:
@@ -82,20 +68,25 @@ class EncodingCache:
     encoder : any Encoder.
     root : the cache folder (default: ``cache_dir("encodings")``).
     enabled : False computes everything and writes nothing.
-    dtype : what shards store; default float16 for a transformer (half the disk; cosines
-        move by ~1e-3), float32 for everything else. Fresh vectors are rounded to it too,
+    dtype : what shards store; default float16 for a model (half the disk; cosines
+        move by ~1e-3), float32 for a static table. Fresh vectors are rounded to it too,
         so a first run and a rerun give the same numbers.
     """
 
     def __init__(self, encoder, root: str | Path | None = None, enabled: bool = True, dtype=None):
         if dtype is None:
-            dtype = np.float16 if type(encoder).__name__ == "TransformerEncoder" else np.float32
+            dtype = np.float16 if encoder.params().get("model") is not None else np.float32
         self.encoder, self.enabled, self.dtype = encoder, enabled, dtype
         self.identity = encoder_identity(encoder)
         self.key = key_of(self.identity)
         self.root = Path(root) if root is not None else cache_dir("encodings")
         self.folder = self.root / self.key
         self.hits = self.misses = 0
+
+    @property
+    def layer_ids(self) -> tuple[int, ...]:
+        """The layer numbers of the arrays :meth:`targets` returns without ``layers``."""
+        return tuple(self.encoder.layer_ids)
 
     def _write_identity(self) -> None:
         path = self.folder / "identity.json"
@@ -147,7 +138,8 @@ class EncodingCache:
     def targets(self, task: str, items: Sequence[Item], *, layers=None,
                 progress: Callable[[int, int], None] | None = None) -> np.ndarray:
         """``(n, n_layers_kept, dim)`` float32 target vectors, read from the cache where
-        present and encoded (then stored) where not; ``layers`` as in target_vectors."""
+        present and encoded (then stored) where not; ``layers``: layer numbers as in
+        target_vectors (None: every layer, numbered :attr:`layer_ids`)."""
         items = list(items)
         index = self._index(task) if self.enabled else {}
         parts, done = [], 0
@@ -178,11 +170,7 @@ class EncodingCache:
         if len(widths) > 1:
             raise InputError(f"cached shards of {task} disagree in shape ({widths}); clear {self.folder}")
         out = np.concatenate(parts)  # (n, all layers, dim)
-        if layers is None:
-            return out
-        from .targets import _layer_index
-
-        return out[:, _layer_index(layers, out.shape[1])]
+        return out if layers is None else out[:, layer_positions(self.layer_ids, layers)]
 
     # -- named arrays ---------------------------------------------------------------------------
     def load_array(self, task: str, name: str) -> dict[str, np.ndarray] | None:

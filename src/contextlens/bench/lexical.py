@@ -23,6 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats
 
+from ..encoders.base import layer_position
 from ..errors import EmptyInputError, InputError, check_choice
 from ..vectors import COSMUL_EPSILON
 
@@ -154,7 +155,8 @@ def template_item(word: str, template: str = "{word}") -> tuple[tuple[str, ...],
 
 
 def _word_tables(cache, words: Sequence[str], template: str, task: str, progress) -> list:
-    """One EmbeddingTable per layer: each word's vector in the template (no-vector words left out)."""
+    """``(layer number, EmbeddingTable)`` per layer: each word's vector in the template
+    (no-vector words left out)."""
     from ..vectors import EmbeddingTable
 
     words = list(dict.fromkeys(words))
@@ -164,7 +166,7 @@ def _word_tables(cache, words: Sequence[str], template: str, task: str, progress
     kept = [w for w, k in zip(words, ok) if k]
     if not kept:
         raise EmptyInputError(f"the encoder gave no vector for any of the {len(words)} words")
-    return [EmbeddingTable(kept, vec[ok, k], name=f"{task} layer {k}") for k in range(vec.shape[1])]
+    return [(k, EmbeddingTable(kept, vec[ok, p], name=f"{task} layer {k}")) for p, k in enumerate(cache.layer_ids)]
 
 
 def key_of_template(template: str) -> str:
@@ -200,7 +202,7 @@ def run_similarity(root, *, table=None, cache=None, names=None, restrict: int | 
             continue
         tables = _word_tables(cache, [w for p in pairs for w in (p.word1, p.word2)], template,
                               f"similarity-{name}", progress)
-        for k, t in enumerate(tables):
+        for k, t in tables:
             rows.append({"split": name, "method": "template", "layer": k,
                          **similarity_spearman(t, pairs, restrict=None)})
     return rows
@@ -225,7 +227,8 @@ def run_analogy(root, *, table=None, cache=None, restrict: int | None = GENSIM_R
         else:
             found = _word_tables(cache, [w for s in sections for q in s.questions for w in q], template,
                                  f"analogy-{name}", progress)
-            tables = [(k, t) for k, t in enumerate(found) if layers is None or k in layers]
+            wanted = None if layers is None else {found[layer_position(cache.layer_ids, k)][0] for k in layers}
+            tables = [(k, t) for k, t in found if wanted is None or k in wanted]
             split, restrict = f"{name} (own vocabulary)", None
         for k, t in tables:
             for method in methods:

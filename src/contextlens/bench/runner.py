@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from dataclasses import asdict
 
+from ..encoders.base import layer_position
 from ..errors import InputError, check_choice
 from .references import SOURCES, references
 
@@ -49,10 +50,12 @@ def _layers(layer, layers) -> list[int] | None:
     return [int(k) for k in layers]
 
 
-def _keep(rows: list[dict], wanted: list[int] | None, n_layers: int | None = None) -> list[dict]:
+def _keep(rows: list[dict], wanted: list[int] | None, layer_ids) -> list[dict]:
+    """The rows of the layers ``wanted`` (layer numbers; negative from the top) and the
+    rows of no layer."""
     if wanted is None:
         return rows
-    norm = {k % n_layers for k in wanted} if n_layers else set(wanted)
+    norm = {layer_ids[layer_position(layer_ids, k)] for k in wanted}
     return [r for r in rows if r["layer"] is None or r["layer"] in norm]
 
 
@@ -103,22 +106,21 @@ def evaluate(task: str, *, model=None, vectors=None, method: str = "static", lay
         if path is None and split in (None, "sample"):
             path = None if (root / "scws" / "ratings.txt").is_file() and split is None else SCWS_SAMPLE
         rows = run_scws(cache, root, path=path, progress=progress)
-        rows = _keep(rows, wanted, len(rows))
+        rows = _keep(rows, wanted, cache.layer_ids)
     elif task == "similarity":
         names = split.split(",") if split else None
         rows = run_similarity(root, table=static_table, cache=cache, names=names,
                               restrict=options.get("restrict", GENSIM_RESTRICT),
                               template=options.get("template", "{word}"), progress=progress)
-        rows = _keep(rows, wanted, max((r["layer"] or 0) for r in rows) + 1)
+        rows = rows if cache is None else _keep(rows, wanted, cache.layer_ids)
     else:
         rows = run_analogy(root, table=static_table, cache=cache,
                            restrict=options.get("restrict", GENSIM_RESTRICT),
                            template=options.get("template", "{word}"), layers=wanted, progress=progress)
     if not rows:
         raise InputError(f"{task}: no result for layer(s) {wanted}; check --layer against the encoder's layers")
-    who = {"model": getattr(encoder, "name", model)} if model is not None else {
-        "vectors": getattr(static_table, "name", None) or getattr(getattr(encoder, "table", None), "name", vectors),
-        "method": method}
+    who = {"model": encoder.name} if model is not None else {
+        "vectors": static_table.name if static_table is not None else encoder.params()["vectors"], "method": method}
     return {"task": task, **who, "results": rows, "references": _refs(task)}
 
 
@@ -150,6 +152,6 @@ def evaluate_all(*, model=None, vectors=None, method: str = "static", data_dir=N
             continue
         rows += [{"task": task, **r} for r in out["results"]]
         refs += [{"task": task, **r} for r in out["references"]]
-    who = ({"model": getattr(encoder, "name", model)} if model is not None
+    who = ({"model": encoder.name} if model is not None
            else {"vectors": vectors.name, "method": method})
     return {"task": "all", **who, "results": rows, "references": refs, "skipped": skipped}

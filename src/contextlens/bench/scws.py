@@ -18,9 +18,11 @@ from .wic import pair_cosines
 __all__ = ["run_scws", "scws_rows"]
 
 
-def scws_rows(u: np.ndarray, v: np.ndarray, ratings, *, split: str = "scws", method: str = "cosine") -> list[dict]:
+def scws_rows(u: np.ndarray, v: np.ndarray, ratings, *, split: str = "scws", method: str = "cosine",
+              layer_ids=None) -> list[dict]:
     """Rows ``{split, method, layer, spearman, n, oov}``, one per layer, from the two
-    targets' ``(n, layers, dim)`` vectors and the ``(n,)`` mean ratings.
+    targets' ``(n, layers, dim)`` vectors and the ``(n,)`` mean ratings (``layer_ids``:
+    the layer number of each layer, default 0, 1, ...).
 
     >>> u = np.array([[[1.0, 0.0]], [[1.0, 0.0]], [[1.0, 0.0]]])
     >>> v = np.array([[[1.0, 0.1]], [[1.0, 1.0]], [[0.0, 1.0]]])
@@ -30,11 +32,12 @@ def scws_rows(u: np.ndarray, v: np.ndarray, ratings, *, split: str = "scws", met
     cos = pair_cosines(u, v)  # (n, layers)
     gold = np.asarray(ratings, dtype=np.float64)
     rows = []
+    ids = list(range(cos.shape[1])) if layer_ids is None else list(layer_ids)
     for k in range(cos.shape[1]):
         ok = ~np.isnan(cos[:, k])
         if ok.sum() < 2:
-            raise EmptyInputError(f"layer {k}: fewer than 2 SCWS pairs have both vectors; check the vectors")
-        rows.append({"split": split, "method": method, "layer": k, "spearman": spearman(gold[ok], cos[ok, k]),
+            raise EmptyInputError(f"layer {ids[k]}: fewer than 2 SCWS pairs have both vectors; check the vectors")
+        rows.append({"split": split, "method": method, "layer": ids[k], "spearman": spearman(gold[ok], cos[ok, k]),
                      "n": int(ok.sum()), "oov": int((~ok).sum())})
     return rows
 
@@ -50,4 +53,4 @@ def run_scws(cache, root, *, path=None, progress=None) -> list[dict]:
     targets = [(it.context1, it.index1) for it in items] + [(it.context2, it.index2) for it in items]
     vec = cache.targets(f"scws-{len(items)}", targets, progress=progress)
     n = len(items)
-    return scws_rows(vec[:n], vec[n:], [it.mean for it in items], split=split)
+    return scws_rows(vec[:n], vec[n:], [it.mean for it in items], split=split, layer_ids=cache.layer_ids)

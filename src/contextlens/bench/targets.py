@@ -13,6 +13,8 @@ layer kept, the vector of the word(s) overlapping that span.
 - A target the encoder has no vector for (every overlapping word out of a static table's
   vocabulary, or given no sub-word piece) gives a row of NaN: the tasks count these as
   OOV instead of scoring a zero vector.
+- Only the target words are asked of the encoder (``targets=``), which skips pooling the
+  others and, for a static table, never fails on a sentence it knows no word of.
 
 >>> target_text(("He", "sat", "by", "the", "river_bank", "."), 4)
 ('He sat by the river bank .', (14, 24))
@@ -34,10 +36,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..encoders.base import layer_position
 from ..errors import EmptyInputError, InputError
 from ..text import tokenize
 
-__all__ = ["target_text", "target_vectors", "encoding_layer_names", "Item", "CHUNK"]
+__all__ = ["target_text", "target_vectors", "layer_positions", "Item", "CHUNK"]
 
 log = logging.getLogger(__name__)
 Item = tuple[Sequence[str], int]  # (tokens, index of the target token)
@@ -62,26 +65,17 @@ def target_text(tokens: Sequence[str], index: int, *, underscores: bool = True) 
     return " ".join(tokens), (start, start + len(tokens[index]))
 
 
-def _is_transformer(encoder) -> bool:
-    return type(encoder).__name__ == "TransformerEncoder"
+def layer_positions(layer_ids, layers) -> list[int]:
+    """Positions in a stack of layers numbered ``layer_ids`` of the layer numbers
+    ``layers`` (None or ``"all"``: every layer; negative numbers count from the top).
 
-
-def _layer_index(layers, n_layers: int) -> list[int]:
-    """Positions in an Encoding's layer stack (0 = static row; negative from the end)."""
-    if layers is None or layers == "all":
-        return list(range(n_layers))
+    >>> layer_positions((0, 4, 6), [6, 0]), layer_positions((0, 1, 2), None), layer_positions((0, 1, 2), -1)
+    ([2, 0], [0, 1, 2], [2])
+    """
+    if layers is None or (isinstance(layers, str) and layers == "all"):
+        return list(range(len(layer_ids)))
     items = [layers] if isinstance(layers, numbers.Integral) else list(layers)
-    out = []
-    for k in items:
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not -n_layers <= k < n_layers:
-            raise InputError(f"layer {k!r} does not exist: the encoding has layers 0..{n_layers - 1}")
-        out.append(int(k) % n_layers)
-    return out
-
-
-def encoding_layer_names(encoder, sample: str = "word") -> tuple[str, ...]:
-    """The names of the layers the encoder returns (``("static", "mixed")``...)."""
-    return tuple(encoder.encode([sample])[0].layer_names)
+    return [layer_position(layer_ids, k) for k in items]
 
 
 def target_vectors(
@@ -90,14 +84,12 @@ def target_vectors(
 ) -> np.ndarray:
     """``(n, n_layers_kept, dim)``: each item's target vector at each layer kept.
 
-    ``layers`` are positions in the Encoding's layer stack (None: all; 0 is the static or
-    embedding row; with a :class:`TransformerEncoder` built with ``layers="all"`` they are
-    the model's layer numbers). A target without a vector gives a NaN row. ``progress`` is
-    called with ``(items done, items total)`` between chunks of sentences.
+    ``layers`` are layer numbers (None: all; 0 is the static or embedding row; negative
+    numbers count from the top). A target without a vector gives a NaN row. ``progress``
+    is called with ``(items done, items total)`` between chunks of sentences.
 
     Sentences are encoded once each (items sharing a sentence share the call), longest
-    first in chunks of :data:`CHUNK`; a TransformerEncoder is asked only for the target
-    words (``words=``), which skips pooling the others.
+    first in chunks of :data:`CHUNK`, asking the encoder for the target words only.
     """
     items = list(items)
     if not items:
@@ -107,28 +99,19 @@ def target_vectors(
         text, span = target_text(tokens, index, underscores=underscores)
         texts.setdefault(text, []).append((n, span))
     order = sorted(texts, key=len, reverse=True)
-    out: np.ndarray | None = None
-    keep: list[int] | None = None
+    keep = layer_positions(encoder.layer_ids, layers)
+    out = np.full((len(items), len(keep), encoder.dim), np.nan, dtype=dtype)
     done = 0
-    transformer = _is_transformer(encoder)
     for c in range(0, len(order), CHUNK):
         chunk = order[c : c + CHUNK]
-        if transformer:
-            words = []
-            for text in chunk:
-                ws = tokenize(text)
-                words.append(sorted({i for _, (a, b) in texts[text] for i, w in enumerate(ws)
-                                     if w.start < b and w.end > a}))
-            encodings = encoder.encode(chunk, words=words)
-        else:
-            encodings = [_encode_or_none(encoder, text) for text in chunk]
+        words = []
+        for text in chunk:
+            ws = tokenize(text)
+            words.append(sorted({i for _, (a, b) in texts[text] for i, w in enumerate(ws)
+                                 if w.start < b and w.end > a}))
+        encodings = encoder.encode(chunk, targets=words)
         for text, enc in zip(chunk, encodings):
             done += len(texts[text])
-            if enc is None:
-                continue
-            if out is None:
-                keep = _layer_index(layers, enc.layers.shape[0])
-                out = np.full((len(items), len(keep), enc.dim), np.nan, dtype=dtype)
             starts = np.array([w.start for w in enc.words], dtype=np.int64)
             ends = np.array([w.end for w in enc.words], dtype=np.int64)
             for n, (a, b) in texts[text]:
@@ -138,18 +121,7 @@ def target_vectors(
         if progress is not None:
             progress(done, len(items))
         log.debug("encoded %d/%d targets", done, len(items))
-    if out is None:  # no sentence had a word the encoder knows
-        raise InputError(f"{getattr(encoder, 'name', 'the encoder')} has a vector for no word of these "
+    if np.isnan(out).all():  # no sentence had a word the encoder knows
+        raise InputError(f"{encoder.name} has a vector for no word of these "
                          f"{len(items)} item(s); check the vectors (language, case) or the data")
     return out
-
-
-def _encode_or_none(encoder, text: str):
-    """One sentence's Encoding, or None when the encoder knows none of its words."""
-    try:
-        return encoder.encode([text])[0]
-    except EmptyInputError:
-        raise
-    except InputError as err:
-        log.debug("no vector for any word of %r: %s", text, err)
-        return None

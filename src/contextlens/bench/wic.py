@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..encoders.base import layer_position
 from ..errors import EmptyInputError, InputError, check_choice
 
 __all__ = ["ThresholdClassifier", "pair_cosines", "wic_features", "run_wic", "WIC_FEATURES"]
@@ -130,14 +131,14 @@ def run_wic(
     y = {s: np.array(lab, dtype=bool) for s, (_, _, lab) in data.items()}
     train_x = np.vstack([cos[s] for s in train_on])
     train_y = np.concatenate([y[s] for s in train_on])
-    n_layers = train_x.shape[1]
-    fits = [ThresholdClassifier().fit(train_x[:, k], train_y) for k in range(n_layers)]
-    best = int(np.argmax([f.train_accuracy_ for f in fits])) if layer is None else _layer(layer, n_layers)
+    ids = cache.layer_ids  # the layer number of each column
+    fits = [ThresholdClassifier().fit(train_x[:, k], train_y) for k in range(len(ids))]
+    best = int(np.argmax([f.train_accuracy_ for f in fits])) if layer is None else layer_position(ids, layer)
     train_name = "+".join(train_on)
     rows = []
     for k, clf in enumerate(fits):
         acc = float((clf.predict(cos[split][:, k]) == y[split]).mean())
-        rows.append({"split": split, "method": "threshold-sweep", "layer": k, "accuracy": acc,
+        rows.append({"split": split, "method": "threshold-sweep", "layer": ids[k], "accuracy": acc,
                      "n": len(y[split]), "oov": int(np.isnan(cos[split][:, k]).sum()),
                      "threshold": clf.threshold_, "train_accuracy": clf.train_accuracy_})
     fill = np.nanmean(train_x, axis=0)
@@ -149,16 +150,10 @@ def run_wic(
     for name, x, u, v, labels in ((train_name, train_x, u_tr, v_tr, train_y),
                                   (split, cos[split], data[split][0], data[split][1], y[split])):
         oov = int(np.isnan(x[:, best]).sum())
-        rows.append({"split": name, "method": "threshold", "layer": best, "n": len(labels), "oov": oov,
+        rows.append({"split": name, "method": "threshold", "layer": ids[best], "n": len(labels), "oov": oov,
                      "accuracy": float((fits[best].predict(x[:, best]) == labels).mean()),
                      "threshold": fits[best].threshold_})
         pred = model.predict(wic_features(x, u, v, best, features, fill))
         rows.append({"split": name, "method": f"logreg-{features}", "layer": None, "n": len(labels),
                      "oov": oov, "accuracy": float((pred == labels).mean())})
     return rows
-
-
-def _layer(layer: int, n_layers: int) -> int:
-    if not -n_layers <= layer < n_layers:
-        raise InputError(f"layer {layer} does not exist: the encoder gives layers 0..{n_layers - 1}")
-    return layer % n_layers

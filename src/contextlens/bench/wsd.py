@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..encoders.base import layer_position
 from ..errors import EmptyInputError, InputError
 from .targets import target_vectors
 
@@ -279,11 +280,11 @@ def run_wsd(
         candidates.append(keys)
         mfs[inst.id] = [datasets.most_frequent_key(wn, inst.lemma, inst.pos)]
     rows = [{"split": split, "method": "mfs", "layer": None, **score_wsd(gold, mfs)}]
+    ids = cache.layer_ids
+    # layer numbers → indices of the layer axis (an unknown layer fails here, before the long
+    # SemCor pass); -1 and 6 become one index, so they share a cache entry
+    views = list(dict.fromkeys(v if v == "last4" else layer_position(ids, v) for v in views))
     vectors = cache.targets(f"wsd-{split}", items, progress=progress and (lambda k, n: progress(split, k, n)))
-    n_layers = vectors.shape[1]
-    for v in views:
-        view_vectors(vectors[:1], v)  # an unknown layer fails here, before the long SemCor pass
-    views = list(dict.fromkeys(v if v == "last4" else v % n_layers for v in views))  # -1 and 6 share a cache
     only = None if all_senses else {k for cands in candidates for k in cands}
     senses = semcor_sense_embeddings(cache, root, views, semcor_limit,
                                 progress and (lambda k: progress("SemCor sentences", k, None)), only)
@@ -301,7 +302,8 @@ def run_wsd(
         pass_info = {name: float(senses[v][name]) for name in ("seconds", "encoded") if name in senses[v]}
         pass_info.setdefault("encoded", float(senses[v]["sentences"]))  # caches from before the filter
         for method, answers in (("1nn", plain), ("1nn+mfs", backed)):
-            rows.append({"split": split, "method": method, "layer": v, **score_wsd(gold, answers),
+            rows.append({"split": split, "method": method, "layer": v if v == "last4" else ids[v],
+                         **score_wsd(gold, answers),
                          "unseen": unseen, "senses": len(table),
                          **{f"semcor_{name}": value for name, value in pass_info.items()}})
     return rows

@@ -69,7 +69,7 @@ def register(app: typer.Typer) -> None:
             print_json(r)
             return
         source = model or f"{method} over {vectors}"
-        t = Table(title=f"weights {r['word']!r} gave ({source}, {r['layer']})",
+        t = Table(title=f"weights {r['word']!r} gave ({source}, {r['layer_name']})",
                   title_justify="left")
         for col in ("word", "weight", ""):
             t.add_column(col, justify="right" if col == "weight" else "left")

@@ -28,14 +28,13 @@ Rules (the transformer encoder documents the same):
 from __future__ import annotations
 
 import bisect
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import InputError, check_choice
-from ..text import Word, locate
+from ..text import Word
 
 __all__ = [
     "POOLINGS",
@@ -47,7 +46,6 @@ __all__ = [
     "aggregate_attention",
     "plan_windows",
     "assign_windows",
-    "select_words",
 ]
 
 POOLINGS = ("mean", "first", "last")
@@ -302,54 +300,3 @@ def assign_windows(windows: Sequence[tuple[int, int]], alignment: Alignment) -> 
                     best, best_score = i, score
         assigned.append(best)
     return assigned
-
-
-def select_words(selection, texts: Sequence[str], all_words: Sequence[Sequence[Word]]) -> list[list[int] | None]:
-    """Per text, the sorted indices of the words asked for (None: every word).
-
-    ``selection`` is None (every word), a set or list of strings / one string (those words
-    in every text, case-insensitive), or one entry per text: None, or a list of word
-    indices, ``(start, end)`` char spans and strings.
-
-    >>> from contextlens.text import tokenize
-    >>> texts = ["The bank, the Bank.", "A river bank"]
-    >>> words = [tokenize(t) for t in texts]
-    >>> select_words({"bank"}, texts, words)
-    [[1, 4], [2]]
-    >>> select_words([[0, (4, 8)], None], texts, words)
-    [[0, 1], None]
-    """
-    if selection is None:
-        return [None] * len(texts)
-    if isinstance(selection, str):
-        selection = [selection]
-    if isinstance(selection, set | frozenset) or (
-        isinstance(selection, list | tuple) and selection and all(isinstance(s, str) for s in selection)
-    ):
-        wanted = {str(s).lower() for s in selection}
-        return [[i for i, w in enumerate(ws) if w.text.lower() in wanted] for ws in all_words]
-    if not isinstance(selection, list | tuple) or len(selection) != len(texts):
-        raise InputError(
-            "words must be None, a set of word strings, or one entry per text (None or a list of "
-            f"word indices, (start, end) spans or strings); got {type(selection).__name__} "
-            f"for {len(texts)} text(s)"
-        )
-    chosen: list[list[int] | None] = []
-    for ws, items in zip(all_words, selection):
-        if items is None:
-            chosen.append(None)
-            continue
-        picked = set()
-        for item in items:
-            if isinstance(item, numbers.Integral) and not isinstance(item, bool):
-                if not 0 <= item < len(ws):
-                    raise InputError(f"word index {item} is out of range 0..{len(ws) - 1}")
-                picked.add(int(item))
-            elif isinstance(item, tuple) and len(item) == 2:
-                picked.add(locate(ws, span=(int(item[0]), int(item[1]))))
-            elif isinstance(item, str):
-                picked.update(i for i, w in enumerate(ws) if w.text.lower() == item.lower())
-            else:
-                raise InputError(f"a word choice must be an index, a (start, end) span or a string, got {item!r}")
-        chosen.append(sorted(picked))
-    return chosen

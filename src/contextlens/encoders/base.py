@@ -1,14 +1,27 @@
-"""Encoding (what every encoder returns) and the Encoder protocol.
+"""Encoding (what every encoder returns) and Encoder (what every encoder implements).
 
 An :class:`Encoding` is one sentence: its words (with char spans), a stack of layers of
-word vectors ``(n_layers + 1, n_words, dim)`` whose layer 0 is the static row, and, where
-the encoder has them, attention weights ``(n_layers, heads, n_words, n_words)``.
+word vectors ``(layers, n_words, dim)`` whose first layer is the static row, and, where
+the encoder has them, attention weights ``(layers - 1, heads, n_words, n_words)``.
+
+**Layers** are named by number, the same way everywhere (library, CLI, lab, JSON):
+``layer_ids`` lists the layers of a stack, ``0`` being the static row (a table row or a
+transformer's embedding-matrix row) and the others the model's own layer numbers; a
+negative number counts from the top (``-1`` = the last layer kept). :func:`layer_position`
+is the one rule that turns a layer number into an index of the stack.
 
 >>> import numpy as np
 >>> from contextlens.text import tokenize
->>> enc = Encoding("bank by bank", tokenize("bank by bank"), np.ones((2, 3, 4)))
->>> enc.n_layers, enc.dim, enc.find("bank", occurrence=1)
-(1, 4, 2)
+>>> enc = Encoding("bank by bank", tokenize("bank by bank"), np.ones((3, 3, 4)), layer_ids=(0, 4, 6))
+>>> enc.n_layers, enc.dim, enc.find("bank", occurrence=1), enc.layer_position(6), enc.layer_position(-2)
+(2, 4, 2, 2, 1)
+>>> enc
+Encoding('bank by bank', 3 words, layers (0, 4, 6) × 4 dims)
+
+**The protocol** (:class:`Encoder`): ``encode(texts, *, targets=None)``, ``dim``,
+``layer_ids`` and ``params()``; ``targets`` (the words to keep in each text) is resolved
+here, once, by :func:`select_targets`, and ``static_vectors(words)`` gives a word's
+static row out of context.
 """
 
 from __future__ import annotations
@@ -16,15 +29,46 @@ from __future__ import annotations
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
 from ..errors import DimensionError, EmptyInputError, InputError, TargetNotFoundError
-from ..text import Word, locate
+from ..text import Word, locate, tokenize
 
-__all__ = ["Encoding", "Encoder", "EncoderBase"]
+__all__ = ["Encoding", "Encoder", "Targets", "layer_position", "select_targets", "check_texts", "keep_targets"]
+
+#: What ``encode(..., targets=)`` accepts: None (every word), a word or a set/list of words
+#: (those words in every text, case-insensitive), or one entry per text: None or a list of
+#: word indices (into ``tokenize(text)``), ``(start, end)`` char spans and word strings.
+Targets = Any
+
+
+def layer_position(layer_ids: Sequence[int], layer: int) -> int:
+    """The index of layer ``layer`` in a stack whose layers are ``layer_ids``.
+
+    ``layer`` is a layer number (0 = the static row, then the model's own numbers) or a
+    negative number counting from the top (-1 = the last layer of the stack).
+
+    >>> layer_position((0, 1, 2, 3), -1), layer_position((0, 4, 6), 4), layer_position((0, 4, 6), 0)
+    (3, 1, 0)
+    >>> layer_position((0, 4, 6), 5)
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: layer 5 is not available: the layers are 0, 4, 6 (or -3..-1 from the top)
+    """
+    ids = tuple(layer_ids)
+    n = len(ids)
+    if isinstance(layer, bool) or not isinstance(layer, numbers.Integral):
+        raise InputError(f"a layer is a whole number (0 = static row, -1 = last), got {layer!r}")
+    if layer < 0:
+        if -n <= layer:
+            return n + int(layer)
+    elif layer in ids:
+        return ids.index(layer)
+    shown = ", ".join(map(str, ids)) if n <= 40 else f"{ids[0]}..{ids[-1]}"
+    raise InputError(f"layer {layer} is not available: the layers are {shown} (or -{n}..-1 from the top)")
 
 
 @dataclass
@@ -35,8 +79,8 @@ class Encoding:
     ----------
     text : the sentence as given.
     words : the words, with char spans into ``text``.
-    layers : ``(n_layers + 1, n_words, dim)``; layer 0 is the static (table or
-        embedding-matrix) row, layers 1..L are contextual.
+    layers : ``(n_layers + 1, n_words, dim)``; ``layers[0]`` is the static (table or
+        embedding-matrix) row, the others are contextual.
     attention : ``(n_layers, heads, n_words, n_words)`` or None; row ``i`` of a head is
         the weight word ``i`` gives each word.
     layer_names : one label per layer (``"static"``, ``"mixed"``, ``"layer 3"``...).
@@ -47,6 +91,8 @@ class Encoding:
     embeddings_output : ``(n_words, dim)`` or None: a transformer's ``hidden_states[0]``
         (embedding row + positions + LayerNorm), kept apart from layer 0, which is the raw
         embedding-matrix row.
+    layer_ids : the layer number of each layer of the stack (default ``0, 1, 2...``): 0 is
+        the static row, the others the model's own layer numbers.
     """
 
     text: str
@@ -57,6 +103,7 @@ class Encoding:
     meta: dict[str, Any] = field(default_factory=dict)
     special_attention: np.ndarray | None = None  # (n_layers, heads, n_words)
     embeddings_output: np.ndarray | None = None  # (n_words, dim)
+    layer_ids: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         self.words = tuple(self.words)
@@ -79,10 +126,22 @@ class Encoding:
                 f"special_attention must be (n_layers, heads, {n}) like attention[..., 0], "
                 f"got {self.special_attention.shape}"
             )
+        self.layer_ids = tuple(int(k) for k in self.layer_ids) or tuple(range(self.layers.shape[0]))
+        if len(self.layer_ids) != self.layers.shape[0] or self.layer_ids[0] != 0 or any(
+            a >= b for a, b in zip(self.layer_ids, self.layer_ids[1:])
+        ):
+            raise DimensionError(
+                f"layer_ids must start at 0 and rise, one per layer ({self.layers.shape[0]}), got {self.layer_ids}"
+            )
         if not self.layer_names:
-            self.layer_names = ("static",) + tuple(f"layer {i}" for i in range(1, self.n_layers + 1))
+            self.layer_names = ("static",) + tuple(f"layer {i}" for i in self.layer_ids[1:])
         if len(self.layer_names) != self.layers.shape[0]:
             raise DimensionError(f"{len(self.layer_names)} layer names for {self.layers.shape[0]} layers")
+
+    def __repr__(self) -> str:
+        text = self.text if len(self.text) <= 40 else self.text[:39] + "…"
+        att = "" if self.attention is None else f", attention {self.attention.shape[1]} heads"
+        return f"Encoding({text!r}, {len(self.words)} words, layers {self.layer_ids} × {self.dim} dims{att})"
 
     @property
     def n_layers(self) -> int:
@@ -96,6 +155,13 @@ class Encoding:
     @property
     def tokens(self) -> list[str]:
         return [w.text for w in self.words]
+
+    def layer_position(self, layer: int) -> int:
+        """The index in ``layers`` of layer number ``layer`` (negative: from the top)."""
+        return layer_position(self.layer_ids, layer)
+
+    def layer_name(self, layer: int) -> str:
+        return self.layer_names[self.layer_position(layer)]
 
     def find(
         self, word: str | None = None, *, occurrence: int | None = None,
@@ -119,74 +185,192 @@ class Encoding:
                 ) from None
             raise
 
+    def _index(self, word: str | int, where: dict) -> int:
+        i = self.find(word, **where) if isinstance(word, str) else word
+        if isinstance(i, bool) or not isinstance(i, numbers.Integral) or not 0 <= i < len(self.words):
+            raise InputError(f"word index {i!r} is out of range 0..{len(self.words) - 1}")
+        return int(i)
+
     def weights(
         self, word: str | int, layer: int = -1, head: int | None = None, **where
     ) -> np.ndarray:
-        """``(n_words,)``: the weight a word (text or index) gave every word at ``layer``.
-
-        ``layer`` counts contextual layers from 1 (negative from the end: -1 = last);
-        ``head=None`` averages over the heads.
-        """
+        """``(n_words,)``: the weight a word (text or index) gave every word at ``layer``
+        (a contextual layer number; -1 = the last); ``head=None`` averages over the heads."""
         if self.attention is None:
             raise InputError(
                 f"this encoding ({self.meta.get('encoder', 'unknown encoder')}) has no "
                 "attention weights; use a mixing or transformer encoder"
             )
-        n_layers, heads = self.attention.shape[:2]
-        if isinstance(layer, bool) or not isinstance(layer, numbers.Integral) or not (
-            1 <= layer <= n_layers or -n_layers <= layer <= -1
-        ):
-            raise InputError(
-                f"layer must be 1..{n_layers} (or -1 for the last), got {layer!r}; "
-                "layer 0 is the static row and has no weights"
-            )
-        i = self.find(word, **where) if isinstance(word, str) else int(word)
-        if not 0 <= i < len(self.words):
-            raise InputError(f"word index {i} is out of range 0..{len(self.words) - 1}")
-        rows = self.attention[layer - 1 if layer > 0 else layer, :, i, :]  # (heads, words)
+        pos = self.layer_position(layer)
+        if pos == 0:
+            raise InputError(f"layer 0 is the static row and has no weights; choose one of {self.layer_ids[1:]}")
+        rows = self.attention[pos - 1, :, self._index(word, where), :]  # (heads, words)
         if head is None:
             return rows.mean(axis=0)
-        if isinstance(head, numbers.Integral) and 0 <= head < heads:
+        if isinstance(head, numbers.Integral) and not isinstance(head, bool) and 0 <= head < len(rows):
             return rows[head]
-        raise InputError(f"head must be None (average) or 0..{heads - 1}, got {head!r}")
+        raise InputError(f"head must be None (average) or 0..{len(rows) - 1}, got {head!r}")
 
     def vector(self, word: str | int, layer: int = -1, **where) -> np.ndarray:
-        """The ``(dim,)`` vector of a word (text or index) at ``layer`` (default: last)."""
-        i = word if isinstance(word, int) else self.find(word, **where)
-        return self.layers[layer, i]
+        """The ``(dim,)`` vector of a word (text or index) at ``layer`` (default: the last)."""
+        return self.layers[self.layer_position(layer), self._index(word, where)]
+
+    def select(self, indices: Sequence[int], note: str) -> Encoding:
+        """This encoding restricted to the words at ``indices``; attention is dropped (a
+        row over a subset of the words would not sum to 1), ``note`` says why."""
+        keep = list(indices)
+        return replace(
+            self, words=[self.words[i] for i in keep], layers=self.layers[:, keep],
+            attention=None, special_attention=None,
+            embeddings_output=None if self.embeddings_output is None else self.embeddings_output[keep],
+            meta={**self.meta, "attention": note} if self.attention is not None else dict(self.meta),
+        )
 
 
-@runtime_checkable
-class Encoder(Protocol):
-    """Anything that turns sentences into :class:`Encoding` objects."""
+def check_texts(texts) -> list[str]:
+    """``texts`` as a list of non-empty strings; a single string is an error (it would be
+    read character by character), as is anything that is not a list of strings.
 
-    name: str
+    >>> check_texts(("a bank", "the river"))
+    ['a bank', 'the river']
+    >>> check_texts("a bank")
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: give a list of sentences, not one string: ['a bank']
+    """
+    if isinstance(texts, str):
+        raise InputError(f"give a list of sentences, not one string: [{texts!r}]")
+    if not isinstance(texts, Sequence):
+        raise InputError(f"give a list of sentences, got {type(texts).__name__}")
+    out = list(texts)
+    for i, text in enumerate(out):
+        if not isinstance(text, str):
+            raise InputError(f"sentence {i + 1} is a {type(text).__name__}, not a string")
+        if not text.strip():
+            raise EmptyInputError(f"sentence {i + 1} is empty; give some words to encode")
+    return out
 
-    def encode(self, texts: Sequence[str]) -> list[Encoding]: ...
+
+def select_targets(targets: Targets, texts: Sequence[str],
+                   all_words: Sequence[Sequence[Word]]) -> list[list[int] | None]:
+    """Per text, the sorted indices (into ``tokenize(text)``) of the words ``targets`` asks
+    for; None means every word.
+
+    ``targets`` is None (every word), a string or a set/list of strings (those words in
+    every text, case-insensitive), or one entry per text: None (every word), or a list of
+    word indices, ``(start, end)`` char spans and strings.
+
+    >>> texts = ["The bank, the Bank.", "A river bank"]
+    >>> words = [tokenize(t) for t in texts]
+    >>> select_targets({"bank"}, texts, words)
+    [[1, 4], [2]]
+    >>> select_targets([[0, (4, 8)], None], texts, words)
+    [[0, 1], None]
+    """
+    if targets is None:
+        return [None] * len(texts)
+    if isinstance(targets, str):
+        targets = [targets]
+    if isinstance(targets, set | frozenset) or (
+        isinstance(targets, list | tuple) and targets and all(isinstance(s, str) for s in targets)
+    ):
+        wanted = {str(s).lower() for s in targets}
+        return [[i for i, w in enumerate(ws) if w.text.lower() in wanted] for ws in all_words]
+    if not isinstance(targets, list | tuple) or len(targets) != len(texts):
+        raise InputError(
+            "targets must be None, a set of word strings, or one entry per text (None or a list of "
+            f"word indices, (start, end) spans or strings); got {type(targets).__name__} "
+            f"for {len(texts)} text(s)"
+        )
+    chosen: list[list[int] | None] = []
+    for ws, items in zip(all_words, targets):
+        if items is None:
+            chosen.append(None)
+            continue
+        if isinstance(items, str) or not isinstance(items, Sequence | set | frozenset):
+            items = [items]
+        picked = set()
+        for item in items:
+            if isinstance(item, numbers.Integral) and not isinstance(item, bool):
+                if not 0 <= item < len(ws):
+                    raise InputError(f"word index {item} is out of range 0..{len(ws) - 1}")
+                picked.add(int(item))
+            elif isinstance(item, tuple) and len(item) == 2:
+                picked.add(locate(list(ws), span=(int(item[0]), int(item[1]))))
+            elif isinstance(item, str):
+                picked.update(i for i, w in enumerate(ws) if w.text.lower() == item.lower())
+            else:
+                raise InputError(f"a target must be a word index, a (start, end) span or a string, got {item!r}")
+        chosen.append(sorted(picked))
+    return chosen
 
 
-class EncoderBase(ABC):
-    """Shared plumbing: ``encode_one`` and input checks. Subclasses define ``_encode``."""
+class Encoder(ABC):
+    """What every encoder implements; callers use only this, never a class name.
+
+    - ``encode(texts, *, targets=None)``: one :class:`Encoding` per text; ``targets``
+      keeps only some words (see :func:`select_targets`; then ``attention`` is None);
+    - ``dim``: the vector size; ``layer_ids``: the layer numbers every Encoding's stack
+      holds (0 = static row);
+    - ``params()``: what identifies the encoder and its settings (recorded in each
+      Encoding's ``meta``, keys of caches and index metadata);
+    - ``static_vectors(words)``: each word's static row (layer 0), out of any sentence.
+
+    Subclasses implement ``_encode_texts(texts, chosen)``, which receives non-empty texts
+    and, per text, None or the word indices (into ``tokenize(text)``) to keep.
+    """
 
     name = "encoder"
 
-    def params(self) -> dict[str, Any]:
-        """The parameters recorded in each Encoding's ``meta``."""
-        return {}
+    @property
+    @abstractmethod
+    def dim(self) -> int:
+        """The size of every vector."""
 
-    def encode(self, texts: Sequence[str]) -> list[Encoding]:
-        if isinstance(texts, str):
-            texts = [texts]
-        out = []
-        for i, text in enumerate(texts):
-            if not text or not text.strip():
-                raise EmptyInputError(f"sentence {i + 1} is empty; give some words to encode")
-            out.append(self._encode(text))
-        return out
-
-    def encode_one(self, text: str) -> Encoding:
-        return self.encode([text])[0]
+    @property
+    @abstractmethod
+    def layer_ids(self) -> tuple[int, ...]:
+        """The layer numbers of every Encoding's stack: 0 (the static row), then the others."""
 
     @abstractmethod
-    def _encode(self, text: str) -> Encoding:
-        """Encode one non-empty sentence."""
+    def params(self) -> dict[str, Any]:
+        """What identifies this encoder: its kind, model or table, and settings."""
+
+    @abstractmethod
+    def static_vectors(self, words: Sequence[str]) -> np.ndarray:
+        """``(len(words), dim)``: each word's static row (layer 0), out of context."""
+
+    @abstractmethod
+    def _encode_texts(self, texts: list[str], chosen: list[list[int] | None]) -> list[Encoding]:
+        """Encode non-empty texts, keeping per text every word (None) or the chosen ones."""
+
+    def encode(self, texts: Sequence[str], *, targets: Targets = None) -> list[Encoding]:
+        """One :class:`Encoding` per text; ``targets``: which words to keep (default all)."""
+        texts = check_texts(texts)
+        if not texts:
+            return []
+        chosen = select_targets(targets, texts, [tokenize(t) for t in texts])
+        return self._encode_texts(texts, chosen)
+
+    def encode_one(self, text: str, *, targets: Targets = None) -> Encoding:
+        """``encode([text])[0]``; ``targets`` (word indices, spans or words) for this text."""
+        if targets is not None and not isinstance(targets, str | set | frozenset) and not (
+            isinstance(targets, list | tuple) and all(isinstance(s, str) for s in targets)
+        ):
+            targets = [list(targets)]
+        return self.encode([text], targets=targets)[0]
+
+    def layer_position(self, layer: int) -> int:
+        """The index of ``layer`` in the stacks this encoder returns (checked before encoding)."""
+        return layer_position(self.layer_ids, layer)
+
+
+def keep_targets(enc: Encoding, text: str, keep: list[int] | None) -> Encoding:
+    """``enc`` (a whole sentence) restricted to the words of ``tokenize(text)`` at ``keep``
+    (None: unchanged); words the encoder skipped are not there to keep."""
+    if keep is None:
+        return enc
+    wanted = set(keep)
+    spans = {(w.start, w.end) for i, w in enumerate(tokenize(text)) if i in wanted}
+    picked = [j for j, w in enumerate(enc.words) if (w.start, w.end) in spans]
+    return enc.select(picked, "not computed: only some words were kept (targets=)")

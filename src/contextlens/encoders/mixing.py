@@ -17,8 +17,11 @@ array([1., 2.], dtype=float32)
 
 from __future__ import annotations
 
+import logging
 import math
 import numbers
+from abc import abstractmethod
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -33,34 +36,66 @@ from ..context.attention import (
     window_mask,
 )
 from ..context.mixers import check_alpha, neighbour_average
-from ..errors import DimensionError, InputError, check_choice
+from ..errors import DimensionError, InputError, check_bool, check_choice, check_int
 from ..vectors import EmbeddingTable
-from .base import EncoderBase, Encoding
+from .base import Encoder, Encoding, keep_targets
 from .static import StaticEncoder
 
 __all__ = ["NeighbourAverage", "SelfAttention", "POSITIONS", "PROJECTIONS"]
 
+log = logging.getLogger(__name__)
+
 POSITIONS = ("sinusoidal",)
 PROJECTIONS = ("random",)
-
-
-def _int_at_least(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _flag(value, name: str) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise InputError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
+MAX_LAYERS = 64  # stacked toy attention layers
+MAX_D_HEAD = 4096  # query/key dims per head of random projections
 
 
 def _sentence(enc: Encoding) -> str:
     return " ".join(enc.tokens)
 
 
-class NeighbourAverage(EncoderBase):
+class _Mixer(Encoder):
+    """What both mixers share: the table lookup (layer 0) and the protocol around ``_mix``."""
+
+    static: StaticEncoder
+    layer_names: tuple[str, ...]
+
+    @property
+    def dim(self) -> int:
+        return self.static.dim
+
+    @property
+    def layer_ids(self) -> tuple[int, ...]:
+        return tuple(range(len(self.layer_names)))
+
+    def static_vectors(self, words: Sequence[str]) -> np.ndarray:
+        return self.static.static_vectors(words)
+
+    @abstractmethod
+    def _mix(self, base: Encoding) -> Encoding:
+        """Layers 1.. of a looked-up sentence (``base`` has at least one word)."""
+
+    def _encode_texts(self, texts: list[str], chosen: list[list[int] | None]) -> list[Encoding]:
+        out = []
+        for text, keep in zip(texts, chosen):
+            base = self.static.lookup(text, required=keep is None)
+            try:
+                mixed = self._mix(base) if base.words else None
+            except InputError as err:  # e.g. a lone known word with nothing to attend to
+                if keep is None:
+                    raise
+                log.debug("no contextual vector in %r: %s", text, err)
+                mixed = None
+            if mixed is None:  # only targets were asked for, and they have no vector here
+                empty = np.zeros((len(self.layer_names), 0, self.dim), dtype=np.float32)
+                mixed = Encoding(text, [], empty, None, self.layer_names,
+                                 {**base.meta, "encoder": self.name, "params": self.params()})
+            out.append(keep_targets(mixed, text, keep))
+        return out
+
+
+class NeighbourAverage(_Mixer):
     """Layer 1 = ``α·e(w_i) + (1 − α)·mean of e(w_j)`` over ``|i − j| <= window``, ``j ≠ i``.
 
     ``window=None`` uses the whole sentence; ``static_kw`` (``lowercase``, ``oov``) go to
@@ -68,6 +103,7 @@ class NeighbourAverage(EncoderBase):
     """
 
     name = "average"  # the method name of encoders.registry.make_encoder
+    layer_names = ("static", "mixed")
 
     def __init__(self, table: EmbeddingTable, alpha: float = 0.0, window: int | None = None,
                  **static_kw):
@@ -77,10 +113,9 @@ class NeighbourAverage(EncoderBase):
         self.table = table
 
     def params(self) -> dict[str, Any]:
-        return {"alpha": self.alpha, "window": self.window, **self.static.params()}
+        return {**self.static.params(), "encoder": self.name, "alpha": self.alpha, "window": self.window}
 
-    def _encode(self, text: str) -> Encoding:
-        base = self.static.encode_one(text)
+    def _mix(self, base: Encoding) -> Encoding:
         x = base.layers[0].astype(np.float64)  # (words, dim)
         try:
             out, weights = neighbour_average(x, self.alpha, self.window)
@@ -89,10 +124,10 @@ class NeighbourAverage(EncoderBase):
         layers = np.stack([x, out]).astype(np.float32)  # (2, words, dim)
         attention = weights[None, None].astype(np.float32)  # (1, 1, words, words)
         meta = {**base.meta, "encoder": self.name, "params": self.params()}
-        return Encoding(text, base.words, layers, attention, ("static", "mixed"), meta)
+        return Encoding(base.text, base.words, layers, attention, self.layer_names, meta)
 
 
-class SelfAttention(EncoderBase):
+class SelfAttention(_Mixer):
     """Toy self-attention over the static rows, ``n_layers`` times, with no training.
 
     Parameters
@@ -125,16 +160,16 @@ class SelfAttention(EncoderBase):
     ):
         self.static = StaticEncoder(table, **static_kw)
         self.table = table
-        self.include_self = _flag(include_self, "include_self")
-        self.causal = _flag(causal, "causal")
+        self.include_self = check_bool("include_self", include_self)
+        self.causal = check_bool("causal", causal)
         self.window = check_window(window)
         self.positions = None if positions is None else check_choice(
             "positions", positions, POSITIONS
         )
-        self.heads = _int_at_least(heads, "heads", 1)
-        self.n_layers = _int_at_least(n_layers, "n_layers", 1)
-        self.seed = _int_at_least(seed, "seed", 0)
-        self.d_head = None if d_head is None else _int_at_least(d_head, "d_head", 1)
+        self.heads = check_int("heads", heads, low=1, high=max(1, table.dim))
+        self.n_layers = check_int("n_layers", n_layers, low=1, high=MAX_LAYERS)
+        self.seed = check_int("seed", seed, low=0, high=2**32 - 1)
+        self.d_head = None if d_head is None else check_int("d_head", d_head, low=1, high=MAX_D_HEAD)
         if scale is not None and (
             isinstance(scale, bool) or not isinstance(scale, numbers.Real)
             or not math.isfinite(scale)
@@ -143,6 +178,7 @@ class SelfAttention(EncoderBase):
         self.scale = None if scale is None else float(scale)
         self.projections = projections
         self._layer_weights = self._resolve_projections(table.dim)  # per layer (w_q, w_k, w_v)
+        self.layer_names = ("static",) + tuple(f"attention {i}" for i in range(1, self.n_layers + 1))
 
     def _resolve_projections(self, dim: int) -> list[tuple]:
         proj = self.projections
@@ -193,11 +229,18 @@ class SelfAttention(EncoderBase):
             "effective_scale": 1.0 / math.sqrt(self._d_k()) if self.scale is None else self.scale,
             "n_layers": self.n_layers, "seed": self.seed,
         }
+        if params["projections"] == "custom":  # the weights themselves identify the encoder
+            import hashlib
+
+            digest = hashlib.sha256()
+            for w in self._layer_weights[0]:
+                digest.update(b"-" if w is None else np.ascontiguousarray(w).tobytes())
+            params["projection_sha256"] = digest.hexdigest()[:16]
         if params["projections"] == "custom":
             params["projection_shapes"] = [
                 None if w is None else list(w.shape) for w in self._layer_weights[0]
             ]
-        return {**params, **self.static.params()}
+        return {**self.static.params(), **params, "encoder": self.name}
 
     def mask(self, n: int) -> np.ndarray:
         """``(n, n)`` boolean, True = word ``i`` may attend to word ``j``."""
@@ -210,8 +253,7 @@ class SelfAttention(EncoderBase):
             allowed &= window_mask(n, self.window)
         return allowed
 
-    def _encode(self, text: str) -> Encoding:
-        base = self.static.encode_one(text)
+    def _mix(self, base: Encoding) -> Encoding:
         x = base.layers[0].astype(np.float64)  # (words, dim)
         n, dim = x.shape
         allowed = self.mask(n)  # (words, words)
@@ -231,10 +273,9 @@ class SelfAttention(EncoderBase):
             )  # (words, dim), (heads, words, words)
             layers.append(h)
             attention.append(weights)
-        names = ("static",) + tuple(f"attention {i}" for i in range(1, self.n_layers + 1))
         meta = {**base.meta, "encoder": self.name, "params": self.params()}
         return Encoding(
-            text, base.words, np.stack(layers).astype(np.float32),
-            np.stack(attention).astype(np.float32), names, meta,
+            base.text, base.words, np.stack(layers).astype(np.float32),
+            np.stack(attention).astype(np.float32), self.layer_names, meta,
         )
 

@@ -9,11 +9,14 @@
 (4, 9)
 >>> sorted(enc.meta["skipped"])
 ['!', 'the']
+>>> StaticEncoder(table).encode(["the bank", "a river"], targets={"bank"})[1].tokens  # no bank here
+[]
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +24,7 @@ import numpy as np
 from ..errors import InputError, UnknownWordError, check_choice
 from ..text import tokenize
 from ..vectors import EmbeddingTable
-from .base import EncoderBase, Encoding
+from .base import Encoder, Encoding, keep_targets
 
 __all__ = ["StaticEncoder", "OOV_POLICIES"]
 
@@ -29,7 +32,7 @@ log = logging.getLogger(__name__)
 OOV_POLICIES = ("skip", "error")
 
 
-class StaticEncoder(EncoderBase):
+class StaticEncoder(Encoder):
     """Encode a sentence as the table rows of its words: layers ``(1, n_words, dim)``.
 
     Parameters
@@ -56,14 +59,34 @@ class StaticEncoder(EncoderBase):
             not any(k != k.lower() for k in table.keys) if lowercase is None else lowercase
         )
 
+    @property
+    def dim(self) -> int:
+        return self.table.dim
+
+    @property
+    def layer_ids(self) -> tuple[int, ...]:
+        return (0,)
+
     def params(self) -> dict[str, Any]:
         return {
+            "encoder": self.name, "vectors": self.table.name, "table": self.table.fingerprint(),
             "lowercase": self.lowercase,
             "lowercase_option": "auto" if self.lowercase_option is None else self.lowercase_option,
             "oov": self.oov,
         }
 
-    def _encode(self, text: str) -> Encoding:
+    def static_vectors(self, words: Sequence[str]) -> np.ndarray:
+        rows = []
+        for word in words:
+            key = word.lower() if self.lowercase else word
+            if key not in self.table:
+                raise UnknownWordError(word, self.table.suggest(key), where=f"the table {self.table.name!r}")
+            rows.append(self.table.key_to_index[key])
+        return np.asarray(self.table.vectors[rows], dtype=np.float32).reshape(len(rows), self.dim)
+
+    def lookup(self, text: str, *, required: bool = True) -> Encoding:
+        """The table rows of the words of ``text``: layers ``(1, words, dim)``; with
+        ``required``, a text none of whose words is in the table is an error."""
         words = tokenize(text, lower=self.lowercase)
         kept, rows = [], []
         skipped: dict[str, list[str]] = {}
@@ -79,7 +102,7 @@ class StaticEncoder(EncoderBase):
                 )
             if word.text not in skipped:
                 skipped[word.text] = self.table.suggest(word.text)
-        if not kept:
+        if not kept and required:
             shown = ", ".join(repr(w.text) for w in words[:10])
             raise InputError(
                 f"none of the words of {text!r} ({shown}) is in the table {self.table.name!r}; "
@@ -87,7 +110,7 @@ class StaticEncoder(EncoderBase):
             )
         if skipped:
             log.debug("skipped %d word(s) not in %s: %s", len(skipped), self.table.name, skipped)
-        layers = np.asarray(self.table.vectors[rows])[None]  # (1, words, dim)
+        layers = np.asarray(self.table.vectors[rows], dtype=np.float32).reshape(1, len(rows), self.dim)
         meta = {
             "encoder": self.name,
             "vectors": self.table.name,
@@ -95,3 +118,6 @@ class StaticEncoder(EncoderBase):
             "skipped": skipped,
         }
         return Encoding(text, kept, layers, None, ("static",), meta)
+
+    def _encode_texts(self, texts: list[str], chosen: list[list[int] | None]) -> list[Encoding]:
+        return [keep_targets(self.lookup(t, required=keep is None), t, keep) for t, keep in zip(texts, chosen)]

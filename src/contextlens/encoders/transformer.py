@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import EmptyInputError, InputError, check_choice
+from ..errors import InputError, check_bool, check_choice, check_int
 from ..text import Word, tokenize
 from . import models
 from .alignment import (
@@ -46,24 +46,18 @@ from .alignment import (
     attention_matrices,
     plan_windows,
     pooling_weights,
-    select_words,
 )
-from .base import EncoderBase, Encoding
+from .base import Encoder, Encoding
 
 __all__ = ["TransformerEncoder"]
 
 log = logging.getLogger(__name__)
 ATTENTION_BUDGET = 1 << 29  # bytes of piece attention one batch may hold (512 MiB)
 BATCH_TOKENS = 1024  # padded pieces per batch: bigger batches leave the CPU caches, smaller waste calls
+MAX_BATCH = 4096  # sequences per forward pass
 
 
-def _int(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-class TransformerEncoder(EncoderBase):
+class TransformerEncoder(Encoder):
     """Word vectors (every layer) and word-level attention from a transformer.
 
     Parameters
@@ -79,7 +73,6 @@ class TransformerEncoder(EncoderBase):
         maximum); longer texts are split into overlapping windows.
     stride : pieces between the starts of consecutive windows (default: half a window).
     device : a torch device (``"cpu"``, ``"cuda"``...).
-    words : which words to keep by default (see :meth:`encode`).
     attention : compute word-level attention (needs the eager attention implementation,
         slower and heavier); False leaves ``attention`` None.
     threads : torch CPU threads (default: ``CONTEXTLENS_THREADS`` or every core available).
@@ -87,13 +80,11 @@ class TransformerEncoder(EncoderBase):
 
     def __init__(self, model: str = models.DEFAULT_MODEL, layers=None, pooling: str = "mean",
                  batch_size: int = 32, max_length: int | None = None, device: str = "cpu",
-                 words=None, attention: bool = True, stride: int | None = None,
+                 attention: bool = True, stride: int | None = None,
                  threads: int | None = None):
         self.pooling = check_choice("pooling", pooling, POOLINGS)
-        self.batch_size = _int(batch_size, "batch_size", 1)
-        if not isinstance(attention, bool):
-            raise InputError(f"attention must be True or False, got {attention!r}")
-        self.attention, self.words, self.device = attention, words, str(device)
+        self.batch_size = check_int("batch_size", batch_size, low=1, high=MAX_BATCH)
+        self.attention, self.device = check_bool("attention", attention), str(device)
         torch, _ = models.require_hf()
         self._torch = torch
         models.set_threads(threads)
@@ -105,19 +96,27 @@ class TransformerEncoder(EncoderBase):
         self.n_model_layers = int(config.num_hidden_layers)
         self.layers = _layer_numbers(layers, self.n_model_layers)
         self.model_max_length = models.max_length_of(config, self.tokenizer)
-        self.max_length = self.model_max_length if max_length is None else _int(max_length, "max_length", 2)
-        if self.max_length > self.model_max_length:
-            raise InputError(f"max_length {max_length} exceeds the model's maximum {self.model_max_length}")
-        self.stride = None if stride is None else _int(stride, "stride", 1)
+        self.max_length = self.model_max_length if max_length is None else check_int(
+            "max_length", max_length, low=2, high=self.model_max_length, hint="the model's own maximum is the top")
+        self.stride = None if stride is None else check_int("stride", stride, low=1, high=self.max_length)
         self.causal = models.is_causal(config)
         self._blocks_path, self._blocks = models.layer_list(self.hf_model, self.n_model_layers)
         self._embedding = self.hf_model.get_input_embeddings().weight  # (vocab, dim)
         pad = self.tokenizer.pad_token_id
         self._pad = pad if pad is not None else (getattr(config, "pad_token_id", None) or 0)
 
+    @property
+    def dim(self) -> int:
+        return int(self._embedding.shape[1])
+
+    @property
+    def layer_ids(self) -> tuple[int, ...]:
+        return (0, *self.layers)
+
     def params(self) -> dict[str, Any]:
-        return {"pooling": self.pooling, "layers": list(self.layers), "max_length": self.max_length,
-                "stride": self.stride, "attention": self.attention, "batch_size": self.batch_size}
+        return {"encoder": "transformer", "model": self.name, "path": str(self.path), "pooling": self.pooling,
+                "layers": list(self.layers), "max_length": self.max_length, "stride": self.stride,
+                "attention": self.attention, "batch_size": self.batch_size}
 
     def _meta(self) -> dict[str, Any]:
         config = self.hf_model.config
@@ -130,38 +129,23 @@ class TransformerEncoder(EncoderBase):
             "vectors": f"{self.name}'s pieces (its tokenizer gave the word no sub-word piece)",
         }
 
-    def _encode(self, text: str) -> Encoding:
-        return self.encode([text])[0]
+    def static_vectors(self, words: Sequence[str]) -> np.ndarray:
+        """Each word's embedding-matrix rows, pooled like the layers (the word tokenised alone)."""
+        out = np.zeros((len(words), self.dim), dtype=np.float32)
+        for i, word in enumerate(words):
+            ids = self.tokenizer(str(word), add_special_tokens=False)["input_ids"]
+            if not str(word).strip() or not ids:
+                raise InputError(f"{self.name}'s tokenizer gives {word!r} no piece; give a word it can read")
+            ids = {"first": ids[:1], "last": ids[-1:]}.get(self.pooling, ids)
+            with self._torch.inference_mode():
+                out[i] = self._embedding[ids].float().mean(dim=0).cpu().numpy()
+        return out
 
-    def encode_one(self, text: str, words=None) -> Encoding:
-        """One sentence; ``words``: strings, or word indices / char spans of this text."""
-        if words is not None and not isinstance(words, set | frozenset | str) and not all(
-            isinstance(w, str) for w in words
-        ):
-            words = [list(words)]
-        return self.encode([text], words=words)[0]
-
-    def encode(self, texts: Sequence[str], words=None) -> list[Encoding]:
-        """Encode sentences; ``words`` (default: the constructor's) keeps only some words:
-
-        - None: every word;
-        - a set or list of strings (or one string): the words with that text, in every
-          sentence (case-insensitive);
-        - a list with one entry per text, each None (every word) or a list of word indices
-          (into ``tokenize(text)``), ``(start, end)`` char spans, or word strings.
-
-        With a selection, only those words are pooled, windows without them are not run,
-        texts without them give an Encoding with no words, and ``attention`` is None
-        (a word row over a subset of words would not sum to 1).
-        """
-        texts = [texts] if isinstance(texts, str) else list(texts)
-        for i, text in enumerate(texts):
-            if not isinstance(text, str) or not text.strip():
-                raise EmptyInputError(f"sentence {i + 1} is empty; give some words to encode")
-        if not texts:
-            return []
+    def _encode_texts(self, texts: list[str], chosen: list[list[int] | None]) -> list[Encoding]:
+        """With targets, only those words are pooled, windows without them are not run,
+        texts without them give an Encoding with no words, and ``attention`` is None (a
+        word row over a subset of words would not sum to 1)."""
         all_words = [tokenize(t) for t in texts]
-        chosen = select_words(self.words if words is None else words, texts, all_words)
         enc = self.tokenizer(texts, add_special_tokens=True, return_offsets_mapping=True,
                              return_special_tokens_mask=True, return_attention_mask=False,
                              return_token_type_ids=False, verbose=False)
@@ -344,11 +328,11 @@ class TransformerEncoder(EncoderBase):
             if len(plan["windows"]) > 1:
                 meta["attention"] = "windowed: a word's row is its attention inside its window; 0 outside"
         elif self.attention:
-            meta["attention"] = ("not computed: only some words were kept (words=)" if self.layers
+            meta["attention"] = ("not computed: only some words were kept (targets=)" if self.layers
                                  else "no layers requested")
         names = ("embedding row",) + tuple(f"layer {k}" for k in self.layers)
         return Encoding(text, [words[w] for w in kept], plan["layers"], attention, names, meta, special,
-                        plan["emb_out"])
+                        plan["emb_out"], self.layer_ids)
 
 
 def _char_span(al: Alignment, words: list[Word], a: int, b: int) -> list[int]:

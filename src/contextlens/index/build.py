@@ -71,7 +71,7 @@ def make_index_encoder(model: str, layers, batch_size: int = 32, threads: int | 
     contextual = [k for k in stored if k != 0] if stored else None
     chosen = contextual if contextual else ([] if stored else -1)  # default: the last layer only
     enc = TransformerEncoder(model, layers=chosen, attention=False, batch_size=batch_size, threads=threads)
-    return enc, (stored or [enc.n_model_layers])
+    return enc, (stored or [enc.layer_ids[-1]])
 
 
 def _stored_layers(layers) -> list[int] | None:
@@ -101,8 +101,8 @@ def encode_planned(encoder, items: list[dict[str, Any]], layers: list[int]) -> d
     vecs: dict[int, list[np.ndarray]] = {k: [] for k in layers}
     if items:
         spans = [[(u.start, u.end) for u in it["usages"]] for it in items]
-        encodings = encoder.encode([it["text"] for it in items], words=spans)
-        pos = {0: 0, **{k: i + 1 for i, k in enumerate(encoder.layers)}}
+        encodings = encoder.encode([it["text"] for it in items], targets=spans)
+        pos = {k: encoder.layer_position(k) for k in layers}
         for it, enc in zip(items, encodings):
             where = {(w.start, w.end): j for j, w in enumerate(enc.words)}
             for u in it["usages"]:
@@ -117,7 +117,7 @@ def encode_planned(encoder, items: list[dict[str, Any]], layers: list[int]) -> d
                     cols[name].append(value)
                 for k in layers:
                     vecs[k].append(enc.layers[pos[k], j])
-    dim = encoder.hf_model.config.hidden_size
+    dim = encoder.dim
     cols["vectors"] = {k: (np.stack(v).astype(np.float32) if v else np.zeros((0, dim), np.float32))
                        for k, v in vecs.items()}
     return cols
@@ -189,9 +189,9 @@ def build_index(
         log.info("--all-words: %d words seen at least %d times", len(words), min_count)
     matcher = WordMatcher(words, match=match, wordnet=wordnet)
     enc, stored = encoder if encoder is not None else make_index_encoder(model, layers, batch_size)
-    params = {"model": enc.name, "model_path": str(enc.path), "layers": stored,
-              "dim": int(enc.hf_model.config.hidden_size), "dtype": dtype, "match": match, "layout": layout,
-              "words": list(matcher.words), "pooling": enc.pooling}
+    params = {"model": enc.name, "model_path": enc.params()["path"], "layers": stored,
+              "dim": enc.dim, "dtype": dtype, "match": match, "layout": layout,
+              "words": list(matcher.words), "pooling": enc.params()["pooling"]}
     db = Path(db)
     store = _open_or_create(db, params)
     point = store.checkpoint()

@@ -98,11 +98,10 @@ def search_usages(db: str | os.PathLike | UsageStore, sentence: str, word: str, 
     store.layer_column(col_layer)  # an unstored layer fails before the model loads
     w = _query_word(store, sentence, word, occurrence)
     enc = encoder or query_encoder(store, threads)
-    encoding = enc.encode([sentence], words=[[(w.start, w.end)]])[0]
+    encoding = enc.encode([sentence], targets=[[(w.start, w.end)]])[0]
     if not encoding.words:
         raise TargetNotFoundError(f"{w.text!r} got no piece from {enc.name}'s tokenizer; pick another word")
-    pos = 0 if col_layer == 0 else 1 + list(enc.layers).index(col_layer)
-    vector = encoding.layers[pos, 0]  # (dim,)
+    vector = encoding.vector(0, layer=col_layer)  # (dim,)
     store.refresh()
     rows = store.search(vector, word=target, k=k, layer=col_layer)
     return {"query": {"sentence": sentence, "word": target, "form": w.text, "start": w.start, "end": w.end},

@@ -120,13 +120,13 @@ def _task_encoder(store: UsageStore, layer: int):
         raise InputError(f"{store.path} was built with model {model!r}, which cannot be loaded here ({e}); WordNet "
                          "mapping encodes SemCor with the index's own model: install it (`contextlens models "
                          "install ...`) or use an index built with an available transformer") from None
-    dim = int(store.params.get("dim", encoder.hf_model.config.hidden_size))
-    if type(encoder).__name__ != "TransformerEncoder" or dim != int(encoder.hf_model.config.hidden_size):
+    dim = int(store.params.get("dim", encoder.dim))
+    if dim != encoder.dim:
         raise InputError(f"the model {model!r} loaded here does not give the {dim}-dimensional vectors stored in "
                          f"{store.path}; WordNet mapping needs the transformer the index was built with")
-    if int(layer) > encoder.n_model_layers:
+    if layer not in encoder.layer_ids:
         raise InputError(f"layer {layer} of {store.path} does not exist in {model!r} "
-                         f"(layers 0..{encoder.n_model_layers})")
+                         f"(layers {encoder.layer_ids[0]}..{encoder.layer_ids[-1]})")
     return encoder
 
 
@@ -147,8 +147,9 @@ def map_centroids(store: UsageStore, candidates: WordNetCandidates, layer: int, 
     encoder = _task_encoder(store, layer)
     cache = EncodingCache(encoder, enabled=use_cache)
     wanted = set(candidates.keys)
+    view = encoder.layer_position(layer)  # the index of the layer axis of the task's arrays
     try:
-        table = semcor_sense_embeddings(cache, candidates.root, [int(layer)], None, progress, wanted)[int(layer)]
+        table = semcor_sense_embeddings(cache, candidates.root, [view], None, progress, wanted)[view]
     except EmptyInputError as e:
         raise InputError(f"none of the {len(wanted)} WordNet senses of {candidates.lemma!r} is tagged in SemCor, so "
                          f"there is no sense embedding to compare with ({e})") from None

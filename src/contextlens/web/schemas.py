@@ -151,6 +151,7 @@ class EncodeResponse(Open):
 class LayersResponse(Open):
     word: str
     layer_names: list[str]
+    layer_ids: list[int] = Field(..., description="the layer numbers (0 = static row), one per name")
     pairs: list[dict[str, Any]]
 
 

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..encoders.base import check_texts
 from ..encoders.models import list_models
 from ..encoders.registry import STATIC_METHODS, make_encoder, resolve_vectors
 from ..errors import InputError, check_choice
@@ -92,11 +93,11 @@ class SharedEncoder:
     def __getattr__(self, name: str):
         return getattr(self._encoder, name)
 
-    def encode(self, texts: Sequence[str], words=None) -> list:
-        texts = [texts] if isinstance(texts, str) else list(texts)
-        if words is not None:  # some words only (the index's queries): not cached, the cache holds whole sentences
+    def encode(self, texts: Sequence[str], *, targets=None) -> list:
+        texts = check_texts(texts)
+        if targets is not None:  # some words only (the index's queries): not cached, the cache holds whole sentences
             with self._lock:
-                return self._encoder.encode(texts, words=words)
+                return self._encoder.encode(texts, targets=targets)
         with self._lock:
             todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
             fresh = dict(zip(todo, self._encoder.encode(todo), strict=True)) if todo else {}
@@ -241,7 +242,6 @@ class LabState:
             return None
         enc = self._model(name)
         wanted = store.layers[-1] if layer is None else layer
-        holds = wanted == 0 or wanted in tuple(getattr(enc, "layers", ()))
-        if not holds or getattr(enc, "pooling", None) != store.params.get("pooling", "mean"):
+        if wanted not in enc.layer_ids or enc.params().get("pooling") != store.params.get("pooling", "mean"):
             return None
         return enc

@@ -115,7 +115,7 @@
       const layers = await api("/api/layers", req);
       lab.result.layers = layers;
       drawLayers(layers);
-      fillLayerSelect(layers.layer_names);
+      fillLayerSelect(layers.layer_ids, layers.layer_names);
       fillSentenceSelect(req.sentences);
       await Promise.all([runExplore(req), runAttention(req)]);
       status(`'${req.word}' in ${req.sentences.length} sentences with ${req.encoder}.`);
@@ -125,12 +125,11 @@
       figs.forEach((f) => busy(f, false));
     }
   }
-  function fillLayerSelect(names) {
+  function fillLayerSelect(ids, names) {  // option values are layer numbers (0 = static row)
     const sel = $("#lab-layer");
-    const want = sel.value || getParam("l", "-1");
-    sel.innerHTML = names.map((n, i) => `<option value="${i}">${i}: ${n}</option>`).join("");
-    const k = Number(want) < 0 ? names.length + Number(want) : Number(want);
-    sel.value = String(Math.min(Math.max(k, 0), names.length - 1));
+    const want = Number(sel.value || getParam("l", "-1"));
+    sel.innerHTML = ids.map((id, i) => `<option value="${id}">${id}: ${names[i]}</option>`).join("");
+    sel.value = String(ids.includes(want) ? want : ids[ids.length - 1]);
   }
   function fillSentenceSelect(sentences) {
     const sel = $("#lab-att-sentence");
@@ -166,12 +165,13 @@
   async function runAttention(req) {
     const i = Number($("#lab-att-sentence").value || 0);
     const head = $("#lab-head").value;
-    const layerNames = lab.result.layers ? lab.result.layers.layer_names : [];
-    const layer = Math.max(1, Number($("#lab-layer").value)) || -1;
+    const layerIds = lab.result.layers ? lab.result.layers.layer_ids : [];
+    const chosen = Number($("#lab-layer").value);  // attention needs a contextual layer: layer 0 shows the first
+    const layer = chosen > 0 ? chosen : (layerIds.length > 1 ? layerIds[1] : -1);
     try {
       const r = await api("/api/attention", { encoder: req.encoder, alpha: req.alpha, include_self: req.include_self,
         sentence: req.sentences[i], word: req.word,
-        layer: layerNames.length > 1 ? layer : -1, head: head === "" ? null : Number(head), rollout: true });
+        layer, head: head === "" ? null : Number(head), rollout: true });
       lab.result.attention = r;
       const sel = $("#lab-head");
       const want = sel.value;
