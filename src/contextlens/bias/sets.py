@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,7 +112,3 @@ def read_sets(path: str | os.PathLike) -> WordSets:
     except InputError as e:
         raise FileFormatError(path, None, str(e).removeprefix(f"{path}: ")) from None
 
-
-def words_of(sets: WordSets) -> Sequence[str]:
-    """Every word of the four sets, in order, each once."""
-    return list(dict.fromkeys(w for key in SET_KEYS for w in getattr(sets, key)))

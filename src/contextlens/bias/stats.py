@@ -62,7 +62,7 @@ __all__ = [
 DEFAULT_PERMUTATIONS = 100_000
 P_METHODS = ("auto", "exact", "sampled")
 MAX_EXACT = 10_000_000  # an exact test beyond this many partitions would take minutes
-_CHUNK = 10_000  # partitions summed per numpy call (memory: chunk × |X| indices)
+_CHUNK = 100_000  # partitions summed per numpy call (memory: chunk × |X| indices)
 _TIE_TOLERANCE = 1e-12
 
 
@@ -145,11 +145,16 @@ def _check_permutations(permutations) -> int:
     return int(permutations)
 
 
-def _exact_sums(s: np.ndarray, n_x: int, count: int) -> np.ndarray:
-    """Σ_{X_i} s over every subset X_i of size n_x (``count`` = C(len(s), n_x) of them)."""
-    flat = itertools.chain.from_iterable(itertools.combinations(range(len(s)), n_x))
-    idx = np.fromiter(flat, dtype=np.intp, count=count * n_x).reshape(count, n_x)  # (partitions, n_x)
-    return s[idx].sum(axis=1)
+def _count_exact(s: np.ndarray, n_x: int, threshold: float) -> int:
+    """How many subsets X_i of size n_x have Σ_{X_i} s >= threshold, over all C(len(s), n_x)."""
+    combos = itertools.combinations(range(len(s)), n_x)
+    hits = 0
+    while True:  # chunks of _CHUNK subsets: memory stays at _CHUNK × n_x indices
+        flat = np.fromiter(itertools.chain.from_iterable(itertools.islice(combos, _CHUNK)), dtype=np.intp)
+        if flat.size == 0:
+            return hits
+        idx = flat.reshape(-1, n_x)  # (subsets, n_x)
+        hits += int(np.count_nonzero(s[idx].sum(axis=1) >= threshold))
 
 
 def permutation_p_value(s_x, s_y, *, permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0,
@@ -178,8 +183,7 @@ def permutation_p_value(s_x, s_y, *, permutations: int = DEFAULT_PERMUTATIONS, s
         raise InputError(f"{total:,} partitions are too many for an exact test (at most {MAX_EXACT:,}); "
                          "use method='sampled'")
     if method == "exact" or (method == "auto" and total <= permutations):
-        hits = int(np.count_nonzero(_exact_sums(s, n_x, total) >= threshold))
-        return PValue(hits / total, True, total)
+        return PValue(_count_exact(s, n_x, threshold) / total, True, total)
     rng = np.random.default_rng(seed)
     hits = 0
     for start in range(0, permutations, _CHUNK):

@@ -35,7 +35,14 @@ from ..vectors import EmbeddingTable
 from .caliskan import TESTS, get_test
 from .result import BiasResult
 from .sets import SET_KEYS, WordSets, read_sets
-from .stats import DEFAULT_PERMUTATIONS, PValue, association_scores, effect_size, permutation_p_value
+from .stats import (
+    DEFAULT_PERMUTATIONS,
+    PValue,
+    association_scores,
+    effect_size,
+    permutation_p_value,
+    weat_statistic,
+)
 
 __all__ = [
     "CASES", "MIN_WORDS", "AssociationTest", "association_test", "find_words", "resolve_sets",
@@ -74,7 +81,7 @@ def association_test(X, Y, A, B, *, ddof: int = 1, permutations: int | None = DE
     d = effect_size(s_x, s_y, ddof=ddof)
     variance = float(np.var(np.concatenate([s_x, s_y]), ddof=ddof))
     p = None if permutations is None else permutation_p_value(s_x, s_y, permutations=permutations, seed=seed)
-    return AssociationTest(d, float(s_x.sum() - s_y.sum()), variance, p)
+    return AssociationTest(d, weat_statistic(s_x, s_y), variance, p)
 
 
 def find_words(table: EmbeddingTable, words: Iterable[str], *, case: str = "auto"
