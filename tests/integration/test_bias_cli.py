@@ -14,7 +14,7 @@ from contextlens.static.pretrained import load_vectors
 
 runner = CliRunner()
 KEYS = ["test", "measure", "model", "layer", "effect_size", "p_value", "ci", "n_x", "n_y", "n_a", "n_b",
-        "missing", "statistic", "exact", "permutations"]
+        "missing", "statistic", "exact", "permutations", "samples", "q", "tau2", "i2"]
 
 
 def run_json(*args):

@@ -29,7 +29,9 @@ class BiasResult:
     one-sided; ``ci`` is CEAT's interval (None for WEAT and SEAT); ``n_*`` count the words
     actually used and ``missing`` lists, per set, the words the model could not place.
     ``statistic`` is WEAT's Σ_x s(x) - Σ_y s(y); ``exact`` and ``permutations`` say how the
-    p-value was obtained (every partition, or that many seeded random ones).
+    p-value was obtained (every partition, or that many seeded random ones). CEAT adds the
+    number of ``samples`` and the heterogeneity of their effect sizes: Cochran's ``q``, the
+    between-sample variance ``tau2`` and ``i2``.
     """
 
     test: str
@@ -47,6 +49,10 @@ class BiasResult:
     statistic: float | None = None
     exact: bool | None = None
     permutations: int | None = None
+    samples: int | None = None
+    q: float | None = None
+    tau2: float | None = None
+    i2: float | None = None
 
     @property
     def missing_count(self) -> int:
@@ -54,7 +60,7 @@ class BiasResult:
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON row: test, measure, model, layer, effect_size, p_value, ci, n_x ... missing,
-        then statistic, exact and permutations."""
+        then statistic, exact, permutations, samples, q, tau2 and i2 (None where they do not apply)."""
         return {
             "test": self.test, "measure": self.measure, "model": self.model, "layer": self.layer,
             "effect_size": self.effect_size, "p_value": self.p_value,
@@ -62,4 +68,5 @@ class BiasResult:
             "n_x": self.n_x, "n_y": self.n_y, "n_a": self.n_a, "n_b": self.n_b,
             "missing": self.missing.as_dict(),
             "statistic": self.statistic, "exact": self.exact, "permutations": self.permutations,
+            "samples": self.samples, "q": self.q, "tau2": self.tau2, "i2": self.i2,
         }
