@@ -58,6 +58,9 @@ def test_bias_weat_with_a_sets_file(tmp_path):
     (row,) = run_json("bias", "weat", "--sets", str(path), "--ddof", "0")["rows"]
     assert row["test"] == "jobs" and row["missing"]["X"] == ["Xyzzyq"] and row["n_x"] == 2
     assert (row["exact"], row["permutations"]) == (True, 6)  # C(4, 2) partitions of the 4 targets
+    named = tmp_path / "career_family.json"  # a paper test's name on other words: no published figures
+    named.write_text(path.read_text())
+    assert run_json("bias", "weat", "--sets", str(named))["published"] == []
     assert row["p_value"] * 6 == pytest.approx(round(row["p_value"] * 6))
 
 
@@ -68,6 +71,7 @@ def test_bias_weat_with_a_sets_file(tmp_path):
     (["bias", "weat", "weat1", "--case", "upper"], "valid values: auto, exact, lower"),
     (["bias", "weat", "weat1", "--ddof", "2"], "ddof must be 0"),
     (["bias", "weat", "weat6", "--case", "exact"], "set X needs at least 2 word"),
+    (["bias", "weat", "--sets", "/nonexistent/mine.json"], "no such sets file"),
 ])
 def test_bad_input_exits_2_with_one_line(args, message):
     result = runner.invoke(app, args)

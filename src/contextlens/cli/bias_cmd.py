@@ -3,12 +3,13 @@ published figures beside ours."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
-from ..bias import CASES, DEFAULT_PERMUTATIONS, SOURCE, TESTS, BiasResult, sets_for, weat_table
+from ..bias import CASES, DEFAULT_PERMUTATIONS, SOURCE, TESTS, BiasResult, WordSets, sets_for, weat_table
 from ..encoders.registry import resolve_vectors
 from ._common import console, handle_errors, print_json
 from .static_cmds import VECTORS_HELP
@@ -34,18 +35,18 @@ def _p(p: float | None) -> str:
     return "" if p is None else f"{p:.2g}" if p < 0.001 else f"{p:.3f}"
 
 
-def _published(test: str) -> dict | None:
-    t = TESTS.get(test)
-    return None if t is None else {"test": t.name, "n": t.published.n, "d": t.published.d, "p": t.published.p}
+def _published(sets: WordSets) -> dict | None:
+    """The paper's figures when ``sets`` is one of its tests, word for word."""
+    t = TESTS.get(sets.name)
+    return {"test": t.name, **asdict(t.published)} if t is not None and t.sets == sets else None
 
 
-def _rows_table(rows: list[BiasResult]) -> Table:
+def _rows_table(rows: list[BiasResult], published: list[dict | None]) -> Table:
     t = Table(title=f"WEAT on {rows[0].model} (one-sided p; published: Caliskan et al. 2017, GloVe 840B)",
               title_justify="left")
     for col in ("test", "d", "p", "p from", "n X/Y/A/B", "missing", "published d", "published p"):
         t.add_column(col, justify="left" if col in ("test", "p from") else "right")
-    for r in rows:
-        pub = _published(r.test)
+    for r, pub in zip(rows, published):
         how = f"{'all' if r.exact else 'sampled'} {r.permutations:,}"
         t.add_row(r.test, f"{r.effect_size:.3f}", _p(r.p_value), how, f"{r.n_x}/{r.n_y}/{r.n_a}/{r.n_b}",
                   str(r.missing_count), "" if pub is None else f"{pub['d']:.2f}", "" if pub is None else _p(pub["p"]))
@@ -64,7 +65,7 @@ def list_tests(as_json: bool = JSON) -> None:
     if as_json:
         print_json({"source": SOURCE, "tests": [
             {"name": t.name, "alias": t.alias, "labels": dict(zip("XYAB", t.labels)), "sets": t.sets.as_dict(),
-             "published": {"n": t.published.n, "d": t.published.d, "p": t.published.p}} for t in tests]})
+             "published": asdict(t.published)} for t in tests]})
         return
     table = Table(title="WEAT tests (Caliskan et al. 2017; d and p on GloVe 840B)", title_justify="left")
     for col in ("name", "alias", "targets X vs Y", "attributes A vs B", "words", "d", "p"):
@@ -86,11 +87,12 @@ def weat(
     chosen = sets_for(test, sets)
     table = resolve_vectors(vectors)
     rows = [weat_table(table, s, case=case, ddof=ddof, permutations=permutations, seed=seed) for s in chosen]
+    published = [_published(s) for s in chosen]
     if as_json:
-        published = [p for p in (_published(r.test) for r in rows) if p is not None]
-        print_json({"rows": [r.as_dict() for r in rows], "published": published, "source": SOURCE})
+        print_json({"rows": [r.as_dict() for r in rows], "published": [p for p in published if p],
+                    "source": SOURCE})
         return
-    console.print(_rows_table(rows))
+    console.print(_rows_table(rows, published))
     for r in rows:
         for key, words in r.missing.as_dict().items():
             if words:
