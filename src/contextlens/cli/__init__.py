@@ -6,6 +6,7 @@ import typer
 
 from .. import __version__
 from . import (
+    bias_cmd,
     context_cmds,
     data_cmd,
     demo_cmd,
@@ -51,6 +52,7 @@ lab_cmd.register(app)
 index_cmd.register(app)
 eval_cmd.register(app)
 demo_cmd.register(app)
+bias_cmd.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,25 @@
+"""Bias audits on static and contextual vectors: WEAT (Caliskan et al. 2017) and CEAT (Guo &
+Caliskan 2021).
+
+>>> from contextlens.bias import get_test, weat_table
+>>> get_test("career_family").description
+'male names vs female names, career vs family'
+"""
+
+from .caliskan import SOURCE, TESTS, CaliskanTest, Published, all_names, get_test
+from .ceat import DEFAULT_SAMPLES, ceat, ceat_samples, contexts_from_store
+from .meta import RandomEffects, random_effects
+from .result import MEASURES, BiasResult
+from .sets import WordSets, parse_sets, read_sets
+from .stats import DEFAULT_PERMUTATIONS, PValue, association_scores, effect_size, permutation_p_value
+from .weat import CASES, AssociationTest, association_test, find_words, sets_for, weat_caliskan, weat_table
+
+__all__ = [
+    "DEFAULT_SAMPLES", "ceat", "ceat_samples", "contexts_from_store",
+    "SOURCE", "TESTS", "CaliskanTest", "Published", "all_names", "get_test",
+    "RandomEffects", "random_effects",
+    "MEASURES", "BiasResult",
+    "WordSets", "parse_sets", "read_sets",
+    "DEFAULT_PERMUTATIONS", "PValue", "association_scores", "effect_size", "permutation_p_value",
+    "CASES", "AssociationTest", "association_test", "find_words", "sets_for", "weat_caliskan", "weat_table",
+]
