@@ -240,7 +240,7 @@ def check_output(path: Path | None, *, folder: bool = False) -> None:
     """
     if path is None:
         return
-    import os
+    import tempfile
 
     problem = None
     if path.exists() and path.is_dir() != folder:
@@ -249,8 +249,11 @@ def check_output(path: Path | None, *, folder: bool = False) -> None:
         parent = next((p for p in path.absolute().parents if p.exists()), None)
         if parent is not None and not parent.is_dir():
             problem = f"{parent} is not a folder"
-        elif parent is not None and not os.access(parent, os.W_OK | os.X_OK):
-            problem = f"you may not write in {parent}"
+        elif parent is not None:
+            try:  # the one sure test (permissions, read-only or virtual file systems): an unnamed temp file
+                tempfile.TemporaryFile(dir=parent).close()
+            except OSError as e:
+                problem = f"cannot create a file in {parent} ({e.strerror or e})"
     if problem:
         raise InputError(f"cannot write {path}: {problem}; choose a path in a folder you may write to")
 
