@@ -115,6 +115,15 @@ def test_index_build_into_an_existing_file_is_one_line(tmp_path):
     assert "cannot write" in line and "it is a file" in line
 
 
+def test_text_that_is_not_utf8_is_one_line(toy, tmp_path):
+    # undecodable bytes in argv arrive as lone surrogates; NUL cannot be in a path
+    assert "--word: 'ba\\udcffnk' is not valid UTF-8 text" in fails("compare", "a bank", "the bank", "-w", "ba\udcffnk",
+                                                                     "--vectors", toy)
+    result = runner.invoke(app, ["contextualize", "a bank", "-w", "bank", "--vectors", toy, "--plot",
+                                 str(tmp_path / "a\x00.png")])  # the option parser itself refuses it: a usage error
+    assert result.exit_code == 2 and "null byte" in result.stderr and not list(tmp_path.iterdir())
+
+
 def test_markup_in_user_text_is_shown_not_read(toy):
     assert "'[/]' is not in" in fails("neighbours", "[/]", "--vectors", toy)
     result = runner.invoke(app, ["explore", "bank", "-s", "the [bold]bank[/bold]", "-s", "sat [/] bank",

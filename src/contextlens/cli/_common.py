@@ -77,18 +77,52 @@ def _os_message(e: OSError) -> str:
     return f"{where}: {what}; check that the path exists and that you may read or write there"
 
 
+def _label(name: str, default: Any) -> str:
+    """How the user wrote a parameter: its long flag, else its metavar (``TEXT``)."""
+    decls = getattr(default, "param_decls", None) or ()
+    flag = next((d for d in decls if d.startswith("--")), decls[0] if decls else None)
+    return flag or getattr(default, "metavar", None) or name.upper()
+
+
+def check_text(label: str, value: Any) -> None:
+    """Text and paths the command line gave must be UTF-8 (not lone surrogates from
+    undecodable bytes) and paths free of NUL, else one clear error.
+
+    >>> check_text("--word", "bank")
+    >>> check_text("--word", "ba\udcffnk")
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: --word: 'ba\udcffnk' is not valid UTF-8 text; re-encode it as UTF-8
+    """
+    from ..errors import InputError
+
+    for v in value if isinstance(value, list | tuple) else (value,):
+        if not isinstance(v, str | PurePath):
+            continue
+        text = str(v)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(f"{label}: {text!r} is not valid UTF-8 text; re-encode it as UTF-8") from None
+        if isinstance(v, PurePath) and "\0" in text:
+            raise InputError(f"{label}: a path cannot contain a NUL character, got {text!r}")
+
+
 def handle_errors(fn: Callable) -> Callable:
-    """Run a command: check its bounded options, then turn a ContextLensError or an OSError
-    (a path the user gave) into one clear line on stderr and exit code 2."""
-    checks = {name: p.default for name, p in inspect.signature(fn).parameters.items()
-              if callable(getattr(p.default, "check", None))}
+    """Run a command: check its text and bounded options, then turn a ContextLensError or
+    an OSError (a path the user gave) into one clear line on stderr and exit code 2."""
+    params = inspect.signature(fn).parameters
+    labels = {name: _label(name, p.default) for name, p in params.items()}
+    checks = {name: p.default.check for name, p in params.items() if callable(getattr(p.default, "check", None))}
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            for name, info in checks.items():
-                if kwargs.get(name) is not None:
-                    info.check(kwargs[name])
+            for name, value in kwargs.items():
+                if name in labels:
+                    check_text(labels[name], value)
+                if name in checks and value is not None:
+                    checks[name](value)
             return fn(*args, **kwargs)
         except ContextLensError as e:
             raise fail(str(e)) from None

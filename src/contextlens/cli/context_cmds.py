@@ -1,7 +1,5 @@
 """``contextlens contextualize`` and ``contextlens compare``."""
 
-from __future__ import annotations
-
 from pathlib import Path
 
 import typer

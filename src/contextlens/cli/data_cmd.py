@@ -1,7 +1,5 @@
 """``contextlens data list`` and ``contextlens data fetch NAME``."""
 
-from __future__ import annotations
-
 import contextlib
 from pathlib import Path
 

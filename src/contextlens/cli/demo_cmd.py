@@ -1,7 +1,5 @@
 """``contextlens demo``: the walkthrough, printed and written to a report."""
 
-from __future__ import annotations
-
 from pathlib import Path
 
 import typer

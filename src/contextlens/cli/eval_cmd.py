@@ -1,7 +1,5 @@
 """``contextlens eval TASK``: the evaluation tasks, with the published numbers beside ours."""
 
-from __future__ import annotations
-
 from pathlib import Path
 
 import typer

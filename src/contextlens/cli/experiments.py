@@ -5,8 +5,6 @@ presents its result as a Rich table, one JSON object (``--json``) and/or a figur
 (``--plot PATH``, PNG/SVG/PDF by suffix).
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 
 import typer

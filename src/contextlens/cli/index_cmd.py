@@ -1,7 +1,5 @@
 """``contextlens index build | search | senses | stats``: the corpus-scale usage index."""
 
-from __future__ import annotations
-
 import time
 from pathlib import Path
 

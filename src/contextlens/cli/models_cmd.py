@@ -1,7 +1,5 @@
 """``contextlens models list`` and ``contextlens models install NAME...``."""
 
-from __future__ import annotations
-
 import shlex
 
 import typer

@@ -1,7 +1,5 @@
 """``contextlens static build``, ``neighbours`` and ``analogy``."""
 
-from __future__ import annotations
-
 import time
 from pathlib import Path
 
