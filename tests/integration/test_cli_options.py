@@ -108,6 +108,13 @@ def test_an_unwritable_output_path_is_one_line(toy, tmp_path, path):
     assert path.replace("npz", "png") in line
 
 
+def test_static_build_checks_the_output_suffix_before_building(tmp_path):
+    (tmp_path / "c.txt").write_text("the bank of the river\n")
+    assert "cannot tell the vector file format from the name 'out.xyz'" in fails(
+        "static", "build", str(tmp_path / "c.txt"), "--method", "counts", "-o", str(tmp_path / "out.xyz"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt"]
+
+
 def test_index_build_into_an_existing_file_is_one_line(tmp_path):
     (tmp_path / "c.txt").write_text("the bank\n")
     (tmp_path / "db").write_text("not a folder")

@@ -85,7 +85,7 @@ def _label(name: str, default: Any) -> str:
 
 
 def check_text(label: str, value: Any) -> None:
-    """Text and paths the command line gave must be UTF-8 (not lone surrogates from
+    r"""Text and paths the command line gave must be UTF-8 (not lone surrogates from
     undecodable bytes) and paths free of NUL, else one clear error.
 
     >>> check_text("--word", "bank")

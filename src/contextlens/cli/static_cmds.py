@@ -51,6 +51,7 @@ def build(
     from ..static.build import build_table
 
     o.check_output(out_path)
+    _check_table_suffix(out_path)
     start = time.perf_counter()
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed:,} sentences"),
@@ -72,6 +73,21 @@ def build(
     else:
         out().print(f"[green]wrote[/] {_escape(out_path)}: {len(built):,} words × {built.dim} dims "
                     f"({method}, {summary['seconds']} s)", highlight=False)
+
+
+def _check_table_suffix(path: Path) -> None:
+    """The writer's own check of the file name (format from the suffix), before the build:
+    it refuses an unknown suffix before it looks at the (here empty) table."""
+    import numpy as np
+
+    from ..errors import EmptyInputError
+    from ..vectors import EmbeddingTable
+    from ..vectors_io import write_table
+
+    try:
+        write_table(EmbeddingTable([], np.zeros((0, 1))), path)
+    except EmptyInputError:
+        pass
 
 
 def _escape(value) -> str:
