@@ -250,7 +250,8 @@ def geometry(
     words: str = o.option(None, "--words", metavar="WORD,...", help="Comma-separated words (default: every word in "
                           "at least --min-count sentences)."),
     min_count: int = o.bounded(o.option(2, "--min-count", metavar="N", help="Without --words: the sentences a word "
-                                        "must be in."), 2, 10**9),
+                                        "must be in."), 2, 10**9,
+                         hint="self-similarity compares a word's vectors across sentences: at least 2"),
     n_pairs: int = o.bounded(o.option(1000, "--pairs", metavar="N", help="Random cross-sentence pairs for "
                                       "anisotropy."), 1, 10**6),
     seed: int = o.SEED, vectors: str = o.VECTORS, model: str = o.MODEL, method: str = o.METHOD, heads: int = o.HEADS,

@@ -12,6 +12,7 @@ from ._common import add_command, err, fmt, group, handle_errors, out, print_jso
 DB = o.option(..., "--db", metavar="DIR", help="The index folder.")
 STORED_LAYER = o.layer_option(None, help="The stored layer number to use (default: the deepest).")
 MAX_BATCH = 4096  # encoders.transformer's batch_size bound
+MAX_CLUSTERED = 20_000  # average linkage keeps n²/2 distances: 1.6 GB at this size
 
 
 def _words(words: str | None, words_file: Path | None, all_words: bool) -> list[str] | None:
@@ -134,7 +135,8 @@ def senses(
     word: str = typer.Argument(..., metavar="WORD", help="A target word of the index."),
     db: Path = DB, k: str = o.k_senses(), layer: int = STORED_LAYER,
     max_usages: int = o.bounded(o.option(2000, "--max-usages", metavar="N", help="Cluster at most this many usages "
-                                         "(a fixed sample)."), 2, 10**6),
+                                         "(a fixed sample)."), 2, MAX_CLUSTERED,
+                                hint="clustering needs memory that grows with the square of the usages"),
     wordnet: bool = o.flag("--wordnet", help="Match each sense to WordNet senses (SemCor sense embeddings of the "
                            "index's model; needs WordNet and SemCor in the data folder)."),
     data_dir: Path = o.DATA_DIR, as_json: bool = o.JSON,
