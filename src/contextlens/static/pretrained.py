@@ -75,7 +75,7 @@ def packaged_path(name: str) -> tuple[Path, Path]:
 def _read_words(path: Path) -> list[str]:
     import pyarrow.parquet as pq
 
-    table = pq.read_table(path)
+    table = pq.ParquetFile(path).read()  # not pq.read_table: that imports pyarrow.dataset and pandas (~1 s)
     columns = [f.name for f in table.schema if str(f.type) in ("string", "large_string")]
     if len(columns) != 1:
         raise FileFormatError(path, None, f"expected one string column of words, found {columns}")
