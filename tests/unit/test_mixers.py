@@ -233,7 +233,7 @@ def test_attention_encoder_heads_and_projections():
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"heads": 0}, InputError, "heads must be an integer >= 1"),
+        ({"heads": 0}, InputError, "heads must be a whole number from 1 to 3, got 0"),
         ({"heads": 2}, DimensionError, "dim 3 does not divide into 2 heads"),
         ({"n_layers": 0}, InputError, "n_layers"),
         ({"window": -1}, InputError, "window"),
