@@ -217,6 +217,10 @@ class SelfAttention(_Mixer):
             )
         return layers
 
+    def _effective_scale(self) -> float:
+        """What multiplies the scores: ``scale``, else 1/√d_k."""
+        return 1.0 / math.sqrt(self._d_k()) if self.scale is None else self.scale
+
     def _d_k(self) -> int:
         w_q = self._layer_weights[0][0]
         return int(w_q.shape[-1]) if w_q is not None else self.table.dim // self.heads
@@ -228,7 +232,7 @@ class SelfAttention(_Mixer):
             "positions": self.positions, "heads": self.heads,
             "projections": proj if proj is None or isinstance(proj, str) else "custom",
             "d_head": self._d_k(), "scale": self.scale,
-            "effective_scale": 1.0 / math.sqrt(self._d_k()) if self.scale is None else self.scale,
+            "effective_scale": self._effective_scale(),
             "n_layers": self.n_layers, "seed": self.seed,
         }
         if params["projections"] == "custom":  # the weights themselves identify the encoder
@@ -299,7 +303,7 @@ class SelfAttention(_Mixer):
         allowed = self._checked_mask(base, n + pad)
         allowed[:, n:] = False  # nothing attends to padding
         steps = list(self._layers(x, allowed))
-        scale = 1.0 / math.sqrt(self._d_k()) if self.scale is None else self.scale
+        scale = self._effective_scale()
         out = []
         for layer, name in picked:
             h, _, weights = steps[layer - 1]
