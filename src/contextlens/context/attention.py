@@ -37,6 +37,7 @@ __all__ = [
     "check_window",
     "sinusoidal_positions",
     "multi_head_attention",
+    "head_inputs",
     "random_projections",
 ]
 
@@ -288,21 +289,29 @@ def multi_head_attention(
             f"dim {dim} does not divide into {heads} heads; choose a number of heads that "
             "divides it, or give projections w_q, w_k and w_v"
         )
-    slices = x.reshape(n, heads, dim // heads).transpose(1, 0, 2) if dim % heads == 0 else None
-
-    def role(w, name: str) -> np.ndarray:  # (heads, n, d)
-        if w is None:
-            return slices
-        w = _float_array(w, name)
-        if w.ndim != 3 or w.shape[:2] != (heads, dim):
-            raise DimensionError(
-                f"{name} must be (heads={heads}, dim={dim}, d_head), got {w.shape}"
-            )
-        return x @ w
-
-    q, k, v = (role(w, name) for name, w in given.items())
+    q, k, v = (head_inputs(x, heads, w, name) for name, w in given.items())
     out, weights = scaled_dot_product_attention(q, k, v, mask=mask, scale=scale)
     return out.transpose(1, 0, 2).reshape(n, -1), weights  # (n, heads * d_v), (heads, n, n)
+
+
+def head_inputs(x, heads: int, w=None, name: str = "w") -> np.ndarray:
+    """``(heads, n, d)``: what each head of :func:`multi_head_attention` reads from the rows
+    of ``x (n, dim)`` in one role (query, key or value): ``x @ w[h]`` with a projection
+    ``w (heads, dim, d)``, else head ``h``'s own slice of the dimensions.
+
+    >>> head_inputs(np.array([[1.0, 2.0, 3.0, 4.0]]), 2).tolist()
+    [[[1.0, 2.0]], [[3.0, 4.0]]]
+    """
+    x = _float_array(x, "x")
+    n, dim = x.shape
+    if w is None:
+        if dim % heads:
+            raise DimensionError(f"dim {dim} does not divide into {heads} heads; give a projection {name}")
+        return x.reshape(n, heads, dim // heads).transpose(1, 0, 2)
+    w = _float_array(w, name)
+    if w.ndim != 3 or w.shape[:2] != (heads, dim):
+        raise DimensionError(f"{name} must be (heads={heads}, dim={dim}, d_head), got {w.shape}")
+    return x @ w
 
 
 def random_projections(dim: int, heads: int = 1, d_head: int | None = None, seed=0):

@@ -30,6 +30,7 @@ from ..context.attention import (
     causal_mask,
     check_window,
     exclude_self_mask,
+    head_inputs,
     multi_head_attention,
     random_projections,
     sinusoidal_positions,
@@ -38,7 +39,8 @@ from ..context.attention import (
 from ..context.mixers import check_alpha, neighbour_average
 from ..errors import DimensionError, InputError, check_bool, check_choice, check_int
 from ..vectors import EmbeddingTable
-from .base import Encoder, Encoding, keep_targets
+from .base import Encoder, Encoding, check_texts, keep_targets
+from .qk import MAX_PAD, AttentionParts, pick_layers
 from .static import StaticEncoder
 
 __all__ = ["NeighbourAverage", "SelfAttention", "POSITIONS", "PROJECTIONS"]
@@ -215,6 +217,10 @@ class SelfAttention(_Mixer):
             )
         return layers
 
+    def _effective_scale(self) -> float:
+        """What multiplies the scores: ``scale``, else 1/√d_k."""
+        return 1.0 / math.sqrt(self._d_k()) if self.scale is None else self.scale
+
     def _d_k(self) -> int:
         w_q = self._layer_weights[0][0]
         return int(w_q.shape[-1]) if w_q is not None else self.table.dim // self.heads
@@ -226,7 +232,7 @@ class SelfAttention(_Mixer):
             "positions": self.positions, "heads": self.heads,
             "projections": proj if proj is None or isinstance(proj, str) else "custom",
             "d_head": self._d_k(), "scale": self.scale,
-            "effective_scale": 1.0 / math.sqrt(self._d_k()) if self.scale is None else self.scale,
+            "effective_scale": self._effective_scale(),
             "n_layers": self.n_layers, "seed": self.seed,
         }
         if params["projections"] == "custom":  # the weights themselves identify the encoder
@@ -253,11 +259,18 @@ class SelfAttention(_Mixer):
             allowed &= window_mask(n, self.window)
         return allowed
 
-    def _mix(self, base: Encoding) -> Encoding:
-        x = base.layers[0].astype(np.float64)  # (words, dim)
-        n, dim = x.shape
-        allowed = self.mask(n)  # (words, words)
-        empty = np.flatnonzero(~allowed.any(axis=1))
+    def _layers(self, x: np.ndarray, allowed: np.ndarray):
+        """Per attention layer: its input ``(words, dim)``, output ``(words, dim)`` and
+        weights ``(heads, words, words)``; positions are added once, to the first input."""
+        h = x + sinusoidal_positions(*x.shape) if self.positions == "sinusoidal" else x
+        for w_q, w_k, w_v in self._layer_weights:
+            out, weights = multi_head_attention(h, self.heads, w_q, w_k, w_v, mask=allowed, scale=self.scale)
+            yield h, out, weights
+            h = out
+
+    def _checked_mask(self, base: Encoding, n: int) -> np.ndarray:
+        allowed = self.mask(n)  # (n, n)
+        empty = np.flatnonzero(~allowed[: len(base.words)].any(axis=1))
         if empty.size:
             i = int(empty[0])
             raise InputError(
@@ -265,17 +278,39 @@ class SelfAttention(_Mixer):
                 f"word (include_self={self.include_self}, causal={self.causal}, "
                 f"window={self.window}); allow include_self=True or give more context"
             )
-        h = x + sinusoidal_positions(n, dim) if self.positions == "sinusoidal" else x
-        layers, attention = [x], []
-        for w_q, w_k, w_v in self._layer_weights:
-            h, weights = multi_head_attention(
-                h, self.heads, w_q, w_k, w_v, mask=allowed, scale=self.scale
-            )  # (words, dim), (heads, words, words)
-            layers.append(h)
-            attention.append(weights)
+        return allowed
+
+    def _mix(self, base: Encoding) -> Encoding:
+        x = base.layers[0].astype(np.float64)  # (words, dim)
+        allowed = self._checked_mask(base, len(x))
+        steps = list(self._layers(x, allowed))
         meta = {**base.meta, "encoder": self.name, "params": self.params()}
         return Encoding(
-            base.text, base.words, np.stack(layers).astype(np.float32),
-            np.stack(attention).astype(np.float32), self.layer_names, meta,
+            base.text, base.words, np.stack([x] + [out for _, out, _ in steps]).astype(np.float32),
+            np.stack([w for _, _, w in steps]).astype(np.float32), self.layer_names, meta,
         )
 
+    def attention_parts(self, text: str, *, layers=None, pad: int = 0) -> list[AttentionParts]:
+        """Each layer's queries and keys over the words of ``text`` (``q = k =`` the layer's
+        input, or its projections) and the mask; ``pad`` zero rows are appended as padding,
+        masked out as keys (as in a batch with a longer sentence). See :mod:`contextlens.encoders.qk`.
+        """
+        picked = pick_layers(self.layer_ids, self.layer_names, layers)
+        pad = check_int("pad", pad, low=0, high=MAX_PAD)
+        base = self.static.lookup(check_texts([text])[0], required=True)
+        n = len(base.words)
+        x = np.vstack([base.layers[0], np.zeros((pad, self.dim))]).astype(np.float64)  # (words + pad, dim)
+        allowed = self._checked_mask(base, n + pad)
+        allowed[:, n:] = False  # nothing attends to padding
+        steps = list(self._layers(x, allowed))
+        scale = self._effective_scale()
+        out = []
+        for layer, name in picked:
+            h, _, weights = steps[layer - 1]
+            w_q, w_k, _ = self._layer_weights[layer - 1]
+            out.append(AttentionParts(
+                text, tuple(base.tokens) + ("[PAD]",) * pad, tuple((i,) for i in range(n)) + ((),) * pad,
+                tuple(base.tokens), layer, name, head_inputs(h, self.heads, w_q, "w_q"),
+                head_inputs(h, self.heads, w_k, "w_k"), scale, allowed, weights, padding=pad,
+            ))
+        return out

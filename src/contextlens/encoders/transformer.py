@@ -47,7 +47,7 @@ from .alignment import (
     plan_windows,
     pooling_weights,
 )
-from .base import Encoder, Encoding
+from .base import Encoder, Encoding, check_texts
 
 __all__ = ["TransformerEncoder"]
 
@@ -140,6 +140,15 @@ class TransformerEncoder(Encoder):
             with self._torch.inference_mode():
                 out[i] = self._embedding[ids].float().mean(dim=0).cpu().numpy()
         return out
+
+    def attention_parts(self, text: str, *, layers=None, pad: int = 0) -> list:
+        """Each layer's queries, keys and mask over ``text``'s pieces: :mod:`contextlens.encoders.qk`."""
+        from .qk import pick_layers, transformer_parts
+
+        picked = pick_layers(self.layer_ids, ("embedding row", *(f"layer {k}" for k in self.layers)), layers)
+        return transformer_parts(self.hf_model, self.tokenizer, self._blocks, check_texts([text])[0],
+                                 [k for k, _ in picked], [n for _, n in picked], max_length=self.max_length,
+                                 pad_id=self._pad, pad=pad)
 
     def _encode_texts(self, texts: list[str], chosen: list[list[int] | None]) -> list[Encoding]:
         """With targets, only those words are pooled, windows without them are not run,
@@ -311,6 +320,7 @@ class TransformerEncoder(Encoder):
             word_indices=kept,
             skipped={words[w].text: [] for w in plan["missing"]},
             pieces=[[plan["pieces"][p] for p in al.word_pieces[w]] for w in kept],
+            piece_ids=[self.tokenizer.convert_tokens_to_ids([plan["pieces"][p] for p in al.word_pieces[w]]) for w in kept],
         )
         if len(plan["windows"]) > 1:
             meta.update(windows=[_char_span(al, words, a, b) for a, b in plan["windows"]],
