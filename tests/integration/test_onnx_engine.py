@@ -53,11 +53,8 @@ def hf(model, ids, mask, attention=False):
 
 @pytest.fixture(autouse=True)
 def cache(tmp_path, monkeypatch):
-    """A fresh cache per test; torch's thread count restored afterwards (runners set it)."""
     monkeypatch.setenv("CONTEXTLENS_CACHE", str(tmp_path / "cache"))
-    threads = torch.get_num_threads()
-    yield tmp_path / "cache" / "onnx"
-    torch.set_num_threads(threads)
+    return tmp_path / "cache" / "onnx"
 
 
 @pytest.mark.parametrize("kind", ["bert", "mpnet", "llama"])
@@ -145,8 +142,9 @@ def test_a_corrupt_export_is_rebuilt(damage):
 
 def test_threads_follow_the_torch_setting(monkeypatch):
     monkeypatch.setenv("CONTEXTLENS_THREADS", "1")
+    threads = torch.get_num_threads()
     runner = OnnxRunner(tiny("bert"))
-    assert runner.threads == 1
+    assert runner.threads == 1 and torch.get_num_threads() == threads  # torch's own is left alone
     opts = onnx_engine.session_options(runner.threads, spinning=False)
     assert opts.intra_op_num_threads == 1
     assert opts.get_session_config_entry("session.intra_op.allow_spinning") == "0"
