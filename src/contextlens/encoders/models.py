@@ -51,7 +51,7 @@ from .model_cache import (
 __all__ = [
     "DEFAULT_MODEL", "MODELS", "PackagedModel", "ModelNotFoundError", "ModelInstallError",
     "packaged_name", "is_causal", "install_commands", "install_command", "install", "is_installed", "list_models",
-    "resolve", "load", "require_hf", "max_length_of", "layer_list", "set_threads",
+    "resolve", "load", "require_hf", "max_length_of", "layer_list", "set_threads", "thread_count",
 ]
 
 log = logging.getLogger(__name__)
@@ -319,10 +319,12 @@ def layer_list(model, n: int):
     raise InputError(f"cannot find the {n} layers of {type(model).__name__}; this architecture is not supported")
 
 
-def set_threads(threads: int | None = None) -> None:
-    """torch CPU threads: ``threads``, else ``CONTEXTLENS_THREADS``, else the cores available."""
-    import torch
+def thread_count(threads: int | None = None) -> int:
+    """CPU threads for an engine: ``threads``, else ``CONTEXTLENS_THREADS``, else the cores available.
 
+    >>> thread_count(3)
+    3
+    """
     if threads is None:
         env = os.environ.get("CONTEXTLENS_THREADS")
         if env:
@@ -333,6 +335,14 @@ def set_threads(threads: int | None = None) -> None:
             threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise InputError(f"threads must be a whole number >= 1, got {threads!r}")
+    return threads
+
+
+def set_threads(threads: int | None = None) -> None:
+    """torch CPU threads: ``threads``, else ``CONTEXTLENS_THREADS``, else the cores available."""
+    import torch
+
+    threads = thread_count(threads)
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
 
