@@ -128,7 +128,7 @@ def test_most_similar_to_a_vector_excludes_nothing_unless_asked(toy):
     assert [w for w, _ in got] == ["bank", "river"]
     with pytest.raises(DimensionError, match=r"needs \(3,\)"):
         toy.most_similar(np.ones(4))
-    with pytest.raises(InputError, match="k must be at least 1"):
+    with pytest.raises(InputError, match="k must be a whole number >= 1, got 0"):
         toy.most_similar("bank", k=0)
 
 
