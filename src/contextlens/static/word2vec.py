@@ -29,7 +29,7 @@ from ..corpus import (
     iter_text_blocks,
     resolve_source,
 )
-from ..errors import InputError, MissingDependencyError, TextDecodingError, check_choice
+from ..errors import FileFormatError, InputError, MissingDependencyError, TextDecodingError, check_choice
 from ..vectors import EmbeddingTable
 
 __all__ = [
@@ -61,10 +61,10 @@ def _corpus_file(corpus, lower: bool, tokenizer: str, errors: str) -> str | None
     with open(path, "rb") as f:
         if f.read(3) == b"\xef\xbb\xbf":
             return None
-    try:  # one fast pass: gensim would fail on a bad byte without saying where
+    try:  # one fast pass: gensim would fail on a bad byte without saying where (or keep a NUL)
         for _ in iter_text_blocks(src, errors="strict"):
             pass
-    except TextDecodingError:
+    except (TextDecodingError, FileFormatError):
         if errors == "strict":
             raise
         return None
