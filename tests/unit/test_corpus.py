@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from contextlens.corpus import ReadStats, SentenceStream, iter_lines, iter_sentences, iter_text_blocks
-from contextlens.errors import EmptyInputError, FileFormatError, InputError, TextDecodingError, UnknownOptionError
+from contextlens.errors import (
+    EmptyInputError,
+    FileFormatError,
+    InputError,
+    TextDecodingError,
+    UnknownOptionError,
+)
 
 
 def write(path: Path, data: bytes) -> Path:
