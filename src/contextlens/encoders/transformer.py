@@ -40,12 +40,11 @@ from . import models
 from .alignment import (
     POOLINGS,
     Alignment,
-    aggregate_attention,
     align_pieces,
     assign_windows,
-    attention_matrices,
     plan_windows,
     pooling_weights,
+    window_attention,
 )
 from .base import Encoder, Encoding
 
@@ -53,6 +52,7 @@ __all__ = ["TransformerEncoder"]
 
 log = logging.getLogger(__name__)
 ATTENTION_BUDGET = 1 << 29  # bytes of piece attention one batch may hold (512 MiB)
+WORD_ATTENTION_BUDGET = 1 << 29  # bytes of one text's word attention (layers, heads, words, words): 512 MiB
 BATCH_TOKENS = 1024  # padded pieces per batch: bigger batches leave the CPU caches, smaller waste calls
 MAX_BATCH = 4096  # sequences per forward pass
 
@@ -155,6 +155,9 @@ class TransformerEncoder(Encoder):
                               enc["special_tokens_mask"][i], chosen[i])
             plans.append(plan)
             segments += [(i, *s) for s in plan["segments"]]
+        for i, plan in enumerate(plans):  # before the model runs
+            if plan["attention"]:
+                self._check_attention_size(len(plan["kept"]), i)
         self._run(segments, plans)
         return [self._encoding(text, plan) for text, plan in zip(texts, plans)]
 
@@ -175,16 +178,35 @@ class TransformerEncoder(Encoder):
         capacity = self.max_length - before - after
         windows = plan_windows(al, capacity, self.stride) if kept else []
         owner = assign_windows(windows, al)
-        segments = []
+        takes: dict[int, list[int]] = {}  # window -> the kept words it yields
+        for w in kept:
+            takes.setdefault(owner[w], []).append(w)
+        segments, spans = [], []
         for k, (a, b) in enumerate(windows):
-            take = [w for w in kept if owner[w] == k]
-            if take:
+            inside = sorted({w for ws in al.piece_words[a:b] for w in ws})  # whole words only
+            spans.append([words[inside[0]].start, words[inside[-1]].end] if inside else [0, 0])
+            if k in takes:
                 seq = list(ids[:before]) + list(ids[content][a:b]) + list(ids[n - after:])
-                segments.append((k, seq, al.restrict(a, b, before, after), take))
-        return {"words": words, "kept": kept, "index": {w: j for j, w in enumerate(kept)},
+                segments.append((k, seq, al.restrict(a, b, before, after), takes[k]))
+        return {"words": words, "kept": kept, "index": {w: j for j, w in enumerate(kept)}, "spans": spans,
                 "windows": windows, "owner": owner, "missing": sorted(missing), "segments": segments,
                 "pieces": self.tokenizer.convert_ids_to_tokens(list(ids[content])), "alignment": al,
                 "attention": self.attention and chosen is None and bool(self.layers), "att": {}}
+
+    def _check_attention_size(self, n_words: int, text: int) -> None:
+        """Refuse a text whose dense word attention ``(layers, heads, words, words)`` float32
+        would pass ``WORD_ATTENTION_BUDGET`` (it grows with the square of the words; the
+        vectors, and the windows' piece attention, grow only linearly)."""
+        heads = int(getattr(self.hf_model.config, "num_attention_heads", 1))
+        per_pair = 4 * len(self.layers) * heads
+        if per_pair * n_words**2 > WORD_ATTENTION_BUDGET:
+            most = int((WORD_ATTENTION_BUDGET / per_pair) ** 0.5)
+            raise InputError(
+                f"text {text + 1} has {n_words:,} words: its word attention ({len(self.layers)} layers x {heads} "
+                f"heads x {n_words:,} x {n_words:,}) would take {per_pair * n_words**2 / 2**30:.1f} GiB, over the "
+                f"{WORD_ATTENTION_BUDGET >> 20} MiB limit ({most:,} words for {self.name} with these layers); "
+                "pass attention=False (vectors of any length go through windows), keep only some words "
+                "(targets=), fewer layers, or a shorter text")
 
     def _batches(self, segments: list) -> list[list]:
         """Length-sorted batches of at most ``batch_size`` sequences and about
@@ -265,14 +287,12 @@ class TransformerEncoder(Encoder):
                 f"{self.hf_model.config._attn_implementation!r}); use attention=False"
             )
         att = self._torch.stack([attentions[k - 1] for k in self.layers], 1).float().cpu().numpy()
-        for b, (i, window, _, al, take) in enumerate(batch):
+        for b, (i, window, _, al, take) in enumerate(batch):  # att[b]: (layers, heads, T, T) float32
             plan = plans[i]
             if not plan["attention"]:
                 continue
             t = lengths[b]
-            query, key = attention_matrices(al)
-            words, special = aggregate_attention(att[b, :, :, :t, :t], query, key)  # (layers, heads, n, n)
-            plan["att"][window] = (take, words, special)
+            plan["att"][window] = (take, *window_attention(att[b, :, :, :t, :t], al, take))
 
     @contextlib.contextmanager
     def _capture(self, depth: int):
@@ -313,18 +333,18 @@ class TransformerEncoder(Encoder):
             pieces=[[plan["pieces"][p] for p in al.word_pieces[w]] for w in kept],
         )
         if len(plan["windows"]) > 1:
-            meta.update(windows=[_char_span(al, words, a, b) for a, b in plan["windows"]],
+            meta.update(windows=plan["spans"],
                         word_window=[plan["owner"][w] for w in kept])
         attention = special = None
         if plan["attention"] and kept:
             n, index = len(kept), plan["index"]
             att_shape = next(iter(plan["att"].values()))[1].shape[:2]
-            attention = np.zeros((*att_shape, n, n), dtype=np.float32)
+            attention = np.zeros((*att_shape, n, n), dtype=np.float32)  # (layers, heads, words, words)
             special = np.zeros((*att_shape, n), dtype=np.float32)
-            for take, word_att, share in plan["att"].values():
-                rows = [index[w] for w in take]
-                attention[:, :, rows, :] = word_att[:, :, take][:, :, :, kept]
-                special[:, :, rows] = share[:, :, take]
+            for take, word_att, share, cols in plan["att"].values():  # (layers, heads, take, cols)
+                rows = np.array([index[w] for w in take])
+                attention[:, :, rows[:, None], [index[w] for w in cols]] = word_att
+                special[:, :, rows] = share
             if len(plan["windows"]) > 1:
                 meta["attention"] = "windowed: a word's row is its attention inside its window; 0 outside"
         elif self.attention:
@@ -333,11 +353,6 @@ class TransformerEncoder(Encoder):
         names = ("embedding row",) + tuple(f"layer {k}" for k in self.layers)
         return Encoding(text, [words[w] for w in kept], plan["layers"], attention, names, meta, special,
                         plan["emb_out"], self.layer_ids)
-
-
-def _char_span(al: Alignment, words: list[Word], a: int, b: int) -> list[int]:
-    inside = [w for w, ps in enumerate(al.word_pieces) if ps and a <= ps[0] and ps[-1] < b]
-    return [words[inside[0]].start, words[inside[-1]].end] if inside else [0, 0]
 
 
 def _layer_numbers(layers, n: int) -> tuple[int, ...]:
