@@ -38,7 +38,11 @@ __all__ = [
     "sinusoidal_positions",
     "multi_head_attention",
     "random_projections",
+    "check_weights_size",
+    "WEIGHTS_BUDGET",
 ]
+
+WEIGHTS_BUDGET = 1 << 29  # bytes the attention weights of one text may take (512 MiB)
 
 
 def _float_array(a, name: str) -> np.ndarray:
@@ -261,10 +265,13 @@ def multi_head_attention(
 
     Each head's queries, keys and values are ``x @ w[h]`` when the projection
     ``w_q``/``w_k``/``w_v`` (shape ``(heads, dim, d_head)``) is given, else the head's own
-    slice of the dimensions (``x`` itself with one head; ``dim`` must then divide by
-    ``heads``). Head outputs are concatenated: ``out (n, heads * d_v)``;
+    slice of the dimensions (``x`` itself with one head). Unprojected queries and keys need
+    ``dim`` to divide by ``heads``; unprojected values do not: with projected queries and
+    keys, head ``h`` mixes the ``h``-th of ``heads`` nearly equal slices of the dims
+    (``np.array_split``: the first ``dim % heads`` heads get one more), so the output keeps
+    ``dim``. Head outputs are concatenated: ``out (n, heads * d_v)``;
     ``weights (heads, n, n)``. ``mask`` is ``(n, n)`` or ``(heads, n, n)``, True = may
-    attend. ``scale`` defaults to ``1/√d_k`` of one head.
+    attend. ``scale`` defaults to ``1/√d_k`` of one head (``d_k``: the projection's size).
 
     >>> x = np.array([[1.0, 0.0, 2.0, 0.0], [0.0, 1.0, 0.0, 2.0]])  # (2 words, dim 4)
     >>> out, w = multi_head_attention(x, heads=2, scale=0.0)
@@ -272,6 +279,9 @@ def multi_head_attention(
     ((2, 2, 2), (2, 4))
     >>> out[0]  # each head averages its own 2 dims of both words
     array([0.5, 0.5, 1. , 1. ])
+    >>> w_q = w_k = np.ones((2, 5, 1))  # 5 dims, 2 heads: values split 3 + 2
+    >>> multi_head_attention(np.ones((2, 5)), 2, w_q, w_k, scale=0.0)[0].shape
+    (2, 5)
     >>> multi_head_attention(np.ones((2, 5)), heads=2)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -282,11 +292,10 @@ def multi_head_attention(
         raise DimensionError(f"x must be (words, dim), got shape {x.shape}")
     heads = _positive_int(heads, "heads")
     n, dim = x.shape
-    given = {"w_q": w_q, "w_k": w_k, "w_v": w_v}
-    if any(w is None for w in given.values()) and dim % heads:
+    if (w_q is None or w_k is None) and dim % heads:
         raise DimensionError(
             f"dim {dim} does not divide into {heads} heads; choose a number of heads that "
-            "divides it, or give projections w_q, w_k and w_v"
+            "divides it, or give projections w_q and w_k (their size is the head size)"
         )
     slices = x.reshape(n, heads, dim // heads).transpose(1, 0, 2) if dim % heads == 0 else None
 
@@ -300,8 +309,12 @@ def multi_head_attention(
             )
         return x @ w
 
-    q, k, v = (role(w, name) for name, w in given.items())
-    out, weights = scaled_dot_product_attention(q, k, v, mask=mask, scale=scale)
+    q, k = role(w_q, "w_q"), role(w_k, "w_k")
+    if w_v is None and slices is None:  # every head mixes all dims; each keeps its own slice
+        mixed, weights = scaled_dot_product_attention(q, k, x[None], mask=mask, scale=scale)  # (heads, n, dim)
+        parts = np.array_split(np.arange(dim), heads)
+        return np.concatenate([mixed[h][:, cols] for h, cols in enumerate(parts)], axis=1), weights
+    out, weights = scaled_dot_product_attention(q, k, role(w_v, "w_v"), mask=mask, scale=scale)
     return out.transpose(1, 0, 2).reshape(n, -1), weights  # (n, heads * d_v), (heads, n, n)
 
 
@@ -322,3 +335,26 @@ def random_projections(dim: int, heads: int = 1, d_head: int | None = None, seed
     rng = np.random.default_rng(seed)
     w = rng.standard_normal((3, heads, dim, d_head)) / math.sqrt(dim)
     return w[0], w[1], w[2]
+
+
+def check_weights_size(n_words: int, n_layers: int, heads: int, *, work_bytes: int = 0,
+                       what: str = "the text", todo: str = "use a shorter text") -> None:
+    """Refuse a text whose ``(n_layers, heads, n_words, n_words)`` float32 attention weights
+    (plus ``work_bytes`` per head and word pair while one layer is computed) would take
+    more than ``WEIGHTS_BUDGET`` bytes: they grow with the square of the words, so a long
+    text must be refused before the work starts, with the limit named.
+
+    >>> check_weights_size(1_000, 6, 12)  # 288 MB: fine
+    >>> check_weights_size(10_000, 6, 12, what="text 1", todo="pass attention=False")
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: text 1 has 10,000 words: its attention weights (6 layers x 12 heads x 10,000 x 10,000) would take 26.8 GiB, over the 512 MiB limit (1,365 words with 6 layers x 12 heads); pass attention=False
+    """
+    per_pair = heads * (4 * n_layers + work_bytes)
+    if per_pair * n_words**2 > WEIGHTS_BUDGET:
+        most = int((WEIGHTS_BUDGET / per_pair) ** 0.5)
+        shape = f"{n_layers} layer{'s' * (n_layers != 1)} x {heads} head{'s' * (heads != 1)}"
+        raise InputError(
+            f"{what} has {n_words:,} words: its attention weights ({shape} x {n_words:,} x {n_words:,}) "
+            f"would take {per_pair * n_words**2 / 2**30:.1f} GiB, over the {WEIGHTS_BUDGET >> 20} MiB limit "
+            f"({most:,} words with {shape}); {todo}")

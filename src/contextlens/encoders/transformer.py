@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ..context.attention import check_weights_size
 from ..errors import InputError, check_bool, check_choice, check_int
 from ..text import Word, tokenize
 from . import models
@@ -52,7 +53,6 @@ __all__ = ["TransformerEncoder"]
 
 log = logging.getLogger(__name__)
 ATTENTION_BUDGET = 1 << 29  # bytes of piece attention one batch may hold (512 MiB)
-WORD_ATTENTION_BUDGET = 1 << 29  # bytes of one text's word attention (layers, heads, words, words): 512 MiB
 BATCH_TOKENS = 1024  # padded pieces per batch: bigger batches leave the CPU caches, smaller waste calls
 MAX_BATCH = 4096  # sequences per forward pass
 
@@ -155,9 +155,12 @@ class TransformerEncoder(Encoder):
                               enc["special_tokens_mask"][i], chosen[i])
             plans.append(plan)
             segments += [(i, *s) for s in plan["segments"]]
-        for i, plan in enumerate(plans):  # before the model runs
+        heads = int(getattr(self.hf_model.config, "num_attention_heads", 1))
+        for i, plan in enumerate(plans):  # before the model runs: dense word attention grows as words²
             if plan["attention"]:
-                self._check_attention_size(len(plan["kept"]), i)
+                check_weights_size(len(plan["kept"]), len(self.layers), heads, what=f"text {i + 1}", todo=(
+                    "pass attention=False (vectors of any length go through windows), keep only some "
+                    "words (targets=), fewer layers, or a shorter text"))
         self._run(segments, plans)
         return [self._encoding(text, plan) for text, plan in zip(texts, plans)]
 
@@ -192,21 +195,6 @@ class TransformerEncoder(Encoder):
                 "windows": windows, "owner": owner, "missing": sorted(missing), "segments": segments,
                 "pieces": self.tokenizer.convert_ids_to_tokens(list(ids[content])), "alignment": al,
                 "attention": self.attention and chosen is None and bool(self.layers), "att": {}}
-
-    def _check_attention_size(self, n_words: int, text: int) -> None:
-        """Refuse a text whose dense word attention ``(layers, heads, words, words)`` float32
-        would pass ``WORD_ATTENTION_BUDGET`` (it grows with the square of the words; the
-        vectors, and the windows' piece attention, grow only linearly)."""
-        heads = int(getattr(self.hf_model.config, "num_attention_heads", 1))
-        per_pair = 4 * len(self.layers) * heads
-        if per_pair * n_words**2 > WORD_ATTENTION_BUDGET:
-            most = int((WORD_ATTENTION_BUDGET / per_pair) ** 0.5)
-            raise InputError(
-                f"text {text + 1} has {n_words:,} words: its word attention ({len(self.layers)} layers x {heads} "
-                f"heads x {n_words:,} x {n_words:,}) would take {per_pair * n_words**2 / 2**30:.1f} GiB, over the "
-                f"{WORD_ATTENTION_BUDGET >> 20} MiB limit ({most:,} words for {self.name} with these layers); "
-                "pass attention=False (vectors of any length go through windows), keep only some words "
-                "(targets=), fewer layers, or a shorter text")
 
     def _batches(self, segments: list) -> list[list]:
         """Length-sorted batches of at most ``batch_size`` sequences and about
