@@ -25,6 +25,7 @@ packaged models that are installed).
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.metadata as md
 import logging
@@ -50,7 +51,7 @@ from .model_cache import (
 
 __all__ = [
     "DEFAULT_MODEL", "MODELS", "PackagedModel", "ModelNotFoundError", "ModelInstallError",
-    "packaged_name", "is_causal", "install_commands", "install_command", "install", "is_installed", "list_models",
+    "packaged_name", "typo_of_packaged", "check_name", "is_causal", "install_commands", "install_command", "install", "is_installed", "list_models",
     "resolve", "load", "require_hf", "max_length_of", "layer_list", "set_threads",
 ]
 
@@ -105,6 +106,45 @@ def packaged_name(name: str | os.PathLike) -> str | None:
         return _spec(str(name)).name
     except ModelNotFoundError:
         return None
+
+
+def typo_of_packaged(name: str) -> str | None:
+    """The packaged model a bare name (no ``/``: not a Hugging Face ``organisation/name``
+    id) looks like a typo of, or None.
+
+    >>> typo_of_packaged("minlm"), typo_of_packaged("MPNet-"), typo_of_packaged("bert-base-uncased")
+    ('minilm', 'mpnet', None)
+    >>> typo_of_packaged("sentence-transformers/all-MiniLM-L12-v2") is None  # a real, other model
+    True
+    """
+    if "/" in name or os.sep in name:
+        return None
+    names = {alias: spec.name for spec in MODELS.values() for alias in (spec.name, *spec.aliases) if "/" not in alias}
+    close = difflib.get_close_matches(name.strip().lower(), list(names), n=1, cutoff=0.75)
+    return names[close[0]] if close else None
+
+
+def check_name(name: str | os.PathLike) -> None:
+    """Raise at once (no torch, no hub) when ``name`` is neither a packaged model nor an
+    existing path but looks like a typo of a packaged name.
+
+    >>> check_name("minilm"), check_name("sentence-transformers/all-MiniLM-L12-v2")
+    (None, None)
+    >>> check_name("minlm")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    contextlens.encoders.model_cache.ModelNotFoundError: unknown model 'minlm' (did you mean 'minilm'?); packaged models: minilm, mpnet, smollm2 ...
+    """
+    name = str(name)
+    if packaged_name(name) or Path(name).expanduser().exists():
+        return
+    close = typo_of_packaged(name)
+    if close:
+        raise ModelNotFoundError(
+            f"unknown model {name!r} (did you mean {close!r}?); packaged models: {', '.join(MODELS)} "
+            f"(installed: {_offline_names()}); a local model directory or a Hugging Face id "
+            "('organisation/name') works too"
+        )
 
 
 def is_causal(config) -> bool:
@@ -253,6 +293,7 @@ def _local_or_hub(name: str) -> Path:
         return Path(snapshot_download(name, allow_patterns=patterns, local_files_only=True))
     except Exception as e:  # not in the local hub cache (or not a valid id)
         reason = e
+    check_name(name)  # a typo of a packaged name is answered before waiting on the hub
     if not _offline(constants):
         try:
             return Path(snapshot_download(name, allow_patterns=patterns, etag_timeout=10))

@@ -85,6 +85,7 @@ class TransformerEncoder(Encoder):
         self.pooling = check_choice("pooling", pooling, POOLINGS)
         self.batch_size = check_int("batch_size", batch_size, low=1, high=MAX_BATCH)
         self.attention, self.device = check_bool("attention", attention), str(device)
+        models.check_name(model)  # a mistyped name is answered before torch loads
         torch, _ = models.require_hf()
         self._torch = torch
         models.set_threads(threads)
