@@ -48,6 +48,7 @@ __all__ = [
     "iter_text_blocks",
     "iter_lines",
     "iter_sentences",
+    "longest_sentence",
 ]
 
 log = logging.getLogger(__name__)
@@ -371,6 +372,23 @@ def _sentences(lines: Iterator[str], lower: bool, tokenizer: str) -> Iterator[li
             tokens = words_of(line, lower=lower)
         if tokens:
             yield tokens
+
+
+def longest_sentence(source, *, tokenizer: str = "whitespace", errors: str = "strict") -> int:
+    """The most tokens on one line of the corpus (one pass; lines skipped with
+    ``errors="skip"`` do not count).
+
+    >>> longest_sentence(["a b", "c d e", ""]), longest_sentence(["We didn't sit."], tokenizer="words")
+    (3, 4)
+    """
+    check_choice("tokenizer", tokenizer, TOKENIZERS)
+    longest = 0
+    for text in iter_text_blocks(source, errors=errors):
+        if tokenizer == "whitespace":
+            longest = max(longest, max(len(line.split()) for line in text.split("\n")))
+        else:
+            longest = max(longest, max(len(words_of(line)) for line in text.split("\n")))
+    return longest
 
 
 class SentenceStream:

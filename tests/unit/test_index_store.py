@@ -140,5 +140,5 @@ def test_a_creation_killed_between_its_tables_is_started_again(tmp_path):
     store = _store(tmp_path / "db")
     assert store.count() == 0 and store.checkpoint()["chunk"] == -1
     assert not _only_empty_progress(tmp_path / "db")
-    with pytest.raises(FileFormatError, match="already holds tables"):
+    with pytest.raises(FileFormatError, match="already holds an index's tables: another build writing into this --db"):
         _store(tmp_path / "db")

@@ -102,7 +102,7 @@ def test_whole_sentence_average_is_permutation_equivariant(x, alpha, rnd):
 
 @pytest.mark.parametrize("alpha", [-0.1, 1.1, float("nan"), "0.5", True, None])
 def test_bad_alpha_is_a_clear_error(alpha):
-    with pytest.raises(InputError, match=r"alpha .* must be in \[0, 1\]"):
+    with pytest.raises(InputError, match=r"alpha must be a finite number from 0 to 1, got .*; the weight a word keeps"):
         check_alpha(alpha)
     with pytest.raises(InputError, match="alpha"):
         neighbour_average(np.ones((2, 2)), alpha=alpha)

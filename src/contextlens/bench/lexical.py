@@ -24,7 +24,7 @@ import numpy as np
 from scipy import stats
 
 from ..encoders.base import layer_position
-from ..errors import EmptyInputError, InputError, check_choice
+from ..errors import EmptyInputError, InputError, check_choice, check_int
 from ..vectors import COSMUL_EPSILON
 
 __all__ = ["ok_vocab", "similarity_spearman", "analogy_accuracy", "spearman", "GENSIM_RESTRICT"]
@@ -42,6 +42,11 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float:
     if len(x) < 2:
         raise EmptyInputError(f"Spearman needs at least 2 scored pairs, got {len(x)}")
     return float(stats.spearmanr(x, y)[0])
+
+
+def _check_restrict(restrict: int | None) -> None:
+    if restrict is not None:
+        check_int("restrict", restrict, low=1, hint="the first (most frequent) keys to search")
 
 
 def ok_vocab(keys: Sequence[str], restrict: int | None = GENSIM_RESTRICT) -> dict[str, int]:
@@ -182,6 +187,7 @@ def run_similarity(root, *, table=None, cache=None, names=None, restrict: int | 
     ``cache`` with each word alone in ``template``, per layer."""
     from . import datasets
 
+    _check_restrict(restrict)
     files = datasets.available_similarity(root)
     if names:
         unknown = [n for n in names if n not in datasets.SIMILARITY_FILES]
@@ -216,6 +222,7 @@ def run_analogy(root, *, table=None, cache=None, restrict: int | None = GENSIM_R
     vocabulary of the file's own words (each alone in ``template``), per layer."""
     from . import datasets
 
+    _check_restrict(restrict)
     rows = []
     present = {n: root / rel for n, rel in datasets.ANALOGY_FILES.items() if (root / rel).is_file()}
     if not present:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError, check_choice
+from ..errors import InputError, check_choice, check_int
 from ..text import Word
 
 __all__ = [
@@ -318,11 +318,9 @@ def plan_windows(
     [(0, 10)]
     """
     n = len(alignment.piece_words)
-    if capacity < 1:
-        raise InputError(f"a window must hold at least one piece, got capacity {capacity}")
-    stride = max(1, capacity // 2) if stride is None else stride
-    if not 1 <= stride <= capacity:
-        raise InputError(f"stride must be 1..{capacity} (the window capacity), got {stride}")
+    check_int("window capacity", capacity, low=1, hint="pieces a window holds (max_length less the special pieces)")
+    stride = max(1, capacity // 2) if stride is None else check_int(
+        "stride", stride, low=1, high=capacity, hint="pieces between window starts, at most the window capacity")
     if n <= capacity:
         return [(0, n)]
     ok = _allowed_cuts(alignment)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import math
-import numbers
 from abc import abstractmethod
 from collections.abc import Sequence
 from typing import Any
@@ -28,6 +27,7 @@ import numpy as np
 
 from ..context.attention import (
     causal_mask,
+    check_scale,
     check_weights_size,
     check_window,
     exclude_self_mask,
@@ -180,12 +180,7 @@ class SelfAttention(_Mixer):
         self.n_layers = check_int("n_layers", n_layers, low=1, high=MAX_LAYERS)
         self.seed = check_int("seed", seed, low=0, high=2**32 - 1)
         self.d_head = None if d_head is None else check_int("d_head", d_head, low=1, high=MAX_D_HEAD)
-        if scale is not None and (
-            isinstance(scale, bool) or not isinstance(scale, numbers.Real)
-            or not math.isfinite(scale)
-        ):
-            raise InputError(f"scale must be None (1/√d_k) or a finite number, got {scale!r}")
-        self.scale = None if scale is None else float(scale)
+        self.scale = check_scale(scale)
         self.projections = projections
         self._layer_weights = self._resolve_projections(table.dim)  # per layer (w_q, w_k, w_v)
         self.layer_names = ("static",) + tuple(f"attention {i}" for i in range(1, self.n_layers + 1))

@@ -36,7 +36,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InputError, MissingDependencyError
+from ..errors import InputError, MissingDependencyError, check_int
 from ..files import cache_dir
 from .model_cache import (
     MARKER,
@@ -367,13 +367,11 @@ def set_threads(threads: int | None = None) -> None:
     if threads is None:
         env = os.environ.get("CONTEXTLENS_THREADS")
         if env:
-            if not env.isdigit() or int(env) < 1:
-                raise InputError(f"CONTEXTLENS_THREADS must be a whole number >= 1, got {env!r}")
-            threads = int(env)
+            threads = check_int("CONTEXTLENS_THREADS", int(env) if env.strip().isdigit() else env,
+                                low=1, high=1024, hint="torch CPU threads")
         else:
             threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise InputError(f"threads must be a whole number >= 1, got {threads!r}")
+    check_int("threads", threads, low=1, high=1024, hint="torch CPU threads")
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
 
