@@ -311,6 +311,7 @@ class EmbeddingTable:
             scores = cb * cc / (ca + COSMUL_EPSILON)
         skip = set(rows)
         if restrict is not None:
+            check_int("restrict", restrict, low=1, hint="the first (most frequent) keys to search")
             skip |= set(range(min(restrict, len(self)), len(self)))
         return self._top(np.asarray(scores), k, skip)
 

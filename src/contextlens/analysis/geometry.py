@@ -155,6 +155,8 @@ def geometry(
     sentences = list(sentences)
     if len(sentences) < 2:
         raise EmptyInputError(f"geometry needs at least 2 sentences, got {len(sentences)}")
+    check_int("min_count", min_count, low=1, hint="sentences a word must be found in")
+    check_int("n_pairs", n_pairs, low=1, high=MAX_PAIRS, hint="random word pairs for the anisotropy baseline")
     encodings = encoder.encode(sentences)
     tokens = [[t.lower() for t in e.tokens] for e in encodings]
     chosen = _choose_words(tokens, words, min_count)
