@@ -166,7 +166,11 @@ class UsageStore:
         for f in schema:
             value = rows[f.name]
             if f.name.startswith("v") and f.name[1:].isdigit():
-                x = np.ascontiguousarray(np.asarray(value, dtype=dtype).reshape(-1, int(self.params["dim"])))
+                with np.errstate(over="ignore"):
+                    x = np.ascontiguousarray(np.asarray(value, dtype=dtype).reshape(-1, int(self.params["dim"])))
+                if not np.isfinite(x).all():  # inf would give NaN similarities
+                    raise InputError(f"a vector of layer {f.name[1:]} has values beyond {self.params['dtype']}'s range "
+                                     "(float16: ±65,504); build the index into a new --db with dtype float32")
                 arrays.append(pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), int(self.params["dim"])))
             else:
                 arrays.append(pa.array(value, type=f.type))
