@@ -148,8 +148,10 @@ def _copy_mode(target: Path, tmp: Path) -> None:
 
 
 def cache_dir(*parts: str) -> Path:
-    """The contextlens cache directory (``CONTEXTLENS_CACHE`` or ``~/.cache/contextlens``)."""
+    """The contextlens cache directory (``CONTEXTLENS_CACHE`` or ``~/.cache/contextlens``),
+    created if needed; one that cannot be created names CONTEXTLENS_CACHE in its error."""
     root = os.environ.get("CONTEXTLENS_CACHE") or Path.home() / ".cache" / "contextlens"
-    path = Path(root, *parts)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    try:
+        return output_dir(Path(root, *parts))
+    except OutputPathError as err:
+        raise OutputPathError(f"{err} (the cache folder: set CONTEXTLENS_CACHE to a folder you can write)") from None

@@ -126,3 +126,14 @@ def test_output_dir_creates_or_refuses(tmp_path):
         output_dir(tmp_path / "file")
     with pytest.raises(OutputPathError, match="file is a file, not a folder; choose another path"):
         output_dir(tmp_path / "file" / "db")
+
+
+def test_a_cache_folder_that_cannot_be_made_names_the_variable(tmp_path, monkeypatch):
+    from contextlens.files import cache_dir
+
+    (tmp_path / "file").write_text("x")
+    monkeypatch.setenv("CONTEXTLENS_CACHE", str(tmp_path / "file"))
+    with pytest.raises(OutputPathError, match="file is a file, not a folder.*set CONTEXTLENS_CACHE to a folder"):
+        cache_dir("models")
+    monkeypatch.setenv("CONTEXTLENS_CACHE", str(tmp_path / "cache"))
+    assert cache_dir("models") == tmp_path / "cache" / "models" and (tmp_path / "cache" / "models").is_dir()

@@ -240,7 +240,7 @@ def aggregate_attention(
     attention: np.ndarray, query: np.ndarray, key: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Piece attention ``(..., pieces, pieces)`` → word attention ``(..., words, words)``
-    and the special share ``(..., words)``, in the attention's dtype.
+    and the special share ``(..., words)``, in the attention's dtype (float32 at least).
 
     A query word's row is the mean of its pieces' rows; a key word's column is the sum of
     its pieces' columns; so each word row plus its special share sums to 1 when each piece
