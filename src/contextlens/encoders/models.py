@@ -13,7 +13,8 @@ Cache builds happen in a temporary directory renamed into place under a lock fil
 two processes never see half a model; a cached model that fails its check (a missing
 file, a size that changed, a truncated safetensors file) is rebuilt. Any other name is a
 local model directory or a Hugging Face id (offline, that fails at once, naming the
-packaged models that are installed).
+packaged models that are installed); a bare name that looks like a typo of a packaged
+one (``minlm``) fails at once too, with "did you mean", before torch or the hub.
 
 >>> sorted(MODELS)
 ['minilm', 'mpnet', 'smollm2']
