@@ -19,6 +19,7 @@ from pathlib import Path
 from ..corpus import ProgressHook, longest_sentence, resolve_source
 from ..errors import InputError, check_choice, check_int
 from ..vectors import EmbeddingTable
+from .word2vec import MAX_WINDOW
 
 __all__ = ["METHODS", "DEFAULTS", "build_table"]
 
@@ -42,7 +43,6 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "glove": {"window": 10, "weighting": "harmonic", "vocab_order": "frequency", "dim": 50,
               "epochs": 25, "learning_rate": 0.05},
 }
-MAX_WINDOW = 10_000  # words each side (gensim's batches hold 10,000 words)
 CAP_WINDOW_FROM = 64  # a counting window wider than this is cut to the longest sentence (one more pass)
 _OPTIONS = ("window", "weighting", "vocab_order", "cds", "shift", "dim", "p", "epochs",
             "architecture", "learning_rate", "workers")
