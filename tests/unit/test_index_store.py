@@ -140,5 +140,15 @@ def test_a_creation_killed_between_its_tables_is_started_again(tmp_path):
     store = _store(tmp_path / "db")
     assert store.count() == 0 and store.checkpoint()["chunk"] == -1
     assert not _only_empty_progress(tmp_path / "db")
-    with pytest.raises(FileFormatError, match="already holds tables"):
+    with pytest.raises(FileFormatError, match="already holds an index's tables: another build writing into this --db"):
         _store(tmp_path / "db")
+
+
+def test_vectors_beyond_float16_are_refused_not_stored_as_infinity(tmp_path):
+    store = _store(tmp_path / "db", "float16")
+    x = np.ones((2, DIM), dtype=np.float32)
+    x[1, 3] = 1e5  # float16 holds at most 65,504: inf would give NaN similarities
+    with pytest.raises(InputError, match=r"a vector of layer 2 has values beyond float16's range .*dtype float32"):
+        _rows(store, x, 0)
+    wide = _store(tmp_path / "db32", "float32")
+    assert _rows(wide, x, 0).num_rows == 2

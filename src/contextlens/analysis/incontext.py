@@ -12,10 +12,12 @@ from typing import Any
 import numpy as np
 
 from ..encoders.base import Encoder, Encoding
+from ..errors import TargetNotFoundError
+from ..text import locate, tokenize
 from ..vectors import cosine
 from .similarity import cosine_by_layer
 
-__all__ = ["word_weights", "contextualize", "compare"]
+__all__ = ["word_weights", "contextualize", "compare", "usage_vectors"]
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +76,25 @@ def contextualize(
     return result
 
 
+def usage_vectors(encoder: Encoder, text: str, word: str, occurrence: int | None = None) -> Encoding:
+    """``text`` encoded for one usage of ``word`` only: an Encoding of that one word (no
+    attention), so a long text costs its windows' vectors, not words x words weights.
+
+    The usage is found in the text's words first, so a missing or ambiguous word is named
+    before any encoding; a word the encoder has no vector for (not in the table, no
+    sub-word piece) is an error too.
+    """
+    i = locate(tokenize(text), word, occurrence=occurrence)
+    enc = encoder.encode([text], targets=[[i]])[0]
+    if not enc.words:
+        skipped = enc.meta.get("skipped", {})
+        hints = next((v for k, v in skipped.items() if k.lower() == word.lower()), [])
+        hint = f"; close keys: {', '.join(hints)}" if hints else ""
+        raise TargetNotFoundError(f"{word!r} is in the sentence but not in {enc.meta.get('vectors', 'the table')}"
+                                  f"{hint}")
+    return enc
+
+
 def compare(
     encoder: Encoder, text1: str, text2: str, word: str, *,
     occurrences: tuple[int | None, int | None] = (None, None),
@@ -82,16 +103,16 @@ def compare(
 
     Returns ``{"word", "sentences", "layer_names", "layer_ids", "cosine_by_layer",
     "encoder"}``; layer 0 is the static row, so its cosine is 1.0 whenever the word is the
-    same table row.
+    same table row. Only the two usages are encoded (:func:`usage_vectors`), so texts of
+    any length work.
     """
-    e1, e2 = encoder.encode([text1, text2])
-    i1 = e1.find(word, occurrence=occurrences[0])
-    i2 = e2.find(word, occurrence=occurrences[1])
+    e1 = usage_vectors(encoder, text1, word, occurrences[0])
+    e2 = usage_vectors(encoder, text2, word, occurrences[1])
     return {
         "word": word,
         "sentences": [text1, text2],
         "layer_names": list(e1.layer_names),
         "layer_ids": list(e1.layer_ids),
-        "cosine_by_layer": cosine_by_layer(e1.layers[:, i1], e2.layers[:, i2]),
+        "cosine_by_layer": cosine_by_layer(e1.layers[:, 0], e2.layers[:, 0]),
         "encoder": dict(e1.meta),
     }

@@ -17,7 +17,6 @@ first appearance, so the first usage is always in cluster 0.
 from __future__ import annotations
 
 import logging
-import numbers
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -27,13 +26,14 @@ from scipy.cluster.hierarchy import fcluster, linkage
 from sklearn.metrics import adjusted_rand_score, silhouette_score
 
 from ..encoders.base import Encoder
-from ..errors import DimensionError, InputError, ZeroVectorError, check_choice
+from ..errors import DimensionError, InputError, ZeroVectorError, check_choice, check_int
 from .projection import PROJECTIONS, project
 from .usages import Usages, collect_usages
 
 __all__ = ["SenseClusterer", "cluster_senses", "senses", "purity", "LINKAGES"]
 
 LINKAGES = ("average", "complete", "single")
+MAX_K = 100  # clusters k='auto' may try
 log = logging.getLogger(__name__)
 
 
@@ -72,13 +72,12 @@ class SenseClusterer:
             raise ZeroVectorError(f"usages {zero.tolist()} are zero vectors; cosine distance is undefined")
         check_choice("linkage", self.linkage, LINKAGES)
         n = len(x)
-        if isinstance(self.k_max, bool) or not isinstance(self.k_max, numbers.Integral) or self.k_max < 2:
-            raise InputError(f"k_max must be an integer >= 2, got {self.k_max!r}")
+        check_int("k_max", self.k_max, low=2, high=MAX_K, hint="the most clusters k='auto' tries")
         if self.k == "auto":
             if n < 3:
                 raise InputError(f"k='auto' needs at least 3 usages to compare k = 2.. by silhouette, got {n}; give k")
-        elif isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral) or not 1 <= self.k <= n:
-            raise InputError(f"k must be 'auto' or an integer 1..{n} (the number of usages), got {self.k!r}")
+        else:
+            check_int("k", self.k, low=1, high=n, hint=f"or 'auto'; there are {n} usages")
         return x
 
     def _score(self, x: np.ndarray, labels: np.ndarray) -> float | None:

@@ -31,7 +31,6 @@ at (0.9, 0.1) and river at (0.1, 0.9), and follows one weight by hand:
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -95,8 +94,6 @@ def _encoder(table: EmbeddingTable, method: str, alpha: float, include_self: boo
     check_choice("toy method", method, TOY_METHODS)
     if method == "average":
         return make_encoder("average", vectors=table, alpha=alpha)
-    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, numbers.Real)):
-        raise InputError(f"scale must be a number or None (1/√2 for the plane), got {scale!r}")
     return make_encoder("attention", vectors=table, include_self=include_self, scale=scale)
 
 

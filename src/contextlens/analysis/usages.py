@@ -17,7 +17,6 @@ that lacks the word is named (or skipped with ``missing="skip"``).
 from __future__ import annotations
 
 import logging
-import numbers
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from ..errors import (
     TargetNotFoundError,
     TextDecodingError,
     check_choice,
+    check_int,
 )
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+MAX_OCCURRENCE = 1_000_000
 MISSING_POLICIES = ("error", "skip")
 
 
@@ -103,10 +104,8 @@ def usages_in(
 ) -> Usages:
     """The usages of ``word`` in already encoded sentences (see :func:`collect_usages`)."""
     check_choice("missing-word policy", missing, MISSING_POLICIES)
-    if occurrence is not None and occurrence != "all" and (
-        isinstance(occurrence, bool) or not isinstance(occurrence, numbers.Integral) or occurrence < 0
-    ):
-        raise InputError(f"occurrence must be None, 'all' or an integer >= 0, got {occurrence!r}")
+    if occurrence is not None and occurrence != "all":
+        check_int("occurrence", occurrence, low=0, high=MAX_OCCURRENCE, hint="or None, or 'all'")
     if not encodings:
         raise EmptyInputError(f"no sentences to look for {word!r} in; give at least one")
     texts = list(sentences) if sentences is not None else [e.text for e in encodings]

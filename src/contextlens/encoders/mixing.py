@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import math
-import numbers
 from abc import abstractmethod
 from collections.abc import Sequence
 from typing import Any
@@ -28,6 +27,8 @@ import numpy as np
 
 from ..context.attention import (
     causal_mask,
+    check_scale,
+    check_weights_size,
     check_window,
     exclude_self_mask,
     head_inputs,
@@ -78,10 +79,16 @@ class _Mixer(Encoder):
     def _mix(self, base: Encoding) -> Encoding:
         """Layers 1.. of a looked-up sentence (``base`` has at least one word)."""
 
+    #: (heads, layers of weights, bytes of float64 work arrays per head and word pair)
+    _weights_shape: tuple[int, int, int]
+
     def _encode_texts(self, texts: list[str], chosen: list[list[int] | None]) -> list[Encoding]:
         out = []
-        for text, keep in zip(texts, chosen):
+        for i, (text, keep) in enumerate(zip(texts, chosen)):
             base = self.static.lookup(text, required=keep is None)
+            heads, n_layers, work = self._weights_shape
+            check_weights_size(len(base.words), n_layers, heads, work_bytes=work, what=f"text {i + 1}",
+                               todo=f"use a shorter text ({self.name} weighs every pair of words)")
             try:
                 mixed = self._mix(base) if base.words else None
             except InputError as err:  # e.g. a lone known word with nothing to attend to
@@ -113,6 +120,7 @@ class NeighbourAverage(_Mixer):
         self.window = check_window(window)
         self.static = StaticEncoder(table, **static_kw)
         self.table = table
+        self._weights_shape = (1, 1, 24)  # float64 weights, int64 distances, boolean masks
 
     def params(self) -> dict[str, Any]:
         return {**self.static.params(), "encoder": self.name, "alpha": self.alpha, "window": self.window}
@@ -141,12 +149,14 @@ class SelfAttention(_Mixer):
     positions : None, or ``"sinusoidal"``: position codes are added once, to the input of
         the first attention layer (layer 0 stays the plain table row).
     heads : number of heads; without value projections each head mixes its own slice of
-        the dimensions (the table's dim must divide by ``heads``).
+        the dimensions (nearly equal slices when ``heads`` does not divide the table's dim;
+        without query and key projections it must divide it).
     projections : None (``q = k = v =`` the inputs); ``"random"``: seeded random query
         and key projections of ``d_head`` dims per head, values unprojected so every layer
         stays in the table's space; or your own ``(w_q, w_k, w_v)``, each
         ``(heads, dim, d)`` or None, used in every layer (values must give back ``dim``).
-    d_head : query/key dims per head for ``projections="random"`` (default dim // heads).
+    d_head : query/key dims per head for ``projections="random"`` (default
+        ``max(1, dim // heads)``); the scale is ``1/√d_head``.
     scale : multiplies the scores instead of ``1/√d_k`` (0 gives uniform weights).
     n_layers : attention layers stacked, each reading the previous one's output.
     seed : seeds the random projections (layer ``l`` uses ``(seed, l)``).
@@ -172,15 +182,11 @@ class SelfAttention(_Mixer):
         self.n_layers = check_int("n_layers", n_layers, low=1, high=MAX_LAYERS)
         self.seed = check_int("seed", seed, low=0, high=2**32 - 1)
         self.d_head = None if d_head is None else check_int("d_head", d_head, low=1, high=MAX_D_HEAD)
-        if scale is not None and (
-            isinstance(scale, bool) or not isinstance(scale, numbers.Real)
-            or not math.isfinite(scale)
-        ):
-            raise InputError(f"scale must be None (1/√d_k) or a finite number, got {scale!r}")
-        self.scale = None if scale is None else float(scale)
+        self.scale = check_scale(scale)
         self.projections = projections
         self._layer_weights = self._resolve_projections(table.dim)  # per layer (w_q, w_k, w_v)
         self.layer_names = ("static",) + tuple(f"attention {i}" for i in range(1, self.n_layers + 1))
+        self._weights_shape = (self.heads, self.n_layers, 32)  # float64 scores, exp, weights; masks
 
     def _resolve_projections(self, dim: int) -> list[tuple]:
         proj = self.projections
@@ -201,11 +207,11 @@ class SelfAttention(_Mixer):
             raise InputError(
                 f"projections must be None, 'random' or (w_q, w_k, w_v), got {type(proj).__name__}"
             )
-        if any(w is None for w in layers[0]) and dim % self.heads:
+        if (layers[0][0] is None or layers[0][1] is None) and dim % self.heads:
             raise DimensionError(
-                f"dim {dim} does not divide into {self.heads} heads: a head without a "
-                "projection mixes its own slice of the table's dims; choose heads dividing "
-                f"{dim}, or pass projections=(w_q, w_k, w_v) with all three given"
+                f"dim {dim} does not divide into {self.heads} heads: a head without query and key "
+                "projections scores with its own slice of the table's dims; choose heads dividing "
+                f"{dim}, or pass projections='random' (or your own w_q and w_k)"
             )
         # a dry run on one zero row reports any shape problem now, not at the first sentence
         out, _ = multi_head_attention(np.zeros((1, dim)), self.heads, *layers[0], scale=0.0)

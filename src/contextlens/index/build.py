@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from ..corpus import ReadStats, resolve_source
-from ..errors import InputError, check_choice
+from ..errors import InputError, check_choice, check_int
+from ..files import output_dir
 from .extract import LAYOUTS, MATCHES, Sentence, WordMatcher, count_words, find_usages, iter_corpus_sentences
 from .store import DTYPES, PROGRESS, IndexMismatchError, UsageStore, open_progress_rows, open_store
 
@@ -136,14 +137,24 @@ def _open_or_create(db: Path, params: dict[str, Any]) -> UsageStore:
         store = open_store(db)  # a foreign or damaged folder raises here, untouched
         differ = [k for k in _CHECKED if store.params.get(k) != params.get(k)]
         if differ:
-            old = ", ".join(f"{k}={store.params.get(k)!r}" for k in differ if k != "words")
-            new = ", ".join(f"{k}={params.get(k)!r}" for k in differ if k != "words")
+            said = [f"{k} {store.params.get(k)!r} (this build: {params.get(k)!r})" for k in differ if k != "words"]
             if "words" in differ:
-                old, new = f"{old} (and another word list)".lstrip(", "), f"{new} (and this word list)".lstrip(", ")
-            raise IndexMismatchError(f"{db} holds an index built with {old}, not {new}; build into a new "
-                                     "--db folder (or delete this one)")
+                said.append(f"the words {_listed(store.params.get('words') or [])} (this build: "
+                            f"{_listed(params['words'])})")
+            raise IndexMismatchError(f"{db} holds an index built with {'; '.join(said)}: an index keeps one "
+                                     "setting of each, so build into a new --db folder (or give these settings "
+                                     "again to resume or check it)")
         return store
     return UsageStore.create(db, params)
+
+
+def _listed(words: list[str], n: int = 6) -> str:
+    """``words`` named briefly for a message.
+
+    >>> _listed(["bank", "spring", "river"]), _listed(list("abcdefgh"), 3)
+    ('bank, spring, river (3)', 'a, b, c... (8)')
+    """
+    return ", ".join(words[:n]) + ("..." if len(words) > n else "") + f" ({len(words)})"
 
 
 def _only_empty_progress(db: Path) -> bool:
@@ -178,12 +189,15 @@ def build_index(
     check_choice("dtype", dtype, DTYPES)
     check_choice("layout", layout, LAYOUTS)
     check_choice("engine", engine, ENGINES)
-    if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
-        raise InputError(f"min_count must be an integer >= 1, got {min_count!r}")
+    check_int("min_count", min_count, low=1)
+    check_int("batch_size", batch_size, low=1, high=4096)
+    if chunk_size is not None:
+        check_int("chunk_size", chunk_size, low=1, high=1 << 20, hint="sentences per checkpoint")
     if (words is None) == (not all_words):
         raise InputError("give either target words (--words / --words-file) or all_words=True (--all-words)")
     started = time.perf_counter()
     resolve_source(corpus)  # a missing path fails before any model is loaded
+    output_dir(db)  # so does a --db that is a file, or a folder that cannot be written
     if all_words:
         words = count_words(iter_corpus_sentences(corpus, layout=layout), min_count=min_count)
         log.info("--all-words: %d words seen at least %d times", len(words), min_count)

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, TargetNotFoundError
+from ..errors import InputError, TargetNotFoundError, check_int
 from ..text import locate, tokenize
 from .store import IndexMismatchError, UsageStore, open_store
 
@@ -20,6 +20,7 @@ __all__ = ["search_usages", "like_usage", "check_model", "query_encoder"]
 
 log = logging.getLogger(__name__)
 _ENCODERS: dict[tuple, Any] = {}
+MAX_K = 10_000  # results per search
 
 
 def check_model(store: UsageStore, model: str | None) -> None:
@@ -89,8 +90,7 @@ def search_usages(db: str | os.PathLike | UsageStore, sentence: str, word: str, 
     """
     store = db if isinstance(db, UsageStore) else open_store(db)
     check_model(store, model if encoder is None else encoder.name)
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be a positive integer, got {k!r}")
+    check_int("k", k, low=1, high=MAX_K, hint="how many usages to return")
     if not isinstance(sentence, str) or not sentence.strip():
         raise InputError("the query sentence is empty; give the sentence the word stands in")
     target = _target(store, word)
@@ -113,8 +113,7 @@ def like_usage(db: str | os.PathLike | UsageStore, uid: str, *, k: int = 10, lay
     """The ``k`` usages of the same word nearest the stored usage ``uid`` (itself left out)."""
     store = db if isinstance(db, UsageStore) else open_store(db)
     check_model(store, model)
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be a positive integer, got {k!r}")
+    check_int("k", k, low=1, high=MAX_K, hint="how many usages to return")
     col_layer = store.layers[-1] if layer is None else layer
     store.refresh()
     row = store.get(uid, col_layer)

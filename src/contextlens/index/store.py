@@ -125,14 +125,22 @@ class UsageStore:
         progress = pa.schema([pa.field("chunk", pa.int64()), pa.field("sentences_done", pa.int64()),
                               pa.field("usages_done", pa.int64()), pa.field("done", pa.bool_()),
                               pa.field("time", pa.float64())])
+        busy = ("already holds an index's tables: another build writing into this --db at the same time? "
+                "Two builds cannot share one --db: wait for the other to finish and run this again (it resumes "
+                "or checks that build), or give a new --db folder")
         db = lancedb.connect(str(path))
         existing = _tables(db)
         if existing == [PROGRESS] and db.open_table(PROGRESS).count_rows() == 0:
             db.drop_table(PROGRESS)  # a creation killed between its two tables: start it again
         elif existing:
-            raise FileFormatError(path, None, "already holds tables; give a new --db folder")
-        db.create_table(PROGRESS, schema=progress)  # first: the usages table (with the parameters) marks an index
-        table = db.create_table(USAGES, schema=schema)
+            raise FileFormatError(path, None, busy)
+        try:
+            db.create_table(PROGRESS, schema=progress)  # first: the usages table (with the parameters) marks an index
+            table = db.create_table(USAGES, schema=schema)
+        except (ValueError, OSError, RuntimeError) as e:  # another build created them in between
+            if not _tables(db):
+                raise
+            raise FileFormatError(path, None, busy) from e
         return cls(path, db, table, params)
 
     # -- schema helpers ------------------------------------------------------------
@@ -158,7 +166,11 @@ class UsageStore:
         for f in schema:
             value = rows[f.name]
             if f.name.startswith("v") and f.name[1:].isdigit():
-                x = np.ascontiguousarray(np.asarray(value, dtype=dtype).reshape(-1, int(self.params["dim"])))
+                with np.errstate(over="ignore"):
+                    x = np.ascontiguousarray(np.asarray(value, dtype=dtype).reshape(-1, int(self.params["dim"])))
+                if not np.isfinite(x).all():  # inf would give NaN similarities
+                    raise InputError(f"a vector of layer {f.name[1:]} has values beyond {self.params['dtype']}'s range "
+                                     "(float16: ±65,504); build the index into a new --db with dtype float32")
                 arrays.append(pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), int(self.params["dim"])))
             else:
                 arrays.append(pa.array(value, type=f.type))

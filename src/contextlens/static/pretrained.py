@@ -111,6 +111,9 @@ def load_vectors(spec: str | os.PathLike) -> EmbeddingTable:
     if path.is_file():
         st = path.stat()
         return _load_file(str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if path.is_dir():
+        raise InputError(f"{spec} is a folder, not a vectors file; give the file itself (.npz, word2vec "
+                         f"text or binary, GloVe text) or one of the packaged tables: {', '.join(PACKAGED)}")
     if isinstance(spec, str) and not path.suffix and os.sep not in spec:
         close = difflib.get_close_matches(spec, list(_PACKAGES), n=1, cutoff=0.5)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
