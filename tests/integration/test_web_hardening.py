@@ -124,6 +124,11 @@ def test_a_value_past_its_bound_is_a_422_naming_field_and_limit(client, path, bo
     assert r.status_code == 422 and message in r.json()["detail"], r.text
 
 
+def test_a_layer_within_the_bound_but_not_in_the_model_is_a_400(client):
+    r = client.post("/api/contextualize", json={**ONE, "layer": 99})  # issue 10: this was a 500
+    assert r.status_code == 400 and "layer 99 is not available: the layers are 0" in r.json()["detail"], r.text
+
+
 @pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
 def test_nan_and_infinity_are_refused(client, literal):
     r = post_raw(client, "/api/layers", f'{{"sentences": ["the bank", "a bank"], "word": "bank", '

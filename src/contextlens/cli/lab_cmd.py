@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
         port: int = typer.Option(8000, min=0, max=65535, help="Port to listen on (0: a free one, printed)."),
         model: str = typer.Option("minilm", help="The default transformer (loaded on first use)."),
         vectors: str = typer.Option("glove-6b-50d", help="Static table for the static, average and attention encoders."),
-        threads: int = typer.Option(1, min=0, help="Torch CPU threads for the models (0: every core)."),
+        threads: int = typer.Option(1, min=0, max=256, help="Torch CPU threads for the models (0: every core)."),
         index: Path | None = typer.Option(
             None, "--index", help="A usage index to search in the lab (the --db folder of `contextlens index build`)."
         ),

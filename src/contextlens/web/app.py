@@ -60,10 +60,10 @@ def _validation_message(err: RequestValidationError) -> str:
     return "invalid request: " + "; ".join(parts)
 
 
-def error(detail: str, kind: str, status: int) -> JSONResponse:
+def error(detail: str, kind: str, status: int, headers: dict[str, str] | None = None) -> JSONResponse:
     """The lab's one error body, ``{"detail", "error"}`` (a lone surrogate in a message is escaped)."""
     detail = detail.encode("utf-8", "backslashreplace").decode("utf-8")
-    return JSONResponse({"detail": detail, "error": kind}, status_code=status)
+    return JSONResponse({"detail": detail, "error": kind}, status_code=status, headers=headers)
 
 
 class BodyLimit:
@@ -128,7 +128,7 @@ def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Lim
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
-        lab_state.pool.warm()
+        lab_state.open()
         yield
         lab_state.close()
 
@@ -163,7 +163,7 @@ def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Lim
 
     @app.exception_handler(HTTPException)
     async def _http(request: Request, exc: HTTPException):
-        return error(str(exc.detail), "HTTPException", exc.status_code)
+        return error(str(exc.detail), "HTTPException", exc.status_code, exc.headers)  # 405 keeps its Allow
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception):

@@ -34,9 +34,10 @@ class Open(BaseModel):
 
 
 class Request(BaseModel):
-    """A request body: no unknown fields, no NaN or infinity."""
+    """A request body: no unknown fields, no NaN or infinity, and each value of its JSON type
+    (strict: ``false`` is not a number, ``0`` not a boolean, ``"3"`` not an integer)."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
 
 
 class EncoderOptions(Request):

@@ -156,6 +156,12 @@ class LabState:
         self._resource_locks: dict[str, threading.Lock] = {}
         self._mixers: OrderedDict[tuple, SharedEncoder] = OrderedDict()
 
+    def open(self) -> None:
+        """The lab is starting (again): take requests, start the worker processes in the background."""
+        self.closing.clear()
+        self.pool.open()
+        self.pool.warm()
+
     def close(self) -> None:
         """The lab is stopping: waiting requests end now, the worker processes are killed."""
         self.closing.set()

@@ -118,8 +118,9 @@ def _death(code: int | None) -> str:
 class _Worker:
     """One worker process and the pipe to it; started on first use, restarted after a death."""
 
-    def __init__(self, ctx):
+    def __init__(self, ctx, closed: threading.Event):
         self._ctx = ctx
+        self._closed = closed  # the pool's: once set, no process is started
         self.proc = None
         self._conn = None
         self.running = False  # a task taken and not finished
@@ -134,6 +135,8 @@ class _Worker:
 
     def _hand_over(self, task: tuple) -> bool:
         """Send ``task``; True once the worker says it took it, False if it was dead already."""
+        if self._closed.is_set():
+            raise LabClosingError("the lab is stopping")
         if self.proc is None or not self.proc.is_alive():
             self.stop()
             self._start()
@@ -196,18 +199,16 @@ class WorkerPool:
         self.timeout = timeout
         self._ctx = multiprocessing.get_context("forkserver")
         self._ctx.set_forkserver_preload(list(preload))
-        self._workers = [_Worker(self._ctx) for _ in range(workers)]
+        self._closed = threading.Event()
+        self._workers = [_Worker(self._ctx, self._closed) for _ in range(workers)]
         self._idle: queue.Queue[_Worker] = queue.Queue()
         for w in self._workers:
             self._idle.put(w)
-        self._closed = threading.Event()
 
     def run(self, fn: Callable, /, *args, **kwargs) -> Any:
         """``fn(*args, **kwargs)`` in a worker (``fn`` and its arguments must pickle)."""
         worker = self._take()
         try:
-            if self._closed.is_set():
-                raise LabClosingError("the lab is stopping")
             return worker.call(fn, args, kwargs, self.timeout)
         except WorkerError:
             if self._closed.is_set():
@@ -233,6 +234,10 @@ class WorkerPool:
             if proc is not None and proc.is_alive() and (busy is None or w.running == busy):
                 out.append(proc.pid)
         return out
+
+    def open(self) -> None:
+        """Take calls again after :meth:`close` (an app's lifespan may start more than once)."""
+        self._closed.clear()
 
     def warm(self) -> threading.Thread:
         """Start the forkserver and every worker in the background (the lab does it at start,
