@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,7 @@ from sklearn.metrics import adjusted_rand_score, silhouette_score
 
 from ..encoders.base import Encoder
 from ..errors import DimensionError, InputError, ZeroVectorError, check_choice, check_int
-from .projection import PROJECTIONS, project
+from .projection import PROJECTIONS, check_points, project, run_here
 from .usages import Usages, collect_usages
 
 __all__ = ["SenseClusterer", "cluster_senses", "senses", "purity", "LINKAGES"]
@@ -64,12 +64,18 @@ class SenseClusterer:
         self.k_max = k_max
 
     def _check(self, x: np.ndarray) -> np.ndarray:
+        """``x`` as finite unit rows ``(n, dim)``: cosine distances do not change, and huge
+        or tiny coordinates cannot overflow or vanish in them."""
         x = np.asarray(x, dtype=np.float64)
         if x.ndim != 2:
             raise DimensionError(f"SenseClusterer.fit needs an (n_usages, dim) array, got {x.shape}")
-        zero = np.flatnonzero(np.linalg.norm(x, axis=1) == 0)
+        x = check_points(x, "usages")
+        top = np.abs(x).max(axis=1, initial=0.0)  # (n,)
+        zero = np.flatnonzero(top == 0)
         if zero.size:
             raise ZeroVectorError(f"usages {zero.tolist()} are zero vectors; cosine distance is undefined")
+        x = x / top[:, None]
+        x = x / np.linalg.norm(x, axis=1, keepdims=True)
         check_choice("linkage", self.linkage, LINKAGES)
         n = len(x)
         check_int("k_max", self.k_max, low=2, high=MAX_K, hint="the most clusters k='auto' tries")
@@ -169,11 +175,13 @@ def senses(
     encoder: Encoder, sentences: Sequence[str], word: str, *, k: int | str = "auto",
     gold: Sequence | None = None, layer: int = -1, occurrence: int | None = None,
     missing: str = "error", projection: str | None = None, linkage: str = "average",
-    k_max: int = 8, seed: int = 0,
+    k_max: int = 8, seed: int = 0, run: Callable = run_here,
 ) -> dict[str, Any]:
     """Cluster the usages of ``word`` in ``sentences`` (one usage per sentence).
 
-    ``gold``: one label per input sentence (aligned with ``sentences``). Returns
+    ``gold``: one label per input sentence (aligned with ``sentences``). ``run(fn, *args,
+    **kwargs)`` calls the numeric steps (clustering, projection): here by default; the lab
+    passes its worker processes. Returns
     ``{word, layer, layer_name, n_usages, k, k_chosen_by, silhouette, silhouette_by_k,
     labels, clusters, skipped, encoder}`` (+ ``purity``, ``ari`` with gold; +
     ``projection: {method, points}`` with a projection). ``labels`` has one entry per
@@ -191,7 +199,7 @@ def senses(
     usages = collect_usages(encoder, sentences, word, occurrence=occurrence, missing=missing)
     x = usages.at(layer)  # (n_usages, dim)
     gold_kept = None if gold is None else [gold[p] for p in usages.positions]
-    result = cluster_senses(x, k=k, gold=gold_kept, linkage=linkage, k_max=k_max)
+    result = run(cluster_senses, x, k=k, gold=gold_kept, linkage=linkage, k_max=k_max)
     by_position = dict(zip(usages.positions, result["labels"], strict=True))
     out = {
         "word": word, "layer": usages.layer_id(layer), "layer_name": usages.layer_name(layer), "n_usages": len(usages),
@@ -201,6 +209,6 @@ def senses(
         "skipped": [s["position"] for s in usages.skipped], "encoder": usages.encoder,
     }
     if projection is not None:
-        out["projection"] = {"method": projection, "points": project(x, projection, seed=seed).tolist(),
+        out["projection"] = {"method": projection, "points": run(project, x, projection, seed=seed).tolist(),
                              "positions": usages.positions}
     return out
