@@ -45,7 +45,8 @@ def make_vectors(n: int, seed: int = 0):
 
 
 def build(path: str, n: int):
-    from contextlens.index.store import UsageStore
+    from contextlens.index.encode import EncodedChunk
+    from contextlens.index.store import UsageRow, UsageStore
 
     store = UsageStore.create(path, {"model": "synthetic", "layers": [6], "dim": DIM, "dtype": "float16",
                                      "match": "lower", "layout": "lines", "words": [f"w{i}" for i in range(WORDS)]})
@@ -53,14 +54,12 @@ def build(path: str, n: int):
     for start, x, w in make_vectors(n):
         m = len(x)
         all_x[start:start + m], all_w[start:start + m] = x, w
-        store.append(store.rows_to_arrow({
-            "usage_id": [f"{i:08d}" for i in range(start, start + m)], "word": [f"w{i}" for i in w],
-            "form": ["x"] * m, "doc": ["synthetic"] * m, "sentence_no": list(range(start, start + m)),
-            "start": [0] * m, "end": [1] * m, "sentence": [""] * m, "chunk": [0] * m, "v6": x}))
+        rows = [UsageRow(f"{start + i:08d}", f"w{wi}", "x", "synthetic", start + i, 0, 1, "") for i, wi in enumerate(w)]
+        store.append(0, EncodedChunk(rows, {6: x}))
     store.commit(0, n, n)
     started = time.perf_counter()
     info = store.finish(0, n)
-    return store, all_x, all_w, time.perf_counter() - started, info
+    return store.reader(), all_x, all_w, time.perf_counter() - started, info
 
 
 def exact_top(x16: np.ndarray, mask: np.ndarray | None, q: np.ndarray, k: int = 10) -> list[int]:

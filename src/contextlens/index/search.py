@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import InputError, TargetNotFoundError
 from ..text import locate, tokenize
-from .store import IndexMismatchError, UsageStore, open_store
+from .store import IndexMismatchError, UsageReader, open_store
 
 __all__ = ["search_usages", "like_usage", "check_model", "query_encoder"]
 
@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 _ENCODERS: dict[tuple, Any] = {}
 
 
-def check_model(store: UsageStore, model: str | None) -> None:
+def check_model(store: UsageReader, model: str | None) -> None:
     """Raise :class:`IndexMismatchError` when ``model`` is not the one the index was built with."""
     if model is None:
         return
@@ -37,10 +37,10 @@ def check_model(store: UsageStore, model: str | None) -> None:
         )
 
 
-def query_encoder(store: UsageStore, threads: int | None = None):
+def query_encoder(store: UsageReader, threads: int | None = None):
     """The index's encoder (model, layers), loaded once per process (``threads``: torch
     CPU threads, a process-wide setting; None: the library's default)."""
-    from .build import make_index_encoder
+    from .encode import make_index_encoder
 
     key = (store.params["model"], tuple(store.layers))
     if key not in _ENCODERS:
@@ -49,7 +49,7 @@ def query_encoder(store: UsageStore, threads: int | None = None):
     return _ENCODERS[key]
 
 
-def _target(store: UsageStore, word: str) -> str:
+def _target(store: UsageReader, word: str) -> str:
     target = word if store.params.get("match") == "exact" else word.lower()
     if target not in store.params["words"]:
         shown = ", ".join(store.params["words"][:15])
@@ -58,7 +58,7 @@ def _target(store: UsageStore, word: str) -> str:
     return target
 
 
-def _query_word(store: UsageStore, sentence: str, word: str, occurrence: int | None):
+def _query_word(store: UsageReader, sentence: str, word: str, occurrence: int | None):
     words = tokenize(sentence)
     try:
         return words[locate(words, word, occurrence=occurrence)]
@@ -76,7 +76,7 @@ def _query_word(store: UsageStore, sentence: str, word: str, occurrence: int | N
     return hits[occurrence or 0]
 
 
-def search_usages(db: str | os.PathLike | UsageStore, sentence: str, word: str, *, k: int = 10,
+def search_usages(db: str | os.PathLike | UsageReader, sentence: str, word: str, *, k: int = 10,
                   layer: int | None = None, model: str | None = None, occurrence: int | None = None,
                   encoder=None, threads: int | None = None) -> dict[str, Any]:
     """The ``k`` usages of ``word`` in the index nearest its usage in ``sentence``.
@@ -87,7 +87,7 @@ def search_usages(db: str | os.PathLike | UsageStore, sentence: str, word: str, 
     :class:`IndexMismatchError`). ``encoder``: one to encode the query with (else the
     index's model is loaded once, with ``threads`` torch threads).
     """
-    store = db if isinstance(db, UsageStore) else open_store(db)
+    store = db if isinstance(db, UsageReader) else open_store(db)
     check_model(store, model if encoder is None else encoder.name)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a positive integer, got {k!r}")
@@ -108,10 +108,10 @@ def search_usages(db: str | os.PathLike | UsageStore, sentence: str, word: str, 
             "word": target, "layer": col_layer, "model": store.params["model"], "results": rows}
 
 
-def like_usage(db: str | os.PathLike | UsageStore, uid: str, *, k: int = 10, layer: int | None = None,
+def like_usage(db: str | os.PathLike | UsageReader, uid: str, *, k: int = 10, layer: int | None = None,
                model: str | None = None) -> dict[str, Any]:
     """The ``k`` usages of the same word nearest the stored usage ``uid`` (itself left out)."""
-    store = db if isinstance(db, UsageStore) else open_store(db)
+    store = db if isinstance(db, UsageReader) else open_store(db)
     check_model(store, model)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a positive integer, got {k!r}")

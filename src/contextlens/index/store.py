@@ -9,6 +9,10 @@ Two tables:
 - ``progress``: the build's checkpoints, one row per committed chunk of sentences,
   written *after* that chunk's usages (see :mod:`contextlens.index.build`).
 
+The column names are spelled once, as the fields of :class:`UsageRow` (the schema is made
+from them). :class:`UsageStore` writes an index (create, append, commit, roll back,
+finish); :class:`UsageReader` (from :func:`open_store`) reads and searches it.
+
 Search is cosine. A word with at most ``EXACT_MAX_WORD_ROWS`` usages is searched exactly
 over its vectors, read once into memory (per table version, least recently used words
 dropped beyond ``WORD_CACHE_BYTES``). A table of fewer than ``ANN_MIN_ROWS`` usages is
@@ -33,16 +37,19 @@ import time
 from collections import OrderedDict
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from .. import __version__
 from ..errors import FileFormatError, InputError, MissingDependencyError, check_choice
 
+if TYPE_CHECKING:
+    from .encode import EncodedChunk
+
 __all__ = [
-    "UsageStore", "IndexMismatchError", "DTYPES", "ANN_MIN_ROWS", "EXACT_MAX_WORD_ROWS", "FORMAT",
-    "open_store", "vector_column",
+    "UsageStore", "UsageReader", "UsageRow", "ROW_COLUMNS", "IndexMismatchError", "DTYPES", "ANN_MIN_ROWS",
+    "EXACT_MAX_WORD_ROWS", "FORMAT", "open_store", "usages_schema", "vector_column",
 ]
 
 log = logging.getLogger(__name__)
@@ -95,47 +102,41 @@ def _sql_str(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-class UsageStore:
-    """One usage index on disk (``path`` is a LanceDB directory).
+class UsageRow(NamedTuple):
+    """One usage as stored: every column of the ``usages`` table but the chunk and the
+    vectors. Its field names are the column names (the schema is made from them)."""
 
-    Use :func:`open_store` to open an existing one (it checks that it is a contextlens
-    index) or :meth:`create` to start one.
-    """
+    usage_id: str
+    word: str
+    form: str
+    doc: str
+    sentence_no: int
+    start: int
+    end: int
+    sentence: str
+
+
+_ROW_TYPES = ("string", "string", "string", "string", "int64", "int32", "int32", "string")  # UsageRow's, in order
+ROW_COLUMNS = list(UsageRow._fields)
+
+
+def usages_schema(params: dict[str, Any]):
+    """The ``usages`` table's Arrow schema: the :class:`UsageRow` columns, ``chunk`` and one
+    vector column per stored layer; ``params`` recorded in its metadata."""
+    _, pa = _lance()
+    vtype = pa.float16() if params["dtype"] == "float16" else pa.float32()
+    fields = [pa.field(name, getattr(pa, t)(), nullable=name != "usage_id") for name, t in zip(ROW_COLUMNS, _ROW_TYPES)]
+    fields += [pa.field("chunk", pa.int64())]
+    fields += [pa.field(vector_column(k), pa.list_(vtype, int(params["dim"]))) for k in params["layers"]]
+    return pa.schema(fields, metadata={META_KEY: json.dumps(params).encode()})
+
+
+class _Index:
+    """An opened index: its folder, LanceDB connection, ``usages`` table and parameters."""
 
     def __init__(self, path: str | os.PathLike, db, table, params: dict[str, Any]):
         self.path, self._db, self.table, self.params = Path(path), db, table, params
-        self._seen: dict[str, Any] = {"version": None}  # what one table version holds (see _state)
 
-    # -- creation ------------------------------------------------------------------
-    @classmethod
-    def create(cls, path, params: dict[str, Any]) -> UsageStore:
-        """Create an empty index with these parameters (``model, layers, dim, dtype`` at least)."""
-        lancedb, pa = _lance()
-        check_choice("dtype", params["dtype"], DTYPES)
-        params = {"format": FORMAT, "format_version": FORMAT_VERSION,
-                  "contextlens_version": __version__, "created": time.time(), **params}
-        vtype = pa.float16() if params["dtype"] == "float16" else pa.float32()
-        fields = [
-            pa.field("usage_id", pa.string(), nullable=False), pa.field("word", pa.string()),
-            pa.field("form", pa.string()), pa.field("doc", pa.string()), pa.field("sentence_no", pa.int64()),
-            pa.field("start", pa.int32()), pa.field("end", pa.int32()), pa.field("sentence", pa.string()),
-            pa.field("chunk", pa.int64()),
-        ] + [pa.field(vector_column(k), pa.list_(vtype, int(params["dim"]))) for k in params["layers"]]
-        schema = pa.schema(fields, metadata={META_KEY: json.dumps(params).encode()})
-        progress = pa.schema([pa.field("chunk", pa.int64()), pa.field("sentences_done", pa.int64()),
-                              pa.field("usages_done", pa.int64()), pa.field("done", pa.bool_()),
-                              pa.field("time", pa.float64())])
-        db = lancedb.connect(str(path))
-        existing = _tables(db)
-        if existing == [PROGRESS] and db.open_table(PROGRESS).count_rows() == 0:
-            db.drop_table(PROGRESS)  # a creation killed between its two tables: start it again
-        elif existing:
-            raise FileFormatError(path, None, "already holds tables; give a new --db folder")
-        db.create_table(PROGRESS, schema=progress)  # first: the usages table (with the parameters) marks an index
-        table = db.create_table(USAGES, schema=schema)
-        return cls(path, db, table, params)
-
-    # -- schema helpers ------------------------------------------------------------
     @property
     def layers(self) -> list[int]:
         return [int(k) for k in self.params["layers"]]
@@ -149,31 +150,69 @@ class UsageStore:
                              f"{', '.join(map(str, self.layers))} (choose one of them: --layer, or the layer field)")
         return vector_column(layer)
 
-    def rows_to_arrow(self, rows: dict[str, Any]):
-        """An Arrow table of the usages schema from columns (vectors as ``(n, dim)`` arrays)."""
-        _, pa = _lance()
-        schema = self.table.schema
-        dtype = np.float16 if self.params["dtype"] == "float16" else np.float32
-        arrays = []
-        for f in schema:
-            value = rows[f.name]
-            if f.name.startswith("v") and f.name[1:].isdigit():
-                x = np.ascontiguousarray(np.asarray(value, dtype=dtype).reshape(-1, int(self.params["dim"])))
-                arrays.append(pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), int(self.params["dim"])))
-            else:
-                arrays.append(pa.array(value, type=f.type))
-        return pa.Table.from_arrays(arrays, schema=schema)
+    def refresh(self) -> None:
+        """See the latest committed data (a build may be appending)."""
+        self.table.checkout_latest()
 
-    # -- progress ------------------------------------------------------------------
-    def _progress(self):
-        return self._db.open_table(PROGRESS)
+    def count(self, word: str | None = None) -> int:
+        return self.table.count_rows(None if word is None else f"word = {_sql_str(word)}")
 
     def checkpoint(self) -> dict[str, Any]:
         """The last committed chunk: ``{chunk, sentences_done, usages_done, done}`` (chunk -1 if none)."""
-        rows = self._progress().to_arrow().to_pylist()
+        rows = self._db.open_table(PROGRESS).to_arrow().to_pylist()
         if not rows:
             return {"chunk": -1, "sentences_done": 0, "usages_done": 0, "done": False}
         return max(rows, key=lambda r: (r["chunk"], r["done"]))
+
+
+class UsageStore(_Index):
+    """Writes one usage index (the build's side): create or reopen it, append chunks of
+    encoded usages, commit checkpoints, roll back what was never committed, finish.
+
+    :class:`UsageReader` (from :func:`open_store`) reads and searches it.
+    """
+
+    @classmethod
+    def create(cls, path, params: dict[str, Any]) -> UsageStore:
+        """Create an empty index with these parameters (``model, layers, dim, dtype`` at least)."""
+        lancedb, pa = _lance()
+        check_choice("dtype", params["dtype"], DTYPES)
+        params = {"format": FORMAT, "format_version": FORMAT_VERSION,
+                  "contextlens_version": __version__, "created": time.time(), **params}
+        progress = pa.schema([pa.field("chunk", pa.int64()), pa.field("sentences_done", pa.int64()),
+                              pa.field("usages_done", pa.int64()), pa.field("done", pa.bool_()),
+                              pa.field("time", pa.float64())])
+        db = lancedb.connect(str(path))
+        existing = _tables(db)
+        if existing == [PROGRESS] and db.open_table(PROGRESS).count_rows() == 0:
+            db.drop_table(PROGRESS)  # a creation killed between its two tables: start it again
+        elif existing:
+            raise FileFormatError(path, None, "already holds tables; give a new --db folder")
+        db.create_table(PROGRESS, schema=progress)  # first: the usages table (with the parameters) marks an index
+        table = db.create_table(USAGES, schema=usages_schema(params))
+        return cls(path, db, table, params)
+
+    @classmethod
+    def open(cls, path) -> UsageStore:
+        """Reopen an existing index to resume its build (checked as :func:`open_store` does)."""
+        return cls(*_open_checked(path))
+
+    def reader(self) -> UsageReader:
+        """A reader of this index."""
+        return UsageReader(self.path, self._db, self.table, self.params)
+
+    def to_arrow(self, chunk: int, encoded: EncodedChunk):
+        """The Arrow table of the ``usages`` schema holding ``encoded`` (committed as ``chunk``)."""
+        _, pa = _lance()
+        schema, n = self.table.schema, len(encoded.rows)
+        dim, dtype = int(self.params["dim"]), np.float16 if self.params["dtype"] == "float16" else np.float32
+        columns = list(zip(*encoded.rows)) if n else [[] for _ in ROW_COLUMNS]
+        arrays = [pa.array(col, type=schema.field(name).type) for name, col in zip(ROW_COLUMNS, columns)]
+        arrays.append(pa.array(np.full(n, chunk, np.int64)))
+        for k in self.layers:
+            x = np.ascontiguousarray(encoded.vectors[k], dtype=dtype).reshape(n, dim)  # (n, dim)
+            arrays.append(pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), dim))
+        return pa.Table.from_arrays(arrays, schema=schema)
 
     def rollback(self, chunk: int) -> int:
         """Delete the usages of chunks after ``chunk`` (written but never committed); returns how many."""
@@ -184,15 +223,17 @@ class UsageStore:
             self.table.delete(f"chunk > {int(chunk)}")
         return extra
 
-    def append(self, rows) -> None:
-        if rows.num_rows:
-            self.table.add(rows)
+    def append(self, chunk: int, encoded: EncodedChunk) -> None:
+        """Write a chunk's usages (one atomic Lance write; not committed until :meth:`commit`)."""
+        if encoded.rows:
+            self.table.add(self.to_arrow(chunk, encoded))
 
     def commit(self, chunk: int, sentences_done: int, usages_done: int, done: bool = False) -> None:
         """Record that every usage of the sentences before ``sentences_done`` is stored."""
         _, pa = _lance()
-        self._progress().add(pa.table({"chunk": [chunk], "sentences_done": [sentences_done],
-                                       "usages_done": [usages_done], "done": [done], "time": [time.time()]}))
+        self._db.open_table(PROGRESS).add(pa.table({"chunk": [chunk], "sentences_done": [sentences_done],
+                                                    "usages_done": [usages_done], "done": [done],
+                                                    "time": [time.time()]}))
 
     def finish(self, chunk: int, sentences_done: int) -> dict[str, Any]:
         """Compact, build the ANN index when the table is large, and mark the build complete."""
@@ -223,6 +264,14 @@ class UsageStore:
             self.table.create_index(vector_column(k), config=IvfSq(distance_type="cosine", num_partitions=lists,
                                                                    max_iterations=ANN_ITERATIONS), replace=True)
         self.table.create_index("word", config=Bitmap(), replace=True)
+
+
+class UsageReader(_Index):
+    """Reads and searches one usage index; see :func:`open_store`."""
+
+    def __init__(self, path: str | os.PathLike, db, table, params: dict[str, Any]):
+        super().__init__(path, db, table, params)
+        self._seen: dict[str, Any] = {"version": None}  # what one table version holds (see _state)
 
     def _state(self) -> dict[str, Any]:
         """What the current table version holds: ``ann`` (an ANN index?), ``lists`` (its
@@ -270,14 +319,6 @@ class UsageStore:
             words.popitem(last=False)
         return words[key]
 
-    # -- reading -------------------------------------------------------------------
-    def refresh(self) -> None:
-        """See the latest committed data (a build may be appending)."""
-        self.table.checkout_latest()
-
-    def count(self, word: str | None = None) -> int:
-        return self.table.count_rows(None if word is None else f"word = {_sql_str(word)}")
-
     def get(self, uid: str, layer: int | None = None) -> dict[str, Any]:
         col = self.layer_column(layer)
         rows = self.table.search().where(f"usage_id = {_sql_str(uid)}").limit(1).to_arrow().to_pylist()
@@ -308,8 +349,7 @@ class UsageStore:
         if exact is None:
             exact = not self.has_ann_index()
         q = q.bypass_vector_index() if exact else q.nprobes(self.nprobes(word)).refine_factor(REFINE_FACTOR)
-        keep = ["usage_id", "word", "form", "doc", "sentence_no", "start", "end", "sentence"]
-        rows = q.select([*keep, "_distance"]).limit(int(k)).to_arrow().to_pylist()
+        rows = q.select([*ROW_COLUMNS, "_distance"]).limit(int(k)).to_arrow().to_pylist()
         for r in rows:
             r["similarity"] = 1.0 - float(r.pop("_distance"))
         return rows
@@ -317,8 +357,8 @@ class UsageStore:
     def vectors_of(self, word: str, layer: int | None = None, limit: int | None = None):
         """``(rows, vectors (n, dim) float32)`` of a word's usages, in usage-id order."""
         col = self.layer_column(layer)
-        keep = ["usage_id", "word", "form", "doc", "sentence_no", "start", "end", "sentence", col]
-        table = self.table.search().where(f"word = {_sql_str(word)}").select(keep).limit(None).to_arrow()
+        table = self.table.search().where(f"word = {_sql_str(word)}").select([*ROW_COLUMNS, col]) \
+            .limit(None).to_arrow()
         table = table.sort_by("usage_id")
         if limit is not None:
             table = table.slice(0, int(limit))
@@ -361,9 +401,9 @@ def open_progress_rows(path: str | os.PathLike) -> int:
         return -1
 
 
-def open_store(path: str | os.PathLike) -> UsageStore:
-    """Open an existing usage index; a missing, foreign or corrupt one raises a clear error
-    (and nothing is written)."""
+def _open_checked(path: str | os.PathLike):
+    """``(path, db, table, params)`` of an existing index; a missing, foreign or corrupt one
+    raises a clear error (and nothing is written)."""
     lancedb, _ = _lance()
     path = Path(path)
     if not path.is_dir():
@@ -391,4 +431,10 @@ def open_store(path: str | os.PathLike) -> UsageStore:
     if params.get("format") != FORMAT or params.get("format_version", 0) > FORMAT_VERSION:
         raise FileFormatError(path, None, f"index format {params.get('format')!r} v{params.get('format_version')} "
                                           f"is not {FORMAT} v{FORMAT_VERSION}; rebuild it with this version")
-    return UsageStore(path, db, table, params)
+    return path, db, table, params
+
+
+def open_store(path: str | os.PathLike) -> UsageReader:
+    """Open an existing usage index to read and search it; a missing, foreign or corrupt
+    one raises a clear error (and nothing is written)."""
+    return UsageReader(*_open_checked(path))

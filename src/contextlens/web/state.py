@@ -118,7 +118,7 @@ class LabState:
     def __init__(self, model: str = "minilm", vectors: str = "glove-6b-50d", limits: Limits | None = None,
                  threads: int | None = 1, index=None):
         self.model, self.vectors, self.limits = model, vectors, limits or Limits()
-        self.index = index  # a UsageStore, or None
+        self.index = index  # a UsageReader, or None
         self.index_lock = threading.Lock()  # one index request at a time reads the store
         self.threads = threads  # torch CPU threads (None: the library's default, every core)
         self._lock = threading.Lock()
