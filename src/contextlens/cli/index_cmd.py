@@ -128,13 +128,27 @@ def search(
     k: int = typer.Option(10, "-k", help="How many usages."),
     layer: int = typer.Option(None, help="The stored layer to compare (default: the deepest)."),
     like_usage: str = typer.Option(None, "--like-usage", help="Search from a stored usage id instead."),
+    queries: Path = typer.Option(None, "--queries", help="A file of searches, one 'word<TAB>sentence' per line "
+                                 "(the index and model are loaded once)."),
     model: str = typer.Option(None, help="The model you expect the index to use (checked)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """The usages in the index nearest the WORD in SENTENCE (or nearest --like-usage ID)."""
+    """The usages in the index nearest the WORD in SENTENCE (or nearest --like-usage ID, or
+    for each line of --queries FILE)."""
     from ..index.search import like_usage as like
-    from ..index.search import search_usages
+    from ..index.search import read_queries, search_queries, search_usages
 
+    if queries is not None:
+        if sentence is not None or word is not None or like_usage is not None:
+            raise InputError("give either --queries FILE or a SENTENCE with --word (or --like-usage ID), not both")
+        found = search_queries(db, read_queries(queries), k=k, layer=layer, model=model)
+        if as_json:
+            print_json({"searches": found})
+            return
+        for out in found:
+            console.print(_results_table(out, f"line {out['line']}: usages of {out['word']!r} nearest "
+                                              f"{out['query']['sentence']!r} ({out['model']}, layer {out['layer']})"))
+        return
     if like_usage is not None:
         out = like(db, like_usage, k=k, layer=layer, model=model)
     else:
@@ -211,7 +225,7 @@ def stats(
     console.print(f"{out['db']}: {out['usages']:,} usages of {len(out['words'])} words; model {out['model']}, "
                   f"layers {', '.join(map(str, out['layers']))}, {out['dtype']}; "
                   f"{out['size_bytes'] / 2**20:.1f} MiB on disk; {state}; "
-                  f"{'ANN (IVF-SQ)' if out['ann_index'] else 'exact'} search")
+                  f"{'approximate (IVF, float16)' if out['ann_index'] else 'exact'} search")
     t = Table(title="usages per word", title_justify="left")
     t.add_column("word")
     t.add_column("usages", justify="right")
