@@ -206,6 +206,16 @@ def test_cli_json(setup, tmp_path):
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)["results"]
     assert len(rows) == 3 and {"sentence", "similarity", "doc", "usage_id"} <= set(rows[0])
+    queries = tmp_path / "queries.tsv"
+    queries.write_text("# two searches, one model load\nbank\tthe bank of the river\nspring\tin spring we sat\n")
+    res = runner.invoke(app, ["index", "search", "--db", str(db), "--queries", str(queries), "-k", "2", "--json"])
+    assert res.exit_code == 0, res.output
+    found = json.loads(res.stdout)["searches"]
+    assert [(s["line"], s["word"], len(s["results"])) for s in found] == [(2, "bank", 2), (3, "spring", 2)]
+    assert found[0]["results"] == rows[:2]  # the same search, in a batch
+    queries.write_text("bank the bank without a tab\n")
+    res = runner.invoke(app, ["index", "search", "--db", str(db), "--queries", str(queries)])
+    assert res.exit_code == 2 and "word<TAB>sentence" in res.output
     res = runner.invoke(app, ["index", "stats", "--db", str(db), "--json"])
     assert json.loads(res.stdout)["words"].keys() == {"bank", "spring"}
     res = runner.invoke(app, ["index", "senses", "bank", "--db", str(db), "--k", "2", "--json"])

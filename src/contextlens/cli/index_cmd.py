@@ -106,14 +106,27 @@ def search(
                                         "sentence."),
     k: int = o.top_k(10, "How many usages."), layer: int = STORED_LAYER,
     like_usage: str = o.option(None, "--like-usage", metavar="ID", help="Search from a stored usage id instead."),
+    queries: Path = o.option(None, "--queries", metavar="FILE", help="A file of searches, one 'word<TAB>sentence' "
+                             "per line (the index and model are loaded once)."),
     model: str = o.option(None, "--model", "-m", metavar="NAME", help="The model you expect the index to use "
                           "(checked)."),
     as_json: bool = o.JSON,
 ) -> None:
-    """The usages in the index nearest the WORD in SENTENCE (or nearest --like-usage ID)."""
+    """The usages in the index nearest the WORD in SENTENCE (or nearest --like-usage ID, or
+    for each line of --queries FILE)."""
     from ..index.search import like_usage as like
-    from ..index.search import search_usages
+    from ..index.search import read_queries, search_queries, search_usages
 
+    if queries is not None:
+        if sentence is not None or word is not None or like_usage is not None:
+            raise InputError("give either --queries FILE or a SENTENCE with --word (or --like-usage ID), not both")
+        found = search_queries(db, read_queries(queries), k=k, layer=layer, model=model)
+        if as_json:
+            print_json({"searches": found})
+            return
+        for result in found:
+            _print_results(result, f"line {result['line']}: ")
+        return
     if like_usage is not None:
         result = like(db, like_usage, k=k, layer=layer, model=model)
     else:
@@ -123,7 +136,11 @@ def search(
     if as_json:
         print_json(result)
         return
-    out().print(table(f"usages of {result['word']!r} nearest {result['query']['sentence']!r} "
+    _print_results(result)
+
+
+def _print_results(result: dict, prefix: str = "") -> None:
+    out().print(table(f"{prefix}usages of {result['word']!r} nearest {result['query']['sentence']!r} "
                       f"({result['model']}, layer {result['layer']})",
                       ["#", "similarity", "sentence", "doc", "usage id"],
                       [(i, r["similarity"], r["sentence"], f"{Path(r['doc']).name}:{r['sentence_no']}", r["usage_id"])
@@ -185,7 +202,7 @@ def stats(db: Path = DB, as_json: bool = o.JSON) -> None:
     say(f"{result['db']}: {result['usages']:,} usages of {len(result['words'])} words; model {result['model']}, "
         f"layers {', '.join(map(str, result['layers']))}, {result['dtype']}; "
         f"{result['size_bytes'] / 2**20:.1f} MiB on disk; {state}; "
-        f"{'ANN (IVF-SQ)' if result['ann_index'] else 'exact'} search")
+        f"{'approximate (IVF, float16)' if result['ann_index'] else 'exact'} search")
     out().print(table("usages per word", ["word", "usages"],
                       [(w, f"{n:,}") for w, n in list(result["words"].items())[:30]]))
     if result["missing_words"]:

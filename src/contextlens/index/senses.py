@@ -28,7 +28,7 @@ from ..analysis.senses import SenseClusterer
 from ..errors import InputError, check_int
 from ..text import tokenize
 from .search import _target
-from .store import UsageStore, open_store
+from .store import UsageReader, open_store
 
 __all__ = ["induce_senses", "distinctive_words", "context_words", "typical", "centroid"]
 
@@ -111,7 +111,7 @@ def centroid(x: np.ndarray, members: np.ndarray) -> np.ndarray:
     return mean / np.linalg.norm(mean)
 
 
-def induce_senses(db: str | os.PathLike | UsageStore, word: str, *, k: int | str = "auto",
+def induce_senses(db: str | os.PathLike | UsageReader, word: str, *, k: int | str = "auto",
                   layer: int | None = None, max_usages: int = MAX_USAGES, n_sentences: int = 3,
                   n_words: int = 8, window: int = 5, k_max: int = 8, wordnet: bool = False,
                   data_dir: str | os.PathLike | None = None, progress: Callable[[int], None] | None = None,
@@ -135,7 +135,7 @@ def induce_senses(db: str | os.PathLike | UsageStore, word: str, *, k: int | str
     check_int("n_sentences", n_sentences, low=0, high=1000, hint="typical sentences shown per sense")
     check_int("n_words", n_words, low=0, high=1000, hint="context words shown per sense")
     check_int("window", window, low=1, high=1000, hint="words each side counted as context")
-    store = db if isinstance(db, UsageStore) else open_store(db)
+    store = db if isinstance(db, UsageReader) else open_store(db)
     target = _target(store, word)
     col_layer = store.layers[-1] if layer is None else layer
     if wordnet:  # data, layer and lemma checked before any work

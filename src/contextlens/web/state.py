@@ -144,7 +144,7 @@ class LabState:
                  pool: WorkerPool | None = None, cache_bytes: int = CACHE_BYTES):
         self.model, self.vectors, self.limits = model, vectors, limits or Limits()
         self.offered = None if models is None else list(models)  # the models offered (None: every installed one)
-        self.index = index  # a UsageStore, or None
+        self.index = index  # a UsageReader, or None
         self.index_lock = threading.Lock()  # one index request at a time reads the store
         self.threads = threads  # torch CPU threads (None: the library's default, every core)
         self.pool = pool or WorkerPool()  # runs the numeric steps (projections, clustering)
