@@ -135,7 +135,7 @@ def test_every_table_grows_and_blocks_split_anywhere(tmp_path, monkeypatch):
         whole = cooccurrence_matrix(path, window=4, weighting=weighting, min_count=2, engine="numpy")
         with monkeypatch.context() as m:
             m.setattr("contextlens.corpus.BLOCK_BYTES", 97)
-            m.setattr(kernel, "_WORDS", 4)  # word arrays, slot table and pool all grow
+            m.setattr(kernel, "_WORD_SLOTS", 2)  # word arrays, slot table and pool all grow
             m.setattr(kernel, "_PAIR_SLOTS", 2 * kernel._BATCH)  # the pair table grows
             m.setattr(kernel, "_DENSE_CELLS", 10)  # a 3-word dense triangle; the rest hashed
             m.setattr(kernel, "_INT32_LIMIT", 1000)  # raw counts widen to int64 midway
@@ -216,3 +216,4 @@ def test_a_kernel_that_fails_to_load_falls_back_with_a_warning(monkeypatch, capl
 def test_brown_equals_the_numpy_engine(brown, kw):
     assert_same(cooccurrence_matrix(brown, engine="numba", **kw), cooccurrence_matrix(brown, engine="numpy", **kw),
                 exact=kw.get("weighting", "none") == "none")
+

@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 _SEP = -2  # a line break in the id stream
 _BATCH = 512  # pairs probed together in the pair table
 _PAIR_SLOTS = 1 << 20  # the pair table's first size (it doubles when 3/4 full)
-_WORDS = 1 << 15  # the word tables' first size (they double when full)
+_WORD_SLOTS = 1 << 15  # the word tables' first size (they double when full)
 _INT32_LIMIT = 2**31  # raw counts widen to int64 once window * tokens reaches this
 _DENSE_CELLS = 1 << 21  # the dense triangle of the first-block top k ids: k(k+1)/2 <= this
 _EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)  # an empty slot of the pair table
@@ -256,6 +256,15 @@ def _rehash(hashes, n_words, size):
 
 # -- 2. pairs -----------------------------------------------------------------------------------
 @_jit
+def _renumber(ids, rank):
+    """``ids[i] = rank[ids[i]]`` where ``0 <= ids[i] < len(rank)``."""
+    n = len(rank)
+    for i in range(len(ids)):
+        if 0 <= ids[i] < n:
+            ids[i] = rank[ids[i]]
+
+
+@_jit
 def _add_pairs(ids, st, window, weights, dense, k, keys, vals):
     """Add ``weights[d]`` to the lower-triangle cell of every pair of ids ``d <= window``
     apart in a line, from position ``st[0]`` on; ``st[1]`` counts the table's entries.
@@ -452,14 +461,15 @@ class KernelCounter:
         if not harmonic:
             self.weights[1:] = 1
         self._st = np.zeros(8, np.int64)  # _map_tokens' state
-        self._slots = np.full(2 * _WORDS, -1, np.int32)  # the tables double when full
-        self._hashes = np.zeros(_WORDS, np.uint64)
-        self._starts = np.zeros(_WORDS, np.int64)
-        self._lens = np.zeros(_WORDS, np.int32)
-        self._counts = np.zeros(_WORDS, np.int64)
-        self._pool = np.zeros(16 * _WORDS, np.uint8)  # each word's UTF-8 bytes and "\n"
+        self._slots = np.full(2 * _WORD_SLOTS, -1, np.int32)  # the tables double when full
+        self._hashes = np.zeros(_WORD_SLOTS, np.uint64)
+        self._starts = np.zeros(_WORD_SLOTS, np.int64)
+        self._lens = np.zeros(_WORD_SLOTS, np.int32)
+        self._counts = np.zeros(_WORD_SLOTS, np.int64)
+        self._pool = np.zeros(16 * _WORD_SLOTS, np.uint8)  # each word's UTF-8 bytes and "\n"
         self._dense: np.ndarray | None = None  # set up after the first block
         self._k = 0
+        self._rank = np.zeros(0, np.int32)  # (first block's words,) their rank by frequency there
         self._keys = np.full(_PAIR_SLOTS, _EMPTY, np.uint64)
         self._vals = np.zeros(_PAIR_SLOTS, dtype)
         self._n_pairs = 0
@@ -486,8 +496,13 @@ class KernelCounter:
     def add_block(self, text: str, lower: bool, tokenizer: str) -> None:
         """Count the tokens and pairs of one block of whole lines."""
         ids = self.ids(text, lower, tokenizer)
-        if self._dense is None:
-            ids = self._rank_by_first_block(ids)
+        if self._dense is None:  # the first block: rank its words, set the dense triangle up
+            n = int(self._st[_WORDS])
+            self._rank = np.empty(n, np.int32)
+            self._rank[np.argsort(-self._counts[:n], kind="stable")] = np.arange(n, dtype=np.int32)
+            self._k = int((np.sqrt(8 * _DENSE_CELLS + 1) - 1) / 2)
+            self._dense = np.zeros(self._k * (self._k + 1) // 2, self.weights.dtype)
+        ids = self._pair_ids(ids)
         if self.weights.dtype == np.int32 and self.window * self.n_tokens >= _INT32_LIMIT:
             # a cell holds at most window * tokens: widen before it can overflow
             self.weights, self._dense, self._vals = (a.astype(np.int64)
@@ -522,23 +537,12 @@ class KernelCounter:
                 self._pool = np.concatenate([self._pool, np.zeros(max(len(self._pool), st[_NEED]), np.uint8)])
         return ids[: st[_IDS]]
 
-    def _rank_by_first_block(self, ids: np.ndarray) -> np.ndarray:
-        """Renumber the words of the first block most frequent first (so the dense
-        triangle holds the pairs of the frequent words) and set that triangle up."""
-        n = int(self._st[_WORDS])
-        order = np.argsort(-self._counts[:n], kind="stable")
-        rank = np.empty(n, np.int32)
-        rank[order] = np.arange(n, dtype=np.int32)
-        words = self.words()
-        for a in (self._hashes, self._lens, self._counts):
-            a[:n] = a[:n][order]
-        pool = "".join(words[i] + "\n" for i in order.tolist()).encode("utf-8", "surrogatepass")
-        self._pool[: len(pool)] = np.frombuffer(pool, np.uint8)
-        self._starts[:n] = np.cumsum(self._lens[:n] + 1) - (self._lens[:n] + 1)
-        self._slots = _rehash(self._hashes, n, len(self._slots))
-        self._k = int((np.sqrt(8 * _DENSE_CELLS + 1) - 1) / 2)
-        self._dense = np.zeros(self._k * (self._k + 1) // 2, self.weights.dtype)
-        return np.where(ids >= 0, rank[np.maximum(ids, 0)], ids)
+    def _pair_ids(self, ids: np.ndarray) -> np.ndarray:
+        """``ids`` (changed in place) as the pair tables number words: the first block's
+        words most frequent first (so that the dense triangle holds the pairs of the
+        frequent words), the words first seen later as they are."""
+        _renumber(ids, self._rank)
+        return ids
 
     def close(self) -> None:
         """Free the pair tables (:meth:`matrix` frees them too)."""
@@ -549,8 +553,8 @@ class KernelCounter:
         order); integers of ``int_dtype``, or float64 for harmonic weighting. Frees the
         pair tables."""
         v = len(rows)
-        row_of = np.full(self._st[_WORDS], -1, np.int32)
-        row_of[rows] = np.arange(v, dtype=np.int32)
+        row_of = np.full(self._st[_WORDS], -1, np.int32)  # pair-table id -> row
+        row_of[self._pair_ids(rows.astype(np.int32))] = np.arange(v, dtype=np.int32)  # a copy
         dense = self._dense if self._dense is not None else np.zeros(0, self.weights.dtype)
         colptr, rr, xx = _lower_by_column(dense, self._k, self._keys, self._vals, row_of, v)
         self.close()

@@ -230,10 +230,8 @@ def _choose_vocab(words: list[str], counts: np.ndarray, min_count: int,
                   max_vocab: int | None) -> np.ndarray:
     """Provisional ids of the kept words, most frequent first, ties alphabetical."""
     kept = np.flatnonzero(counts >= min_count)
-    alpha = sorted(kept.tolist(), key=words.__getitem__)
-    rank = np.empty(len(words), np.int64)
-    rank[alpha] = np.arange(len(alpha))
-    order = kept[np.lexsort((rank[kept], -counts[kept]))]
+    alpha = np.array(sorted(kept.tolist(), key=words.__getitem__), dtype=np.int64)
+    order = alpha[np.argsort(-counts[alpha], kind="stable")]
     return order[:max_vocab] if max_vocab is not None else order
 
 
