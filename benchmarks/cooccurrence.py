@@ -13,8 +13,8 @@ Window-5 counts over the Brown corpus (57,340 sentences, 1.16M tokens),
 Every run happens in its own freshly spawned process, reading included. The time starts
 after the imports, which are timed apart (for contextlens they include loading the
 compiled kernel from numba's on-disk cache). Each run reports its peak resident memory
-(``getrusage(RUSAGE_SELF).ru_maxrss``, read right after the counting) and the resident
-memory after its imports, so the counting's own share shows. Contenders run in rotating
+(``VmHWM``, read right after the counting) and the peak after its imports, so the
+counting's own share shows. Contenders run in rotating
 order, round after round; the figures are medians. The results are checked equal, entry
 by entry. The kernel's first run (compiling, with an empty cache folder) is timed apart,
 and a scaling run counts 1x, 4x and 16x Brown (the file concatenated to a temporary file).
@@ -47,6 +47,14 @@ def default_corpus() -> Path:
 
 
 def _peak_mb() -> float:
+    """This process's peak resident memory. Linux's ``VmHWM`` (``ru_maxrss`` keeps the
+    peak of the forked parent across ``exec``, so a spawned child would inherit it)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024  # kB
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
@@ -68,7 +76,7 @@ def run_contextlens(corpus: str, out: str | None, queue, engine: str = "numba") 
     from contextlens.static.cooccurrence import cooccurrence_matrix
 
     if engine == "numba":
-        from contextlens.static import cooc_kernel  # numba, and the kernel loaded (or compiled)
+        from contextlens.static import kernel  # numba, and the kernel loaded (or compiled)
     imported, import_rss = time.perf_counter() - start, _peak_mb()
 
     start = time.perf_counter()
@@ -81,7 +89,7 @@ def run_contextlens(corpus: str, out: str | None, queue, engine: str = "numba") 
               "import_rss_mb": import_rss, "nnz": int(co.counts.nnz), "words": len(co.vocab),
               "tokens": co.n_tokens}
     if engine == "numba":
-        result["cache"] = str(cooc_kernel.cache_location())
+        result["cache"] = str(kernel.cache_location())
     queue.put(result)
 
 

@@ -21,7 +21,7 @@ blocks of whole lines, by one of two engines that give the same counts
 (``engine=``):
 
 - ``"numba"``, the default when numba is installed (``pip install 'contextlens[fast]'``):
-  the compiled kernel of :mod:`~contextlens.static.cooc_kernel` tokenises each block,
+  the compiled kernel of :mod:`~contextlens.static.kernel` tokenises each block,
   maps tokens to ids and adds up the window pairs as it reads, so its memory follows the
   number of distinct pairs, not the corpus length;
 - ``"numpy"``: each block becomes one ``str.split`` and one C-level dictionary lookup per
@@ -284,7 +284,7 @@ def _counter(engine: str, window: int, harmonic: bool):
     """The counting engine: the compiled kernel (``numba``) or the numpy path."""
     if engine != "numpy" and not _KERNEL_FAILURE:
         try:
-            from .cooc_kernel import KernelCounter
+            from .kernel import KernelCounter
         except ImportError as exc:
             _KERNEL_FAILURE.append(MissingDependencyError("numba", "fast", 'engine="numba"'))
             log.debug("counting with numpy: numba is not available (%s)", exc)
@@ -329,7 +329,7 @@ def cooccurrence_matrix(
     lower, tokenizer, errors : as in :func:`contextlens.corpus.iter_sentences`.
     progress : a :data:`~contextlens.corpus.ProgressHook`, called with the number of
         sentences read after each block.
-    engine : ``"numba"`` (the compiled kernel of :mod:`~contextlens.static.cooc_kernel`;
+    engine : ``"numba"`` (the compiled kernel of :mod:`~contextlens.static.kernel`;
         needs ``contextlens[fast]``), ``"numpy"``, or ``"auto"`` (numba when installed).
         Both give the same counts.
     """

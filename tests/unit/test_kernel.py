@@ -22,7 +22,9 @@ from contextlens.static.cooccurrence import cooccurrence_matrix
 from contextlens.text import words_of
 
 numba = pytest.importorskip("numba", reason="the kernel needs numba (contextlens[fast])")
-kernel = pytest.importorskip("contextlens.static.cooc_kernel")
+kernel = pytest.importorskip("contextlens.static.kernel")
+from contextlens.static.kernel import jit as jit_module  # noqa: E402
+from contextlens.static.kernel import pairs as pairs_module  # noqa: E402
 
 SPACES = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace() and c != 10]
 
@@ -136,7 +138,7 @@ def test_every_table_grows_and_blocks_split_anywhere(tmp_path, monkeypatch):
         with monkeypatch.context() as m:
             m.setattr("contextlens.corpus.BLOCK_BYTES", 97)
             m.setattr(kernel, "_WORD_SLOTS", 2)  # word arrays, slot table and pool all grow
-            m.setattr(kernel, "_PAIR_SLOTS", 2 * kernel._BATCH)  # the pair table grows
+            m.setattr(kernel, "_PAIR_SLOTS", 2 * pairs_module.BATCH)  # the pair table grows
             m.setattr(kernel, "_DENSE_CELLS", 10)  # a 3-word dense triangle; the rest hashed
             m.setattr(kernel, "_INT32_LIMIT", 1000)  # raw counts widen to int64 midway
             pieces = cooccurrence_matrix(path, window=4, weighting=weighting, min_count=2, engine="numba")
@@ -156,38 +158,38 @@ def test_counts_are_int32_until_they_might_overflow(monkeypatch):
 
 
 def test_compiled_code_is_cached_in_our_cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setattr(kernel.numba_config, "CACHE_DIR", "")  # as when NUMBA_CACHE_DIR is unset
+    monkeypatch.setattr(jit_module.numba_config, "CACHE_DIR", "")  # as when NUMBA_CACHE_DIR is unset
     monkeypatch.setenv("CONTEXTLENS_CACHE", str(tmp_path))
 
     def plus_one(x):
         return x + 1
 
-    f = kernel._jit(plus_one)
+    f = jit_module.jit(plus_one)
     assert f(1) == 2 and str(f.stats.cache_path).startswith(str(tmp_path / "numba"))
     assert list((tmp_path / "numba").rglob("*plus_one*.nbi"))
-    monkeypatch.setattr(kernel.numba_config, "CACHE_DIR", str(tmp_path / "mine"))  # NUMBA_CACHE_DIR wins
-    assert str(kernel._jit(plus_one).stats.cache_path).startswith(str(tmp_path / "mine"))
-    assert kernel.numba_config.CACHE_DIR == str(tmp_path / "mine")  # left as it was
+    monkeypatch.setattr(jit_module.numba_config, "CACHE_DIR", str(tmp_path / "mine"))  # NUMBA_CACHE_DIR wins
+    assert str(jit_module.jit(plus_one).stats.cache_path).startswith(str(tmp_path / "mine"))
+    assert jit_module.numba_config.CACHE_DIR == str(tmp_path / "mine")  # left as it was
 
 
 def test_an_unwritable_cache_dir_falls_back_to_numba_s_own_place(monkeypatch, tmp_path):
-    monkeypatch.setattr(kernel.numba_config, "CACHE_DIR", "")
+    monkeypatch.setattr(jit_module.numba_config, "CACHE_DIR", "")
 
     def no_cache_dir(*parts):
         raise PermissionError("read-only")
 
-    monkeypatch.setattr(kernel, "cache_dir", no_cache_dir)
+    monkeypatch.setattr(jit_module, "cache_dir", no_cache_dir)
 
     def plus_two(x):
         return x + 2
 
-    f = kernel._jit(plus_two)
+    f = jit_module.jit(plus_two)
     assert f(1) == 3 and f.stats.cache_path and "contextlens" not in str(f.stats.cache_path)
 
 
 def test_engine_choice_and_fallback(monkeypatch, caplog):
     monkeypatch.setattr(co_module, "_KERNEL_FAILURE", [])
-    monkeypatch.setitem(sys.modules, "contextlens.static.cooc_kernel", None)  # numba missing
+    monkeypatch.setitem(sys.modules, "contextlens.static.kernel", None)  # numba missing
     with pytest.raises(MissingDependencyError, match=r"pip install 'contextlens\[fast\]'"):
         cooccurrence_matrix(["a b"], engine="numba")
     assert cooccurrence_matrix(["a b a"], window=1).counts.toarray().tolist() == [[0, 2], [2, 0]]
@@ -204,7 +206,7 @@ def test_a_kernel_that_fails_to_load_falls_back_with_a_warning(monkeypatch, capl
         def __getattr__(self, name):
             raise RuntimeError("LLVM says no")
 
-    monkeypatch.setitem(sys.modules, "contextlens.static.cooc_kernel", Broken())
+    monkeypatch.setitem(sys.modules, "contextlens.static.kernel", Broken())
     co = cooccurrence_matrix(["a b a"], window=1)
     assert co.counts.toarray().tolist() == [[0, 2], [2, 0]]
     assert "LLVM says no" in caplog.text
