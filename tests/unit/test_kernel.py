@@ -219,3 +219,14 @@ def test_brown_equals_the_numpy_engine(brown, kw):
     assert_same(cooccurrence_matrix(brown, engine="numba", **kw), cooccurrence_matrix(brown, engine="numpy", **kw),
                 exact=kw.get("weighting", "none") == "none")
 
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["a", "b", "\x00", "\x01", "é", "😀", "\ud800", "\uffff", "abcdefg",
+                                          "\U0010ffff"]), min_size=1, max_size=5).map("".join),
+                unique=True, min_size=1, max_size=40))
+def test_alphabetical_order_is_sorted_s(words):
+    counter = kernel.KernelCounter(1, False)
+    counter.add_block(" ".join(words), False, "whitespace")
+    seen = counter.words()
+    assert [seen[i] for i in counter.alphabetical(np.arange(len(seen)))] == sorted(words)

@@ -53,7 +53,7 @@ import itertools
 import logging
 import tempfile
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -226,11 +226,11 @@ class _IdStream:
             self._tmp.cleanup()
 
 
-def _choose_vocab(words: list[str], counts: np.ndarray, min_count: int,
-                  max_vocab: int | None) -> np.ndarray:
-    """Provisional ids of the kept words, most frequent first, ties alphabetical."""
-    kept = np.flatnonzero(counts >= min_count)
-    alpha = np.array(sorted(kept.tolist(), key=words.__getitem__), dtype=np.int64)
+def _choose_vocab(counts: np.ndarray, min_count: int, max_vocab: int | None,
+                  alphabetical: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Provisional ids of the kept words, most frequent first, ties alphabetical
+    (``alphabetical(ids)`` sorts ids by their words)."""
+    alpha = alphabetical(np.flatnonzero(counts >= min_count))
     order = alpha[np.argsort(-counts[alpha], kind="stable")]
     return order[:max_vocab] if max_vocab is not None else order
 
@@ -260,6 +260,11 @@ class _NumpyCounter(_IdStream):
 
     def words(self) -> list[str]:
         return list(self.index)
+
+    def alphabetical(self, ids: np.ndarray) -> np.ndarray:
+        """``ids`` in the alphabetical order of their words."""
+        words = self.words()
+        return np.array(sorted(ids.tolist(), key=words.__getitem__), dtype=np.int64)
 
     def matrix(self, rows: np.ndarray, int_dtype) -> sp.csr_matrix:
         """Counts of the words ``rows`` (provisional ids, in row order)."""
@@ -352,16 +357,15 @@ def cooccurrence_matrix(
         if counter.n_tokens == 0:
             raise EmptyInputError("the corpus has no tokens")
         words, all_counts = counter.words(), counter.counts
-        rows = _choose_vocab(words, all_counts, min_count, max_vocab)
+        rows = _choose_vocab(all_counts, min_count, max_vocab, counter.alphabetical)
         if len(rows) == 0:
             raise EmptyInputError(
                 f"no word occurs at least min_count={min_count} times (the most frequent "
                 f"occurs {int(all_counts.max())} times); lower min_count"
             )
-        vocab = list(map(words.__getitem__, rows.tolist()))
         if vocab_order == "alphabetical":
-            perm = sorted(range(len(rows)), key=vocab.__getitem__)
-            rows, vocab = rows[perm], [vocab[i] for i in perm]
+            rows = counter.alphabetical(rows)
+        vocab = list(map(words.__getitem__, rows.tolist()))
         int_dtype = np.int32 if 2 * window * counter.n_tokens < 2**31 else np.int64
         counts = counter.matrix(rows, int_dtype)
     finally:

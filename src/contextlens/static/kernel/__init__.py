@@ -41,7 +41,7 @@ import scipy.sparse as sp
 
 from ...corpus import _lines, _sentences
 from .pairs import EMPTY, add_pairs, lower_by_column, rehash_pairs, renumber, rows_from_columns, symmetric
-from .tokens import IDS, LINES, NEED, POOL, POS, TOKENS, WORDS, map_tokens, rehash_words
+from .tokens import IDS, LINES, NEED, POOL, POS, TOKENS, WORDS, map_tokens, rehash_words, sort_words
 
 __all__ = ["KernelCounter", "kernel_tokens", "cache_location"]
 
@@ -97,6 +97,10 @@ class KernelCounter:
         if self._st[WORDS] == 0:
             return []
         return self._pool[: self._st[POOL] - 1].tobytes().decode("utf-8", "surrogatepass").split("\n")
+
+    def alphabetical(self, ids: np.ndarray) -> np.ndarray:
+        """``ids`` (provisional) in the alphabetical order of their words."""
+        return sort_words(self._pool, self._starts, self._lens, ids.astype(np.int64))
 
     def add_block(self, text: str, lower: bool, tokenizer: str) -> None:
         """Count the tokens and pairs of one block of whole lines."""

@@ -18,7 +18,7 @@ import numpy as np
 
 from .jit import jit
 
-__all__ = ["SEP", "map_tokens", "rehash_words", "POS", "IDS", "WORDS", "POOL", "TOKENS", "LINES",
+__all__ = ["SEP", "map_tokens", "rehash_words", "sort_words", "POS", "IDS", "WORDS", "POOL", "TOKENS", "LINES",
            "IN_LINE", "NEED"]
 
 SEP = -2  # a line break in the id stream
@@ -192,3 +192,31 @@ def rehash_words(hashes, n_words, size):
             j = (j + np.uint64(1)) & mask
         slots[j] = k
     return slots
+
+
+@jit
+def sort_words(pool, starts, lens, ids):
+    """``ids`` sorted by their words' bytes (UTF-8 byte order is code point order, as
+    ``sorted`` on the strings): an MSD radix sort on 7-byte chunks, each byte as 9 bits
+    (``byte + 1``, ``0`` past the word's end, so a word sorts before its extensions)."""
+    out = ids.copy()
+    todo = [(0, len(out), 0)]  # (start, end, chunk) of runs whose earlier chunks are equal
+    while todo:
+        a, b, depth = todo.pop()
+        keys = np.empty(b - a, np.uint64)
+        for t in range(a, b):
+            p, m = starts[out[t]] + 7 * depth, lens[out[t]] - 7 * depth
+            x = np.uint64(0)
+            for c in range(7):
+                x = (x << np.uint64(9)) | (np.uint64(pool[p + c]) + np.uint64(1) if c < m else np.uint64(0))
+            keys[t - a] = x
+        order = np.argsort(keys, kind="mergesort")
+        out[a:b] = out[a:b][order]
+        keys = keys[order]
+        s = 0
+        for t in range(1, b - a + 1):
+            if t == b - a or keys[t] != keys[s]:
+                if t - s > 1:  # the same 7 bytes, so both go on: the next chunk decides
+                    todo.append((a + s, a + t, depth + 1))
+                s = t
+    return out
