@@ -41,7 +41,7 @@ import scipy.sparse as sp
 
 from ...corpus import _lines, _sentences
 from .pairs import EMPTY, add_pairs, lower_by_column, rehash_pairs, renumber, rows_from_columns, symmetric
-from .tokens import IDS, LINES, NEED, POOL, POS, TOKENS, WORDS, map_tokens, rehash_words, sort_words
+from .tokens import COUNT, IDS, LINES, NEED, POOL, POS, TOKENS, WORDS, map_tokens, rehash_words, sort_words
 
 __all__ = ["KernelCounter", "kernel_tokens", "cache_location"]
 
@@ -67,10 +67,7 @@ class KernelCounter:
             self.weights[1:] = 1
         self._st = np.zeros(8, np.int64)  # map_tokens' state
         self._slots = np.full(2 * _WORD_SLOTS, -1, np.int32)  # the tables double when full
-        self._hashes = np.zeros(_WORD_SLOTS, np.uint64)
-        self._starts = np.zeros(_WORD_SLOTS, np.int64)
-        self._lens = np.zeros(_WORD_SLOTS, np.int32)
-        self._counts = np.zeros(_WORD_SLOTS, np.int64)
+        self._table = np.zeros((_WORD_SLOTS, 4), np.int64)  # hash, start in the pool, length, count
         self._pool = np.zeros(16 * _WORD_SLOTS, np.uint8)  # each word's UTF-8 bytes and "\n"
         self._dense: np.ndarray | None = None  # set up after the first block
         self._k = 0
@@ -90,7 +87,7 @@ class KernelCounter:
     @property
     def counts(self) -> np.ndarray:
         """``(words,)`` int64 frequency of each provisional id."""
-        return self._counts[: self._st[WORDS]]
+        return self._table[: self._st[WORDS], COUNT]
 
     def words(self) -> list[str]:
         """The words, by provisional id."""
@@ -100,7 +97,7 @@ class KernelCounter:
 
     def alphabetical(self, ids: np.ndarray) -> np.ndarray:
         """``ids`` (provisional) in the alphabetical order of their words."""
-        return sort_words(self._pool, self._starts, self._lens, ids.astype(np.int64))
+        return sort_words(self._pool, self._table, ids.astype(np.int64))
 
     def add_block(self, text: str, lower: bool, tokenizer: str) -> None:
         """Count the tokens and pairs of one block of whole lines."""
@@ -108,7 +105,7 @@ class KernelCounter:
         if self._dense is None:  # the first block: rank its words, set the dense triangle up
             n = int(self._st[WORDS])
             self._rank = np.empty(n, np.int32)
-            self._rank[np.argsort(-self._counts[:n], kind="stable")] = np.arange(n, dtype=np.int32)
+            self._rank[np.argsort(-self.counts, kind="stable")] = np.arange(n, dtype=np.int32)
             self._k = int((np.sqrt(8 * _DENSE_CELLS + 1) - 1) / 2)
             self._dense = np.zeros(self._k * (self._k + 1) // 2, self.weights.dtype)
         ids = self._pair_ids(ids)
@@ -134,14 +131,11 @@ class KernelCounter:
         ids = np.empty(len(buf) + 1, np.int32)
         st = self._st
         st[POS] = st[IDS] = 0
-        while status := map_tokens(buf, ascii_words, st, ids, self._slots, self._hashes, self._starts,
-                                    self._lens, self._counts, self._pool):
+        while status := map_tokens(buf, ascii_words, st, ids, self._slots, self._table, self._pool):
             if status == 1:
-                self._hashes, self._starts, self._lens, self._counts = (
-                    np.concatenate([a, np.zeros_like(a)])
-                    for a in (self._hashes, self._starts, self._lens, self._counts))
+                self._table = np.concatenate([self._table, np.zeros_like(self._table)])
             elif status == 2:
-                self._slots = rehash_words(self._hashes, st[WORDS], 2 * len(self._slots))
+                self._slots = rehash_words(self._table, st[WORDS], 2 * len(self._slots))
             else:
                 self._pool = np.concatenate([self._pool, np.zeros(max(len(self._pool), st[NEED]), np.uint8)])
         return ids[: st[IDS]]

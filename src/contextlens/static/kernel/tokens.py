@@ -19,7 +19,7 @@ import numpy as np
 from .jit import jit
 
 __all__ = ["SEP", "map_tokens", "rehash_words", "sort_words", "POS", "IDS", "WORDS", "POOL", "TOKENS", "LINES",
-           "IN_LINE", "NEED"]
+           "IN_LINE", "NEED", "HASH", "START", "LEN", "COUNT"]
 
 SEP = -2  # a line break in the id stream
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
@@ -43,6 +43,7 @@ _CLASS = _byte_classes()
 # the int64 state of map_tokens: position, ids written, words, pool bytes used, tokens,
 # non-blank lines, current line has a token, bytes the pool must grow by
 POS, IDS, WORDS, POOL, TOKENS, LINES, IN_LINE, NEED = range(8)
+HASH, START, LEN, COUNT = range(4)  # the columns of the word table
 
 
 @numba.njit
@@ -95,15 +96,17 @@ def _ascii_word_end(buf, i):
 
 
 @jit
-def map_tokens(buf, words, st, ids, slots, hashes, starts, lens, counts, pool):
+def map_tokens(buf, words, st, ids, slots, table, pool):
     """Split ``buf`` into tokens and look each up, adding new words; write the ids
     (``-2``: line break) to ``ids``.
 
     ``st`` (int64) carries the state in and out: position in ``buf``, ids written, words,
     pool bytes used, tokens, non-blank lines, whether the current line has a token.
-    Returns 0 when ``buf`` is done, else stops before a new word the tables have no room
-    for: 1 (the word arrays are full), 2 (the slot table is half full), 3 (the pool has
-    no room for ``st[NEED]`` more bytes); the caller grows them and calls again.
+    ``table`` (int64, ``(capacity, 4)``) holds each word's hash, start in ``pool``, length
+    and count, side by side: one cache line per word. Returns 0 when ``buf`` is done, else
+    stops before a new word the tables have no room for: 1 (the word table is full), 2
+    (the slot table is half full), 3 (the pool has no room for ``st[NEED]`` more bytes);
+    the caller grows them and calls again.
     """
     n = len(buf)
     i, k, n_words, pool_used = st[POS], st[IDS], st[WORDS], st[POOL]
@@ -146,8 +149,8 @@ def map_tokens(buf, words, st, ids, slots, hashes, starts, lens, counts, pool):
             w = slots[j]
             if w < 0:
                 break
-            if hashes[w] == h and lens[w] == size:
-                p = starts[w]
+            if table[w, HASH] == np.int64(h) and table[w, LEN] == size:
+                p = table[w, START]
                 t = 0
                 while t < size and pool[p + t] == buf[s + t]:
                     t += 1
@@ -155,7 +158,7 @@ def map_tokens(buf, words, st, ids, slots, hashes, starts, lens, counts, pool):
                     break
             j = (j + np.uint64(1)) & mask
         if w < 0:  # a new word: room for it?
-            status = 1 if n_words == len(hashes) else 2 if 2 * (n_words + 1) > len(slots) else 0
+            status = 1 if n_words == len(table) else 2 if 2 * (n_words + 1) > len(slots) else 0
             if status == 0 and pool_used + size + 1 > len(pool):
                 status, st[NEED] = 3, size + 1
             if status:
@@ -164,11 +167,11 @@ def map_tokens(buf, words, st, ids, slots, hashes, starts, lens, counts, pool):
             w = n_words
             pool[pool_used:pool_used + size] = buf[s:i]
             pool[pool_used + size] = 0x0A
-            hashes[w], starts[w], lens[w], counts[w] = h, pool_used, size, 0
+            table[w, HASH], table[w, START], table[w, LEN], table[w, COUNT] = np.int64(h), pool_used, size, 0
             pool_used += size + 1
             n_words += 1
             slots[j] = w
-        counts[w] += 1
+        table[w, COUNT] += 1
         ids[k] = w
         k += 1
         n_tokens += 1
@@ -182,12 +185,12 @@ def map_tokens(buf, words, st, ids, slots, hashes, starts, lens, counts, pool):
 
 
 @jit
-def rehash_words(hashes, n_words, size):
+def rehash_words(table, n_words, size):
     """A slot table of ``size`` (a power of two) holding ids ``0..n_words-1``."""
     slots = np.full(size, -1, np.int32)
     mask = np.uint64(size - 1)
     for k in range(n_words):
-        j = hashes[k] & mask
+        j = np.uint64(table[k, HASH]) & mask
         while slots[j] >= 0:
             j = (j + np.uint64(1)) & mask
         slots[j] = k
@@ -195,7 +198,7 @@ def rehash_words(hashes, n_words, size):
 
 
 @jit
-def sort_words(pool, starts, lens, ids):
+def sort_words(pool, table, ids):
     """``ids`` sorted by their words' bytes (UTF-8 byte order is code point order, as
     ``sorted`` on the strings): an MSD radix sort on 7-byte chunks, each byte as 9 bits
     (``byte + 1``, ``0`` past the word's end, so a word sorts before its extensions)."""
@@ -205,7 +208,7 @@ def sort_words(pool, starts, lens, ids):
         a, b, depth = todo.pop()
         keys = np.empty(b - a, np.uint64)
         for t in range(a, b):
-            p, m = starts[out[t]] + 7 * depth, lens[out[t]] - 7 * depth
+            p, m = table[out[t], START] + 7 * depth, table[out[t], LEN] - 7 * depth
             x = np.uint64(0)
             for c in range(7):
                 x = (x << np.uint64(9)) | (np.uint64(pool[p + c]) + np.uint64(1) if c < m else np.uint64(0))
