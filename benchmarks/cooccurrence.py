@@ -17,10 +17,11 @@ compiled kernel from numba's on-disk cache). Each run reports its peak resident 
 counting's own share shows. Contenders run in rotating
 order, round after round; the figures are medians. The results are checked equal, entry
 by entry. The kernel's first run (compiling, with an empty cache folder) is timed apart,
-and a scaling run counts 1x, 4x and 16x Brown (the file concatenated to a temporary file).
+a scaling run counts 1x, 4x and 16x Brown (the file concatenated to a temporary file),
+and the kernel's CPU time is split by compiled step (where the time goes).
 
     python benchmarks/cooccurrence.py [--corpus PATH] [--repeats 5] [--loop-repeats 3]
-        [--compile-repeats 1] [--scaling 1,4,16] [--scaling-repeats 3] [--json]
+        [--compile-repeats 1] [--scaling 1,4,16] [--scaling-repeats 3] [--no-phases] [--json]
 """
 
 from __future__ import annotations
@@ -167,6 +168,51 @@ def run_peer(corpus: str, out: str | None, queue) -> None:
                "import_rss_mb": import_rss})
 
 
+def phases(corpus: str, repeats: int) -> dict:
+    """CPU seconds of each step of the kernel on ``corpus`` (in this process, after a warm-up
+    run; the median run of ``repeats``): where the time goes."""
+    import contextlens.static.cooccurrence as co
+    import contextlens.static.kernel as kernel
+
+    steps = {"map_tokens": "tokens -> ids", "add_pairs": "pairs", "rehash_pairs": "pair table growth",
+             "renumber": "first-block renumbering", "lower_by_column": "CSR: cells by column",
+             "rows_from_columns": "CSR: by row", "symmetric": "CSR: symmetric",
+             "sort_words": "vocabulary order"}
+    spent: dict[str, float] = {}
+
+    def timed(fn, label):
+        def call(*args):
+            start = time.process_time()
+            try:
+                return fn(*args)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.process_time() - start
+        return call
+
+    originals = {name: getattr(kernel, name) for name in steps}
+    for name, label in steps.items():
+        setattr(kernel, name, timed(originals[name], label))
+    try:
+        co.cooccurrence_matrix(corpus, window=WINDOW, engine="numba")
+        runs = []
+        for _ in range(repeats):
+            spent.clear()
+            start = time.process_time()
+            co.cooccurrence_matrix(corpus, window=WINDOW, engine="numba")
+            runs.append((time.process_time() - start, dict(spent)))
+    finally:
+        for name, fn in originals.items():
+            setattr(kernel, name, fn)
+    total, spent = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
+    out = {label: round(spent.get(label, 0.0), 4) for label in steps.values()}
+    out["Python: reading, decoding, encoding, vocabulary lists"] = round(total - sum(spent.values()), 4)
+    return {"cpu_seconds": round(total, 4), "steps": out}
+
+
+def run_phases(corpus: str, out: str | None, queue) -> None:
+    queue.put(phases(corpus, 5))
+
+
 def in_child(target, corpus: str, out: str | None = None, env: dict | None = None) -> dict:
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
@@ -276,6 +322,8 @@ def main(argv=None) -> int:
                         help="kernel runs with an empty cache folder (first run, compiling)")
     parser.add_argument("--scaling", default="1,4,16", help="corpus copies for the scaling run ('' skips it)")
     parser.add_argument("--scaling-repeats", type=int, default=3)
+    parser.add_argument("--no-phases", action="store_true",
+                        help="skip the CPU time of each kernel step (5 in-process runs, median)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     if not args.corpus.is_file():
@@ -291,6 +339,7 @@ def main(argv=None) -> int:
         found = compare(corpus, args.repeats, args.loop_repeats, tmp, cache)
         copies = [int(c) for c in args.scaling.split(",") if c.strip()]
         scale = scaling(corpus, copies, args.scaling_repeats, tmp, cache) if copies else []
+        steps = None if args.no_phases else in_child(run_phases, corpus, None, {"NUMBA_CACHE_DIR": cache})
     runs, equal = found["runs"], found["equal"]
     s = {name: _summary(rs) for name, rs in runs.items()}
     ours, loop, peer, numpy_engine = s["contextlens"], s["loop"], s["peer"], s["numpy_engine"]
@@ -313,7 +362,7 @@ def main(argv=None) -> int:
                       "seconds": [round(r["seconds"], 3) for r in first]},
         "cache": runs["contextlens"][0].get("cache"),
         "runs": {n: x["runs"] for n, x in s.items()},
-        "scaling": scale,
+        "scaling": scale, "phases": steps,
         "equal": all(equal.values()), "equal_to_loop": equal, "machine": machine(),
     }
     if args.json:
@@ -335,6 +384,10 @@ def main(argv=None) -> int:
             print(f"  {row['copies']:2d}x: {row['tokens']:,} tokens: " + ", ".join(
                 f"{n} {row[n]['seconds']:.3f} s ({row[n]['ns_per_token']} ns/token, peak RSS "
                 f"{row[n]['peak_rss_mb']} MB)" for n in ("contextlens", "numpy_engine")))
+        if steps:
+            print(f"  kernel CPU time by step ({steps['cpu_seconds']} s in all):")
+            for label, sec in steps["steps"].items():
+                print(f"    {label:52s} {sec:.3f} s  {100 * sec / steps['cpu_seconds']:4.1f} %")
     return 0 if result["equal"] else 1
 
 

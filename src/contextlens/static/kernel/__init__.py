@@ -197,14 +197,20 @@ def cache_location() -> Path | None:
 
 
 def _load() -> None:
-    """Count a tiny text once, at import: this compiles the kernel on the very first run
-    (then it is cached) and loads it in every process, so a numba that cannot run fails
-    here and the caller falls back to the numpy path."""
+    """Count a tiny text once, at import, through every compiled step of raw counts
+    (table growth and word sorting included): this compiles them on the very first run
+    (then they are cached) and loads them in every process, so a numba that cannot run
+    fails here and the caller falls back to the numpy path."""
     start = time.perf_counter()
     counter = KernelCounter(2, False)
     counter.add_block("a b a\n", False, "whitespace")
+    counter.alphabetical(np.arange(2))
+    rehash_words(counter._table, 2, len(counter._slots))
+    rehash_pairs(counter._keys, counter._vals, len(counter._keys))
     counter.matrix(np.arange(2), np.int32)
-    misses = sum(f.stats.cache_misses.get(sig, 0) for f in (map_tokens, add_pairs) for sig in f.signatures)
+    steps = (map_tokens, rehash_words, sort_words, renumber, add_pairs, rehash_pairs, lower_by_column,
+             rows_from_columns, symmetric)
+    misses = sum(f.stats.cache_misses.get(sig, 0) for f in steps for sig in f.signatures)
     if misses:
         log.info("compiled the co-occurrence kernel in %.1f s (cached in %s)",
                  time.perf_counter() - start, cache_location())
