@@ -154,10 +154,37 @@ def _sentinel(text: str) -> str:
     raise InputError("a corpus block uses every private-use character; split the file")
 
 
-class _IdStream:
-    """Provisional word ids (first-seen order) and the id stream, read block by block."""
+def _choose_vocab(counts: np.ndarray, min_count: int, max_vocab: int | None,
+                  alphabetical: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Provisional ids of the kept words, most frequent first, ties alphabetical
+    (``alphabetical(ids)`` sorts ids by their words)."""
+    alpha = alphabetical(np.flatnonzero(counts >= min_count))
+    order = alpha[np.argsort(-counts[alpha], kind="stable")]
+    return order[:max_vocab] if max_vocab is not None else order
 
-    def __init__(self) -> None:
+
+# -- counting: id stream -> sparse matrix ------------------------------------------------------
+def _segments(arrays: Iterable[np.ndarray], remap: np.ndarray) -> Iterator[np.ndarray]:
+    """Re-labelled stream pieces of about ``_SEGMENT_TOKENS`` (each ends at a line break)."""
+    buf: list[np.ndarray] = []
+    size = 0
+    for a in arrays:
+        buf.append(np.where(a >= 0, remap[np.maximum(a, 0)], a).astype(np.int32, copy=False))
+        size += len(a)
+        if size >= _SEGMENT_TOKENS:
+            yield np.concatenate(buf)
+            buf, size = [], 0
+    if buf:
+        yield np.concatenate(buf)
+
+
+class _NumpyCounter:
+    """The numpy engine: provisional word ids (first-seen order) and the id stream, read
+    block by block and kept (or spilled); :meth:`matrix` pairs it with
+    :class:`~contextlens.static.pairs.PairCounter` once the vocabulary is known."""
+
+    def __init__(self, window: int, harmonic: bool) -> None:
+        self.window, self.harmonic = window, harmonic
         self.index: defaultdict[str, int] = defaultdict(itertools.count().__next__)
         self.counts = np.zeros(0, np.int64)
         self.n_tokens = 0  # tokens read
@@ -224,39 +251,6 @@ class _IdStream:
     def close(self) -> None:
         if self._tmp is not None:
             self._tmp.cleanup()
-
-
-def _choose_vocab(counts: np.ndarray, min_count: int, max_vocab: int | None,
-                  alphabetical: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    """Provisional ids of the kept words, most frequent first, ties alphabetical
-    (``alphabetical(ids)`` sorts ids by their words)."""
-    alpha = alphabetical(np.flatnonzero(counts >= min_count))
-    order = alpha[np.argsort(-counts[alpha], kind="stable")]
-    return order[:max_vocab] if max_vocab is not None else order
-
-
-# -- counting: id stream -> sparse matrix ------------------------------------------------------
-def _segments(arrays: Iterable[np.ndarray], remap: np.ndarray) -> Iterator[np.ndarray]:
-    """Re-labelled stream pieces of about ``_SEGMENT_TOKENS`` (each ends at a line break)."""
-    buf: list[np.ndarray] = []
-    size = 0
-    for a in arrays:
-        buf.append(np.where(a >= 0, remap[np.maximum(a, 0)], a).astype(np.int32, copy=False))
-        size += len(a)
-        if size >= _SEGMENT_TOKENS:
-            yield np.concatenate(buf)
-            buf, size = [], 0
-    if buf:
-        yield np.concatenate(buf)
-
-
-class _NumpyCounter(_IdStream):
-    """The numpy engine: the id stream is kept (or spilled), then paired by
-    :class:`~contextlens.static.pairs.PairCounter` once the vocabulary is known."""
-
-    def __init__(self, window: int, harmonic: bool):
-        super().__init__()
-        self.window, self.harmonic = window, harmonic
 
     def words(self) -> list[str]:
         return list(self.index)
