@@ -26,7 +26,7 @@ import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 from sklearn.metrics import adjusted_rand_score, silhouette_score
 
-from ..encoders.base import Encoder
+from ..encoders.base import Encoder, check_texts
 from ..errors import DimensionError, InputError, ZeroVectorError, check_choice
 from .projection import PROJECTIONS, project
 from .usages import Usages, collect_usages
@@ -180,6 +180,7 @@ def senses(
     ``projection: {method, points}`` with a projection). ``labels`` has one entry per
     input sentence, in input order: its cluster id, or None for a skipped sentence.
     """
+    sentences = check_texts(sentences)
     if projection is not None:
         check_choice("projection", projection, PROJECTIONS)
     if gold is not None and len(gold) != len(sentences):
