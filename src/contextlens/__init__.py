@@ -6,6 +6,13 @@
 >>> [round(c, 3) for c in compare(enc, "money bank", "river bank", "bank")["cosine_by_layer"]]
 [1.0, 0.0]
 
+Every experiment is one function with one argument order: ``verb(encoder, text or
+sentences, word, *, options)`` — the encoder, then what it reads (one text, two texts, a
+list of sentences, a list of pairs), then the word (or words), then keyword-only options.
+A single string where a list of sentences or pairs is expected is an error, never a list
+of characters. The command line uses the same names and the same order where it has
+positional arguments (``contextlens compare TEXT1 TEXT2 --word WORD``).
+
 The names below are imported on first use (PEP 562), so ``import contextlens`` (and the
 ``contextlens`` command, which only needs ``contextlens.cli``) starts without numpy,
 SciPy or scikit-learn.
@@ -17,7 +24,10 @@ import importlib
 
 # name -> the module that defines it (imported on first access)
 _LAZY = {
-    "compare": ".analysis.incontext", "contextualize": ".analysis.incontext", "word_weights": ".analysis.incontext",
+    # the experiments: verb(encoder, text(s), word, *, options)
+    "contextualize": ".analysis.incontext", "compare": ".analysis.incontext", "word_weights": ".analysis.incontext",
+    "explore": ".analysis.explore", "senses": ".analysis.senses", "layer_divergence": ".analysis.layers",
+    "attribute": ".analysis.attribution", "rank_pairs": ".analysis.ranking", "geometry": ".analysis.geometry",
     "Encoder": ".encoders.base", "Encoding": ".encoders.base",
     "make_encoder": ".encoders.registry", "resolve_vectors": ".encoders.registry",
     "ContextLensError": ".errors",

@@ -8,8 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
+from tests.missing import need
+
+need("torch")
+need("transformers")
 
 from tests.acceptance.test_packaged_models import _encoder  # noqa: E402
 

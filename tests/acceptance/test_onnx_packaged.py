@@ -8,9 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
-pytest.importorskip("onnxruntime")
+from tests.missing import need, need_model
+
+torch = need("torch")
+need("transformers")
+need("onnxruntime")
 
 from contextlens.encoders import models  # noqa: E402
 from contextlens.encoders.onnx_engine import OnnxRunner  # noqa: E402
@@ -24,8 +26,7 @@ SENTENCES = [
 
 
 def check(name: str, relative: bool = False) -> None:
-    if not models.is_installed(name):
-        pytest.skip(f"{name} is not installed: {' '.join(models.install_command(name))}")
+    need_model(name)
     model, tokenizer, _ = models.load(name, attention=False)
     runner = OnnxRunner(model)
     enc = tokenizer(SENTENCES, padding=True, return_tensors="pt")

@@ -25,9 +25,10 @@ from contextlens.analysis.senses import senses
 from contextlens.analysis.toy import COURSE_VECTORS, course_example, toy_table
 from contextlens.encoders.mixing import SelfAttention
 from contextlens.views.packing import QUANT
+from tests.missing import need
 
 pytestmark = pytest.mark.browser
-torch = pytest.importorskip("torch")
+torch = need("torch")
 
 STEP = 0.5 / QUANT
 TEXT = "We sat on the riverbank and watched the bank close its doors."

@@ -7,8 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+from tests.missing import need
+
+torch = need("torch")
+transformers = need("transformers")
 
 from contextlens.encoders.alignment import aggregate_attention, align_pieces, attention_matrices  # noqa: E402
 from contextlens.encoders.qk import MODEL_TYPES  # noqa: E402

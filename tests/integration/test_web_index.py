@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("fastapi")
-pytest.importorskip("httpx")
-pytest.importorskip("lancedb")
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
+from tests.missing import need
+
+need("fastapi")
+need("httpx")
+need("lancedb")
+need("torch")
+need("transformers")
 
 from fastapi.testclient import TestClient  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402

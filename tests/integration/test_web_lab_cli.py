@@ -17,8 +17,10 @@ import urllib.request
 
 import pytest
 
-pytest.importorskip("fastapi")
-pytest.importorskip("uvicorn")
+from tests.missing import need
+
+need("fastapi")
+need("uvicorn")
 
 from fastapi.testclient import TestClient  # noqa: E402
 

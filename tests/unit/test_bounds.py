@@ -20,6 +20,7 @@ from contextlens.static.build import build_table
 from contextlens.static.glove import GloVe
 from contextlens.static.ppmi import ppmi, svd_embeddings
 from contextlens.vectors import EmbeddingTable
+from tests.missing import need
 
 TABLE = EmbeddingTable(["sat", "bank", "river", "money"], np.eye(4), name="toy")
 ONE_WORD = Alignment(tuple((i,) for i in range(10)), tuple((i,) for i in range(10)))
@@ -60,7 +61,7 @@ def test_out_of_range_is_one_clear_error(call, says):
 
 
 def test_threads_are_bounded(monkeypatch):
-    pytest.importorskip("torch")
+    need("torch")
     from contextlens.encoders.models import set_threads
 
     with pytest.raises(InputError, match="threads must be a whole number from 1 to 1,024, got 0; torch CPU threads"):

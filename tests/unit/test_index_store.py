@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("lancedb")
+from tests.missing import need
+
+need("lancedb")
 
 from contextlens.errors import FileFormatError, InputError  # noqa: E402
 from contextlens.index.encode import EncodedChunk  # noqa: E402

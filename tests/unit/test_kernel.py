@@ -20,9 +20,10 @@ from contextlens.errors import InputError, MissingDependencyError
 from contextlens.static import cooccurrence as co_module
 from contextlens.static.cooccurrence import cooccurrence_matrix
 from contextlens.text import words_of
+from tests.missing import need
 
-numba = pytest.importorskip("numba", reason="the kernel needs numba (contextlens[fast])")
-kernel = pytest.importorskip("contextlens.static.kernel")
+numba = need("numba", "pip install -e '.[fast]'")
+kernel = need("contextlens.static.kernel")
 from contextlens.static.kernel import jit as jit_module  # noqa: E402
 from contextlens.static.kernel import pairs as pairs_module  # noqa: E402
 

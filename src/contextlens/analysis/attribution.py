@@ -137,8 +137,12 @@ def attention_attribution(
     return out
 
 
-def attribute(encoder: Encoder, text: str, word: str, **options) -> dict[str, Any]:
+def attribute(
+    encoder: Encoder, text: str, word: str | int, *, occurrence: int | None = None, layer: int | None = None,
+    head: int | None = None, rollout: bool = False,
+) -> dict[str, Any]:
     """Encode ``text`` and run :func:`attention_attribution` on ``word`` (same options),
     adding the encoder's ``meta`` as ``encoder``."""
     enc = encoder.encode([text])[0]
-    return {**attention_attribution(enc, word, **options), "encoder": dict(enc.meta)}
+    found = attention_attribution(enc, word, occurrence=occurrence, layer=layer, head=head, rollout=rollout)
+    return {**found, "encoder": dict(enc.meta)}

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..encoders.base import Encoder
+from ..encoders.base import Encoder, check_texts
 from ..errors import EmptyInputError, InputError, check_choice
 from .projection import PROJECTIONS, check_points, project, run_here
 from .similarity import cosine_matrix
@@ -93,7 +93,7 @@ def explore(
         check_choice("projection", projection, PROJECTIONS)
     missing = missing or ("error" if len(words) == 1 else "skip")
     check_choice("missing-word policy", missing, MISSING_POLICIES)
-    sentences = list(sentences)
+    sentences = check_texts(sentences)
     if not sentences:
         raise EmptyInputError("no sentences given; give sentences with --sentences FILE or -s TEXT")
     encodings = encoder.encode(sentences)

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..encoders.base import Encoder
+from ..encoders.base import Encoder, check_texts
 from ..errors import DimensionError, EmptyInputError, InputError, ZeroVectorError, check_int
 
 __all__ = [
@@ -140,19 +140,21 @@ def _choose_words(tokens: list[list[str]], words: Sequence[str] | None, min_coun
 
 
 def geometry(
-    encoder: Encoder, sentences: Sequence[str], words: Sequence[str] | None = None, *,
+    encoder: Encoder, sentences: Sequence[str], words: str | Sequence[str] | None = None, *,
     min_count: int = 2, n_pairs: int = 1000, seed: int = 0,
 ) -> dict[str, Any]:
     """Self-similarity, intra-sentence similarity and anisotropy at every layer.
 
-    ``words``: the words whose self-similarity to measure (default: every word, not
-    punctuation, found in at least ``min_count`` sentences). Returns ``{layer_names,
+    ``words``: the word, or words, whose self-similarity to measure (default: every word,
+    not punctuation, found in at least ``min_count`` sentences). Returns ``{layer_names,
     n_sentences, words: [{word, sentences, occurrences}], anisotropy_pairs,
     anisotropy_exact, layers: [{layer, name, anisotropy, intra_sentence,
     intra_sentence_adjusted, self_similarity, self_similarity_adjusted (means over the
     words), per_word: {word: {raw, adjusted}}}], encoder}``.
     """
-    sentences = list(sentences)
+    sentences = check_texts(sentences)
+    if isinstance(words, str):
+        words = [words]
     if len(sentences) < 2:
         raise EmptyInputError(f"geometry needs at least 2 sentences, got {len(sentences)}")
     check_int("min_count", min_count, low=1, hint="sentences a word must be found in")

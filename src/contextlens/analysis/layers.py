@@ -19,6 +19,7 @@ import numpy as np
 from ..encoders.base import Encoder
 from ..errors import AmbiguousTargetError, EmptyInputError, InputError, TargetNotFoundError
 from .similarity import cosine_by_layer
+from .usages import check_pairs
 
 __all__ = ["layer_divergence", "summarise_divergence"]
 
@@ -47,7 +48,7 @@ def layer_divergence(
     static_cosine, final_cosine, min_cosine, min_layer, drop}]}``; the label is
     ``"pair N"``. All sentences are encoded in one call.
     """
-    pairs = [tuple(p) for p in pairs]
+    pairs = check_pairs(pairs)
     if not pairs:
         raise EmptyInputError("give at least one pair of sentences")
     bad = [i for i, p in enumerate(pairs) if len(p) != 2]

@@ -25,7 +25,7 @@ import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 from sklearn.metrics import adjusted_rand_score, silhouette_score
 
-from ..encoders.base import Encoder
+from ..encoders.base import Encoder, check_texts
 from ..errors import DimensionError, InputError, ZeroVectorError, check_choice, check_int
 from .projection import PROJECTIONS, check_points, project, run_here
 from .usages import Usages, collect_usages
@@ -187,6 +187,7 @@ def senses(
     ``projection: {method, points}`` with a projection). ``labels`` has one entry per
     input sentence, in input order: its cluster id, or None for a skipped sentence.
     """
+    sentences = check_texts(sentences)
     if projection is not None:
         check_choice("projection", projection, PROJECTIONS)
     if gold is not None and len(gold) != len(sentences):

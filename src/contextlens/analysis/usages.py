@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..encoders.base import Encoder, Encoding, layer_position
+from ..encoders.base import Encoder, Encoding, check_texts, layer_position
 from ..errors import (
     AmbiguousTargetError,
     EmptyInputError,
@@ -36,8 +36,8 @@ from ..errors import (
 )
 
 __all__ = [
-    "Usage", "Usages", "collect_usages", "usages_in", "read_sentences", "read_lines", "numbered_lines",
-    "MISSING_POLICIES",
+    "Usage", "Usages", "collect_usages", "usages_in", "check_pairs", "read_sentences", "read_lines",
+    "numbered_lines", "MISSING_POLICIES",
 ]
 
 log = logging.getLogger(__name__)
@@ -159,11 +159,32 @@ def collect_usages(
     ``"skip"`` (such sentences are left out and listed in ``Usages.skipped``).
     """
     check_choice("missing-word policy", missing, MISSING_POLICIES)
-    sentences = list(sentences)
+    sentences = check_texts(sentences)
     if not sentences:
         raise EmptyInputError(f"no sentences to look for {word!r} in; give at least one")
     return usages_in(encoder.encode(sentences), word, occurrence=occurrence, missing=missing,
                      sentences=sentences)
+
+
+def check_pairs(pairs, what: str = "sentences") -> list[tuple]:
+    """``pairs`` as a list of tuples; one string, or a pair given as one string, is an error
+    (it would be read character by character), as is a bare pair instead of a list of pairs.
+
+    >>> check_pairs([("a bank", "the bank")])
+    [('a bank', 'the bank')]
+    >>> check_pairs(("a bank", "the bank"))
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: give a list of pairs of sentences, not one pair: [('a bank', 'the bank')]
+    """
+    if isinstance(pairs, str) or not isinstance(pairs, Sequence):
+        raise InputError(f"give a list of pairs of {what}, got {type(pairs).__name__}")
+    if pairs and all(isinstance(p, str) for p in pairs):
+        raise InputError(f"give a list of pairs of {what}, not one pair: [{tuple(pairs)!r}]")
+    for n, p in enumerate(pairs, 1):
+        if isinstance(p, str) or not isinstance(p, Sequence):
+            raise InputError(f"pair {n} is a {type(p).__name__}; give each pair as a tuple of {what}")
+    return [tuple(p) for p in pairs]
 
 
 def numbered_lines(path: str | os.PathLike, what: str = "lines") -> list[tuple[int, str]]:
