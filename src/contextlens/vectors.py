@@ -35,6 +35,7 @@ __all__ = ["EmbeddingTable", "cosine", "ANALOGY_METHODS", "COSMUL_EPSILON"]
 log = logging.getLogger(__name__)
 ANALOGY_METHODS = ("3cosadd", "3cosmul")
 COSMUL_EPSILON = 1e-3  # Levy & Goldberg (2014); gensim's most_similar_cosmul uses 1e-6
+SCANS_BEFORE_INDEX = 16  # lookups by scanning a packaged table's keys before its word index is built
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
@@ -139,14 +140,52 @@ class EmbeddingTable:
             seen: set[str] = set()
             dup = next(k for k in keys if k in seen or seen.add(k))
             raise InputError(f"duplicate key {dup!r}; every word must appear once")
-        self._keys = tuple(keys)
+        self._setup(tuple(keys), vectors, name, key_to_index)
+
+    def _setup(self, keys: tuple[str, ...], vectors: np.ndarray, name: str | None,
+               key_to_index: dict[str, int] | None) -> None:
+        self._keys = keys
         self._vectors = vectors
         self._vectors.flags.writeable = False
-        self.key_to_index = key_to_index
+        self._key_to_index = key_to_index
+        self._scans = 0  # lookups answered by scanning the keys (while key_to_index is not built)
         self.name = name or "table"
         self._unit: np.ndarray | None = None
         self._norms: np.ndarray | None = None
         self._fingerprint: str | None = None
+
+    @classmethod
+    def _checked_elsewhere(cls, keys: Sequence[str], vectors: np.ndarray, *, name: str) -> EmbeddingTable:
+        """A table over ``vectors`` itself (a C-contiguous float32 array nobody else holds) whose
+        keys are known unique and values finite: a packaged table, which its tests check
+        (tests/integration/test_packaged_tables.py). No copy and no checks, and the word index
+        is built on demand, so ``contextlens neighbours bank`` does not pay for 400,000 keys it
+        never looks up."""
+        if vectors.dtype != np.float32 or not vectors.flags.c_contiguous or vectors.shape[0] != len(keys):
+            raise DimensionError(f"a packaged table needs C-contiguous float32 ({len(keys)}, dim) vectors, "
+                                 f"got {vectors.dtype} {vectors.shape}")
+        table = cls.__new__(cls)
+        table._setup(tuple(keys), vectors, name, None)
+        return table
+
+    @property
+    def key_to_index(self) -> dict[str, int]:
+        """``{word: row}``, built on first use."""
+        if self._key_to_index is None:
+            self._key_to_index = dict(zip(self._keys, range(len(self._keys))))
+        return self._key_to_index
+
+    def _row(self, word: object) -> int | None:
+        """The row of ``word``, or None. Until the word index is built (a packaged table), the
+        first few lookups scan the keys, which are in frequency order, so a common word is
+        found in microseconds; after :data:`SCANS_BEFORE_INDEX` of them the index is built."""
+        if self._key_to_index is None and self._scans < SCANS_BEFORE_INDEX:
+            self._scans += 1
+            try:
+                return self._keys.index(word)
+            except ValueError:
+                return None
+        return self.key_to_index.get(word)  # type: ignore[arg-type]
 
     # -- container -------------------------------------------------------------------------
     @property
@@ -166,7 +205,7 @@ class EmbeddingTable:
         return len(self._keys)
 
     def __contains__(self, word: object) -> bool:
-        return word in self.key_to_index
+        return self._row(word) is not None
 
     def __repr__(self) -> str:
         return f"EmbeddingTable({self.name!r}, {len(self)} words, dim {self.dim})"
@@ -209,10 +248,10 @@ class EmbeddingTable:
 
     def index(self, word: str) -> int:
         """Row of ``word``; an unknown word raises with close keys suggested."""
-        try:
-            return self.key_to_index[word]
-        except KeyError:
-            raise UnknownWordError(word, self.suggest(word), where=f"the table {self.name!r}") from None
+        row = self._row(word)
+        if row is None:
+            raise UnknownWordError(word, self.suggest(word), where=f"the table {self.name!r}")
+        return row
 
     def vector(self, word: str) -> np.ndarray:
         """The ``(dim,)`` read-only vector of ``word``."""

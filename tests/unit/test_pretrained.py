@@ -25,6 +25,39 @@ def test_glove_6b_50d_loads_whole_and_once(glove):
     assert "glove-6b-50d" in PACKAGED and "400,000" in PACKAGED["glove-6b-50d"]
 
 
+def test_packaged_tables_pass_every_check_they_skip():
+    """A packaged table is loaded without the constructor's checks (no copy, the word index
+    on demand): this is the proof that its words are unique and its values finite float32."""
+    for name in PACKAGED:
+        table = load_vectors(name)
+        checked = EmbeddingTable(table.keys, table.vectors, name=name)  # raises on a duplicate or a bad value
+        assert len(checked.key_to_index) == len(table) and table.vectors.dtype == np.float32
+
+
+def test_a_packaged_table_finds_words_before_and_after_its_index_is_built():
+    table = pretrained._load_packaged.__wrapped__("glove-6b-50d")  # a fresh one: no word index yet
+    assert table._key_to_index is None
+    assert table.index("bank") == 231 and "zzzzqx" not in table and "river" in table
+    for _ in range(20):  # past the scans: the index is built and gives the same rows
+        assert table.index("bank") == 231
+    assert table._key_to_index is not None and table.key_to_index["river"] == table.keys.index("river")
+
+
+def test_the_prepared_copy_gives_the_same_table_and_a_damaged_one_is_rewritten(tmp_path, monkeypatch, glove):
+    monkeypatch.setenv("CONTEXTLENS_CACHE", str(tmp_path))
+    load = pretrained._load_packaged.__wrapped__  # past the per-process cache
+    first = load("glove-6b-50d")  # from the package; writes the prepared copy
+    (words,) = tmp_path.glob("tables/glove-6b-50d/*/words.txt")
+    again = load("glove-6b-50d")  # memory-mapped from the copy
+    assert again.keys == glove.keys and np.array_equal(again.vectors, glove.vectors)
+    assert np.array_equal(again.unit_vectors, first.unit_vectors) and again.most_similar("bank", 3) == \
+        glove.most_similar("bank", 3)
+    (words.parent / "unit.npy").write_bytes(b"damaged")
+    healed = load("glove-6b-50d")  # the damaged copy is ignored (and written anew)
+    assert healed.most_similar("bank", 3) == glove.most_similar("bank", 3)
+    assert np.array_equal(load("glove-6b-50d").unit_vectors, glove.unit_vectors)
+
+
 def test_glove_6b_50d_knows_english(glove):
     assert glove.analogy("man", "king", "woman")[0][0] == "queen"
     days = {w for w, _ in glove.most_similar("monday", k=5)}

@@ -26,6 +26,7 @@ from ..errors import (
     MissingDependencyError,
     UnknownOptionError,
 )
+from ..files import atomic_output, cache_dir
 from ..vectors import EmbeddingTable
 
 __all__ = ["PACKAGED", "load_vectors", "packaged_path", "PackageMissingError"]
@@ -85,13 +86,67 @@ def _read_words(path: Path) -> list[str]:
 @functools.lru_cache(maxsize=4)
 def _load_packaged(name: str) -> EmbeddingTable:
     vectors_path, words_path = packaged_path(name)
-    vectors = np.load(vectors_path)  # (n, dim) float32
+    prepared = _prepared_dir(name, vectors_path, words_path)
+    if prepared is not None and (prepared / _PREPARED[-1]).exists():
+        table = _read_prepared(prepared, name)
+        if table is not None:
+            return table
+    vectors = np.ascontiguousarray(np.load(vectors_path), dtype=np.float32)  # (n, dim); the package's is Fortran-ordered
     words = _read_words(words_path)
     if len(words) != len(vectors):
         raise FileFormatError(words_path, None,
                               f"{len(words)} words but {len(vectors)} vector rows in {vectors_path}")
     log.info("loaded %s: %d words, dim %d", name, len(words), vectors.shape[1])
-    return EmbeddingTable(words, vectors, name=name)
+    table = EmbeddingTable._checked_elsewhere(words, vectors, name=name)
+    if prepared is not None:
+        _write_prepared(prepared, table)
+    return table
+
+
+# -- the prepared copy: what a packaged table is after loading, memory-mapped next time -----
+_PREPARED = ("vectors.npy", "norms.npy", "unit.npy", "words.txt")  # words last: its presence marks a whole copy
+
+
+def _prepared_dir(name: str, vectors_path: Path, words_path: Path) -> Path | None:
+    """The cache folder of the prepared copy of this build of the package (named by the
+    files' sizes and times), or None when there is no cache folder to use."""
+    try:
+        stamp = "-".join(f"{st.st_size}-{st.st_mtime_ns}" for st in (vectors_path.stat(), words_path.stat()))
+        return cache_dir("tables", name, stamp)
+    except (OSError, ContextLensError) as err:
+        log.info("no prepared copy of %s (%s): loading it from the package", name, err)
+        return None
+
+
+def _read_prepared(folder: Path, name: str) -> EmbeddingTable | None:
+    """The table from its prepared copy, memory-mapped: the vectors, their norms and unit
+    rows are read from disk only as they are used (a neighbours query of one word reads
+    the unit rows once, and nothing else is computed). None if the copy is damaged."""
+    try:
+        vectors, norms, unit = (np.load(folder / f, mmap_mode="r").view(np.ndarray) for f in _PREPARED[:3])
+        words = (folder / _PREPARED[3]).read_text(encoding="utf-8").split("\n")
+        if not (len(words) == len(vectors) == len(norms) == len(unit) and vectors.shape == unit.shape):
+            raise ValueError(f"sizes differ: {len(words)} words, vectors {vectors.shape}, unit {unit.shape}")
+    except (OSError, ValueError) as err:
+        log.warning("the prepared copy of %s in %s is damaged (%s): loading it from the package", name, folder, err)
+        return None
+    table = EmbeddingTable._checked_elsewhere(words, vectors, name=name)
+    table._norms, table._unit = norms, unit
+    return table
+
+
+def _write_prepared(folder: Path, table: EmbeddingTable) -> None:
+    """Write the prepared copy (each file atomically, the words last); a failure only logs."""
+    if any("\n" in w for w in table.keys):
+        return
+    try:
+        for file, array in zip(_PREPARED, (table.vectors, table.norms, table.unit_vectors)):
+            with atomic_output(folder / file) as tmp, open(tmp, "wb") as f:
+                np.save(f, array)
+        with atomic_output(folder / _PREPARED[3]) as tmp:
+            tmp.write_text("\n".join(table.keys), encoding="utf-8")
+    except (OSError, ContextLensError) as err:
+        log.info("could not write the prepared copy of %s to %s (%s)", table.name, folder, err)
 
 
 @functools.lru_cache(maxsize=8)
