@@ -48,6 +48,11 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/lab_latency.py
 	$(BIN)/python benchmarks/index_build.py
 	$(BIN)/python benchmarks/index_search.py
+	$(BIN)/python benchmarks/index_cli.py
+	$(BIN)/python benchmarks/cli_startup.py
+	$(BIN)/python benchmarks/long_text.py
+	$(BIN)/python benchmarks/lab_load.py
+	$(BIN)/python benchmarks/bias_results.py
 
 # the API fuzzer with a larger budget than make test's (a fixed seed either way)
 fuzz: $(STAMP)
