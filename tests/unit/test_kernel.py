@@ -9,7 +9,6 @@ table, int32 -> int64 widening and the cache location against forced small sizes
 from __future__ import annotations
 
 import sys
-from collections import defaultdict
 
 import numpy as np
 import pytest
@@ -21,6 +20,7 @@ from contextlens.static import cooccurrence as co_module
 from contextlens.static.cooccurrence import cooccurrence_matrix
 from contextlens.text import words_of
 from tests.missing import need
+from tests.unit.test_cooccurrence import plain_loop
 
 numba = need("numba", "pip install -e '.[fast]'")
 kernel = need("contextlens.static.kernel")
@@ -28,16 +28,6 @@ from contextlens.static.kernel import jit as jit_module  # noqa: E402
 from contextlens.static.kernel import pairs as pairs_module  # noqa: E402
 
 SPACES = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace() and c != 10]
-
-
-def plain_loop(sentences, window, weighting, vocab):
-    counts = defaultdict(float)
-    for tokens in sentences:
-        for i in range(len(tokens)):
-            for j in range(max(0, i - window), min(len(tokens), i + window + 1)):
-                if j != i and tokens[i] in vocab and tokens[j] in vocab:
-                    counts[tokens[i], tokens[j]] += 1.0 if weighting == "none" else 1.0 / abs(i - j)
-    return counts
 
 
 def lines_split(text, lower=False):
