@@ -54,7 +54,7 @@ def test_every_white_space_code_point_splits_as_str_split():
     assert kernel.kernel_tokens(text) == lines_split(text) == [["x", "\u200b", "y", "\u180ez"]]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("ab é\n\tü€😀\u0301\ud800") + SPACES[:14]) | st.characters(),
                max_size=60),
        st.booleans())
@@ -65,7 +65,7 @@ def test_whitespace_tokens_equal_str_split(text, lower):
 ASCII = st.text(alphabet=st.sampled_from(list("ab_Z09'-.,:/!?( \t\x1c\x0b\x00\x7f\n")), max_size=40)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(ASCII, st.booleans())
 def test_ascii_words_equal_text_tokenize(text, lower):
     expected = [t for t in (words_of(line, lower=lower) for line in text.split("\n")) if t]
@@ -82,7 +82,7 @@ def test_words_tokenizer_on_non_ascii_blocks_goes_through_text_tokenize():
 WORDS = ["a", "b", "c", "dd", "é", "ß", "Ab", "A", "x-y", "1,2", "😀", "n't"]
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     lines=st.lists(st.lists(st.sampled_from(WORDS), max_size=12), min_size=1, max_size=14),
     window=st.integers(1, 10),
@@ -212,7 +212,7 @@ def test_brown_equals_the_numpy_engine(brown, kw):
 
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(st.lists(st.lists(st.sampled_from(["a", "b", "\x00", "\x01", "é", "😀", "\ud800", "\uffff", "abcdefg",
                                           "\U0010ffff"]), min_size=1, max_size=5).map("".join),
                 unique=True, min_size=1, max_size=40))
