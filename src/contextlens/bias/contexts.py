@@ -89,8 +89,9 @@ def contexts_from_corpus(encoder: Encoder, lines: Iterable[str], words: Sequence
 def contexts_from_index(store, words: Sequence[str], *, limit: int | None = None
                         ) -> dict[int, dict[str, np.ndarray]]:
     """``{layer: {word: (usages, dim)}}`` for every layer a usage index stores (at most
-    ``limit`` usages per word, the first ones); an index of lower-cased words is asked for
-    a word as written, then lower-cased."""
+    ``limit`` usages per word, the first in usage-id order: the id is a hash of where the
+    usage stands, so that is a fixed subset spread over the corpus); an index of lower-cased
+    words is asked for a word as written, then lower-cased."""
     from .ceat import contexts_from_store
 
     words = list(dict.fromkeys(words))
@@ -106,7 +107,7 @@ def contexts_from_index(store, words: Sequence[str], *, limit: int | None = None
 def ceat_contexts(words: Sequence[str], *, model: str, db=None, corpus=None, per_word: int = DEFAULT_PER_WORD,
                   limit: int | None = None, seed: int = 0) -> dict[int, dict[str, np.ndarray]]:
     """CEAT's contexts of ``words`` for ``model``: from the usage index ``db`` (which must
-    hold that model's vectors; at most ``limit`` usages per word), else encoded from
+    hold that model's vectors; at most ``limit`` usages per word; its stored layers), else encoded from
     ``corpus`` (a file or folder; default: the data folder's ``corpora``, the shared Brown,
     ABC and movie-review corpora), at most ``per_word`` sentences per word, ``seed``-ed."""
     if db is not None:

@@ -28,7 +28,7 @@ import re
 import numpy as np
 
 from ..encoders.base import Encoder
-from .result import BiasResult
+from .result import BiasResult, model_label
 from .sets import SET_KEYS, WordSets
 from .stats import DEFAULT_PERMUTATIONS
 from .weat import association_test
@@ -125,8 +125,9 @@ def seat(encoder: Encoder, sets: WordSets, *, layer: int = -1, ddof: int = 1,
     cuts = np.cumsum([0, *sentences.sizes])
     X, Y, A, B = (vectors[a:b] for a, b in zip(cuts, cuts[1:]))
     r = association_test(X, Y, A, B, ddof=ddof, permutations=permutations, seed=seed)
-    log.info("SEAT %s on %s layer %d: d = %.3f over %d sentences", sets.name, encoder.name,
+    model = model_label(encoder)
+    log.info("SEAT %s on %s layer %d: d = %.3f over %d sentences", sets.name, model,
              encoder.layer_ids[position], r.effect_size, len(texts))
-    return BiasResult(sets.name, "seat", encoder.name, encoder.layer_ids[position], r.effect_size, r.p.p, None,
+    return BiasResult(sets.name, "seat", model, encoder.layer_ids[position], r.effect_size, r.p.p, None,
                       *sentences.sizes, WordSets(sets.name, (), (), (), ()), statistic=r.statistic,
                       exact=r.p.exact, permutations=r.p.permutations)

@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import ContextLensError, InputError, check_choice
 from ..vectors import EmbeddingTable
 from .caliskan import TESTS, get_test
-from .result import BiasResult
+from .result import BiasResult, model_label
 from .sets import SET_KEYS, WordSets, read_sets
 from .stats import (
     DEFAULT_PERMUTATIONS,
@@ -164,7 +164,7 @@ def weat_encoder(encoder, sets: WordSets, **options) -> BiasResult:
             log.info("%s has no layer-0 row for %r: %s", encoder.name, w, err)
             continue
         keys.append(w)
-    table = EmbeddingTable(keys, np.asarray(rows).reshape(len(keys), encoder.dim), name=encoder.name)
+    table = EmbeddingTable(keys, np.asarray(rows).reshape(len(keys), encoder.dim), name=model_label(encoder))
     return weat_table(table, sets, case="exact", **options)
 
 
