@@ -97,7 +97,9 @@ def test_cli_seat_ceat_weat_rows_equal_the_library(setup, tmp_path):
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--db", "DB", "--corpus", "C"], "not both"),
+    (["--db", "DB", "--corpus", "C"], "drop --corpus and --per-word"),
+    (["--db", "DB", "--per-word", "5"], "drop --corpus and --per-word"),
+    (["--corpus", "C", "--limit", "5"], "for a corpus use --per-word"),
     (["--db", "DB", "--model", "minilm"], "not 'minilm'"),
 ])
 def test_cli_ceat_bad_input_exits_2(setup, args, says):

@@ -104,12 +104,17 @@ def contexts_from_index(store, words: Sequence[str], *, limit: int | None = None
     return out
 
 
-def ceat_contexts(words: Sequence[str], *, model: str, db=None, corpus=None, per_word: int = DEFAULT_PER_WORD,
+def ceat_contexts(words: Sequence[str], *, model: str, db=None, corpus=None, per_word: int | None = None,
                   limit: int | None = None, seed: int = 0) -> dict[int, dict[str, np.ndarray]]:
     """CEAT's contexts of ``words`` for ``model``: from the usage index ``db`` (which must
     hold that model's vectors; at most ``limit`` usages per word; its stored layers), else encoded from
     ``corpus`` (a file or folder; default: the data folder's ``corpora``, the shared Brown,
-    ABC and movie-review corpora), at most ``per_word`` sentences per word, ``seed``-ed."""
+    ABC and movie-review corpora), at most ``per_word`` (default 20) sentences per word,
+    ``seed``-ed. A setting of the other source is refused."""
+    if db is not None and (corpus is not None or per_word is not None):
+        raise InputError("the contexts come from the index (--db): drop --corpus and --per-word, or drop --db")
+    if db is None and limit is not None:
+        raise InputError("--limit bounds the usages read from an index (--db); for a corpus use --per-word")
     if db is not None:
         from ..index.store import open_store
 
@@ -124,4 +129,5 @@ def ceat_contexts(words: Sequence[str], *, model: str, db=None, corpus=None, per
 
     source = corpus if corpus is not None else resolve_data_dir() / "corpora"
     encoder = make_encoder(model=model, attention=False)
-    return contexts_from_corpus(encoder, iter_lines(source, errors="skip"), words, per_word=per_word, seed=seed)
+    return contexts_from_corpus(encoder, iter_lines(source, errors="skip"), words,
+                                per_word=DEFAULT_PER_WORD if per_word is None else per_word, seed=seed)

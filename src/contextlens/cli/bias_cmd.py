@@ -7,7 +7,6 @@ from pathlib import Path
 
 import typer
 
-from ..errors import InputError
 from . import options as o
 from ._common import add_command, group, handle_errors, out, print_json, say, spinner, table
 
@@ -36,8 +35,8 @@ DB = o.option(None, "--db", metavar="DIR", help="A usage index (`contextlens ind
               "contexts from; without it, sentences of --corpus are encoded.")
 CORPUS = o.option(None, "--corpus", metavar="PATH", help="Without --db: a corpus file or folder, one sentence per "
                   "line (default: the data folder's corpora: Brown, ABC, movie reviews).")
-PER_WORD = o.bounded(o.option(20, "--per-word", metavar="N", help="Without --db: at most N sentences per word, a "
-                              "seeded sample."), 1, 100_000)
+PER_WORD = o.bounded(o.option(None, "--per-word", metavar="N", help="Without --db: at most N sentences per word, "
+                              "a seeded sample (default 20)."), 1, 100_000)
 LIMIT = o.bounded(o.option(None, "--limit", metavar="N", help="With --db: at most N usages per word (the first)."),
                   1, 10**8)
 # the default is bias.ceat.DEFAULT_SAMPLES (Guo & Caliskan's N)
@@ -160,10 +159,8 @@ def ceat(
 ) -> None:
     """CEAT (Guo & Caliskan 2021): WEAT over --samples draws of one context per word, combined by
     a random-effects model, at every layer; contexts from a usage index (--db) or a corpus."""
-    from ..bias import SET_KEYS, ceat_by_layer, ceat_contexts, sets_for
+    from ..bias import DEFAULT_PER_WORD, SET_KEYS, ceat_by_layer, ceat_contexts, sets_for
 
-    if db is not None and corpus is not None:
-        raise InputError("give --db (a usage index) or --corpus (sentences to encode), not both")
     o.check_plot(plot)
     chosen = sets_for(test, sets)
     words = [w for s in chosen for key in SET_KEYS for w in getattr(s, key)]
@@ -174,7 +171,8 @@ def ceat(
     _plot(rows, plot, f"CEAT on {model} ({samples:,} samples; 95 % intervals)")
     if as_json:
         print_json({"rows": [r.as_dict() for r in rows], "source": CEAT_SOURCE,
-                    "contexts": "index" if db is not None else "corpus", "per_word": None if db else per_word})
+                    "contexts": "index" if db is not None else "corpus",
+                    "per_word": None if db else per_word or DEFAULT_PER_WORD})
         return
     out().print(table(
         f"CEAT on {model}: combined effect size over {samples:,} samples (random effects; one-sided p)",
