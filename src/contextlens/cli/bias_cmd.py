@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from ..errors import InputError
 from . import options as o
 from ._common import add_command, group, handle_errors, out, print_json, say, spinner, table
 
@@ -100,6 +101,9 @@ def weat(
     from ..bias import SOURCE, sets_for, weat_encoder, weat_table
 
     o.check_source(model, vectors, None)
+    if model is not None and case != "auto":
+        raise InputError(f"--case {case} looks words up in a table (--vectors); --model {model} reads each word "
+                         "through its own tokenizer: drop --case")
     o.check_plot(plot)
     chosen = sets_for(test, sets)
     if model is not None:
