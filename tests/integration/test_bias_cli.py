@@ -77,3 +77,10 @@ def test_bad_input_exits_2_with_one_line(args, message):
     result = runner.invoke(app, args)
     assert result.exit_code == 2
     assert message in result.output and result.output.count("error:") == 1
+
+
+def test_bias_weat_refuses_a_table_option_with_a_model():
+    result = runner.invoke(app, ["bias", "weat", "weat6", "--model", "minilm", "--case", "lower"])
+    assert result.exit_code == 2 and "drop --case" in result.output, result.output
+    result = runner.invoke(app, ["bias", "weat", "weat6", "--model", "minilm", "--vectors", "glove-6b-50d"])
+    assert result.exit_code == 2 and "not both" in result.output, result.output

@@ -1,5 +1,5 @@
-"""Bias audits on static and contextual vectors: WEAT (Caliskan et al. 2017) and CEAT (Guo &
-Caliskan 2021).
+"""Bias audits on static and contextual vectors: WEAT (Caliskan et al. 2017), SEAT (May et al.
+2019) and CEAT (Guo & Caliskan 2021).
 
 >>> from contextlens.bias import get_test, weat_table
 >>> get_test("career_family").description
@@ -7,19 +7,39 @@ Caliskan 2021).
 """
 
 from .caliskan import SOURCE, TESTS, CaliskanTest, Published, all_names, get_test
-from .ceat import DEFAULT_SAMPLES, ceat, ceat_samples, contexts_from_store
+from .ceat import DEFAULT_SAMPLES, ceat, ceat_by_layer, ceat_samples, contexts_from_store
+from .contexts import (
+    DEFAULT_PER_WORD,
+    ceat_contexts,
+    contexts_from_corpus,
+    contexts_from_index,
+    pick_sentences,
+)
 from .meta import RandomEffects, random_effects
 from .result import MEASURES, BiasResult
-from .sets import WordSets, parse_sets, read_sets
+from .seat import TEMPLATES_SOURCE, seat, seat_sentences, sentences_for
+from .sets import SET_KEYS, WordSets, parse_sets, read_sets
 from .stats import DEFAULT_PERMUTATIONS, PValue, association_scores, effect_size, permutation_p_value
-from .weat import CASES, AssociationTest, association_test, find_words, sets_for, weat_caliskan, weat_table
+from .weat import (
+    CASES,
+    AssociationTest,
+    association_test,
+    find_words,
+    sets_for,
+    weat_caliskan,
+    weat_encoder,
+    weat_table,
+)
 
 __all__ = [
-    "DEFAULT_SAMPLES", "ceat", "ceat_samples", "contexts_from_store",
+    "DEFAULT_SAMPLES", "ceat", "ceat_by_layer", "ceat_samples", "contexts_from_store",
+    "DEFAULT_PER_WORD", "ceat_contexts", "contexts_from_corpus", "contexts_from_index", "pick_sentences",
+    "TEMPLATES_SOURCE", "seat", "seat_sentences", "sentences_for",
     "SOURCE", "TESTS", "CaliskanTest", "Published", "all_names", "get_test",
     "RandomEffects", "random_effects",
     "MEASURES", "BiasResult",
-    "WordSets", "parse_sets", "read_sets",
+    "SET_KEYS", "WordSets", "parse_sets", "read_sets",
     "DEFAULT_PERMUTATIONS", "PValue", "association_scores", "effect_size", "permutation_p_value",
-    "CASES", "AssociationTest", "association_test", "find_words", "sets_for", "weat_caliskan", "weat_table",
+    "CASES", "AssociationTest", "association_test", "find_words", "sets_for", "weat_caliskan", "weat_encoder",
+    "weat_table",
 ]

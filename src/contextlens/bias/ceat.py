@@ -43,7 +43,7 @@ from .sets import SET_KEYS, WordSets
 from .stats import association_scores, effect_size
 from .weat import MIN_WORDS
 
-__all__ = ["DEFAULT_SAMPLES", "ceat_samples", "ceat", "contexts_from_store"]
+__all__ = ["DEFAULT_SAMPLES", "ceat_samples", "ceat", "ceat_by_layer", "contexts_from_store"]
 
 log = logging.getLogger(__name__)
 DEFAULT_SAMPLES = 10_000  # Guo & Caliskan's N
@@ -94,6 +94,15 @@ def ceat(contexts: Mapping[str, np.ndarray], sets: WordSets, *, model: str, laye
     r = random_effects(effects, variances)
     return BiasResult(sets.name, "ceat", model, layer, r.effect, r.p_value, r.ci, *found.sizes, missing,
                       samples=samples, q=r.q, tau2=r.tau2, i2=r.i2)
+
+
+def ceat_by_layer(contexts: Mapping[int, Mapping[str, np.ndarray]], sets: WordSets, *, model: str,
+                  samples: int = DEFAULT_SAMPLES, seed: int = 0, min_words: int = MIN_WORDS) -> list[BiasResult]:
+    """:func:`ceat` at each layer of ``{layer: {word: (contexts, dim)}}``, in layer order,
+    every layer with the same seed (so the same draws of context indices where the words
+    have the same contexts at every layer, as from one corpus)."""
+    return [ceat(contexts[layer], sets, model=model, layer=layer, samples=samples, seed=seed, min_words=min_words)
+            for layer in sorted(contexts)]
 
 
 def contexts_from_store(store, words, layer: int, *, limit: int | None = None) -> dict[str, np.ndarray]:

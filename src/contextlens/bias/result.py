@@ -16,7 +16,7 @@ from typing import Any
 
 from .sets import WordSets
 
-__all__ = ["MEASURES", "BiasResult"]
+__all__ = ["MEASURES", "BiasResult", "model_label"]
 
 MEASURES = ("weat", "seat", "ceat")
 
@@ -70,3 +70,12 @@ class BiasResult:
             "statistic": self.statistic, "exact": self.exact, "permutations": self.permutations,
             "samples": self.samples, "q": self.q, "tau2": self.tau2, "i2": self.i2,
         }
+
+
+def model_label(encoder) -> str:
+    """What a row's ``model`` says of an encoder: its model (``minilm``), else its kind over
+    its table (``static over glove-6b-50d``), else its name."""
+    params = encoder.params()
+    if params.get("model"):
+        return str(params["model"])
+    return f"{encoder.name} over {params['vectors']}" if params.get("vectors") else encoder.name

@@ -30,10 +30,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import InputError, check_choice
+from ..errors import ContextLensError, InputError, check_choice
 from ..vectors import EmbeddingTable
 from .caliskan import TESTS, get_test
-from .result import BiasResult
+from .result import BiasResult, model_label
 from .sets import SET_KEYS, WordSets, read_sets
 from .stats import (
     DEFAULT_PERMUTATIONS,
@@ -46,7 +46,7 @@ from .stats import (
 
 __all__ = [
     "CASES", "MIN_WORDS", "AssociationTest", "association_test", "find_words", "resolve_sets",
-    "weat_table", "weat_caliskan", "sets_for",
+    "weat_table", "weat_encoder", "weat_caliskan", "sets_for",
 ]
 
 log = logging.getLogger(__name__)
@@ -147,6 +147,25 @@ def weat_table(table: EmbeddingTable, sets: WordSets, *, case: str = "auto", ddo
     r = association_test(X, Y, A, B, ddof=ddof, permutations=permutations, seed=seed)
     return BiasResult(sets.name, "weat", table.name, 0, r.effect_size, r.p.p, None, *found.sizes, missing,
                       statistic=r.statistic, exact=r.p.exact, permutations=r.p.permutations)
+
+
+def weat_encoder(encoder, sets: WordSets, **options) -> BiasResult:
+    """WEAT of ``sets`` on an encoder's layer-0 rows (``encoder.static_vectors``: a
+    transformer's embedding-matrix rows, pooled over each word's pieces, out of any
+    sentence); a word the encoder cannot place is missing, as from a table.
+    ``options`` are :func:`weat_table`'s, but words are taken as written (the encoder
+    does its own casing)."""
+    words = list(dict.fromkeys(w for key in SET_KEYS for w in getattr(sets, key)))
+    keys, rows = [], []
+    for w in words:
+        try:
+            rows.append(encoder.static_vectors([w])[0])  # (dim,)
+        except ContextLensError as err:
+            log.info("%s has no layer-0 row for %r: %s", encoder.name, w, err)
+            continue
+        keys.append(w)
+    table = EmbeddingTable(keys, np.asarray(rows).reshape(len(keys), encoder.dim), name=model_label(encoder))
+    return weat_table(table, sets, case="exact", **options)
 
 
 def weat_caliskan(table: EmbeddingTable, tests: Sequence[str] | None = None, **options) -> list[BiasResult]:

@@ -317,7 +317,8 @@ class Encoder(ABC):
       holds (0 = static row);
     - ``params()``: what identifies the encoder and its settings (recorded in each
       Encoding's ``meta``, keys of caches and index metadata);
-    - ``static_vectors(words)``: each word's static row (layer 0), out of any sentence.
+    - ``static_vectors(words)``: each word's static row (layer 0), out of any sentence;
+    - ``sentence_vectors(texts)``: each whole text pooled to one vector per layer.
 
     Subclasses implement ``_encode_texts(texts, chosen)``, which receives non-empty texts
     and, per text, None or the word indices (into ``tokenize(text)``) to keep.
@@ -354,6 +355,23 @@ class Encoder(ABC):
             return []
         chosen = select_targets(targets, texts, [tokenize(t) for t in texts])
         return self._encode_texts(texts, chosen)
+
+    def sentence_vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """``(layers, texts, dim)``: each whole text as one vector per layer of ``layer_ids``,
+        here the mean of its words' vectors; a transformer pools all its pieces instead
+        (:meth:`TransformerEncoder.sentence_vectors`, as sentence-transformers does).
+
+        >>> from contextlens.encoders.static import StaticEncoder
+        >>> from contextlens.vectors import EmbeddingTable
+        >>> enc = StaticEncoder(EmbeddingTable(["a", "b"], [[3.0, 0.0], [1.0, 4.0]]))
+        >>> enc.sentence_vectors(["a b", "b"]).tolist()
+        [[[2.0, 2.0], [1.0, 4.0]]]
+        """
+        encodings = self.encode(texts)
+        for text, e in zip(texts, encodings):
+            if not len(e.words):
+                raise InputError(f"{self.name} finds no word it knows in {text!r}, so it has no sentence vector")
+        return np.stack([e.layers.mean(axis=1) for e in encodings], axis=1)  # (layers, texts, dim)
 
     def encode_one(self, text: str, *, targets: Targets = None) -> Encoding:
         """``encode([text])[0]``; ``targets`` (word indices, spans or words) for this text."""

@@ -142,6 +142,26 @@ class TransformerEncoder(Encoder):
                 out[i] = self._embedding[ids].float().mean(dim=0).cpu().numpy()
         return out
 
+    def sentence_vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """``(layers, texts, dim)``: every piece of each text, special tokens included, averaged
+        over the attention mask at each layer of ``layer_ids`` (layer 0: the embedding-matrix
+        rows), as sentence-transformers' mean pooling; a text longer than ``max_length``
+        pieces is truncated, as that pipeline truncates it."""
+        texts = check_texts(texts)
+        torch = self._torch
+        out = np.zeros((len(self.layer_ids), len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(texts), self.batch_size):
+            batch = self.tokenizer(texts[start : start + self.batch_size], padding=True, truncation=True,
+                                   max_length=self.max_length, return_tensors="pt").to(self.device)
+            with torch.inference_mode():
+                hidden = self.hf_model(**batch, output_hidden_states=True).hidden_states
+                mask = batch["attention_mask"][:, :, None].to(hidden[-1].dtype)  # (batch, pieces, 1)
+                states = [self._embedding[batch["input_ids"]], *(hidden[k] for k in self.layers)]
+                for j, h in enumerate(states):  # h: (batch, pieces, dim)
+                    pooled = (h * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+                    out[j, start : start + len(pooled)] = pooled.float().cpu().numpy()
+        return out
+
     def attention_parts(self, text: str, *, layers=None, pad: int = 0) -> list:
         """Each layer's queries, keys and mask over ``text``'s pieces: :mod:`contextlens.encoders.qk`."""
         from .qk import pick_layers, transformer_parts

@@ -3,11 +3,12 @@ returns a Figure; :func:`save_figure` writes PNG, SVG or PDF by the file's suffi
 atomically.
 
 The figures live in submodules (``usage``: one word in context; ``experiments``: the
-polysemy, sense, attention, ranking and geometry experiments); everything is re-exported
+polysemy, sense, attention, ranking and geometry experiments; ``bias``: the bias audit); everything is re-exported
 here, so ``from contextlens import plots; plots.save_figure(...)`` is the way to use them.
 """
 
 from ._base import FIGURE_FORMATS, figure_format, save_figure, short
+from .bias import effect_sizes
 from .experiments import (
     AXIS_NAMES,
     attention_heads,
@@ -23,5 +24,5 @@ from .usage import layer_cosines, static_vs_contextual, weights_bar
 __all__ = [
     "save_figure", "figure_format", "short", "weights_bar", "layer_cosines", "static_vs_contextual",
     "cosine_heatmap", "spread_bars", "projection_scatter", "attention_heads", "attention_matrix",
-    "rank_scatter", "geometry_lines", "FIGURE_FORMATS", "AXIS_NAMES",
+    "rank_scatter", "geometry_lines", "effect_sizes", "FIGURE_FORMATS", "AXIS_NAMES",
 ]
