@@ -93,6 +93,14 @@ class AttentionRequest(EncoderOptions):
     rollout: bool = True
 
 
+class AttentionViewsRequest(EncoderOptions):
+    sentence: Sentence = Field(..., examples=["We sat on the bank of the river."])
+    word: Word = Field(..., examples=["bank"])
+    occurrence: Occurrence | None = None
+    layer: Layer = -1
+    head: int | None = Field(None, ge=0, le=CAPS.max_head, description="a head, or none for the mean over heads")
+
+
 class ToyRequest(Request):
     neighbours: list[Annotated[list[Word], Field(max_length=CAPS.max_toy_words)]] = Field([["loan", "money"], ["river", "water"]], min_length=2, max_length=2,
                                          description="the neighbours of bank in each of the two sentences")
@@ -195,6 +203,10 @@ class AttentionResponse(Open):
     layer_names: list[str]
     heads: int
     selected: dict[str, Any]
+
+
+class ViewsResponse(BaseModel):
+    views: list[dict[str, Any]] = Field(..., description="each view's data, drawn by CLViews.render (/views/*.js)")
 
 
 class ToyResponse(Open):
