@@ -84,21 +84,16 @@ class ContextualizeRequest(EncoderOptions):
     layer: Layer = -1
 
 
-class AttentionRequest(EncoderOptions):
-    sentence: Sentence = Field(..., examples=["We sat on the bank of the river."])
-    word: Word = Field(..., examples=["bank"])
-    occurrence: Occurrence | None = None
-    layer: Layer = -1
-    head: int | None = Field(None, ge=0, le=CAPS.max_head, description="a head, or none for the mean over heads")
-    rollout: bool = True
-
-
 class AttentionViewsRequest(EncoderOptions):
     sentence: Sentence = Field(..., examples=["We sat on the bank of the river."])
     word: Word = Field(..., examples=["bank"])
     occurrence: Occurrence | None = None
     layer: Layer = -1
     head: int | None = Field(None, ge=0, le=CAPS.max_head, description="a head, or none for the mean over heads")
+
+
+class AttentionRequest(AttentionViewsRequest):
+    rollout: bool = True
 
 
 class ToyRequest(Request):
