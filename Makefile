@@ -21,7 +21,7 @@ CHROMIUM_SETUP = @test -x /usr/bin/chromium || { \
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; }
 
-.PHONY: setup demo test bench lint lab clean fuzz
+.PHONY: setup demo test bench lint lab clean fuzz tour
 
 setup: $(STAMP)
 
@@ -61,6 +61,11 @@ fuzz: $(STAMP)
 
 lab: $(STAMP)
 	$(BIN)/contextlens lab
+
+# the notebook tour, executed and rendered (its views work offline; nbconvert's own CDN scripts are left out)
+tour: $(STAMP)
+	$(BIN)/jupyter nbconvert --to html --execute examples/tour.ipynb --output-dir docs --output tour \
+	  --HTMLExporter.require_js_url= --HTMLExporter.mathjax_url=
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -125,7 +125,7 @@ def run_sentence_lab(page, sentences, encoder, expected_points, timeout=30_000):
     page.wait_for_function(f"document.querySelectorAll('#fig-layers .scatterlayer .point').length === {expected_points}",
                            timeout=timeout)
     page.wait_for_function("document.querySelectorAll('#fig-projection .scatterlayer .point').length > 0")
-    page.wait_for_selector("#fig-attention .heatmaplayer image, #fig-attention .fig-note")
+    page.wait_for_selector("#fig-attention .clv[data-rendered='1'], #fig-attention .fig-note")
 
 
 def test_sentence_lab_chart_has_a_point_per_layer_and_pair(page, lab_url, screenshots):
@@ -159,9 +159,15 @@ def test_sentence_lab_chart_has_a_point_per_layer_and_pair(page, lab_url, screen
 def test_sentence_lab_with_minilm(page, lab_url):
     open_lab(page, lab_url)
     run_sentence_lab(page, S3[:2], "minilm", expected_points=7, timeout=90_000)  # embedding row + 6 layers
-    assert page.evaluate("document.getElementById('fig-attention').data[0].z.length") == 6  # "The bank approved my loan."
-    page.select_option("#lab-head", "3")
-    page.wait_for_function("document.getElementById('fig-attention').layout.title.text.includes('head 3')")
+    page.wait_for_function("document.querySelectorAll('#fig-attention .clv[data-rendered=\"1\"]').length === 3")
+    head = "#fig-attention .clv[data-kind='head']"
+    assert page.locator(f"{head} .clv-left").count() == 6  # "The bank approved my loan." (words)
+    page.select_option(f"{head} select.clv-level", "pieces")  # MiniLM's pieces: [CLS] and [SEP] too
+    page.check(f"{head} input.clv-specials")
+    specials = page.eval_on_selector_all(f"{head} .clv-left.clv-special", "ts => ts.map(t => t.lastChild.textContent)")
+    assert specials == ["[CLS]", "[SEP]"]
+    thumbs = page.locator("#fig-attention .clv[data-kind='model'] canvas.clv-thumb").count()
+    assert thumbs == 6 * (12 + 1) + 6  # 6 layers x (12 heads + their mean), and rollout
 
 
 def test_toy_plane_downloads_as_png(page, lab_url):

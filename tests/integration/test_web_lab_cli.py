@@ -155,3 +155,21 @@ def test_sigterm_stops_the_lab_within_seconds_while_a_umap_runs():
     assert took < 8, f"the lab took {took:.1f} s to stop"
     assert code in (0, -signal.SIGTERM), (code, out)
     assert "Traceback" not in out, out
+
+
+def test_model_is_repeatable_and_adds_to_the_packaged_models(lab_cli, tmp_path):
+    folder = tmp_path / "my-bert"
+    folder.mkdir()
+    result, calls, _ = lab_cli("--port", "0", "--no-browser", "--model", str(folder), "--model", "mpnet")
+    assert result.exit_code == 0, result.output
+    state = calls[0]["app"].state.lab
+    assert state.model == str(folder) and state.added == [str(folder), "mpnet"]
+    names = state.encoder_names()
+    assert str(folder) in names and "minilm" in names  # the packaged ones stay
+    result, calls, _ = lab_cli("--port", "0", "--no-browser")
+    assert result.exit_code == 0 and calls[-1]["app"].state.lab.model == "minilm"
+
+
+def test_a_typo_in_model_is_one_line(lab_cli):
+    result, calls, _ = lab_cli("--port", "0", "--no-browser", "--model", "minlm")
+    assert result.exit_code == 2 and "did you mean 'minilm'" in result.output and not calls

@@ -26,7 +26,7 @@ from scipy.cluster.hierarchy import fcluster, linkage
 from sklearn.metrics import adjusted_rand_score, silhouette_score
 
 from ..encoders.base import Encoder, check_texts
-from ..errors import DimensionError, InputError, ZeroVectorError, check_choice, check_int
+from ..errors import DimensionError, EmptyInputError, InputError, ZeroVectorError, check_choice, check_int
 from .projection import PROJECTIONS, check_points, project, run_here
 from .usages import Usages, collect_usages
 
@@ -198,6 +198,10 @@ def senses(
     if occurrence == "all":
         raise InputError("senses takes one usage per sentence; choose occurrence=0, 1, ...")
     usages = collect_usages(encoder, sentences, word, occurrence=occurrence, missing=missing)
+    if k == "auto" and len(usages) < 3:
+        n = len(usages)
+        raise EmptyInputError(f"only {n} sentence{'' if n == 1 else 's'} contain{'s' if n == 1 else ''} {word!r}: "
+                              "telling its senses apart needs at least 3 usages; add sentences that use it")
     x = usages.at(layer)  # (n_usages, dim)
     gold_kept = None if gold is None else [gold[p] for p in usages.positions]
     result = run(cluster_senses, x, k=k, gold=gold_kept, linkage=linkage, k_max=k_max)

@@ -54,12 +54,13 @@ def compare(
     word: str = o.WORD, vectors: str = o.VECTORS, model: str = o.MODEL, method: str = o.METHOD,
     alpha: float = o.ALPHA, window: int = o.WINDOW, include_self: bool = o.INCLUDE_SELF, causal: bool = o.CAUSAL,
     positions: str = o.POSITIONS, heads: int = o.HEADS, n_layers: int = o.N_LAYERS, projections: str = o.PROJECTIONS,
-    scale: float = o.SCALE, seed: int = o.SEED, as_json: bool = o.JSON, plot: Path = o.PLOT,
+    scale: float = o.SCALE, seed: int = o.SEED, as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
 ) -> None:
     """Cosine between WORD in TEXT1 and in TEXT2 at every layer (layer 0 = static)."""
     from ..analysis.incontext import compare as compare_usages
 
     o.check_plot(plot)
+    o.check_html(html)
     encoder = o.encoder_from_options(model=model, vectors=vectors, method=method, seed=seed, alpha=alpha,
                                      window=window, include_self=include_self, causal=causal, positions=positions,
                                      heads=heads, n_layers=n_layers, projections=projections, scale=scale)
@@ -70,6 +71,10 @@ def compare(
 
         plots.save_figure(plots.layer_cosines({f"{word}: 1 vs 2": r["cosine_by_layer"]}, r["layer_names"],
                                               title=f"{word!r}, {source}"), plot)
+    if html:
+        from .. import views
+
+        views.layers_view(r).save_html(html)
     if as_json:
         print_json(r)
         return

@@ -1,8 +1,9 @@
 """``contextlens explore | senses | layers | attention | rank | geometry``: the experiments.
 
 Each command parses options, calls one library function (``contextlens.analysis``), and
-presents its result as a Rich table, one JSON object (``--json``) and/or a figure
-(``--plot PATH``, PNG/SVG/PDF by suffix).
+presents its result as a Rich table, one JSON object (``--json``), a figure
+(``--plot PATH``, PNG/SVG/PDF by suffix) and/or the interactive views as one HTML file
+(``--html PATH``, from :mod:`contextlens.views`).
 """
 
 from pathlib import Path
@@ -28,7 +29,7 @@ def explore(
     method: str = o.METHOD, heads: int = o.HEADS, n_layers: int = o.N_LAYERS, window: int = o.WINDOW,
     alpha: float = o.ALPHA, include_self: bool = o.INCLUDE_SELF, layer: int = o.LAYER, occurrence: str = o.OCCURRENCE,
     skip_missing: bool = o.SKIP_MISSING, projection: str = o.PROJECTION, seed: int = o.SEED,
-    as_json: bool = o.JSON, plot: Path = o.PLOT,
+    as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
 ) -> None:
     """Polysemy explorer: cosines between a word's usages, and the spread of several words.
 
@@ -39,6 +40,7 @@ def explore(
     from ..analysis.usages import read_sentences
 
     o.check_plot(plot)
+    o.check_html(html)
     o.check_projection(projection)
     occ = o.parse_occurrence(occurrence, allow_all=True)
     texts = read_sentences(sentences, sentence)
@@ -59,6 +61,10 @@ def explore(
         else:
             fig = plots.spread_bars(r["words"], title=f"spread of usages at {r['layer_name']}")
         plots.save_figure(fig, plot)
+    if html:
+        from .. import views
+
+        views.cosine_view(r).save_html(html)
     if as_json:
         print_json(r)
         return
@@ -84,18 +90,20 @@ def senses(
     n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA, include_self: bool = o.INCLUDE_SELF,
     layer: int = o.LAYER, occurrence: str = o.OCCURRENCE, skip_missing: bool = o.SKIP_MISSING,
     projection: str = o.PROJECTION, seed: int = o.SEED, as_json: bool = o.JSON, plot: Path = o.PLOT,
+    html: Path = o.HTML,
 ) -> None:
     """Sense probe: cluster WORD's usages; purity and adjusted Rand index with --labels."""
     from ..analysis.senses import senses as probe_senses
     from ..analysis.usages import read_lines, read_sentences
 
     o.check_plot(plot)
+    o.check_html(html)
     o.check_projection(projection)
     n_senses, occ = o.parse_k(k), o.parse_occurrence(occurrence, allow_all=True)
     texts = read_sentences(sentences, sentence)
     gold = read_lines(labels, "sense labels") if labels is not None else None
     encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer)
-    proj = projection or ("pca" if plot else None)
+    proj = projection or ("pca" if plot or html else None)
     r = probe_senses(encoder, texts, word, k=n_senses, gold=gold, layer=layer, occurrence=occ,
                      missing="skip" if skip_missing else "error", projection=proj, seed=seed)
     if plot:
@@ -106,6 +114,10 @@ def senses(
         plots.save_figure(plots.projection_scatter(
             r["projection"]["points"], kept, labels=sents, method=proj,
             title=f"{word!r}: {r['k']} clusters at {r['layer_name']}"), plot)
+    if html:
+        from .. import views
+
+        views.senses_view(r, texts).save_html(html)
     if as_json:
         print_json(r)
         return
@@ -126,12 +138,13 @@ def layers(
                                       help="Two sentences; more pairs after --pair."),
     word: str = o.WORD, vectors: str = o.VECTORS, model: str = o.MODEL, method: str = o.METHOD, heads: int = o.HEADS,
     n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA, include_self: bool = o.INCLUDE_SELF,
-    as_json: bool = o.JSON, plot: Path = o.PLOT,
+    as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
 ) -> None:
     """Layer divergence: cosine between WORD in two sentences at every layer (0 = static)."""
     from ..analysis.layers import layer_divergence
 
     o.check_plot(plot)
+    o.check_html(html)
     pairs = o.sentence_pairs(texts)
     encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self)
     r = layer_divergence(encoder, pairs, word)
@@ -141,6 +154,10 @@ def layers(
         series = {f"{p['label']}: {plots.short(p['sentences'][0], 22)} | {plots.short(p['sentences'][1], 22)}":
                   p["cosine_by_layer"] for p in r["pairs"]}
         plots.save_figure(plots.layer_cosines(series, r["layer_names"], title=f"{word!r}"), plot)
+    if html:
+        from .. import views
+
+        views.layers_view(r).save_html(html)
     if as_json:
         print_json(r)
         return
@@ -161,12 +178,16 @@ def attention(
     rollout: bool = o.flag("--rollout", help="Add attention rollout (Abnar & Zuidema 2020)."),
     occurrence: str = o.OCCURRENCE, vectors: str = o.VECTORS, model: str = o.MODEL, method: str = o.METHOD,
     heads: int = o.HEADS, n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA,
-    include_self: bool = o.INCLUDE_SELF, as_json: bool = o.JSON, plot: Path = o.PLOT,
+    include_self: bool = o.INCLUDE_SELF, as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
 ) -> None:
-    """Attention attribution: the weights WORD gave every word, per layer and head."""
+    """Attention attribution: the weights WORD gave every word, per layer and head.
+
+    --html writes the head view (at --layer, --head), the model view of WORD and, where the
+    encoder has queries and keys, its neuron view."""
     from ..analysis.attribution import attribute
 
     o.check_plot(plot)
+    o.check_html(html)
     occ = o.parse_occurrence(occurrence)
     encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer)
     r = attribute(encoder, text, word, occurrence=occ, layer=layer, head=head, rollout=rollout)
@@ -184,6 +205,11 @@ def attention(
             fig = plots.attention_matrix(sel["matrix"], r["words"], special=sel["special"],
                                          title=f"{sel['layer_name']}, {which}")
         plots.save_figure(fig, plot)
+    if html:
+        from .. import views
+
+        views.Page(*views.attention_views(encoder, text, word, layer=layer, head=head, occurrence=occ),
+                   title=f"attention of {word!r}").save_html(html)
     if as_json:
         print_json(r)
         return

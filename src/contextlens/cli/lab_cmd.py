@@ -68,7 +68,11 @@ def register(app: typer.Typer) -> None:
     def lab(
         host: str = typer.Option("127.0.0.1", help="Address to listen on (localhost by default)."),
         port: int = typer.Option(8000, min=0, max=65535, help="Port to listen on (0: a free one, printed)."),
-        model: str = typer.Option("minilm", help="The default transformer (loaded on first use)."),
+        model: list[str] = typer.Option(
+            [], "--model", help="A transformer to offer next to the installed packaged ones: a packaged name, a local "
+            "Hugging Face folder or (online) a hub id; repeat it for more. The first is the default (else minilm). "
+            "Loaded on first use."
+        ),
         vectors: str = typer.Option("glove-6b-50d", help="Static table for the static, average and attention encoders."),
         threads: int = typer.Option(1, min=0, max=256, help="Torch CPU threads for the models (0: every core)."),
         index: Path | None = typer.Option(
@@ -106,8 +110,8 @@ def register(app: typer.Typer) -> None:
         if hosts is None:
             err_console.print("[bold yellow]warning:[/] any Host name is accepted (no DNS-rebinding check); "
                               "name the ones you use with --trusted-host", highlight=False)
-        web = create_app(model=model, vectors=vectors, threads=threads or None, index=index,
-                         allowed_hosts=hosts)  # a bad --index fails here
+        web = create_app(model=model[0] if model else "minilm", vectors=vectors, threads=threads or None, index=index,
+                         allowed_hosts=hosts, add_models=model)  # a bad --index or --model fails here
         sock = listen(host, port)  # a taken port fails here, in one line
         shown = f"[{host}]" if ":" in host else host
         url = f"http://{shown}:{sock.getsockname()[1]}/"

@@ -111,6 +111,8 @@ LAYER = layer_option()
 PROJECTION = option(None, "--projection", metavar="METHOD", help=f"Project the usages to 2-D: {PROJECTIONS_HELP}.")
 JSON = flag("--json", help="Print one JSON object on stdout.")
 PLOT = option(None, "--plot", metavar="FILE", help="Write a figure; the suffix picks the format: .png, .svg, .pdf.")
+HTML = option(None, "--html", metavar="FILE", help="Write the interactive views as one standalone HTML file (opens "
+              "offline in any browser).")
 DATA_DIR = option(None, "--data-dir", metavar="DIR", help="The data directory (default: $CONTEXTLENS_DATA, else "
                   "~/.cache/contextlens/data).")
 
@@ -265,6 +267,14 @@ def check_plot(plot: Path | None) -> None:
 
         plots.figure_format(plot)
         check_output(plot)
+
+
+def check_html(html: Path | None) -> None:
+    """Check the ``--html`` path (an .html file we may write) before any work."""
+    if html is not None:
+        from ..views import check_html_path
+
+        check_output(check_html_path(html))
 
 
 def check_projection(projection: str | None) -> None:

@@ -385,8 +385,11 @@ class Encoder(ABC):
         """The index of ``layer`` in the stacks this encoder returns (checked before encoding)."""
         return layer_position(self.layer_ids, layer)
 
+    #: whether :meth:`attention_parts` gives queries and keys (self-attention, transformers)
+    has_attention_parts = False
+
     def attention_parts(self, text: str, *, layers: Sequence[int] | None = None, pad: int = 0) -> list[AttentionParts]:
-        """An optional capability: the queries, keys, scale, bias and mask of each of
+        """An optional capability (:attr:`has_attention_parts`): the queries, keys, scale, bias and mask of each of
         ``layers`` (contextual layer numbers; None = every one) for ``text``, at the level
         where the encoder attends, with ``pad`` padding tokens appended (see
         :class:`~contextlens.encoders.qk.AttentionParts`). Encoders without queries and keys

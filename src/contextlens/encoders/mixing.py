@@ -163,6 +163,7 @@ class SelfAttention(_Mixer):
     """
 
     name = "attention"  # the method name of encoders.registry.make_encoder
+    has_attention_parts = True
 
     def __init__(
         self, table: EmbeddingTable, include_self: bool = True, causal: bool = False,

@@ -78,6 +78,8 @@ class TransformerEncoder(Encoder):
     threads : torch CPU threads (default: ``CONTEXTLENS_THREADS`` or every core available).
     """
 
+    has_attention_parts = True
+
     def __init__(self, model: str = models.DEFAULT_MODEL, layers=None, pooling: str = "mean",
                  batch_size: int = 32, max_length: int | None = None, device: str = "cpu",
                  attention: bool = True, stride: int | None = None,

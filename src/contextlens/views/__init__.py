@@ -23,12 +23,13 @@ views by Plotly, inlined once per page (about 4.8 MB).
 """
 
 from .attention import AttentionData, attention_data, head_view, model_view
-from .base import KINDS, Page, View
+from .base import KINDS, Page, View, check_html_path
+from .experiments import attention_views
 from .figures import cosine_view, layers_view, projection_view, senses_view
 from .inputs import input_view
 from .neuron import leaked_weight, mask_view, neuron_view
 
 __all__ = [
-    "View", "Page", "KINDS", "AttentionData", "attention_data", "head_view", "model_view", "neuron_view",
+    "View", "Page", "KINDS", "check_html_path", "attention_views", "AttentionData", "attention_data", "head_view", "model_view", "neuron_view",
     "mask_view", "leaked_weight", "input_view", "projection_view", "layers_view", "cosine_view", "senses_view",
 ]

@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import InputError, MissingDependencyError, check_choice
 from ..files import atomic_output
 
-__all__ = ["View", "Page", "jsonable", "short", "FAMILIES", "KINDS"]
+__all__ = ["View", "Page", "check_html_path", "jsonable", "short", "FAMILIES", "KINDS"]
 
 #: each kind of view → the family whose script draws it ("attention": our SVG and canvas,
 #: "figures": Plotly)
@@ -103,6 +103,20 @@ def _json_script(obj: Any, cls: str, **attrs: str) -> str:
     return f'<script type="application/json" class="{cls}"{extra}>{text}</script>'
 
 
+def check_html_path(path: str | os.PathLike) -> Path:
+    """``path`` as a Path, if it names an HTML file (checked before any work is done).
+
+    >>> check_html_path("views.png")
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: a view is saved as HTML: give a path ending in .html, got 'views.png'
+    """
+    path = Path(path)
+    if path.suffix.lower() not in (".html", ".htm"):
+        raise InputError(f"a view is saved as HTML: give a path ending in .html, got {str(path)!r}")
+    return path
+
+
 class _Renders:
     """What a view and a page share: the page's HTML, the notebook iframe, the file."""
 
@@ -120,9 +134,7 @@ class _Renders:
 
     def save_html(self, path: str | os.PathLike) -> Path:
         """Write the page as one standalone HTML file (opens offline); written atomically."""
-        path = Path(path)
-        if path.suffix.lower() not in (".html", ".htm"):
-            raise InputError(f"a view is saved as HTML: give a path ending in .html, got {str(path)!r}")
+        path = check_html_path(path)
         text = self.html()
         with atomic_output(path) as tmp:
             tmp.write_text(text, encoding="utf-8")

@@ -14,10 +14,11 @@ from ..analysis.explore import explore
 from ..analysis.incontext import compare, contextualize
 from ..analysis.layers import layer_divergence
 from ..analysis.senses import senses
-from ..analysis.toy import TOY_AXES, TOY_METHODS, TOY_VECTORS, toy_compare
+from ..analysis.toy import TOY_AXES, TOY_METHODS, TOY_VECTORS, course_example, toy_compare
 from ..index.search import like_usage, search_usages
 from ..index.stats import index_stats
 from ..text import tokenize
+from ..views import attention_views
 from . import schemas as s
 from .state import NO_INDEX, LabState
 
@@ -73,6 +74,11 @@ def load_model(req: s.ModelLoadRequest, state: LabState = Depends(lab)):
 def toy_defaults():
     return {"vectors": {w: list(v) for w, v in TOY_VECTORS.items()},
             "axes": {w: list(v) for w, v in TOY_AXES.items()}, "methods": list(TOY_METHODS)}
+
+
+@router.get("/toy/course", summary="The course text's 2-D example: vectors, one weight step by step, the comparison")
+def toy_course():
+    return plain(course_example().to_dict())
 
 
 @router.post("/toy", response_model=s.ToyResponse, summary="Bank's contextual vector in two toy sentences")
@@ -138,6 +144,16 @@ def attention(req: s.AttentionRequest, state: LabState = Depends(lab)):
     state.limits.check_attention(len(tokenize(req.sentence)))
     return plain(attribute(_encoder(state, req), req.sentence, req.word, occurrence=req.occurrence,
                            layer=req.layer, head=req.head, rollout=req.rollout))
+
+
+@router.post("/views/attention", response_model=s.ViewsResponse,
+             summary="The head, model and (queries and keys permitting) neuron views of a sentence")
+def attention_views_route(req: s.AttentionViewsRequest, state: LabState = Depends(lab)):
+    state.limits.check_sentences([req.sentence])
+    state.limits.check_attention(len(tokenize(req.sentence)))
+    found = attention_views(_encoder(state, req), req.sentence, req.word, layer=req.layer, head=req.head,
+                            occurrence=req.occurrence)
+    return {"views": [v.data for v in found]}
 
 
 @router.post("/senses", response_model=s.SensesResponse, responses=WORKER_ERRORS,

@@ -2,7 +2,7 @@
 
 >>> app = create_app()
 >>> sorted(p for p in app.openapi()["paths"] if p.startswith("/api/t"))
-['/api/tokens', '/api/toy', '/api/toy/defaults']
+['/api/tokens', '/api/toy', '/api/toy/course', '/api/toy/defaults']
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ __all__ = ["create_app", "plotly_js", "LOCAL_HOSTS"]
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
+VIEWS = Path(__file__).parents[1] / "views" / "static"  # the views' scripts: the lab draws the library's views
 #: the Host names a lab on a loopback address answers to (a page elsewhere cannot rebind its
 #: own name to 127.0.0.1 and read the lab: DNS rebinding)
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
@@ -103,7 +104,7 @@ class BodyLimit:
 def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Limits | None = None,
                threads: int | None = 1, index: str | os.PathLike | None = None,
                models: Sequence[str] | None = None, workers: int = 2, worker_timeout: float | None = 300.0,
-               allowed_hosts: Sequence[str] | None = LOCAL_HOSTS) -> FastAPI:
+               allowed_hosts: Sequence[str] | None = LOCAL_HOSTS, add_models: Sequence[str] = ()) -> FastAPI:
     """The lab app; ``model`` is the default transformer, ``vectors`` the static table.
 
     ``threads``: torch CPU threads for the models (default 1: a lab request is a few short
@@ -112,7 +113,8 @@ def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Lim
     Nothing is loaded here: tables and models load on first use (see :class:`LabState`).
     ``index``: a usage index folder (``contextlens index build --db``), opened here, so a bad
     path fails before the lab serves (with the library's error); its tab searches it.
-    ``models``: the installed models the lab offers (None: every one; ``model`` always).
+    ``models``: the installed models the lab offers (None: every one; ``model`` always);
+    ``add_models``: more to offer (packaged names, local Hugging Face folders, hub ids).
     ``workers`` processes run the projections and clustering, each call at most
     ``worker_timeout`` seconds (:mod:`.worker`). ``allowed_hosts``: the Host names served
     (default: the loopback names; ``None`` or ``["*"]``: any).
@@ -124,7 +126,7 @@ def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Lim
         store = open_store(index)
         log.info("usage index %s (model %s, layers %s)", store.path, store.params["model"], store.layers)
     lab_state = LabState(model=model, vectors=vectors, limits=limits, threads=threads, index=store, models=models,
-                         pool=WorkerPool(workers, timeout=worker_timeout))
+                         pool=WorkerPool(workers, timeout=worker_timeout), add_models=add_models)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -180,4 +182,5 @@ def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Lim
                             headers={"Cache-Control": "public, max-age=86400"})
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.mount("/views", StaticFiles(directory=VIEWS), name="views")
     return app

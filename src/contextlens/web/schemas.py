@@ -84,12 +84,15 @@ class ContextualizeRequest(EncoderOptions):
     layer: Layer = -1
 
 
-class AttentionRequest(EncoderOptions):
+class AttentionViewsRequest(EncoderOptions):
     sentence: Sentence = Field(..., examples=["We sat on the bank of the river."])
     word: Word = Field(..., examples=["bank"])
     occurrence: Occurrence | None = None
     layer: Layer = -1
     head: int | None = Field(None, ge=0, le=CAPS.max_head, description="a head, or none for the mean over heads")
+
+
+class AttentionRequest(AttentionViewsRequest):
     rollout: bool = True
 
 
@@ -195,6 +198,10 @@ class AttentionResponse(Open):
     layer_names: list[str]
     heads: int
     selected: dict[str, Any]
+
+
+class ViewsResponse(BaseModel):
+    views: list[dict[str, Any]] = Field(..., description="each view's data, drawn by CLViews.render (/views/*.js)")
 
 
 class ToyResponse(Open):

@@ -29,7 +29,7 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 from ..encoders.base import Encoding, check_texts
-from ..encoders.models import list_models
+from ..encoders.models import check_name, list_models
 from ..encoders.registry import STATIC_METHODS, make_encoder, resolve_vectors
 from ..errors import InputError, check_choice
 from .limits import Limits
@@ -135,15 +135,25 @@ class SharedEncoder:
                     self._cache.put(self._owner, text, enc)
             return [found[t] for t in texts]
 
+    def attention_parts(self, text: str, **kwargs) -> list:
+        """The wrapped encoder's queries and keys of ``text``, under the lock (not cached)."""
+        with self._lock:
+            if self._closing.is_set():
+                raise LabClosingError("the lab is stopping")
+            return self._encoder.attention_parts(text, **kwargs)
+
 
 class LabState:
     """The server's shared state: default model and table names, limits, loaded encoders."""
 
     def __init__(self, model: str = "minilm", vectors: str = "glove-6b-50d", limits: Limits | None = None,
                  threads: int | None = 1, index=None, models: Sequence[str] | None = None,
-                 pool: WorkerPool | None = None, cache_bytes: int = CACHE_BYTES):
+                 pool: WorkerPool | None = None, cache_bytes: int = CACHE_BYTES, add_models: Sequence[str] = ()):
         self.model, self.vectors, self.limits = model, vectors, limits or Limits()
         self.offered = None if models is None else list(models)  # the models offered (None: every installed one)
+        self.added = list(dict.fromkeys(add_models))  # offered too: local folders, hub ids (`lab --model`)
+        for name in self.added:
+            check_name(name)  # a typo of a packaged name fails here, before the lab serves
         self.index = index  # a UsageReader, or None
         self.index_lock = threading.Lock()  # one index request at a time reads the store
         self.threads = threads  # torch CPU threads (None: the library's default, every core)
@@ -171,8 +181,9 @@ class LabState:
     def models(self) -> list[dict[str, Any]]:
         rows = [m for m in list_models() if m["installed"] and (self.offered is None or m["name"] in self.offered)]
         names = {m["name"] for m in rows}
-        if self.model not in names:
-            rows.append({"name": self.model, "installed": True, "description": "model given to `contextlens lab`"})
+        for name in dict.fromkeys([self.model, *self.added]):
+            if name not in names:
+                rows.append({"name": name, "installed": True, "description": "model given to `contextlens lab`"})
         return rows
 
     def encoder_names(self) -> list[str]:

@@ -97,8 +97,21 @@
   function saveLabURL() {
     const r = labRequest();
     setParams({ s: r.sentences.join("\n"), w: r.word, m: r.encoder, a: r.alpha, si: r.include_self === false ? 0 : null,
-      l: $("#lab-layer").value,
-      h: $("#lab-head").value, ro: $("#lab-rollout").checked ? 1 : null, as: $("#lab-att-sentence").value || null });
+      l: $("#lab-layer").value, as: $("#lab-att-sentence").value || null });
+  }
+
+  const FIGS = ["fig-layers", "fig-matrix", "fig-attention", "fig-projection"];
+  /** Say why there is nothing to show, in the form and in every figure (no stale figure stays). */
+  function clearFigures(message) {
+    $("#lab-error").textContent = message;
+    lab.result = {};
+    FIGS.forEach((f) => note(f, message));
+  }
+  /** The sentences (1-based) the word is not a word of, by the server's tokenizer. */
+  async function sentencesWithout(req) {
+    const r = await api("/api/tokens", { sentences: req.sentences });
+    const w = req.word.toLowerCase();
+    return r.sentences.map((ws, i) => (ws.some((t) => t.text.toLowerCase() === w) ? null : i + 1)).filter((i) => i !== null);
   }
 
   async function runLab() {
@@ -107,9 +120,16 @@
     $("#lab-error").textContent = "";
     if (req.sentences.length < 2) { $("#lab-error").textContent = "Give two or more sentences, one per line."; return; }
     if (!req.word) { $("#lab-error").textContent = "Pick a word: click it in a sentence above."; return; }
-    const figs = ["fig-layers", "fig-matrix", "fig-attention", "fig-projection"];
+    const figs = FIGS;
     figs.forEach((f) => busy(f, true));
     try {
+      const without = await sentencesWithout(req);
+      if (without.length) {
+        const which = without.length === 1 ? `sentence ${without[0]}` : `sentences ${without.join(", ")}`;
+        clearFigures(`'${req.word}' is not in ${which}: these figures compare its usages across every sentence. ` +
+          "Pick a word that each sentence has, or remove those sentences.");
+        return;
+      }
       await prepare(req.encoder);
       figs.forEach((f) => busy(f, true, "Computing…"));
       const layers = await api("/api/layers", req);
@@ -120,7 +140,7 @@
       await Promise.all([runExplore(req), runAttention(req)]);
       status(`'${req.word}' in ${req.sentences.length} sentences with ${req.encoder}.`);
     } catch (e) {
-      $("#lab-error").textContent = e.message;
+      clearFigures(e.message);
     } finally {
       figs.forEach((f) => busy(f, false));
     }
@@ -162,30 +182,23 @@
       { xaxis: { title: { text: "PC 1" }, zeroline: false }, yaxis: { title: { text: "PC 2" }, zeroline: false } });
     } catch (e) { note("fig-matrix", e.message); note("fig-projection", e.message); }
   }
-  async function runAttention(req) {
+  async function runAttention(req) {  // the library's views (contextlens.views), drawn by its own script
     const i = Number($("#lab-att-sentence").value || 0);
-    const head = $("#lab-head").value;
     const layerIds = lab.result.layers ? lab.result.layers.layer_ids : [];
     const chosen = Number($("#lab-layer").value);  // attention needs a contextual layer: layer 0 shows the first
     const layer = chosen > 0 ? chosen : (layerIds.length > 1 ? layerIds[1] : -1);
     try {
-      const r = await api("/api/attention", { encoder: req.encoder, alpha: req.alpha, include_self: req.include_self,
-        sentence: req.sentences[i], word: req.word,
-        layer, head: head === "" ? null : Number(head), rollout: true });
+      const r = await api("/api/views/attention", { encoder: req.encoder, alpha: req.alpha, include_self: req.include_self,
+        sentence: req.sentences[i], word: req.word, layer });
       lab.result.attention = r;
-      const sel = $("#lab-head");
-      const want = sel.value;
-      sel.innerHTML = `<option value="">mean</option>` + Array.from({ length: r.heads }, (_, h) => `<option value="${h}">${h}</option>`).join("");
-      sel.value = want;
-      const roll = $("#lab-rollout").checked;
-      const z = roll ? r.selected.rollout_matrix : r.selected.matrix;
-      const idx = r.words.map((_, k) => k);
-      plot("fig-attention", [{ type: "heatmap", z, x: idx, y: idx, colorscale: "Blues", reversescale: true, zmin: 0, zmax: Math.max(...z.flat()),
-        customdata: z.map((row, a) => row.map((_, b) => [r.words[a], r.words[b]])),
-        hovertemplate: "%{customdata[0]} → %{customdata[1]}: %{z:.3f}<extra></extra>" }],
-      { xaxis: { tickvals: idx, ticktext: r.words, title: { text: "attended word" }, tickangle: -45 },
-        yaxis: { tickvals: idx, ticktext: r.words, autorange: "reversed" }, margin: { l: 72, r: 16, t: 32, b: 72 },
-        title: { text: `${r.selected.layer_name}, ${head === "" ? "mean of heads" : `head ${head}`}${roll ? ", rollout" : ""}`, font: { size: 12 } } });
+      const box = $("#fig-attention");
+      box.innerHTML = "";
+      for (const data of r.views) {
+        const el = document.createElement("section");
+        el.className = "lab-view";
+        box.appendChild(el);
+        window.CLViews.render(el, data);
+      }
     } catch (e) { note("fig-attention", e.message); }
   }
   function initLab() {
@@ -196,14 +209,13 @@
     $("#lab-self").checked = getParam("si") !== "0";
     $("#lab-encoder").addEventListener("change", mixerOptions);
     mixerOptions();
-    if (getParam("ro") === "1") $("#lab-rollout").checked = true;
     $("#lab-form").addEventListener("submit", (ev) => { ev.preventDefault(); runLab(); });
     $("#lab-sentences").addEventListener("input", () => { clearTimeout(tokenTimer); tokenTimer = setTimeout(showTokens, 250); });
     $("#lab-word").addEventListener("input", markTokens);
     const again = (fn) => async () => { saveLabURL(); const req = labRequest(); busy("fig-matrix", true); busy("fig-attention", true);
       try { await fn(req); } finally { busy("fig-matrix", false); busy("fig-attention", false); busy("fig-projection", false); } };
     $("#lab-layer").addEventListener("change", again((req) => Promise.all([runExplore(req), runAttention(req)])));
-    for (const id of ["lab-head", "lab-rollout", "lab-att-sentence"]) $(`#${id}`).addEventListener("change", again(runAttention));
+    $("#lab-att-sentence").addEventListener("change", again(runAttention));
     $("#lab-json").addEventListener("click", () => saveJSON({ request: labRequest(), ...lab.result }, "contextlens-sentence-lab.json"));
     document.querySelectorAll("#panel-sentences .downloads[data-fig]").forEach((d) => figureButtons(d, d.dataset.fig));
     ["fig-layers", "fig-matrix", "fig-attention", "fig-projection"].forEach((f) => note(f, "Press Show to compute."));
@@ -240,8 +252,12 @@
       });
       plot("fig-senses", traces, { xaxis: { title: { text: "PC 1" }, zeroline: false }, yaxis: { title: { text: "PC 2" }, zeroline: false },
         legend: { orientation: "h", y: -0.2 } });
-    } catch (e) {
+    } catch (e) {  // nothing stale stays: the summary, the clusters and the figure say why instead
       $("#senses-error").textContent = e.message;
+      $("#senses-summary").textContent = e.message;
+      $("#senses-clusters").innerHTML = "";
+      lab.result.senses = null;
+      note("fig-senses", e.message);
     } finally { busy("fig-senses", false); }
   }
   function initSenses() {

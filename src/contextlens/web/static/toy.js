@@ -67,7 +67,7 @@ window.ToyLab = (() => {
   const SIZE = 400, LO = -0.25, HI = 1.25;  // the plane shows [LO, HI] on both axes
   const px = (x) => ((x - LO) / (HI - LO)) * SIZE;
   const py = (y) => SIZE - ((y - LO) / (HI - LO)) * SIZE;
-  const st = { defaults: null, vectors: null, sel: { A: [], B: [] }, result: null };
+  const st = { defaults: null, vectors: null, sel: { A: [], B: [] }, result: null, course: null, scaleExact: null };
 
   function el(name, attrs, parent) {
     const e = document.createElementNS(SVGNS, name);
@@ -78,7 +78,7 @@ window.ToyLab = (() => {
   function opts() {
     const method = document.querySelector('input[name="toy-method"]:checked').value;
     return { method, alpha: Number($("#toy-alpha").value), include_self: $("#toy-self").checked,
-      scale: Number($("#toy-scale").value) };
+      scale: st.scaleExact !== null ? st.scaleExact : Number($("#toy-scale").value) };
   }
   const neighbours = () => Object.keys(st.defaults.vectors).filter((w) => w !== "bank");
 
@@ -98,9 +98,11 @@ window.ToyLab = (() => {
         });
       }
     }
+    $("#toy-scale").addEventListener("input", () => { st.scaleExact = null; });  // the slider's own value again
     for (const id of ["toy-alpha", "toy-self", "toy-scale"]) $(`#${id}`).addEventListener("input", update);
     document.querySelectorAll('input[name="toy-method"]').forEach((r) => r.addEventListener("change", update));
-    $("#toy-reset").addEventListener("click", () => { st.vectors = structuredClone(st.defaults.vectors); update(); });
+    $("#toy-reset").addEventListener("click", () => { st.vectors = structuredClone(st.defaults.vectors); hideSteps(); update(); });
+    $("#toy-course").addEventListener("click", courseExample);
     $("#toy-json").addEventListener("click", () => saveJSON({ options: opts(), result: st.result }, "contextlens-toy.json"));
     document.querySelectorAll('[data-download="plane"]').forEach((b) => b.addEventListener("click", () => download(b.dataset.format)));
   }
@@ -215,6 +217,7 @@ window.ToyLab = (() => {
       $(`#${id}-row`).classList.toggle("off", !on);
       $(`#toy-${id}`).disabled = !on;
     }
+    if (st.course && !stillCourse(o)) hideSteps();
     let result = null;
     try {
       result = window.ToyMath.toyCompare([st.sel.A, st.sel.B], st.vectors, o);
@@ -229,6 +232,50 @@ window.ToyLab = (() => {
     setParams({ ta: st.sel.A.join(","), tb: st.sel.B.join(","), tm: o.method, alpha: o.method === "average" ? o.alpha : null,
       self: o.method === "attention" ? Number(o.include_self) : null, scale: o.method === "attention" ? o.scale : null,
       tv: moved.length ? moved.map(([w, v]) => `${w}:${v[0]}:${v[1]}`).join(",") : null });
+  }
+
+  /** The course text's example, as the library computes it (/api/toy/course): its vectors,
+      "bank loan" vs "bank river" with attention at scale 1/√2, and each weight step by step. */
+  async function courseExample() {
+    try {
+      const ex = await window.CL.api("/api/toy/course");
+      for (const [w, v] of Object.entries(ex.vectors)) st.vectors[w] = [v[0], v[1]];
+      const [a, b] = ex.comparison.sentences.map((s) => s.words.slice(1));
+      st.sel.A = a; st.sel.B = b;
+      for (const side of ["A", "B"]) for (const n of neighbours()) $(`#toy-${side}-${n}`).checked = st.sel[side].includes(n);
+      document.querySelector('input[name="toy-method"][value="attention"]').checked = true;
+      $("#toy-self").checked = true;
+      $("#toy-scale").value = String(ex.scale);  // the slider shows it; the exact 1/√2 is kept beside it
+      st.scaleExact = ex.scale;
+      st.course = ex;
+      showSteps(ex.steps);
+      update();
+    } catch (e) { $("#toy-error").textContent = e.message; }
+  }
+  function showSteps(steps) {
+    const body = $("#toy-steps tbody");
+    body.innerHTML = "";
+    steps.forEach((s, k) => {
+      const tr = document.createElement("tr");
+      tr.id = `step-${k}`;
+      for (const [cls, v] of [["sentence", s.sentence], ["key", s.key], ["raw", s.raw], ["scaled", s.scaled], ["weight", s.weight]]) {
+        const td = document.createElement("td");
+        td.className = `step-${cls}`;
+        if (typeof v === "number") { td.textContent = v.toFixed(4); td.dataset.value = String(v); } else td.textContent = v;
+        tr.appendChild(td);
+      }
+      body.appendChild(tr);
+    });
+    $("#toy-steps").hidden = false;
+  }
+  function hideSteps() { $("#toy-steps").hidden = true; st.course = null; }
+  /** The steps hold only while the plane is the course's: hide them once anything moves. */
+  function stillCourse(o) {
+    const ex = st.course;
+    if (!ex) return false;
+    const [a, b] = ex.comparison.sentences.map((s) => s.words.slice(1).join(","));
+    return o.method === "attention" && o.include_self && o.scale === ex.scale && st.sel.A.join(",") === a &&
+      st.sel.B.join(",") === b && Object.entries(ex.vectors).every(([w, v]) => st.vectors[w][0] === v[0] && st.vectors[w][1] === v[1]);
   }
 
   function download(format) {

@@ -1,0 +1,89 @@
+"""The lab draws the library's views: the attention card is the head, model and neuron views
+(their data from /api/views/attention, their script from /views/), the toy lab's "Course
+example" shows the course's figures as the library computes them, and a word that is not
+in every sentence is said so, with no stale figure left."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from contextlens.analysis.toy import COURSE_NEIGHBOURS, course_example
+from contextlens.encoders.registry import make_encoder
+from tests.browser.test_lab_browser import assert_toy_matches_library, open_lab
+
+pytestmark = pytest.mark.browser
+
+S2 = ["The bank approved my loan.", "We sat on the bank of the river."]
+
+
+def test_course_example_preset(page, lab_url, screenshots):
+    open_lab(page, lab_url)
+    page.click("#toy-course")
+    page.wait_for_selector("#toy-steps:not([hidden])")
+    ex = course_example()
+    assert [float(page.get_attribute(f"#pt-{w}", "data-x")) for w in ex.vectors] == [float(np.float32(v[0])) for v in ex.vectors.values()]
+    assert page.evaluate("ToyLab.state.scaleExact") == ex.scale == pytest.approx(2 ** -0.5, abs=1e-15)
+    want = assert_toy_matches_library(page, COURSE_NEIGHBOURS, method="attention", include_self=True)
+    assert want["cosine"] == pytest.approx(ex.comparison["cosine"], abs=1e-12)
+    for k, step in enumerate(ex.steps):  # the library's own numbers, step by step
+        row = f"#step-{k}"
+        assert page.inner_text(f"{row} .step-key") == step.key
+        for cls, value in (("raw", step.raw), ("scaled", step.scaled), ("weight", step.weight)):
+            assert float(page.get_attribute(f"{row} .step-{cls}", "data-value")) == value
+    assert page.inner_text("#step-1 .step-raw") == "0.5000" and page.inner_text("#step-1 .step-scaled") == "0.3536"
+    page.screenshot(path=str(screenshots / "toy-course-example.png"), full_page=True)
+    page.focus("#pt-loan")  # the steps hold for the course's vectors only
+    page.keyboard.press("ArrowUp")
+    assert page.is_hidden("#toy-steps")
+
+
+def run_lab(page, sentences, word, encoder="attention"):
+    page.click("#tab-sentences")
+    page.fill("#lab-sentences", "\n".join(sentences))
+    page.fill("#lab-word", word)
+    page.select_option("#lab-encoder", encoder)
+    page.click("#lab-run")
+
+
+def test_attention_card_is_the_librarys_views(page, lab_url, screenshots):
+    open_lab(page, lab_url)
+    run_lab(page, S2, "bank")
+    page.wait_for_function("document.querySelectorAll('#fig-attention .clv[data-rendered=\"1\"]').length === 3")
+    kinds = page.eval_on_selector_all("#fig-attention .clv", "vs => vs.map(v => v.dataset.kind)")
+    assert kinds == ["head", "model", "neuron"]
+    encoder = make_encoder("attention", vectors="glove-6b-50d", include_self=True)
+    enc = encoder.encode([S2[0]])[0]
+    mean = enc.attention[0].astype(np.float64).mean(axis=0)  # (words, words): layer 1, mean of its one head
+    drawn = page.eval_on_selector_all("#fig-attention .clv[data-kind='head'] .clv-lines line",
+                                      "ls => ls.map(l => [+l.dataset.i, +l.dataset.j])")
+    assert sorted(map(tuple, drawn)) == [tuple(x) for x in np.argwhere(mean >= 0.01).tolist()]
+    parts = encoder.attention_parts(S2[0])[0]
+    bank = parts.token_of("bank")
+    raw = page.eval_on_selector_all("#fig-attention .clv[data-kind='neuron'] tr[data-j] .clv-raw",
+                                    "cs => cs.map(c => +c.dataset.value)")
+    assert raw == pytest.approx(parts.raw_scores()[0, bank].tolist(), rel=1e-12, abs=1e-12)
+    page.screenshot(path=str(screenshots / "sentence-lab-views.png"), full_page=True)
+
+
+def test_a_word_missing_from_a_sentence_is_said_and_clears_the_figures(page, lab_url):
+    open_lab(page, lab_url)
+    run_lab(page, S2, "bank", encoder="static")
+    page.wait_for_function("document.querySelectorAll('#fig-layers .scatterlayer .point').length === 1")
+    page.click("#lab-tokens .token-row:first-child .token:text-is('loan')")  # not in sentence 2
+    page.wait_for_function("document.getElementById('lab-error').textContent.includes('not in sentence 2')")
+    assert "'loan' is not in sentence 2" in page.inner_text("#lab-error")
+    for fig in ("fig-layers", "fig-matrix", "fig-attention", "fig-projection"):
+        assert "not in sentence 2" in page.inner_text(f"#{fig} .fig-note")
+    assert page.evaluate("document.getElementById('fig-layers').data") is None  # the old chart is gone
+
+
+def test_senses_says_how_few_sentences_have_the_word(page, lab_url):
+    open_lab(page, lab_url, "?tab=senses")
+    page.fill("#senses-sentences", "\n".join([*S2, "A loan from the bank."]))
+    page.fill("#senses-word", "loan")
+    page.select_option("#senses-encoder", "static")
+    page.click("#senses-form button[type='submit']")
+    page.wait_for_function("document.getElementById('senses-error').textContent.length > 0")
+    assert page.inner_text("#senses-error").startswith("only 2 sentences contain 'loan'")
+    assert "give k" not in page.inner_text("#senses-error")

@@ -1,0 +1,62 @@
+"""``examples/tour.ipynb`` executed in a real kernel (nbclient + ipykernel): no cell errs, the
+worked example's numbers are the course's, and the HTML outputs hold the views (head, model,
+neuron, layers, senses), each with the data the library computes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.missing import need
+from tests.view_pages import page_views
+
+need("nbclient")
+need("nbformat")
+need("ipykernel")
+need("torch")
+
+TOUR = Path(__file__).resolve().parents[2] / "examples" / "tour.ipynb"
+
+
+@pytest.fixture(scope="module")
+def executed():
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(TOUR, as_version=4)
+    src = str(Path(__file__).resolve().parents[2] / "src")  # the kernel runs this checkout's code
+    env = {"PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH", "")) if p)}
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(TOUR.parent)}},
+                   env={**os.environ, **env}).execute()
+    return nb
+
+
+def outputs(nb, kind: str) -> list:
+    return [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == kind]
+
+
+@pytest.mark.slow
+def test_the_tour_runs_and_shows_the_views(executed):
+    assert not outputs(executed, "error")
+    text = "".join(o["text"] for o in outputs(executed, "stream") if o["name"] == "stdout")
+    assert "bank → loan   q·k = 0.5000   q·k/√d = 0.3536   weight = 0.5000" in text  # the course's worked figures
+    assert "k = 2 silhouette 0.407 labels [0, 0, 0, 1, 1, 1]" in text  # as the README's senses example
+    shown = [v for o in outputs(executed, "execute_result") if "text/html" in o["data"]
+             for v in page_views(o["data"]["text/html"])]
+    assert [v["kind"] for v in shown] == ["neuron", "head", "model", "neuron", "layers", "senses"]
+    neuron = shown[0]
+    assert neuron["tokens"] == ["bank", "loan"] and neuron["scale"] == pytest.approx(2 ** -0.5)
+    head = shown[1]["attention"]
+    assert head["words"]["tokens"] == ["We", "sat", "on", "the", "bank", "of", "the", "river", "."]
+    assert head["pieces"]["tokens"][0] == "[CLS]" and head["heads"] == 12 and len(head["layer_ids"]) == 6
+    assert shown[5]["labels"] == [0, 0, 0, 1, 1, 1]
+
+
+def test_the_tour_is_stored_without_outputs():
+    import nbformat
+
+    nb = nbformat.read(TOUR, as_version=4)
+    nbformat.validate(nb)
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")

@@ -1,0 +1,87 @@
+"""The lab serves the library's views: their scripts from the package (one implementation),
+their data from the library's builders; the course example as ``course_example()``
+computes it; ``add_models`` (``contextlens lab --model``) offers more models; the senses
+route says how few sentences hold the word."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pytest
+
+from tests.missing import need
+
+need("fastapi")
+need("httpx")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from contextlens.analysis.toy import course_example  # noqa: E402
+from contextlens.encoders.model_cache import ModelNotFoundError  # noqa: E402
+from contextlens.encoders.registry import make_encoder  # noqa: E402
+from contextlens.views import attention_views  # noqa: E402
+from contextlens.web import create_app  # noqa: E402
+from contextlens.web.api import plain  # noqa: E402
+
+S = ["The bank approved my loan.", "We sat on the bank of the river."]
+
+
+@pytest.fixture(scope="module")
+def client():
+    return TestClient(create_app(), raise_server_exceptions=False, base_url="http://127.0.0.1")
+
+
+def ok(resp):
+    assert resp.status_code == 200, resp.text
+    return resp.json()
+
+
+@pytest.mark.parametrize("name", ["core.js", "attention.js", "views.css"])
+def test_the_views_scripts_are_the_librarys(client, name):
+    resp = client.get(f"/views/{name}")
+    assert resp.status_code == 200
+    assert resp.text == resources.files("contextlens.views").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def test_attention_views_are_the_librarys(client):
+    got = ok(client.post("/api/views/attention", json={"encoder": "attention", "include_self": True,
+                                                       "sentence": S[0], "word": "bank", "layer": 1}))
+    encoder = make_encoder("attention", vectors="glove-6b-50d", include_self=True)
+    assert got["views"] == [v.data for v in attention_views(encoder, S[0], "bank", layer=1)]
+    assert [v["kind"] for v in got["views"]] == ["head", "model", "neuron"]
+
+
+def test_attention_views_errors_are_400(client):
+    resp = client.post("/api/views/attention", json={"encoder": "attention", "sentence": S[0], "word": "river"})
+    assert resp.status_code == 400 and "'river'" in resp.json()["detail"]
+    resp = client.post("/api/views/attention", json={"encoder": "static", "sentence": S[0], "word": "bank"})
+    assert resp.status_code == 400 and "no attention weights" in resp.json()["detail"]
+
+
+def test_course_example(client):
+    assert ok(client.get("/api/toy/course")) == plain(course_example().to_dict())
+
+
+def test_senses_say_how_few_sentences_have_the_word(client):
+    resp = client.post("/api/senses", json={"encoder": "static", "sentences": [*S, "A loan from the bank."],
+                                            "word": "loan"})
+    assert resp.status_code == 400
+    assert resp.json()["detail"].startswith("only 2 sentences contain 'loan': ")
+
+
+def test_added_models_are_offered_and_drawn(tmp_path):
+    need("torch")
+    from tests.integration.tiny_models import tiny_model
+
+    path = str(tiny_model(tmp_path, "bert", init=0.2))
+    client = TestClient(create_app(add_models=[path]), raise_server_exceptions=False, base_url="http://127.0.0.1")
+    st = ok(client.get("/api/status"))
+    assert st["encoders"][-1] == path and "minilm" in st["encoders"] and st["default_model"] == "minilm"
+    got = ok(client.post("/api/views/attention", json={"encoder": path, "sentence": S[1], "word": "bank"}))
+    head = got["views"][0]["attention"]
+    assert head["pieces"]["tokens"][0] == "[CLS]" and len(got["views"]) == 3
+
+
+def test_a_typo_of_a_packaged_model_fails_at_start():
+    with pytest.raises(ModelNotFoundError, match="did you mean 'minilm'"):
+        create_app(add_models=["minlm"])
