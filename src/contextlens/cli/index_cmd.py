@@ -47,6 +47,7 @@ def build(
     layout: str = o.option("lines", "--layout", metavar="KIND", help="lines (one sentence per line) | text (free "
                            "text, split here)."),
     engine: str = o.option("local", "--engine", metavar="NAME", help="local | ray (Ray Data)."),
+    model_engine: str = o.engine_option("--model-engine"), precision: str = o.PRECISION,
     address: str = o.option(None, "--address", metavar="ADDRESS", help="With --engine ray: auto (the running "
                             "cluster) or ray://HOST:10001."),
     concurrency: int = o.bounded(o.option(1, "--concurrency", metavar="N", help="With --engine ray: encoder actors "
@@ -84,6 +85,7 @@ def build(
             [str(c) for c in corpus], db, targets, all_words=all_words, min_count=min_count, model=model,
             layers=stored, match=match, dtype=dtype, layout=layout, batch_size=batch_size,
             engine=engine, address=address, concurrency=concurrency, wordnet=wn, progress=progress,
+            model_engine=model_engine, precision=precision,
         )
     if as_json:
         print_json(result.as_dict())

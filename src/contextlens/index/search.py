@@ -77,10 +77,12 @@ def query_encoder(store: UsageReader, threads: int | None = None):
     CPU threads, a process-wide setting; None: the library's default)."""
     from .encode import make_index_encoder
 
-    key = (store.params["model"], tuple(store.layers))
+    precision = store.params.get("precision")  # a bf16 index is searched in bf16
+    key = (store.params["model"], tuple(store.layers), precision)
     if key not in _ENCODERS:
         _ENCODERS.clear()  # keep one model in memory
-        _ENCODERS[key] = make_index_encoder(store.params["model"], store.layers, threads=threads)[0]
+        _ENCODERS[key] = make_index_encoder(store.params["model"], store.layers, threads=threads,
+                                            precision=precision)[0]
     return _ENCODERS[key]
 
 
