@@ -29,15 +29,26 @@ import numpy as np
 
 from ..errors import InputError, check_choice
 
-__all__ = ["ENGINES", "PRECISIONS", "AUTO_PICKS_ONNX", "BATCH_TOKENS", "LayerFidelity", "resolve_engine",
+__all__ = ["ENGINES", "PRECISIONS", "AUTO_PICKS_ONNX", "BATCH_TOKENS", "BATCH_SIZE", "LayerFidelity", "resolve_engine",
            "layer_fidelity", "bf16_instructions", "describe_fidelity"]
 
 log = logging.getLogger(__name__)
 ENGINES = ("torch", "onnx", "auto")
 PRECISIONS = ("fp32", "bf16")
-AUTO_PICKS_ONNX = True  # benchmarks/RESULTS.md, "Extraction engines": why
-# padded pieces per batch, per engine (benchmarks/RESULTS.md, "Extraction engines": the sweep)
-BATCH_TOKENS = {"torch": 1024, "onnx": 1024}
+# The defaults below were chosen by `benchmarks/extraction.py` (benchmarks/RESULTS.md,
+# "Extraction engines"), every layer of every word of Brown sentences with minilm on this
+# project's shared 2-core machine, which was busy (load average 8-16) in every run; the
+# sweep changes one setting at a time from 1,024 padded pieces, 32 sequences, sorted,
+# every core, no spinning (ratios > 1: faster than that; 500 sentences, 2 paired repeats):
+#   onnx:  4,096 pieces + 64 sequences 1.26, no cap 0.97, no cap + 128 sequences 1.02,
+#          unsorted 0.65, 1 thread 0.79, spinning 0.76;
+#   torch: no cap 1.24, no cap + 128 sequences 1.16, 4,096 + 64 1.00, unsorted 0.58,
+#          1 thread 1.91 (torch's threads wait for each other when the cores are taken;
+#          not the default, since on a free machine one thread leaves the other cores idle);
+#   onnx / torch at the old settings: 1.65, hence ``auto`` picks onnx.
+AUTO_PICKS_ONNX = True
+BATCH_TOKENS = {"torch": 8192, "onnx": 4096}  # padded pieces per batch (8192: no cap on sentences)
+BATCH_SIZE = {"torch": 32, "onnx": 64}  # sequences per batch when the caller does not say
 BF16_FLAGS = ("avx512_bf16", "amx_bf16", "bf16")  # x86 /proc/cpuinfo flags, Arm "Features"
 
 

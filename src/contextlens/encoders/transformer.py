@@ -73,7 +73,8 @@ class TransformerEncoder(Encoder):
         (one layer; negative counts from the end; 0 keeps only the embedding row), or a
         list of ints. Only the layers up to the deepest one requested are run.
     pooling : how a word's pieces combine: ``mean``, ``first`` or ``last``.
-    batch_size : sequences per forward pass (sorted by length to waste little padding).
+    batch_size : sequences per forward pass (sorted by length to waste little padding;
+        default: the engine's, ``engines.BATCH_SIZE``).
     max_length : pieces per sequence, special tokens included (default: the model's
         maximum); longer texts are split into overlapping windows.
     stride : pieces between the starts of consecutive windows (default: half a window).
@@ -89,14 +90,14 @@ class TransformerEncoder(Encoder):
     """
 
     def __init__(self, model: str = models.DEFAULT_MODEL, layers=None, pooling: str = "mean",
-                 batch_size: int = 32, max_length: int | None = None, device: str = "cpu",
+                 batch_size: int | None = None, max_length: int | None = None, device: str = "cpu",
                  attention: bool = True, stride: int | None = None,
                  threads: int | None = None, engine: str = "auto", precision: str = "fp32"):
         self.pooling = check_choice("pooling", pooling, POOLINGS)
-        self.batch_size = check_int("batch_size", batch_size, low=1, high=MAX_BATCH)
         self.attention, self.device = check_bool("attention", attention), str(device)
         self.engine = engines.resolve_engine(engine, precision, device)
         self.precision = precision
+        self._given_batch = None if batch_size is None else check_int("batch_size", batch_size, low=1, high=MAX_BATCH)
         models.check_name(model)  # a mistyped name is answered before torch loads
         torch, _ = models.require_hf()
         self._torch = torch
@@ -138,6 +139,11 @@ class TransformerEncoder(Encoder):
             self.engine = "torch"
             return None
         return runner
+
+    @property
+    def batch_size(self) -> int:
+        """Sequences per forward pass: as given, else the engine's default."""
+        return self._given_batch or engines.BATCH_SIZE[self.engine]
 
     @property
     def dim(self) -> int:
