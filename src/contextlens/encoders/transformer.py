@@ -49,6 +49,7 @@ from .alignment import (
     align_pieces,
     assign_windows,
     plan_windows,
+    pool_terms,
     pooling_weights,
     window_attention,
 )
@@ -321,14 +322,11 @@ class TransformerEncoder(Encoder):
                 ids = ids.to(self.device)
                 store, attentions = forward(ids, mask.to(self.device), need_att)
                 cols_t = torch.tensor(cols, device=self.device)
-                rows_t = torch.tensor(rows, device=self.device)
-                w_t = torch.tensor(weights, dtype=self._embedding.dtype, device=self.device)[:, None]
-                states = [self._embedding[ids.reshape(-1)[cols_t]], store[0].reshape(-1, dim)[cols_t]]
-                states += [store[k].reshape(-1, dim)[cols_t] for k in self.layers]  # each (pieces used, dim)
-                pooled = torch.zeros((len(states), n_rows, dim), dtype=w_t.dtype, device=self.device)
-                for j, state in enumerate(states):
-                    pooled[j].index_add_(0, rows_t, state * w_t)
-                pooled = pooled.float().cpu().numpy()  # (embedding row, emb. output, layers..., rows, dim)
+                rows_a, w_a = np.asarray(rows), np.asarray(weights, dtype=np.float32)
+                states = [self._embedding[ids.reshape(-1)[cols_t]], _gather(store[0], cols_t, dim)]
+                states += [_gather(store[k], cols_t, dim) for k in self.layers]  # each (pieces used, dim)
+                pooled = np.stack([pool_terms(_numpy(s), rows_a, w_a, n_rows) for s in states])
+                # pooled: (embedding row, emb. output, layers..., rows, dim)
                 start = 0
                 for i, _, _, _, take in batch:
                     plan, chunk = plans[i], pooled[:, start : start + len(take)]
@@ -346,7 +344,7 @@ class TransformerEncoder(Encoder):
                 f"{self.name} returns no attention weights (its attention implementation is "
                 f"{self.hf_model.config._attn_implementation!r}); use attention=False"
             )
-        att = self._torch.stack([attentions[k - 1] for k in self.layers], 1).float().cpu().numpy()
+        att = np.stack([_numpy(attentions[k - 1]) for k in self.layers], 1)
         for b, (i, window, _, al, take) in enumerate(batch):  # att[b]: (layers, heads, T, T) float32
             plan = plans[i]
             if not plan["attention"]:
@@ -362,8 +360,7 @@ class TransformerEncoder(Encoder):
         if self._runner is not None:  # onnxruntime runs every layer, whatever is kept
             def run_onnx(ids, mask, attention):
                 out = self._runner.run(ids, mask, attention)
-                states = dict(enumerate(torch.from_numpy(h) for h in out.hidden_states))
-                return states, None if out.attentions is None else [torch.from_numpy(a) for a in out.attentions]
+                return dict(enumerate(out.hidden_states)), out.attentions  # numpy arrays
 
             yield run_onnx
             return
@@ -439,6 +436,20 @@ class TransformerEncoder(Encoder):
         names = ("embedding row",) + tuple(f"layer {k}" for k in self.layers)
         return Encoding(text, [words[w] for w in kept], plan["layers"], attention, names, meta, special,
                         plan["emb_out"], self.layer_ids)
+
+
+def _numpy(array) -> np.ndarray:
+    """A float32 numpy array of a torch tensor (any device, any float type) or an array."""
+    if isinstance(array, np.ndarray):
+        return array.astype(np.float32, copy=False)
+    return array.detach().float().cpu().numpy()
+
+
+def _gather(state, cols, dim: int):
+    """The pieces ``cols`` of a ``(batch, seq, dim)`` state (torch: on its device)."""
+    if isinstance(state, np.ndarray):
+        return state.reshape(-1, dim)[cols.cpu().numpy()]
+    return state.reshape(-1, dim)[cols]
 
 
 def _layer_numbers(layers, n: int) -> tuple[int, ...]:
