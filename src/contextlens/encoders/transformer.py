@@ -225,7 +225,7 @@ class TransformerEncoder(Encoder):
                 e.meta["fidelity"] = [f._asdict() for f in self.fidelity]
         return encodings
 
-    def _measure_fidelity(self, texts: list[str], chosen: list) -> list[engines.LayerFidelity]:
+    def _measure_fidelity(self, texts: list[str], chosen: list) -> list[engines.LayerFidelity] | None:
         """bf16 against fp32 on ``texts``: per layer, the cosines of matching word vectors."""
         self.fidelity = []  # no recursion: the two passes below run as fp32 and bf16
         stacks = {}
@@ -236,6 +236,8 @@ class TransformerEncoder(Encoder):
             finally:
                 self.precision = "bf16"
             stacks[precision] = np.concatenate([e.layers for e in encs], axis=1)  # (layers, words, dim)
+        if stacks["fp32"].shape[1] == 0:  # no word kept (targets): measure on the next call
+            return None
         fidelity = engines.layer_fidelity(stacks["fp32"], stacks["bf16"], self.layer_ids)
         log.warning("%s: %s", self.name, engines.describe_fidelity(fidelity, stacks["fp32"].shape[1]))
         return fidelity
