@@ -68,3 +68,19 @@ def test_help_lists_the_engines():
     from contextlens.encoders.engines import ENGINES, PRECISIONS
 
     assert o.ENGINES_HELP == " | ".join(ENGINES) and o.PRECISIONS_HELP == " | ".join(PRECISIONS)
+
+
+def test_index_built_on_torch_is_searched_on_onnx(model, tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("We sat on the bank of the river.\nThe bank lent them money.\nA bank of fog rolled in.\n")
+    db = tmp_path / "db"
+    built = runner.invoke(app, ["index", "build", str(corpus), "--db", str(db), "--words", "bank", "-m", model,
+                                "--model-engine", "torch", "--json"])
+    assert built.exit_code == 0, built.output
+    found = runner.invoke(app, ["index", "search", "The bank lent them money.", "-w", "bank", "--db", str(db),
+                                "--engine", "onnx", "--json"])
+    assert found.exit_code == 0, found.output
+    results = json.loads(found.stdout)["results"]
+    same = next(r for r in results if r["sentence"] == "The bank lent them money.")
+    # the same sentence, encoded by the other engine: the same vector (float16 storage)
+    assert len(results) == 3 and same["similarity"] == pytest.approx(1.0, abs=1e-3)

@@ -112,6 +112,7 @@ def search(
                              "per line (the index and model are loaded once)."),
     model: str = o.option(None, "--model", "-m", metavar="NAME", help="The model you expect the index to use "
                           "(checked)."),
+    engine: str = o.ENGINE,
     as_json: bool = o.JSON,
 ) -> None:
     """The usages in the index nearest the WORD in SENTENCE (or nearest --like-usage ID, or
@@ -122,7 +123,7 @@ def search(
     if queries is not None:
         if sentence is not None or word is not None or like_usage is not None:
             raise InputError("give either --queries FILE or a SENTENCE with --word (or --like-usage ID), not both")
-        found = search_queries(db, read_queries(queries), k=k, layer=layer, model=model)
+        found = search_queries(db, read_queries(queries), k=k, layer=layer, model=model, engine=engine)
         if as_json:
             print_json({"searches": found})
             return
@@ -134,7 +135,7 @@ def search(
     else:
         if sentence is None or word is None:
             raise InputError('give a SENTENCE and --word (e.g. "We sat on the bank." --word bank), or --like-usage ID')
-        result = search_usages(db, sentence, word, k=k, layer=layer, model=model)
+        result = search_usages(db, sentence, word, k=k, layer=layer, model=model, engine=engine)
     if as_json:
         print_json(result)
         return
