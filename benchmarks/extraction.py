@@ -23,17 +23,21 @@ Then (issue 15) every layer of every word, pooled to words, by the engine candid
 their peers (see ``extraction_engines.py``), each section its own paired, rotating
 repeats:
 
-- ``idle``: the ONNX Runtime candidate (contextlens batching and pooling over
-  :class:`~contextlens.encoders.onnx_engine.OnnxRunner`) against ONNX Runtime used
+- ``idle``: contextlens (``TransformerEncoder(layers=None, attention=False)`` with its
+  default engine, ``auto``: onnxruntime where installed) against ONNX Runtime used
   directly, plain transformers sorted batches pooled to words, sentence-transformers
-  token embeddings (every layer) pooled to words, and today's ``TransformerEncoder``
-  (torch); ``fraction_of_matmul_peak`` against a ``torch.mm`` measured after each pass;
+  token embeddings (every layer) pooled to words, the torch engine
+  (``engine="torch"``) and the torch candidate on one thread;
+  ``fraction_of_matmul_peak`` against a ``torch.mm`` measured after each pass. The
+  machine is shared: "idle" means no competitor of ours, not an idle machine (the load
+  average at the start and the end of each section is in the JSON);
 - ``contended``: the same while two CPU-bound competitor processes (single-threaded
   float32 matmul loops, like another model job) run for the whole section;
 - ``sweep``: piece cap, batch size, sorting, threads and spinning, one at a time from
   the current settings, for both engines, idle and contended (``--sweep-sentences``);
-- ``bf16``: torch autocast bf16 against fp32 (speed and per-layer cosine of the pooled
-  word vectors); ONNX Runtime's CPU provider is checked for a bf16 MatMul.
+- ``bf16``: ``TransformerEncoder(engine="torch", precision="bf16")`` against fp32 (speed
+  and per-layer cosine of every word vector); ONNX Runtime's CPU provider is checked for
+  a bf16 MatMul.
 
     python benchmarks/extraction.py [--model minilm] [--sentences 2000] [--repeats 3] [--json]
         [--sections base,idle,contended,sweep,bf16]
@@ -131,7 +135,9 @@ def main() -> None:
     import transformers
 
     sentences = brown_sentences(args.sentences)
+    load_start = round(os.getloadavg()[0], 2)
     result = base_section(args, torch, transformers, sentences) if "base" in sections else {"model": args.model}
+    result.update(sentences=len(sentences), load_average_start=load_start)
     result.update(engine_sections(args, sections, sentences))
     if args.json:
         print(json.dumps(result))
@@ -262,8 +268,8 @@ def ort_bf16_matmul() -> str:
 
 
 def engine_sections(args, sections: set[str], sentences: list[str]) -> dict:
-    """Every layer of every word pooled to words: the ONNX Runtime candidate, its peers,
-    today's TransformerEncoder; idle, contended, the settings sweep and bf16."""
+    """Every layer of every word pooled to words: contextlens (default engine), its peers,
+    the torch engine; idle, contended, the settings sweep and bf16."""
     import onnxruntime as ort
     import torch
     from sentence_transformers import SentenceTransformer
@@ -274,7 +280,8 @@ def engine_sections(args, sections: set[str], sentences: list[str]) -> dict:
     wanted = sections & {"idle", "contended", "sweep", "bf16"}
     if not wanted:
         return {}
-    encoder = TransformerEncoder(args.model, layers=None, attention=False, batch_size=args.batch_size)
+    encoder = TransformerEncoder(args.model, layers=None, attention=False, engine="torch")
+    default = TransformerEncoder(args.model, layers=None, attention=False)  # engine "auto"
     model, tokenizer, pad = encoder.hf_model, encoder.tokenizer, encoder._pad
     threads = torch.get_num_threads()
     runners = {(t, spin): OnnxRunner(model, threads=t, spinning=spin)
@@ -306,13 +313,15 @@ def engine_sections(args, sections: set[str], sentences: list[str]) -> dict:
                 torch.set_num_threads(threads)
         return run
 
-    out = {"engine_settings": {"threads": threads, "spinning": args.spinning, "batching": batching.label(),
+    out = {"engine_settings": {"default_engine": default.engine, "threads": threads, "spinning": args.spinning,
+                               "candidate_batching": batching.label(),
                                "graph": str(runner.paths[False]), "session_threads": session.get_session_options().intra_op_num_threads}}
 
     def compare(label: str) -> dict:
+        load_start = round(os.getloadavg()[0], 2)
         make = {
-            "onnx_candidate": lambda texts: candidate(onnx_forward(runner), texts)(),
-            "torch_encoder": lambda texts: encoder.encode(texts),
+            "contextlens": lambda texts: default.encode(texts),
+            "torch_engine": lambda texts: encoder.encode(texts),
             "ort_direct": lambda texts: ee.run_ort_direct(torch, direct, tokenizer, texts),
             "hf_sorted_pooled": lambda texts: ee.run_hf_sorted_pooled(torch, model, tokenizer, texts),
             "st_tokens": lambda texts: ee.run_st_tokens(torch, st, texts),
@@ -329,19 +338,19 @@ def engine_sections(args, sections: set[str], sentences: list[str]) -> dict:
                                            for s, p in zip(seconds[name], peaks[name])), 3)
 
         load = round(os.getloadavg()[0], 2)
-        res = {"ratio_vs_ort_direct": ee.ratio(seconds, "ort_direct", "onnx_candidate"),
-               "ratio_vs_hf_sorted_pooled": ee.ratio(seconds, "hf_sorted_pooled", "onnx_candidate"),
-               "ratio_vs_st_tokens": ee.ratio(seconds, "st_tokens", "onnx_candidate"),
-               "ratio_vs_torch_engine": ee.ratio(seconds, "torch_encoder", "onnx_candidate"),
-               "ratio_vs_torch_candidate_1_thread": ee.ratio(seconds, "torch_candidate_1_thread", "onnx_candidate"),
-               "fraction_of_matmul_peak": fraction("onnx_candidate"),
-               "matmul_gflops": round(statistics.median(peaks["onnx_candidate"]), 1),
+        res = {"ratio_vs_ort_direct": ee.ratio(seconds, "ort_direct", "contextlens"),
+               "ratio_vs_hf_sorted_pooled": ee.ratio(seconds, "hf_sorted_pooled", "contextlens"),
+               "ratio_vs_st_tokens": ee.ratio(seconds, "st_tokens", "contextlens"),
+               "ratio_vs_torch_engine": ee.ratio(seconds, "torch_engine", "contextlens"),
+               "ratio_vs_torch_candidate_1_thread": ee.ratio(seconds, "torch_candidate_1_thread", "contextlens"),
+               "fraction_of_matmul_peak": fraction("contextlens"),
+               "matmul_gflops": round(statistics.median(peaks["contextlens"]), 1),
                "seconds": {k: round(statistics.median(v), 2) for k, v in seconds.items()},
-               "torch_encoder": {"ratio_vs_ort_direct": ee.ratio(seconds, "ort_direct", "torch_encoder"),
-                                 "ratio_vs_hf_sorted_pooled": ee.ratio(seconds, "hf_sorted_pooled", "torch_encoder"),
-                                 "ratio_vs_st_tokens": ee.ratio(seconds, "st_tokens", "torch_encoder"),
-                                 "fraction_of_matmul_peak": fraction("torch_encoder")},
-               "load_average_end": load}
+               "torch_engine": {"ratio_vs_ort_direct": ee.ratio(seconds, "ort_direct", "torch_engine"),
+                                "ratio_vs_hf_sorted_pooled": ee.ratio(seconds, "hf_sorted_pooled", "torch_engine"),
+                                "ratio_vs_st_tokens": ee.ratio(seconds, "st_tokens", "torch_engine"),
+                                "fraction_of_matmul_peak": fraction("torch_engine")},
+               "load_average_start": load_start, "load_average_end": load}
         print(f"  {label}: {res}", file=sys.stderr)
         return res
 
@@ -382,21 +391,25 @@ def engine_sections(args, sections: set[str], sentences: list[str]) -> dict:
         with competitors(2):
             out["sweep"]["contended"] = sweep("contended")
     if "bf16" in sections:
+        half = TransformerEncoder(args.model, layers=None, attention=False, engine="torch", precision="bf16")
         fp32, bf16 = [], []
 
         def run_fp32():
-            fp32[:] = ee.run_candidate(torch, torch_forward, tokenizer, sentences, batching, pad)
+            fp32[:] = [e.layers for e in encoder.encode(sentences)]  # each (layers + 1, words, dim)
 
         def run_bf16():
-            with torch.autocast("cpu", dtype=torch.bfloat16):
-                bf16[:] = ee.run_candidate(torch, torch_forward, tokenizer, sentences, batching, pad)
+            bf16[:] = [e.layers for e in half.encode(sentences)]
 
-        run_fp32(), run_bf16()  # warm up
+        run_fp32(), run_bf16()  # warm up (bf16: measures its fidelity on the first texts)
+        load_start = round(os.getloadavg()[0], 2)
         seconds = ee.paired({"fp32": run_fp32, "bf16": run_bf16}, args.repeats)
         mean, low = ee.layer_cosines(fp32, bf16)
         flags = open("/proc/cpuinfo").read()
         out["bf16"] = {"ratio_vs_fp32": ee.ratio(seconds, "fp32", "bf16"), "min_layer_mean_cosine": min(mean),
-                       "layer_mean_cosine": mean, "layer_min_cosine": low, "engine": "torch autocast",
+                       "layer_mean_cosine": mean, "layer_min_cosine": low,
+                       "engine": "TransformerEncoder(engine='torch', precision='bf16'): torch autocast",
+                       "encoder_fidelity": [f._asdict() for f in half.fidelity],
+                       "load_average": [load_start, round(os.getloadavg()[0], 2)],
                        "cpu_flags": sorted({f for f in ("avx512_bf16", "amx_bf16", "avx512f") if f in flags}),
                        "torch_mkldnn_bf16": bool(torch.ops.mkldnn._is_mkldnn_bf16_supported()),
                        "onnxruntime_cpu_bf16_matmul": ort_bf16_matmul()}

@@ -28,15 +28,18 @@ DEFAULT_WSD_VIEW = -1
 SCWS_SAMPLE = "scws/ratings.sample.txt"
 
 
-def make_task_encoder(model=None, vectors=None, method: str = "static", batch_size: int = 32):
-    """A TransformerEncoder over every layer (no attention) for ``model``, else the
-    ``method`` encoder over the ``vectors`` table."""
+def make_task_encoder(model=None, vectors=None, method: str = "static", batch_size: int = 32, *,
+                      engine: str | None = None, precision: str | None = None):
+    """A TransformerEncoder over every layer (no attention) for ``model`` (run by
+    ``engine`` in ``precision``; None: the encoder's defaults), else the ``method``
+    encoder over the ``vectors`` table."""
     from ..encoders.registry import make_encoder
 
     if (model is None) == (vectors is None):
         raise InputError("give exactly one of a model (--model) or vectors (--vectors)")
     if model is not None:
-        return make_encoder(model=model, layers="all", attention=False, batch_size=batch_size)
+        return make_encoder(model=model, layers="all", attention=False, batch_size=batch_size, engine=engine,
+                            precision=precision)
     return make_encoder(method, vectors=vectors)
 
 
@@ -61,9 +64,11 @@ def _keep(rows: list[dict], wanted: list[int] | None, layer_ids) -> list[dict]:
 
 def evaluate(task: str, *, model=None, vectors=None, method: str = "static", layer: int | None = None,
              layers=None, split: str | None = None, data_dir=None, use_cache: bool = True,
-             progress=None, encoder=None, **options) -> dict:
+             progress=None, encoder=None, engine: str | None = None, precision: str | None = None,
+             **options) -> dict:
     """Run one task; see the module docstring for the result. ``options`` go to the task
-    (``features``, ``semcor_limit``, ``restrict``, ``template``, ``words``...)."""
+    (``features``, ``semcor_limit``, ``restrict``, ``template``, ``words``...); ``engine``
+    and ``precision`` to the model's encoder."""
     from . import datasets
     from .cache import EncodingCache
     from .coarsewsd import run_coarsewsd
@@ -81,7 +86,7 @@ def evaluate(task: str, *, model=None, vectors=None, method: str = "static", lay
 
         static_table = resolve_vectors(vectors)
     if encoder is None and static_table is None:
-        encoder = make_task_encoder(model, vectors, method)
+        encoder = make_task_encoder(model, vectors, method, engine=engine, precision=precision)
     cache = EncodingCache(encoder, enabled=use_cache) if encoder is not None else None
     if task == "wic":
         rows = run_wic(cache, root, split=split or "dev", layer=layer, progress=progress,
@@ -129,7 +134,7 @@ def _refs(task: str) -> list[dict]:
 
 
 def evaluate_all(*, model=None, vectors=None, method: str = "static", data_dir=None, use_cache: bool = True,
-                 progress=None, **options) -> dict:
+                 progress=None, engine: str | None = None, precision: str | None = None, **options) -> dict:
     """Every task whose data is present, rows tagged with their ``task``; tasks whose data
     is missing are listed under ``skipped`` with the reason."""
     from ..encoders.registry import resolve_vectors
@@ -137,7 +142,7 @@ def evaluate_all(*, model=None, vectors=None, method: str = "static", data_dir=N
 
     if vectors is not None:
         vectors = resolve_vectors(vectors)  # read once, shared by every task
-    encoder = make_task_encoder(model, vectors, method)
+    encoder = make_task_encoder(model, vectors, method, engine=engine, precision=precision)
     rows, skipped, refs = [], [], []
     for task in TASKS:
         try:

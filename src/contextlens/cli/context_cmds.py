@@ -11,7 +11,7 @@ from ._common import add_command, handle_errors, out, print_json, table
 @handle_errors
 def contextualize(
     text: str = o.TEXT, word: str = o.WORD, occurrence: str = o.OCCURRENCE, probe: list[str] = o.PROBE,
-    vectors: str = o.VECTORS, model: str = o.MODEL, method: str = o.METHOD, alpha: float = o.ALPHA,
+    vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD, alpha: float = o.ALPHA,
     window: int = o.WINDOW, include_self: bool = o.INCLUDE_SELF, causal: bool = o.CAUSAL,
     positions: str = o.POSITIONS, heads: int = o.HEADS, n_layers: int = o.N_LAYERS, projections: str = o.PROJECTIONS,
     scale: float = o.SCALE, seed: int = o.SEED,
@@ -23,7 +23,7 @@ def contextualize(
     from ..analysis.incontext import contextualize as contextualize_word
 
     o.check_plot(plot)
-    encoder = o.encoder_from_options(model=model, vectors=vectors, method=method, layer=layer, seed=seed, alpha=alpha,
+    encoder = o.encoder_from_options(model=model, engine=engine, precision=precision, vectors=vectors, method=method, layer=layer, seed=seed, alpha=alpha,
                                      window=window, include_self=include_self, causal=causal, positions=positions,
                                      heads=heads, n_layers=n_layers, projections=projections, scale=scale)
     r = contextualize_word(encoder, text, word, probes=probe, occurrence=o.parse_occurrence(occurrence), layer=layer)
@@ -51,7 +51,7 @@ def contextualize(
 def compare(
     text1: str = typer.Argument(..., metavar="TEXT1", help="The first sentence."),
     text2: str = typer.Argument(..., metavar="TEXT2", help="The second sentence."),
-    word: str = o.WORD, vectors: str = o.VECTORS, model: str = o.MODEL, method: str = o.METHOD,
+    word: str = o.WORD, vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD,
     alpha: float = o.ALPHA, window: int = o.WINDOW, include_self: bool = o.INCLUDE_SELF, causal: bool = o.CAUSAL,
     positions: str = o.POSITIONS, heads: int = o.HEADS, n_layers: int = o.N_LAYERS, projections: str = o.PROJECTIONS,
     scale: float = o.SCALE, seed: int = o.SEED, as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
@@ -61,7 +61,7 @@ def compare(
 
     o.check_plot(plot)
     o.check_html(html)
-    encoder = o.encoder_from_options(model=model, vectors=vectors, method=method, seed=seed, alpha=alpha,
+    encoder = o.encoder_from_options(model=model, engine=engine, precision=precision, vectors=vectors, method=method, seed=seed, alpha=alpha,
                                      window=window, include_self=include_self, causal=causal, positions=positions,
                                      heads=heads, n_layers=n_layers, projections=projections, scale=scale)
     r = compare_usages(encoder, text1, text2, word)

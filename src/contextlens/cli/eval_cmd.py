@@ -35,7 +35,7 @@ def _references_table(refs: list[dict]):
                  left="llllrl")
 
 
-def _checked_encoder(task: str, model, vectors, method: str, wanted: list[int] | None):
+def _checked_encoder(task: str, model, vectors, method: str, wanted: list[int] | None, running: dict):
     """With --layer / --layers: the task's encoder, its layers checked before any encoding
     (a static table looked up for similarity / analogy has no layers to choose)."""
     from ..bench.runner import make_task_encoder
@@ -43,7 +43,7 @@ def _checked_encoder(task: str, model, vectors, method: str, wanted: list[int] |
     if not wanted or (model is None and method == "static" and task in LEXICAL):
         return None
     with spinner(f"loading {model or vectors}..."):
-        encoder = make_task_encoder(model, vectors, method)
+        encoder = make_task_encoder(model, vectors, method, **running)
     for k in wanted:
         encoder.layer_position(k)
     return encoder
@@ -52,7 +52,7 @@ def _checked_encoder(task: str, model, vectors, method: str, wanted: list[int] |
 @handle_errors
 def eval_(
     task: str = typer.Argument(..., metavar="TASK", help=" | ".join(TASK_CHOICES)),
-    model: str = o.MODEL, vectors: str = o.option(None, "--vectors", metavar="FILE|NAME", help="A static table: a "
+    model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, vectors: str = o.option(None, "--vectors", metavar="FILE|NAME", help="A static table: a "
                                                   "vectors file or a packaged name (glove-6b-50d)."),
     method: str = o.method_option("static"),
     layer: int = o.layer_option(None, help="One layer number (0 = the static / embedding row; negative from the "
@@ -79,13 +79,14 @@ def eval_(
 
     check_choice("task", task, TASK_CHOICES)
     o.check_source(model, vectors, method)
+    running = o.check_engine(model, engine, precision)
     method = method or "static"
     if layer is not None and layers is not None:
         raise InputError("give --layer or --layers, not both")
     wanted = [layer] if layer is not None else (None if layers in (None, "all") else o.parse_ints("--layers", layers))
     if task == "all" and wanted:
         raise InputError("--layer / --layers choose layers of one task; with 'all' every task reports its own")
-    encoder = _checked_encoder(task, model, vectors, method, wanted)
+    encoder = _checked_encoder(task, model, vectors, method, wanted, running)
     options = {"features": features, "semcor_limit": semcor_limit, "restrict": restrict, "template": template}
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -102,11 +103,11 @@ def eval_(
 
         if task == "all":
             result = evaluate_all(model=model, vectors=vectors, method=method, data_dir=data_dir,
-                                  use_cache=not no_cache, progress=progress, **options)
+                                  use_cache=not no_cache, progress=progress, **running, **options)
         else:
             result = evaluate(task, model=model, vectors=vectors, method=method, layer=layer,
                               layers=None if layer is not None else wanted, split=split, data_dir=data_dir,
-                              use_cache=not no_cache, progress=progress, encoder=encoder, **options)
+                              use_cache=not no_cache, progress=progress, encoder=encoder, **running, **options)
     if as_json:
         print_json(result)
         return

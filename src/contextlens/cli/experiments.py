@@ -16,16 +16,18 @@ from ._common import add_command, fmt, handle_errors, out, print_json, say, tabl
 DEFAULT_TEMPLATE = "A sentence with {word}."  # analysis.ranking.DEFAULT_TEMPLATE
 
 
-def _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer=None):
+def _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer=None, *, engine=None,
+             precision=None):
     """The experiments' encoder: the mixing options they offer, checked by the one factory."""
-    return o.encoder_from_options(model=model, vectors=vectors, method=method, layer=layer, heads=heads,
+    return o.encoder_from_options(model=model, vectors=vectors, method=method, layer=layer, engine=engine,
+                                  precision=precision, heads=heads,
                                   n_layers=n_layers, window=window, alpha=alpha, include_self=include_self)
 
 
 @handle_errors
 def explore(
     words: list[str] = typer.Argument(..., metavar="WORD...", help="The word(s) to explore."),
-    sentences: Path = o.SENTENCES, sentence: list[str] = o.SENTENCE, vectors: str = o.VECTORS, model: str = o.MODEL,
+    sentences: Path = o.SENTENCES, sentence: list[str] = o.SENTENCE, vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION,
     method: str = o.METHOD, heads: int = o.HEADS, n_layers: int = o.N_LAYERS, window: int = o.WINDOW,
     alpha: float = o.ALPHA, include_self: bool = o.INCLUDE_SELF, layer: int = o.LAYER, occurrence: str = o.OCCURRENCE,
     skip_missing: bool = o.SKIP_MISSING, projection: str = o.PROJECTION, seed: int = o.SEED,
@@ -44,7 +46,7 @@ def explore(
     o.check_projection(projection)
     occ = o.parse_occurrence(occurrence, allow_all=True)
     texts = read_sentences(sentences, sentence)
-    encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer)
+    encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer, engine=engine, precision=precision)
     r = explore_words(encoder, texts, words, layer=layer, occurrence=occ,
                       missing="skip" if skip_missing else None, projection=projection, seed=seed)
     if plot:
@@ -86,7 +88,7 @@ def senses(
     sentences: Path = o.SENTENCES, sentence: list[str] = o.SENTENCE, k: str = o.k_senses(),
     labels: Path = o.option(None, "--labels", metavar="FILE", help="Gold sense labels, one per sentence, same "
                             "order."),
-    vectors: str = o.VECTORS, model: str = o.MODEL, method: str = o.METHOD, heads: int = o.HEADS,
+    vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD, heads: int = o.HEADS,
     n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA, include_self: bool = o.INCLUDE_SELF,
     layer: int = o.LAYER, occurrence: str = o.OCCURRENCE, skip_missing: bool = o.SKIP_MISSING,
     projection: str = o.PROJECTION, seed: int = o.SEED, as_json: bool = o.JSON, plot: Path = o.PLOT,
@@ -102,7 +104,7 @@ def senses(
     n_senses, occ = o.parse_k(k), o.parse_occurrence(occurrence, allow_all=True)
     texts = read_sentences(sentences, sentence)
     gold = read_lines(labels, "sense labels") if labels is not None else None
-    encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer)
+    encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer, engine=engine, precision=precision)
     proj = projection or ("pca" if plot or html else None)
     r = probe_senses(encoder, texts, word, k=n_senses, gold=gold, layer=layer, occurrence=occ,
                      missing="skip" if skip_missing else "error", projection=proj, seed=seed)
@@ -136,7 +138,7 @@ def senses(
 def layers(
     texts: list[str] = typer.Argument(..., metavar="TEXT1 TEXT2 [--pair TEXT3 TEXT4]...",
                                       help="Two sentences; more pairs after --pair."),
-    word: str = o.WORD, vectors: str = o.VECTORS, model: str = o.MODEL, method: str = o.METHOD, heads: int = o.HEADS,
+    word: str = o.WORD, vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD, heads: int = o.HEADS,
     n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA, include_self: bool = o.INCLUDE_SELF,
     as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
 ) -> None:
@@ -146,7 +148,7 @@ def layers(
     o.check_plot(plot)
     o.check_html(html)
     pairs = o.sentence_pairs(texts)
-    encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self)
+    encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, engine=engine, precision=precision)
     r = layer_divergence(encoder, pairs, word)
     if plot:
         from .. import plots
@@ -176,7 +178,7 @@ def attention(
     head: int = o.bounded(o.option(None, "--head", metavar="N", help="One head of that layer, 0-based (default: "
                                    "the mean over heads)."), 0, o.MAX_HEADS - 1),
     rollout: bool = o.flag("--rollout", help="Add attention rollout (Abnar & Zuidema 2020)."),
-    occurrence: str = o.OCCURRENCE, vectors: str = o.VECTORS, model: str = o.MODEL, method: str = o.METHOD,
+    occurrence: str = o.OCCURRENCE, vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD,
     heads: int = o.HEADS, n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA,
     include_self: bool = o.INCLUDE_SELF, as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
 ) -> None:
@@ -189,7 +191,7 @@ def attention(
     o.check_plot(plot)
     o.check_html(html)
     occ = o.parse_occurrence(occurrence)
-    encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer)
+    encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer, engine=engine, precision=precision)
     r = attribute(encoder, text, word, occurrence=occ, layer=layer, head=head, rollout=rollout)
     if plot:
         from .. import plots
@@ -233,7 +235,7 @@ def rank(
     template: str = o.option(DEFAULT_TEMPLATE, "--template", metavar="TEXT", help="A neutral sentence with {word}."),
     layer: int = o.LAYER, top: int = o.top_k(5, "How many most-moved pairs to list.", "--top"),
     skip_missing: bool = o.flag("--skip-missing", help="Skip pairs with a word lacking a vector."),
-    vectors: str = o.VECTORS, model: str = o.MODEL, method: str = o.METHOD, heads: int = o.HEADS,
+    vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD, heads: int = o.HEADS,
     n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA, include_self: bool = o.INCLUDE_SELF,
     as_json: bool = o.JSON, plot: Path = o.PLOT,
 ) -> None:
@@ -242,7 +244,7 @@ def rank(
 
     o.check_plot(plot)
     pairs = read_pairs(pairs_file)
-    encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer)
+    encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer, engine=engine, precision=precision)
     r = rank_pairs(encoder, pairs, template=template, layer=layer, top=top,
                    missing="skip" if skip_missing else "error")
     if plot:
@@ -280,7 +282,7 @@ def geometry(
                          hint="self-similarity compares a word's vectors across sentences: at least 2"),
     n_pairs: int = o.bounded(o.option(1000, "--pairs", metavar="N", help="Random cross-sentence pairs for "
                                       "anisotropy."), 1, 10**6),
-    seed: int = o.SEED, vectors: str = o.VECTORS, model: str = o.MODEL, method: str = o.METHOD, heads: int = o.HEADS,
+    seed: int = o.SEED, vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD, heads: int = o.HEADS,
     n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA, include_self: bool = o.INCLUDE_SELF,
     as_json: bool = o.JSON, plot: Path = o.PLOT,
 ) -> None:
@@ -291,7 +293,7 @@ def geometry(
     o.check_plot(plot)
     texts = read_sentences(sentences, sentence)
     chosen = o.parse_words("--words", words)
-    encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self)
+    encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, engine=engine, precision=precision)
     r = measure_geometry(encoder, texts, chosen, min_count=min_count, n_pairs=n_pairs, seed=seed)
     if plot:
         from .. import plots

@@ -47,6 +47,7 @@ def build(
     layout: str = o.option("lines", "--layout", metavar="KIND", help="lines (one sentence per line) | text (free "
                            "text, split here)."),
     engine: str = o.option("local", "--engine", metavar="NAME", help="local | ray (Ray Data)."),
+    model_engine: str = o.engine_option("--model-engine"), precision: str = o.PRECISION,
     address: str = o.option(None, "--address", metavar="ADDRESS", help="With --engine ray: auto (the running "
                             "cluster) or ray://HOST:10001."),
     concurrency: int = o.bounded(o.option(1, "--concurrency", metavar="N", help="With --engine ray: encoder actors "
@@ -84,6 +85,7 @@ def build(
             [str(c) for c in corpus], db, targets, all_words=all_words, min_count=min_count, model=model,
             layers=stored, match=match, dtype=dtype, layout=layout, batch_size=batch_size,
             engine=engine, address=address, concurrency=concurrency, wordnet=wn, progress=progress,
+            model_engine=model_engine, precision=precision,
         )
     if as_json:
         print_json(result.as_dict())
@@ -110,6 +112,7 @@ def search(
                              "per line (the index and model are loaded once)."),
     model: str = o.option(None, "--model", "-m", metavar="NAME", help="The model you expect the index to use "
                           "(checked)."),
+    engine: str = o.ENGINE,
     as_json: bool = o.JSON,
 ) -> None:
     """The usages in the index nearest the WORD in SENTENCE (or nearest --like-usage ID, or
@@ -120,7 +123,7 @@ def search(
     if queries is not None:
         if sentence is not None or word is not None or like_usage is not None:
             raise InputError("give either --queries FILE or a SENTENCE with --word (or --like-usage ID), not both")
-        found = search_queries(db, read_queries(queries), k=k, layer=layer, model=model)
+        found = search_queries(db, read_queries(queries), k=k, layer=layer, model=model, engine=engine)
         if as_json:
             print_json({"searches": found})
             return
@@ -132,7 +135,7 @@ def search(
     else:
         if sentence is None or word is None:
             raise InputError('give a SENTENCE and --word (e.g. "We sat on the bank." --word bank), or --like-usage ID')
-        result = search_usages(db, sentence, word, k=k, layer=layer, model=model)
+        result = search_usages(db, sentence, word, k=k, layer=layer, model=model, engine=engine)
     if as_json:
         print_json(result)
         return

@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from ..errors import InputError
+from . import options as o
 from ._common import console, err_console, handle_errors
 
 LOCAL_NAMES = {"localhost", "localhost.localdomain"}
@@ -75,6 +76,7 @@ def register(app: typer.Typer) -> None:
         ),
         vectors: str = typer.Option("glove-6b-50d", help="Static table for the static, average and attention encoders."),
         threads: int = typer.Option(1, min=0, max=256, help="Torch CPU threads for the models (0: every core)."),
+        engine: str = o.ENGINE,
         index: Path | None = typer.Option(
             None, "--index", help="A usage index to search in the lab (the --db folder of `contextlens index build`)."
         ),
@@ -110,8 +112,13 @@ def register(app: typer.Typer) -> None:
         if hosts is None:
             err_console.print("[bold yellow]warning:[/] any Host name is accepted (no DNS-rebinding check); "
                               "name the ones you use with --trusted-host", highlight=False)
+        if engine is not None:
+            from ..encoders.engines import ENGINES
+            from ..errors import check_choice
+
+            check_choice("engine", engine, ENGINES)  # before the lab serves
         web = create_app(model=model[0] if model else "minilm", vectors=vectors, threads=threads or None, index=index,
-                         allowed_hosts=hosts, add_models=model)  # a bad --index or --model fails here
+                         allowed_hosts=hosts, add_models=model, engine=engine)  # a bad --index or --model fails here
         sock = listen(host, port)  # a taken port fails here, in one line
         shown = f"[{host}]" if ":" in host else host
         url = f"http://{shown}:{sock.getsockname()[1]}/"

@@ -34,6 +34,8 @@ DEFAULT_VECTORS = "glove-6b-50d"
 DEFAULT_METHOD = "attention"
 STATIC_METHODS_HELP = "static | average | attention"  # encoders.registry.STATIC_METHODS
 PROJECTIONS_HELP = "pca | tsne | umap"  # analysis.projection.PROJECTIONS
+ENGINES_HELP = "torch | onnx | auto"  # encoders.engines.ENGINES
+PRECISIONS_HELP = "fp32 | bf16"  # encoders.engines.PRECISIONS
 MAX_K = 10_000  # neighbours, answers, usages, clusters listed
 MAX_WINDOW = 10_000
 MAX_HEADS = 4096
@@ -76,6 +78,18 @@ VECTORS = option(None, "--vectors", metavar="FILE|NAME", help="A static table: a
                  f"text/binary, GloVe text) or a packaged name. Default: {DEFAULT_VECTORS} (unless --model).")
 MODEL = option(None, "--model", "-m", metavar="NAME", help="A transformer instead of --vectors: minilm, mpnet, "
                "smollm2, a local directory or a Hugging Face id. Reports every layer.")
+
+
+def engine_option(*decls: str) -> Any:
+    """``--engine``: what runs a transformer (``index build`` spells it ``--model-engine``:
+    its ``--engine`` chooses local or Ray)."""
+    return option(None, *(decls or ("--engine",)), metavar="ENGINE", help=f"With a model: what runs it: "
+                  f"{ENGINES_HELP} (default auto: onnx where onnxruntime is installed, else torch).")
+
+
+ENGINE = engine_option()
+PRECISION = option(None, "--precision", metavar="KIND", help=f"With a model: {PRECISIONS_HELP} (default fp32; "
+                   "bf16 is torch only and changes the vectors: it prints its cosine to fp32 per layer).")
 METHOD = option(None, "--method", metavar="METHOD", help=f"How to mix --vectors: {STATIC_METHODS_HELP} "
                 f"(default: {DEFAULT_METHOD}).")
 ALPHA = bounded(option(None, "--alpha", metavar="X", help="average: weight of the word's own vector (0 = "
@@ -295,8 +309,27 @@ def check_source(model: str | None, vectors: str | None, method: str | None) -> 
                          "and mixes by itself: drop --method")
 
 
+def check_engine(model: str | None, engine: str | None, precision: str | None) -> dict[str, str]:
+    """``--engine`` / ``--precision`` as the library's keywords; given without a model, an error.
+
+    >>> check_engine("minilm", "onnx", None)
+    {'engine': 'onnx'}
+    >>> check_engine(None, None, "bf16")
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: --precision applies to a transformer (--model); drop it or give --model
+    """
+    given = {k: v for k, v in (("engine", engine), ("precision", precision)) if v is not None}
+    if given and model is None:
+        flags = " and ".join(f"--{k}" for k in given)
+        raise InputError(f"{flags} appl{'ies' if len(given) == 1 else 'y'} to a transformer (--model); "
+                         f"drop {'it' if len(given) == 1 else 'them'} or give --model")
+    return given
+
+
 def encoder_from_options(*, model: str | None = None, vectors: str | None = None, method: str | None = None,
-                         layer: int | None = None, seed: int = 0, **mixing: Any):
+                         layer: int | None = None, seed: int = 0, engine: str | None = None,
+                         precision: str | None = None, **mixing: Any):
     """The encoder the options describe, with ``layer`` checked against its ``layer_ids``.
 
     ``mixing`` holds the static methods' options as given (None = not given): one set
@@ -307,6 +340,7 @@ def encoder_from_options(*, model: str | None = None, vectors: str | None = None
     from ..encoders.registry import make_encoder, method_options
 
     check_source(model, vectors, method)
+    running = check_engine(model, engine, precision)
     if model is not None:
         given = sorted(k for k, v in mixing.items() if v is not None)
         if given:
@@ -316,7 +350,7 @@ def encoder_from_options(*, model: str | None = None, vectors: str | None = None
         from ._common import spinner
 
         with spinner(f"loading {model}..."):
-            encoder = make_encoder(model=model)
+            encoder = make_encoder(model=model, **running)
     else:
         method = method or DEFAULT_METHOD
         options = method_options(method, **mixing)

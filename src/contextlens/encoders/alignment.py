@@ -38,6 +38,7 @@ from ..text import Word
 
 __all__ = [
     "POOLINGS",
+    "pool_terms",
     "Alignment",
     "trim_span",
     "align_pieces",
@@ -199,6 +200,31 @@ def pooling_weights(
             cols.append(p)
             weights.append(share)
     return rows, cols, weights
+
+
+def pool_terms(terms: np.ndarray, rows: np.ndarray, weights: np.ndarray, n_rows: int) -> np.ndarray:
+    """Apply :func:`pooling_weights`' triples to gathered pieces: ``out[r] = Σ weight ·
+    terms[t]`` over the terms ``t`` of row ``r``; ``rows`` never decrease (as
+    ``pooling_weights`` gives them), a row with no term stays zero. One ``np.add.reduceat``:
+    single-threaded, so it does not wait for threads a busy machine has descheduled
+    (``torch.index_add_`` did, 28 % of an ONNX Runtime pass at load 12).
+
+    terms : ``(n_terms, dim)``, the piece of each triple; returns ``(n_rows, dim)``.
+
+    >>> terms = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    >>> pool_terms(terms, np.array([0, 0, 2]), np.array([0.5, 0.5, 1.0]), 3)
+    array([[2., 3.],
+           [0., 0.],
+           [5., 6.]], dtype=float32)
+    """
+    out = np.zeros((n_rows, terms.shape[1]), dtype=np.float32)
+    if len(rows) == 0:
+        return out
+    if np.any(np.diff(rows) < 0):
+        raise InputError("pooling rows must not decrease (give them in pooling_weights' order)")
+    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])  # first term of each row
+    out[rows[starts]] = np.add.reduceat(terms * weights[:, None].astype(terms.dtype), starts, axis=0)
+    return out
 
 
 def attention_matrices(

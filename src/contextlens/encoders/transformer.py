@@ -20,6 +20,11 @@ cut into overlapping windows (on word boundaries), and each word is read from th
 where it is most central (``meta["windows"]``, ``meta["word_window"]``); its attention
 row is then its attention *inside that window* (words outside it get 0).
 
+Engines and precisions (:mod:`contextlens.encoders.engines`): ``engine="torch"`` runs
+the model with forward hooks, ``"onnx"`` its ONNX export through onnxruntime (every layer
+within 1e-5 of torch), ``"auto"`` picks; ``precision="bf16"`` (torch only, opt-in) logs its
+measured fidelity to fp32 as a warning the first time it encodes.
+
 ``encode`` is not thread-safe: to run only the first k layers it shortens the model's
 layer list for the duration of the call.
 """
@@ -37,13 +42,14 @@ import numpy as np
 from ..context.attention import check_weights_size
 from ..errors import InputError, check_bool, check_choice, check_int
 from ..text import Word, tokenize
-from . import models
+from . import engines, models
 from .alignment import (
     POOLINGS,
     Alignment,
     align_pieces,
     assign_windows,
     plan_windows,
+    pool_terms,
     pooling_weights,
     window_attention,
 )
@@ -53,8 +59,8 @@ __all__ = ["TransformerEncoder"]
 
 log = logging.getLogger(__name__)
 ATTENTION_BUDGET = 1 << 29  # bytes of piece attention one batch may hold (512 MiB)
-BATCH_TOKENS = 1024  # padded pieces per batch: bigger batches leave the CPU caches, smaller waste calls
 MAX_BATCH = 4096  # sequences per forward pass
+FIDELITY_TEXTS = 16  # bf16: texts of the first call encoded in fp32 too, to measure the difference
 
 
 class TransformerEncoder(Encoder):
@@ -68,25 +74,33 @@ class TransformerEncoder(Encoder):
         (one layer; negative counts from the end; 0 keeps only the embedding row), or a
         list of ints. Only the layers up to the deepest one requested are run.
     pooling : how a word's pieces combine: ``mean``, ``first`` or ``last``.
-    batch_size : sequences per forward pass (sorted by length to waste little padding).
+    batch_size : sequences per forward pass (sorted by length to waste little padding;
+        default: the engine's, ``engines.BATCH_SIZE``).
     max_length : pieces per sequence, special tokens included (default: the model's
         maximum); longer texts are split into overlapping windows.
     stride : pieces between the starts of consecutive windows (default: half a window).
     device : a torch device (``"cpu"``, ``"cuda"``...).
     attention : compute word-level attention (needs the eager attention implementation,
         slower and heavier); False leaves ``attention`` None.
-    threads : torch CPU threads (default: ``CONTEXTLENS_THREADS`` or every core available).
+    threads : CPU threads of the engine (default: ``CONTEXTLENS_THREADS`` or every core available).
+    engine : ``torch``, ``onnx`` (onnxruntime over the model's ONNX export, exported once
+        and cached; CPU only) or ``auto`` (``onnx`` where onnxruntime is installed, on the
+        CPU in fp32, falling back to ``torch`` if the model does not export).
+    precision : ``fp32``, or ``bf16`` (torch autocast; opt-in: the vectors move at the 1e-2
+        level, its fidelity is logged and kept in ``fidelity``).
     """
 
     has_attention_parts = True
 
     def __init__(self, model: str = models.DEFAULT_MODEL, layers=None, pooling: str = "mean",
-                 batch_size: int = 32, max_length: int | None = None, device: str = "cpu",
+                 batch_size: int | None = None, max_length: int | None = None, device: str = "cpu",
                  attention: bool = True, stride: int | None = None,
-                 threads: int | None = None):
+                 threads: int | None = None, engine: str = "auto", precision: str = "fp32"):
         self.pooling = check_choice("pooling", pooling, POOLINGS)
-        self.batch_size = check_int("batch_size", batch_size, low=1, high=MAX_BATCH)
         self.attention, self.device = check_bool("attention", attention), str(device)
+        self.engine = engines.resolve_engine(engine, precision, device)
+        self.precision = precision
+        self._given_batch = None if batch_size is None else check_int("batch_size", batch_size, low=1, high=MAX_BATCH)
         models.check_name(model)  # a mistyped name is answered before torch loads
         torch, _ = models.require_hf()
         self._torch = torch
@@ -107,6 +121,32 @@ class TransformerEncoder(Encoder):
         self._embedding = self.hf_model.get_input_embeddings().weight  # (vocab, dim)
         pad = self.tokenizer.pad_token_id
         self._pad = pad if pad is not None else (getattr(config, "pad_token_id", None) or 0)
+        self._runner = self._onnx_runner(threads, fallback=engine == "auto") if self.engine == "onnx" else None
+        self.fidelity: list[engines.LayerFidelity] | None = None  # bf16: measured on the first texts
+        if precision == "bf16" and not engines.bf16_instructions():
+            log.warning("this CPU has no bf16 matmul instructions (AVX-512 BF16, AMX): bf16 is emulated and "
+                        "slower than fp32 here; use precision='fp32'")
+
+    def _onnx_runner(self, threads, fallback: bool):
+        """The onnxruntime runner, its plain graph exported (or loaded from the cache) now;
+        with ``fallback`` (engine ``auto``) a model that does not export runs on torch."""
+        from .onnx_engine import OnnxExportError, OnnxRunner
+
+        runner = OnnxRunner(self.hf_model, threads=threads)
+        try:
+            runner.session(attention=False)
+        except (OnnxExportError, OSError) as e:
+            if not fallback:
+                raise
+            log.warning("%s does not run on onnxruntime (%s); using the torch engine", self.name, e)
+            self.engine = "torch"
+            return None
+        return runner
+
+    @property
+    def batch_size(self) -> int:
+        """Sequences per forward pass: as given, else the engine's default."""
+        return self._given_batch or engines.BATCH_SIZE[self.engine]
 
     @property
     def dim(self) -> int:
@@ -117,9 +157,13 @@ class TransformerEncoder(Encoder):
         return (0, *self.layers)
 
     def params(self) -> dict[str, Any]:
-        return {"encoder": "transformer", "model": self.name, "path": str(self.path), "pooling": self.pooling,
-                "layers": list(self.layers), "max_length": self.max_length, "stride": self.stride,
-                "attention": self.attention, "batch_size": self.batch_size}
+        """What keys caches and index metadata. The engine is left out in fp32 (both give
+        the same vectors within 1e-5, so an index built with one is searched with the
+        other); bf16 changes the numbers, so it is named, with its engine."""
+        out = {"encoder": "transformer", "model": self.name, "path": str(self.path), "pooling": self.pooling,
+               "layers": list(self.layers), "max_length": self.max_length, "stride": self.stride,
+               "attention": self.attention, "batch_size": self.batch_size}
+        return out if self.precision == "fp32" else {**out, "precision": self.precision, "engine": self.engine}
 
     def _meta(self) -> dict[str, Any]:
         config = self.hf_model.config
@@ -128,7 +172,8 @@ class TransformerEncoder(Encoder):
             "architecture": (config.architectures or [type(self.hf_model).__name__])[0],
             "model_type": config.model_type, "causal": self.causal, "pooling": self.pooling,
             "layers": list(self.layers), "n_model_layers": self.n_model_layers,
-            "max_length": self.max_length, "params": self.params(),
+            "max_length": self.max_length, "params": self.params(), "engine": self.engine,
+            "precision": self.precision,
             "vectors": f"{self.name}'s pieces (its tokenizer gave the word no sub-word piece)",
         }
 
@@ -193,8 +238,31 @@ class TransformerEncoder(Encoder):
                 check_weights_size(len(plan["kept"]), len(self.layers), heads, what=f"text {i + 1}", todo=(
                     "pass attention=False (vectors of any length go through windows), keep only some "
                     "words (targets=), fewer layers, or a shorter text"))
-        self._run(segments, plans)
-        return [self._encoding(text, plan) for text, plan in zip(texts, plans)]
+        if self.precision == "bf16" and self.fidelity is None:
+            self.fidelity = self._measure_fidelity(texts[:FIDELITY_TEXTS], chosen[:FIDELITY_TEXTS])
+        self._run(segments, plans, bf16=self.precision == "bf16")
+        encodings = [self._encoding(text, plan) for text, plan in zip(texts, plans)]
+        if self.fidelity is not None:
+            for e in encodings:
+                e.meta["fidelity"] = [f._asdict() for f in self.fidelity]
+        return encodings
+
+    def _measure_fidelity(self, texts: list[str], chosen: list) -> list[engines.LayerFidelity] | None:
+        """bf16 against fp32 on ``texts``: per layer, the cosines of matching word vectors."""
+        self.fidelity = []  # no recursion: the two passes below run as fp32 and bf16
+        stacks = {}
+        for precision in ("fp32", "bf16"):
+            self.precision = precision
+            try:
+                encs = self._encode_texts(texts, chosen)
+            finally:
+                self.precision = "bf16"
+            stacks[precision] = np.concatenate([e.layers for e in encs], axis=1)  # (layers, words, dim)
+        if stacks["fp32"].shape[1] == 0:  # no word kept (targets): measure on the next call
+            return None
+        fidelity = engines.layer_fidelity(stacks["fp32"], stacks["bf16"], self.layer_ids)
+        log.warning("%s: %s", self.name, engines.describe_fidelity(fidelity, stacks["fp32"].shape[1]))
+        return fidelity
 
     def _plan(self, text: str, words: list[Word], ids, offsets, special, chosen) -> dict:
         """Align one text, choose its windows and the words each window yields."""
@@ -230,14 +298,14 @@ class TransformerEncoder(Encoder):
 
     def _batches(self, segments: list) -> list[list]:
         """Length-sorted batches of at most ``batch_size`` sequences and about
-        ``BATCH_TOKENS`` padded pieces (small enough for the CPU caches), and, with
+        ``engines.BATCH_TOKENS`` padded pieces (the engine's), and, with
         attention, at most ``ATTENTION_BUDGET`` bytes of attention weights."""
         order = sorted(segments, key=lambda s: -len(s[2]))  # longest first: memory trouble shows early
         heads = getattr(self.hf_model.config, "num_attention_heads", 1)
         batches, i = [], 0
         while i < len(order):
             width = len(order[i][2])
-            size = max(1, min(self.batch_size, BATCH_TOKENS // width))
+            size = max(1, min(self.batch_size, engines.BATCH_TOKENS[self.engine] // width))
             if self.attention:  # every run layer's (batch, heads, T, T) attention is kept
                 per_seq = 4 * heads * max(self.layers, default=1) * width**2
                 if per_seq > 8 * ATTENTION_BUDGET:
@@ -250,7 +318,7 @@ class TransformerEncoder(Encoder):
             i += size
         return batches
 
-    def _run(self, segments: list, plans: list[dict]) -> None:
+    def _run(self, segments: list, plans: list[dict], bf16: bool = False) -> None:
         """Run the model over the segments in batches; write each plan's ``layers``
         ``(layers + 1, words, dim)`` and ``emb_out`` ``(words, dim)``, and its attention."""
         torch = self._torch
@@ -259,7 +327,7 @@ class TransformerEncoder(Encoder):
         for plan in plans:
             plan["layers"] = np.zeros((len(self.layers) + 1, len(plan["kept"]), dim), dtype=np.float32)
             plan["emb_out"] = np.zeros((len(plan["kept"]), dim), dtype=np.float32)
-        with torch.inference_mode(), self._capture(depth) as store:
+        with torch.inference_mode(), self._forward(depth, bf16) as forward:
             for batch in self._batches(segments):
                 lengths = [len(s[2]) for s in batch]
                 width = max(lengths)
@@ -276,19 +344,13 @@ class TransformerEncoder(Encoder):
                     n_rows += len(take)
                 need_att = any(plans[s[0]]["attention"] for s in batch)
                 ids = ids.to(self.device)
-                result = self.hf_model(input_ids=ids, attention_mask=mask.to(self.device),
-                                       output_attentions=need_att)
-                if depth == self.n_model_layers:
-                    store[depth] = result.last_hidden_state
+                store, attentions = forward(ids, mask.to(self.device), need_att)
                 cols_t = torch.tensor(cols, device=self.device)
-                rows_t = torch.tensor(rows, device=self.device)
-                w_t = torch.tensor(weights, dtype=self._embedding.dtype, device=self.device)[:, None]
-                states = [self._embedding[ids.reshape(-1)[cols_t]], store[0].reshape(-1, dim)[cols_t]]
-                states += [store[k].reshape(-1, dim)[cols_t] for k in self.layers]  # each (pieces used, dim)
-                pooled = torch.zeros((len(states), n_rows, dim), dtype=w_t.dtype, device=self.device)
-                for j, state in enumerate(states):
-                    pooled[j].index_add_(0, rows_t, state * w_t)
-                pooled = pooled.float().cpu().numpy()  # (embedding row, emb. output, layers..., rows, dim)
+                rows_a, w_a = np.asarray(rows), np.asarray(weights, dtype=np.float32)
+                states = [self._embedding[ids.reshape(-1)[cols_t]], _gather(store[0], cols_t, dim)]
+                states += [_gather(store[k], cols_t, dim) for k in self.layers]  # each (pieces used, dim)
+                pooled = np.stack([pool_terms(_numpy(s), rows_a, w_a, n_rows) for s in states])
+                # pooled: (embedding row, emb. output, layers..., rows, dim)
                 start = 0
                 for i, _, _, _, take in batch:
                     plan, chunk = plans[i], pooled[:, start : start + len(take)]
@@ -298,7 +360,7 @@ class TransformerEncoder(Encoder):
                     plan["emb_out"][where] = chunk[1]
                     start += len(take)
                 if need_att:
-                    self._word_attention(batch, plans, result.attentions, lengths)
+                    self._word_attention(batch, plans, attentions, lengths)
 
     def _word_attention(self, batch, plans, attentions, lengths) -> None:
         if not attentions or any(a is None for a in attentions):
@@ -306,13 +368,37 @@ class TransformerEncoder(Encoder):
                 f"{self.name} returns no attention weights (its attention implementation is "
                 f"{self.hf_model.config._attn_implementation!r}); use attention=False"
             )
-        att = self._torch.stack([attentions[k - 1] for k in self.layers], 1).float().cpu().numpy()
+        att = np.stack([_numpy(attentions[k - 1]) for k in self.layers], 1)
         for b, (i, window, _, al, take) in enumerate(batch):  # att[b]: (layers, heads, T, T) float32
             plan = plans[i]
             if not plan["attention"]:
                 continue
             t = lengths[b]
             plan["att"][window] = (take, *window_attention(att[b, :, :, :t, :t], al, take))
+
+    @contextlib.contextmanager
+    def _forward(self, depth: int, bf16: bool):
+        """The engine's forward: ``(ids, mask, attention) -> (states, attentions)``, where
+        ``states[k]`` is ``hidden_states[k]`` ``(batch, seq, dim)`` for 0 and the kept layers."""
+        torch = self._torch
+        if self._runner is not None:  # onnxruntime runs every layer, whatever is kept
+            def run_onnx(ids, mask, attention):
+                out = self._runner.run(ids, mask, attention)
+                return dict(enumerate(out.hidden_states)), out.attentions  # numpy arrays
+
+            yield run_onnx
+            return
+        precision = (torch.autocast(torch.device(self.device).type, dtype=torch.bfloat16) if bf16
+                     else contextlib.nullcontext())
+        with self._capture(depth) as store:
+            def run_torch(ids, mask, attention):
+                with precision:
+                    result = self.hf_model(input_ids=ids, attention_mask=mask, output_attentions=attention)
+                if depth == self.n_model_layers:
+                    store[depth] = result.last_hidden_state
+                return store, result.attentions
+
+            yield run_torch
 
     @contextlib.contextmanager
     def _capture(self, depth: int):
@@ -374,6 +460,20 @@ class TransformerEncoder(Encoder):
         names = ("embedding row",) + tuple(f"layer {k}" for k in self.layers)
         return Encoding(text, [words[w] for w in kept], plan["layers"], attention, names, meta, special,
                         plan["emb_out"], self.layer_ids)
+
+
+def _numpy(array) -> np.ndarray:
+    """A float32 numpy array of a torch tensor (any device, any float type) or an array."""
+    if isinstance(array, np.ndarray):
+        return array.astype(np.float32, copy=False)
+    return array.detach().float().cpu().numpy()
+
+
+def _gather(state, cols, dim: int):
+    """The pieces ``cols`` of a ``(batch, seq, dim)`` state (torch: on its device)."""
+    if isinstance(state, np.ndarray):
+        return state.reshape(-1, dim)[cols.cpu().numpy()]
+    return state.reshape(-1, dim)[cols]
 
 
 def _layer_numbers(layers, n: int) -> tuple[int, ...]:

@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 ENGINES = ("local", "ray")
 #: ``progress(sentences_done, usages_done)`` after each committed chunk
 BuildProgress = Callable[[int, int], None]
-_CHECKED = ("model", "layers", "dim", "dtype", "match", "layout", "words")
+_CHECKED = ("model", "layers", "dim", "dtype", "match", "layout", "words", "precision")
 
 
 @dataclass
@@ -106,6 +106,7 @@ def build_index(
     model: str = "minilm", layers=None, match: str = "lower", dtype: str = "float16", layout: str = "lines",
     batch_size: int = 32, chunk_size: int | None = None, engine: str = "local", address: str | None = None,
     concurrency: int = 1, wordnet=None, progress: BuildProgress | None = None, encoder=None,
+    model_engine: str | None = None, precision: str | None = None,
 ) -> BuildResult:
     """Build (or resume) the usage index of ``words`` in ``corpus`` into the folder ``db``.
 
@@ -114,6 +115,9 @@ def build_index(
     last layer). ``engine="ray"`` encodes on Ray Data (see :mod:`contextlens.scale.ray_engine`),
     at ``address`` (None: a local cluster) with ``concurrency`` encoder actors.
     ``encoder``: an already built ``(encoder, layers)`` pair from :func:`make_index_encoder`.
+    ``model_engine`` (``torch``, ``onnx``, ``auto``) and ``precision`` (``fp32``, ``bf16``)
+    run the model (:class:`~contextlens.encoders.transformer.TransformerEncoder`); bf16 is
+    recorded in the index (its vectors differ), the engine is not (fp32 engines agree within 1e-5).
     """
     check_choice("match", match, MATCHES)
     check_choice("dtype", dtype, DTYPES)
@@ -132,10 +136,12 @@ def build_index(
         words = count_words(iter_corpus_sentences(corpus, layout=layout), min_count=min_count)
         log.info("--all-words: %d words seen at least %d times", len(words), min_count)
     matcher = WordMatcher(words, match=match, wordnet=wordnet)
-    enc, stored = encoder if encoder is not None else make_index_encoder(model, layers, batch_size)
+    enc, stored = encoder if encoder is not None else make_index_encoder(
+        model, layers, batch_size, engine=model_engine, precision=precision)
     params = {"model": enc.name, "model_path": enc.params()["path"], "layers": stored,
               "dim": enc.dim, "dtype": dtype, "match": match, "layout": layout,
-              "words": list(matcher.words), "pooling": enc.params()["pooling"]}
+              "words": list(matcher.words), "pooling": enc.params()["pooling"],
+              **{k: enc.params()[k] for k in ("precision",) if k in enc.params()}}
     db = Path(db)
     store = _open_or_create(db, params)
     point = store.checkpoint()

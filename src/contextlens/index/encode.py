@@ -79,15 +79,18 @@ def stored_layers(layers) -> list[int] | None:
     return sorted(set(items))
 
 
-def make_index_encoder(model: str, layers, batch_size: int = 32, threads: int | None = None):
+def make_index_encoder(model: str, layers, batch_size: int = 32, threads: int | None = None, *,
+                       engine: str | None = None, precision: str | None = None):
     """``(encoder, stored layers)``: the transformer an index uses, with attention off
-    (faster, lighter), running only the layers it stores (default: the last one)."""
+    (faster, lighter), running only the layers it stores (default: the last one), with
+    ``engine`` and ``precision`` (None: the encoder's defaults)."""
     from ..encoders.transformer import TransformerEncoder
 
     stored = stored_layers(layers)
     contextual = [k for k in stored if k != 0] if stored else None
     chosen = contextual if contextual else ([] if stored else -1)  # default: the last layer only
-    enc = TransformerEncoder(model, layers=chosen, attention=False, batch_size=batch_size, threads=threads)
+    running = {k: v for k, v in (("engine", engine), ("precision", precision)) if v is not None}
+    enc = TransformerEncoder(model, layers=chosen, attention=False, batch_size=batch_size, threads=threads, **running)
     return enc, (stored or [enc.layer_ids[-1]])
 
 

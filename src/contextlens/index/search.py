@@ -72,15 +72,18 @@ def check_model(store: UsageReader, model: str | None) -> None:
         )
 
 
-def query_encoder(store: UsageReader, threads: int | None = None):
-    """The index's encoder (model, layers), loaded once per process (``threads``: torch
-    CPU threads, a process-wide setting; None: the library's default)."""
+def query_encoder(store: UsageReader, threads: int | None = None, engine: str | None = None):
+    """The index's encoder (model, layers, precision), loaded once per process (``threads``:
+    CPU threads, a process-wide setting; ``engine``: what runs the model; None: the
+    library's defaults)."""
     from .encode import make_index_encoder
 
-    key = (store.params["model"], tuple(store.layers))
+    precision = store.params.get("precision")  # a bf16 index is searched in bf16
+    key = (store.params["model"], tuple(store.layers), precision, engine)
     if key not in _ENCODERS:
         _ENCODERS.clear()  # keep one model in memory
-        _ENCODERS[key] = make_index_encoder(store.params["model"], store.layers, threads=threads)[0]
+        _ENCODERS[key] = make_index_encoder(store.params["model"], store.layers, threads=threads,
+                                            precision=precision, engine=engine)[0]
     return _ENCODERS[key]
 
 
@@ -113,14 +116,14 @@ def _query_word(store: UsageReader, sentence: str, word: str, occurrence: int | 
 
 def search_usages(db: str | os.PathLike | UsageReader, sentence: str, word: str, *, k: int = 10,
                   layer: int | None = None, model: str | None = None, occurrence: int | None = None,
-                  encoder=None, threads: int | None = None) -> dict[str, Any]:
+                  encoder=None, threads: int | None = None, engine: str | None = None) -> dict[str, Any]:
     """The ``k`` usages of ``word`` in the index nearest its usage in ``sentence``.
 
     Returns ``{query: {sentence, word, form, start, end}, word, layer, model,
     results: [{usage_id, sentence, similarity, doc, sentence_no, start, end, form, word}]}``,
     best first. ``model``: the model the caller expects (a different one raises
     :class:`IndexMismatchError`). ``encoder``: one to encode the query with (else the
-    index's model is loaded once, with ``threads`` torch threads).
+    index's model is loaded once, with ``threads`` CPU threads, run by ``engine``).
     """
     store = reader_of(db)
     check_model(store, model if encoder is None else encoder.name)
@@ -131,7 +134,7 @@ def search_usages(db: str | os.PathLike | UsageReader, sentence: str, word: str,
     col_layer = store.layers[-1] if layer is None else layer
     store.layer_column(col_layer)  # an unstored layer fails before the model loads
     w = _query_word(store, sentence, word, occurrence)
-    enc = encoder or query_encoder(store, threads)
+    enc = encoder or query_encoder(store, threads, engine)
     encoding = enc.encode([sentence], targets=[[(w.start, w.end)]])[0]
     if not encoding.words:
         raise TargetNotFoundError(f"{w.text!r} got no piece from {enc.name}'s tokenizer; pick another word")
@@ -188,9 +191,9 @@ def read_queries(path: str | os.PathLike) -> list[Query]:
 
 def search_queries(db: str | os.PathLike | UsageReader, queries: list[Query], *, k: int = 10,
                    layer: int | None = None, model: str | None = None, threads: int | None = None,
-                   ) -> list[dict[str, Any]]:
+                   engine: str | None = None) -> list[dict[str, Any]]:
     """:func:`search_usages` for each query, in order, with the index opened and its model
     loaded once; each result also holds the query's ``line``."""
     store = reader_of(db)
     return [{"line": q.line, **search_usages(store, q.sentence, q.word, k=k, layer=layer, model=model,
-                                             threads=threads)} for q in queries]
+                                             threads=threads, engine=engine)} for q in queries]

@@ -51,8 +51,9 @@ class UsageEncoderActor:
     ``planned``) into their encoded usages (column ``row``: the :class:`UsageRow` s, and
     one ``(n_usages, dim)`` column per stored layer, named by its layer number)."""
 
-    def __init__(self, model: str, layers: list[int], batch_size: int, threads: int):
-        self.encoder, self.layers = make_index_encoder(model, layers, batch_size, threads=threads)
+    def __init__(self, model: str, layers: list[int], batch_size: int, threads: int, precision: str | None = None):
+        self.encoder, self.layers = make_index_encoder(model, layers, batch_size, threads=threads,
+                                                       precision=precision)
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         encoded = encode_planned(self.encoder, list(batch["planned"]), self.layers)
@@ -94,7 +95,8 @@ class RayEncoder:
             UsageEncoderActor, batch_format="numpy", batch_size=self.batch_size,
             compute=ray.data.ActorPoolStrategy(size=self.concurrency), num_cpus=self.num_cpus,
             fn_constructor_kwargs={"model": self.params["model"], "layers": self.layers,
-                                   "batch_size": self.batch_size, "threads": self.num_cpus},
+                                   "batch_size": self.batch_size, "threads": self.num_cpus,
+                                   "precision": self.params.get("precision")},
         )
         parts = [EncodedChunk(list(b["row"]), {k: np.asarray(b[str(k)], np.float32).reshape(-1, self.dim)
                                                for k in self.layers})

@@ -104,12 +104,13 @@ class BodyLimit:
 def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Limits | None = None,
                threads: int | None = 1, index: str | os.PathLike | None = None,
                models: Sequence[str] | None = None, workers: int = 2, worker_timeout: float | None = 300.0,
-               allowed_hosts: Sequence[str] | None = LOCAL_HOSTS, add_models: Sequence[str] = ()) -> FastAPI:
+               allowed_hosts: Sequence[str] | None = LOCAL_HOSTS, add_models: Sequence[str] = (), engine: str | None = None) -> FastAPI:
     """The lab app; ``model`` is the default transformer, ``vectors`` the static table.
 
     ``threads``: torch CPU threads for the models (default 1: a lab request is a few short
     sentences, run one at a time per model, and more threads fighting over busy cores made
-    MiniLM 40x slower on a shared 2-core machine; None uses every core).
+    MiniLM 40x slower on a shared 2-core machine; None uses every core). ``engine``: what
+    runs the transformers (``torch``, ``onnx``, ``auto``; None: the encoder's default).
     Nothing is loaded here: tables and models load on first use (see :class:`LabState`).
     ``index``: a usage index folder (``contextlens index build --db``), opened here, so a bad
     path fails before the lab serves (with the library's error); its tab searches it.
@@ -126,7 +127,7 @@ def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Lim
         store = open_store(index)
         log.info("usage index %s (model %s, layers %s)", store.path, store.params["model"], store.layers)
     lab_state = LabState(model=model, vectors=vectors, limits=limits, threads=threads, index=store, models=models,
-                         pool=WorkerPool(workers, timeout=worker_timeout), add_models=add_models)
+                         pool=WorkerPool(workers, timeout=worker_timeout), add_models=add_models, engine=engine)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):

@@ -148,7 +148,7 @@ class LabState:
 
     def __init__(self, model: str = "minilm", vectors: str = "glove-6b-50d", limits: Limits | None = None,
                  threads: int | None = 1, index=None, models: Sequence[str] | None = None,
-                 pool: WorkerPool | None = None, cache_bytes: int = CACHE_BYTES, add_models: Sequence[str] = ()):
+                 pool: WorkerPool | None = None, cache_bytes: int = CACHE_BYTES, add_models: Sequence[str] = (), engine: str | None = None):
         self.model, self.vectors, self.limits = model, vectors, limits or Limits()
         self.offered = None if models is None else list(models)  # the models offered (None: every installed one)
         self.added = list(dict.fromkeys(add_models))  # offered too: local folders, hub ids (`lab --model`)
@@ -157,6 +157,7 @@ class LabState:
         self.index = index  # a UsageReader, or None
         self.index_lock = threading.Lock()  # one index request at a time reads the store
         self.threads = threads  # torch CPU threads (None: the library's default, every core)
+        self.engine = engine  # what runs the transformers (None: the encoder's default)
         self.pool = pool or WorkerPool()  # runs the numeric steps (projections, clustering)
         self.cache = EncodingCache(cache_bytes)
         self.closing = threading.Event()
@@ -231,7 +232,7 @@ class LabState:
         return self._load(self.vectors, lambda: resolve_vectors(self.vectors))
 
     def _model(self, name: str) -> SharedEncoder:
-        return self._load(name, lambda: SharedEncoder(make_encoder(model=name, threads=self.threads), self.cache,
+        return self._load(name, lambda: SharedEncoder(make_encoder(model=name, threads=self.threads, engine=self.engine), self.cache,
                                                       ("model", name), self.closing))
 
     def preload(self, name: str) -> dict[str, Any]:
