@@ -11,7 +11,10 @@ For each sentence, an :class:`~contextlens.encoders.base.Encoding` over the word
 - ``attention (layers, heads, words, words)``: a word's row is the mean of its pieces'
   rows, a word's column the sum of its pieces' columns; the attention given to special
   and white-space pieces is ``special_attention (layers, heads, words)``, so a row plus
-  its special share sums to 1.
+  its special share sums to 1;
+- ``sentence_vectors``: every piece of the text (special tokens included) pooled at each
+  layer, ``mean`` (over the attention mask), ``cls`` (the first piece) and ``max``, the
+  way sentence-transformers pools; only for a text that fits one window.
 
 How pieces map to words, and words that get no piece, are described in
 :mod:`contextlens.encoders.alignment`; such a word is left out and named in
@@ -47,7 +50,7 @@ from .alignment import (
     plan_windows,
     pooling_weights,
 )
-from .base import Encoder, Encoding
+from .base import SENTENCE_POOLINGS, Encoder, Encoding
 
 __all__ = ["TransformerEncoder"]
 
@@ -247,6 +250,10 @@ class TransformerEncoder(Encoder):
                 for j, state in enumerate(states):
                     pooled[j].index_add_(0, rows_t, state * w_t)
                 pooled = pooled.float().cpu().numpy()  # (embedding row, emb. output, layers..., rows, dim)
+                sentence = _pool_sentences([self._embedding[ids]] + [store[k] for k in self.layers], mask)
+                for b, (i, *_) in enumerate(batch):
+                    if len(plans[i]["windows"]) == 1:
+                        plans[i]["sentence"] = sentence[:, b]  # (layers + 1, poolings, dim)
                 start = 0
                 for i, _, _, _, take in batch:
                     plan, chunk = plans[i], pooled[:, start : start + len(take)]
@@ -331,8 +338,28 @@ class TransformerEncoder(Encoder):
             meta["attention"] = ("not computed: only some words were kept (targets=)" if self.layers
                                  else "no layers requested")
         names = ("embedding row",) + tuple(f"layer {k}" for k in self.layers)
+        sentence = plan.get("sentence")
+        if sentence is None:
+            meta["sentence"] = (f"not computed: the text ran in {len(plan['windows'])} windows of at most "
+                                f"{self.max_length} pieces" if len(plan["windows"]) > 1 else
+                                "not computed: the text holds none of the target words")
         return Encoding(text, [words[w] for w in kept], plan["layers"], attention, names, meta, special,
-                        plan["emb_out"], self.layer_ids)
+                        plan["emb_out"], self.layer_ids,
+                        {} if sentence is None else dict(zip(SENTENCE_POOLINGS, sentence.transpose(1, 0, 2))))
+
+
+def _pool_sentences(states: list, mask) -> np.ndarray:
+    """``(layers, batch, 3, dim)``: each sequence's pieces pooled per layer by
+    :data:`SENTENCE_POOLINGS` (mean over the mask, the first piece, max over the mask), as
+    sentence-transformers' ``Pooling`` module computes them; ``states`` are ``(batch, T, dim)``."""
+    m = mask.to(states[0].device, states[0].dtype)[:, :, None]  # (batch, T, 1)
+    out = []
+    for h in states:
+        mean = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
+        top = h.masked_fill(m == 0, float("-inf")).max(1).values
+        out.append(np.stack([mean.float().cpu().numpy(), h[:, 0].float().cpu().numpy(),
+                             top.float().cpu().numpy()], 1))  # (batch, 3, dim)
+    return np.stack(out)
 
 
 def _char_span(al: Alignment, words: list[Word], a: int, b: int) -> list[int]:
