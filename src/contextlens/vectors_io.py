@@ -1,6 +1,8 @@
 """Reading and writing :class:`~contextlens.vectors.EmbeddingTable` files in the ``FORMATS``:
 
-- ``npz``: native; arrays ``keys`` (unicode), ``vectors`` (float32), ``name``; no pickles.
+- ``npz``: native; arrays ``keys`` (unicode), ``vectors`` (float32), ``name``; no pickles. A
+  fastText table also keeps its n-grams: ``ngram_rows``, ``ngram_vectors`` and
+  ``ngram_params`` (min_n, max_n, bucket); the text formats cannot, and drop them (logged).
 - ``word2vec``: text; a header ``count dim``, then ``word v1 .. vdim`` per line (``.txt``,
   ``.vec``; fastText's trailing space is accepted).
 - ``word2vec-binary``: the header, then per word its UTF-8 bytes, a space and ``dim`` little-
@@ -45,7 +47,7 @@ import pyarrow.csv as pacsv
 
 from .errors import EmptyInputError, FileFormatError, InputError, TextDecodingError, check_choice
 from .files import atomic_output
-from .vectors import EmbeddingTable
+from .vectors import EmbeddingTable, NgramVectors
 
 __all__ = ["FORMATS", "detect_format", "read_table", "write_table"]
 
@@ -134,11 +136,11 @@ def read_table(path: str | os.PathLike, format: str | None = None, *, limit: int
         raise InputError(f"limit must be a positive number of words, got {limit}")
     if not path.is_file():
         raise InputError(f"{path}: no such file; check the path")
-    start, stored = time.perf_counter(), None  # stored: the name in an .npz
+    start, stored, ngrams = time.perf_counter(), None, None  # stored: the name in an .npz
     try:
         fmt = format or detect_format(path)
         if fmt == "npz":
-            keys, vectors, stored = _read_npz(path)
+            keys, vectors, stored, ngrams = _read_npz(path)
             keys, vectors = keys[:limit], vectors[:limit]
         elif fmt == "word2vec-binary":
             keys, vectors = _read_binary(path, limit)
@@ -146,7 +148,7 @@ def read_table(path: str | os.PathLike, format: str | None = None, *, limit: int
             keys, vectors = _read_text(path, fmt == "word2vec", limit)
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise FileFormatError(path, None, f"damaged or truncated gzip data ({exc}); fetch it again") from None
-    table = EmbeddingTable(keys, vectors, name=name or stored or path.name)
+    table = EmbeddingTable(keys, vectors, name=name or stored or path.name, ngrams=ngrams)
     log.info("read %s (%s): %d words, dim %d, in %.2f s", path, fmt, len(table), table.dim,
              time.perf_counter() - start)
     return table
@@ -307,10 +309,13 @@ def _read_binary(path: Path, limit: int | None) -> Rows:
     return words, vectors
 
 
-def _read_npz(path: Path) -> tuple[list[str], np.ndarray, str | None]:
+_NGRAM_ARRAYS = ("ngram_rows", "ngram_vectors", "ngram_params")
+
+
+def _read_npz(path: Path) -> tuple[list[str], np.ndarray, str | None, NgramVectors | None]:
     try:
         with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in ("keys", "vectors", "name") if k in z.files}
+            arrays = {k: z[k] for k in ("keys", "vectors", "name", *_NGRAM_ARRAYS) if k in z.files}
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
         raise FileFormatError(path, None, f"not a readable .npz archive ({exc})") from None
     keys, vectors = arrays.get("keys"), arrays.get("vectors")  # (n,), (n, dim)
@@ -324,7 +329,14 @@ def _read_npz(path: Path) -> tuple[list[str], np.ndarray, str | None]:
         raise EmptyInputError(f"{path} holds no vectors")
     words = keys.tolist()
     _check_rows(path, words, vectors, lambda i: (None, f"key {i}"))
-    return words, vectors.astype(np.float32, copy=False), str(arrays.get("name", "")) or None
+    ngrams = None
+    if any(k in arrays for k in _NGRAM_ARRAYS):
+        try:
+            min_n, max_n, bucket = (int(x) for x in arrays["ngram_params"])
+            ngrams = NgramVectors(min_n, max_n, bucket, arrays["ngram_rows"], arrays["ngram_vectors"])
+        except (KeyError, ValueError, TypeError) as exc:
+            raise FileFormatError(path, None, f"damaged fastText n-grams ({exc}); save the table again") from None
+    return words, vectors.astype(np.float32, copy=False), str(arrays.get("name", "")) or None, ngrams
 
 
 # -- writing -----------------------------------------------------------------------------
@@ -359,9 +371,15 @@ def write_table(table: EmbeddingTable, path: str | os.PathLike, format: str | No
                          "format cannot store; rename it (only .npz keeps spaces and line breaks)")
     with atomic_output(path) as tmp, _create(tmp, gz) as f:
         if fmt == "npz":  # written to a file object: np.savez would add ".npz" to a name
+            ng = table.ngrams
+            extra = {} if ng is None else {"ngram_rows": ng.rows, "ngram_vectors": ng.vectors,
+                                           "ngram_params": np.array([ng.min_n, ng.max_n, ng.bucket])}
             np.savez(f, keys=np.array(table.keys, dtype=str), vectors=table.vectors,
-                     name=np.array(table.name))
+                     name=np.array(table.name), **extra)
         else:
+            if table.ngrams is not None:
+                log.warning("%s: the %s format holds no n-grams; words %s lacks will not be composed "
+                            "(save as .npz to keep them)", path, fmt, table.name)
             _write_w2v(f, table, fmt)
     log.info("wrote %s (%s): %d words, dim %d", path, fmt, len(table), table.dim)
 
