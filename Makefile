@@ -21,7 +21,7 @@ CHROMIUM_SETUP = @test -x /usr/bin/chromium || { \
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; }
 
-.PHONY: setup demo test bench lint lab clean
+.PHONY: setup demo test bench lint lab clean fuzz
 
 setup: $(STAMP)
 
@@ -48,6 +48,11 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/lab_latency.py
 	$(BIN)/python benchmarks/index_build.py
 	$(BIN)/python benchmarks/index_search.py
+
+# the API fuzzer with a larger budget than make test's (a fixed seed either way)
+fuzz: $(STAMP)
+	CONTEXTLENS_FUZZ_EXAMPLES=$${CONTEXTLENS_FUZZ_EXAMPLES:-300} $(BIN)/python -m pytest -q -p no:cacheprovider \
+	  tests/integration/test_web_fuzz.py
 
 lab: $(STAMP)
 	$(BIN)/contextlens lab

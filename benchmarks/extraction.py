@@ -19,19 +19,41 @@ methods back to back, in rotating order), the peak resident memory each method a
 parameters × pieces / s) over a float32 ``torch.mm`` of 2048² matrices measured right
 before and after that pass (median over repeats).
 
+Then (issue 15) every layer of every word, pooled to words, by the engine candidates and
+their peers (see ``extraction_engines.py``), each section its own paired, rotating
+repeats:
+
+- ``idle``: the ONNX Runtime candidate (contextlens batching and pooling over
+  :class:`~contextlens.encoders.onnx_engine.OnnxRunner`) against ONNX Runtime used
+  directly, plain transformers sorted batches pooled to words, sentence-transformers
+  token embeddings (every layer) pooled to words, and today's ``TransformerEncoder``
+  (torch); ``fraction_of_matmul_peak`` against a ``torch.mm`` measured after each pass;
+- ``contended``: the same while two CPU-bound competitor processes (single-threaded
+  float32 matmul loops, like another model job) run for the whole section;
+- ``sweep``: piece cap, batch size, sorting, threads and spinning, one at a time from
+  the current settings, for both engines, idle and contended (``--sweep-sentences``);
+- ``bf16``: torch autocast bf16 against fp32 (speed and per-layer cosine of the pooled
+  word vectors); ONNX Runtime's CPU provider is checked for a bf16 MatMul.
+
     python benchmarks/extraction.py [--model minilm] [--sentences 2000] [--repeats 3] [--json]
+        [--sections base,idle,contended,sweep,bf16]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import json
 import os
 import statistics
+import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+
+import extraction_engines as ee
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -96,15 +118,32 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=32, help="contextlens batch size (its default: 32)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--sections", default="base,idle,contended,sweep,bf16",
+                        help="comma-separated: base (last layer, issue 3), idle, contended, sweep, bf16")
+    parser.add_argument("--sweep-sentences", type=int, default=500)
+    parser.add_argument("--cap", type=int, default=1024, help="candidates' padded pieces per batch (0: none)")
+    parser.add_argument("--candidate-batch", type=int, default=32, help="candidates' sequences per batch")
+    parser.add_argument("--spinning", action="store_true", help="ONNX Runtime threads spin for work")
     args = parser.parse_args()
+    sections = set(args.sections.split(","))
 
     import torch
     import transformers
 
+    sentences = brown_sentences(args.sentences)
+    result = base_section(args, torch, transformers, sentences) if "base" in sections else {"model": args.model}
+    result.update(engine_sections(args, sections, sentences))
+    if args.json:
+        print(json.dumps(result))
+        return
+    print(json.dumps(result, indent=1))
+
+
+def base_section(args, torch, transformers, sentences) -> dict:
+    """Issue 3's comparison: the last layer of every word (the keys kept from then)."""
     from contextlens.encoders.transformer import TransformerEncoder
     from contextlens.text import tokenize
 
-    sentences = brown_sentences(args.sentences)
     n_words = sum(len(tokenize(s)) for s in sentences)
     encoder = TransformerEncoder(args.model, layers=-1, attention=False, batch_size=args.batch_size)
     tokenizer = encoder.tokenizer
@@ -173,18 +212,196 @@ def main() -> None:
         "fraction_of_matmul_peak": round(statistics.median(fractions), 3),
         "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
     }
-    if args.json:
-        print(json.dumps(result))
-        return
+    log = sys.stderr
     print(f"{args.model}: {len(sentences)} Brown sentences, {n_words:,} words, {n_pieces:,} pieces, "
-          f"{result['threads']} threads ({cpu})")
+          f"{result['threads']} threads ({cpu})", file=log)
     for name in runs:
-        print(f"  {name:15s} {words_s[name]:9.1f} words/s  {median[name]:7.2f} s  +{memory[name]:.0f} MB")
+        print(f"  {name:15s} {words_s[name]:9.1f} words/s  {median[name]:7.2f} s  +{memory[name]:.0f} MB", file=log)
     print(f"  contextlens vs naive loop: {result['ratio_vs_naive']}x, vs sorted batches: "
-          f"{result['ratio_vs_sorted_batch']}x")
-    print(f"  {achieved:.1f} weight GFLOP/s, torch.mm 2048² {peak_gflops:.1f} GFLOP/s: "
-          f"{result['fraction_of_matmul_peak']:.2f} of matmul peak (median of paired runs)")
-    print(f"  load average {result['load_average'][0]} before, {result['load_average'][1]} after")
+          f"{result['ratio_vs_sorted_batch']}x; {result['fraction_of_matmul_peak']:.2f} of matmul peak", file=log)
+    return result
+
+
+COMPETITOR = """import os, sys
+import numpy as np
+a = np.random.default_rng(0).random((384, 384), dtype=np.float32)
+while os.getppid() == int(sys.argv[1]):  # ends with the benchmark, however that ends
+    a = a @ a
+    a /= np.abs(a).max()
+"""
+
+
+@contextlib.contextmanager
+def competitors(n: int):
+    """``n`` CPU-bound processes (single-threaded float32 matmul loops) while the block runs."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    procs = [subprocess.Popen([sys.executable, "-c", COMPETITOR, str(os.getpid())], env=env) for _ in range(n)]
+    try:
+        time.sleep(1.0)
+        yield
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(10)
+
+
+def ort_bf16_matmul() -> str:
+    """Whether onnxruntime's CPU provider runs a bf16 MatMul ("yes", or its error)."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    info = [helper.make_tensor_value_info(n, TensorProto.BFLOAT16, [2, 2]) for n in "abc"]
+    graph = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["c"])], "g", info[:2], info[2:])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    try:
+        ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        return "yes"
+    except Exception as e:  # NOT_IMPLEMENTED
+        return str(e).split(":")[-1].strip()
+
+
+def engine_sections(args, sections: set[str], sentences: list[str]) -> dict:
+    """Every layer of every word pooled to words: the ONNX Runtime candidate, its peers,
+    today's TransformerEncoder; idle, contended, the settings sweep and bf16."""
+    import onnxruntime as ort
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from contextlens.encoders.onnx_engine import OnnxRunner
+    from contextlens.encoders.transformer import TransformerEncoder
+
+    wanted = sections & {"idle", "contended", "sweep", "bf16"}
+    if not wanted:
+        return {}
+    encoder = TransformerEncoder(args.model, layers=None, attention=False, batch_size=args.batch_size)
+    model, tokenizer, pad = encoder.hf_model, encoder.tokenizer, encoder._pad
+    threads = torch.get_num_threads()
+    runners = {(t, spin): OnnxRunner(model, threads=t, spinning=spin)
+               for t, spin in {(threads, args.spinning), (threads, not args.spinning), (1, args.spinning)}}
+    runner = runners[(threads, args.spinning)]
+    session = runner.session()
+    direct = ort.InferenceSession(str(runner.paths[False] / "model.onnx"), providers=["CPUExecutionProvider"])
+    st = SentenceTransformer(str(encoder.path), device="cpu")
+    st[0].auto_model.config.output_hidden_states = True
+    n_pieces = sum(len(ids) for ids in tokenizer(sentences)["input_ids"])
+    layer_params = sum(p.numel() for p in encoder._blocks.parameters())
+    batching = ee.Batching(cap=args.cap or None, batch_size=args.candidate_batch)
+
+    def torch_forward(ids, mask):
+        return model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states
+
+    def onnx_forward(r):
+        return lambda ids, mask: [torch.from_numpy(a) for a in r.run(ids, mask).hidden_states]
+
+    def candidate(forward, texts, how=batching):
+        return lambda: ee.run_candidate(torch, forward, tokenizer, texts, how, pad)
+
+    def with_threads(n, fn):
+        def run():
+            torch.set_num_threads(n)
+            try:
+                return fn()
+            finally:
+                torch.set_num_threads(threads)
+        return run
+
+    out = {"engine_settings": {"threads": threads, "spinning": args.spinning, "batching": batching.label(),
+                               "graph": str(runner.paths[False]), "session_threads": session.get_session_options().intra_op_num_threads}}
+
+    def compare(label: str) -> dict:
+        make = {
+            "onnx_candidate": lambda texts: candidate(onnx_forward(runner), texts)(),
+            "torch_encoder": lambda texts: encoder.encode(texts),
+            "ort_direct": lambda texts: ee.run_ort_direct(torch, direct, tokenizer, texts),
+            "hf_sorted_pooled": lambda texts: ee.run_hf_sorted_pooled(torch, model, tokenizer, texts),
+            "st_tokens": lambda texts: ee.run_st_tokens(torch, st, texts),
+            "torch_candidate_1_thread": lambda texts: with_threads(1, candidate(torch_forward, texts))(),
+        }
+        for run in make.values():  # warm up: first calls allocate arenas, load kernels
+            run(sentences[:64])
+        runs = {name: functools.partial(run, sentences) for name, run in make.items()}
+        peaks = {}
+        seconds = ee.paired(runs, args.repeats, between=lambda name: peaks.setdefault(name, []).append(matmul_gflops(torch)))
+
+        def fraction(name):
+            return round(statistics.median(2 * layer_params * n_pieces / s / 1e9 / p
+                                           for s, p in zip(seconds[name], peaks[name])), 3)
+
+        load = round(os.getloadavg()[0], 2)
+        res = {"ratio_vs_ort_direct": ee.ratio(seconds, "ort_direct", "onnx_candidate"),
+               "ratio_vs_hf_sorted_pooled": ee.ratio(seconds, "hf_sorted_pooled", "onnx_candidate"),
+               "ratio_vs_st_tokens": ee.ratio(seconds, "st_tokens", "onnx_candidate"),
+               "ratio_vs_torch_engine": ee.ratio(seconds, "torch_encoder", "onnx_candidate"),
+               "ratio_vs_torch_candidate_1_thread": ee.ratio(seconds, "torch_candidate_1_thread", "onnx_candidate"),
+               "fraction_of_matmul_peak": fraction("onnx_candidate"),
+               "matmul_gflops": round(statistics.median(peaks["onnx_candidate"]), 1),
+               "seconds": {k: round(statistics.median(v), 2) for k, v in seconds.items()},
+               "torch_encoder": {"ratio_vs_ort_direct": ee.ratio(seconds, "ort_direct", "torch_encoder"),
+                                 "ratio_vs_hf_sorted_pooled": ee.ratio(seconds, "hf_sorted_pooled", "torch_encoder"),
+                                 "ratio_vs_st_tokens": ee.ratio(seconds, "st_tokens", "torch_encoder"),
+                                 "fraction_of_matmul_peak": fraction("torch_encoder")},
+               "load_average_end": load}
+        print(f"  {label}: {res}", file=sys.stderr)
+        return res
+
+    def sweep(label: str) -> dict:
+        texts = sentences[: args.sweep_sentences]
+        variants = {
+            "base": batching,
+            "cap=none": ee.Batching(None, batching.batch_size),
+            "cap=4096 batch=64": ee.Batching(4096, 64),
+            "cap=none batch=128": ee.Batching(None, 128),
+            "unsorted": ee.Batching(batching.cap, batching.batch_size, sort=False),
+        }
+        runs = {}
+        for name, how in variants.items():
+            runs[f"onnx {name}"] = candidate(onnx_forward(runner), texts, how)
+            runs[f"torch {name}"] = candidate(torch_forward, texts, how)
+        runs["onnx threads=1"] = candidate(onnx_forward(runners[(1, args.spinning)]), texts)
+        runs["onnx spinning=" + ("off" if args.spinning else "on")] = candidate(
+            onnx_forward(runners[(threads, not args.spinning)]), texts)
+        runs["torch threads=1"] = with_threads(1, candidate(torch_forward, texts))
+        for warm in ("onnx base", "torch base", "onnx threads=1", "onnx spinning=on", "onnx spinning=off"):
+            if warm in runs:
+                runs[warm]()
+        seconds = ee.paired(runs, max(2, args.repeats - 1))
+        res = {name: ee.ratio(seconds, name.split()[0] + " base", name) for name in runs}
+        res["onnx_base_vs_torch_base"] = ee.ratio(seconds, "torch base", "onnx base")
+        res["load_average_end"] = round(os.getloadavg()[0], 2)
+        print(f"  sweep {label}: {res}", file=sys.stderr)
+        return res
+
+    if "idle" in sections:
+        out["idle"] = compare("idle")
+    if "contended" in sections:
+        with competitors(2):
+            out["contended"] = compare("contended")
+    if "sweep" in sections:
+        out["sweep"] = {"idle": sweep("idle")}
+        with competitors(2):
+            out["sweep"]["contended"] = sweep("contended")
+    if "bf16" in sections:
+        fp32, bf16 = [], []
+
+        def run_fp32():
+            fp32[:] = ee.run_candidate(torch, torch_forward, tokenizer, sentences, batching, pad)
+
+        def run_bf16():
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                bf16[:] = ee.run_candidate(torch, torch_forward, tokenizer, sentences, batching, pad)
+
+        run_fp32(), run_bf16()  # warm up
+        seconds = ee.paired({"fp32": run_fp32, "bf16": run_bf16}, args.repeats)
+        mean, low = ee.layer_cosines(fp32, bf16)
+        flags = open("/proc/cpuinfo").read()
+        out["bf16"] = {"ratio_vs_fp32": ee.ratio(seconds, "fp32", "bf16"), "min_layer_mean_cosine": min(mean),
+                       "layer_mean_cosine": mean, "layer_min_cosine": low, "engine": "torch autocast",
+                       "cpu_flags": sorted({f for f in ("avx512_bf16", "amx_bf16", "avx512f") if f in flags}),
+                       "torch_mkldnn_bf16": bool(torch.ops.mkldnn._is_mkldnn_bf16_supported()),
+                       "onnxruntime_cpu_bf16_matmul": ort_bf16_matmul()}
+        print(f"  bf16: {out['bf16']}", file=sys.stderr)
+    return out
 
 
 if __name__ == "__main__":

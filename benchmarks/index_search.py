@@ -1,22 +1,31 @@
-"""Usage-index search latency and ANN recall.
+"""Usage-index search latency and recall, beside FAISS HNSW and LanceDB on the same vectors.
 
 A synthetic index of ``--rows`` float16 vectors of dim 384 (default 1,000,000; clustered:
 2,000 centres plus Gaussian noise, a hard case for quantisation because a centre's
-members are almost equidistant) spread over 50 words with Zipf frequencies, built with
-:class:`contextlens.index.store.UsageStore` (so ``finish()`` builds the IVF-SQ index at
-or above ``ANN_MIN_ROWS``). For ``--queries`` query vectors (perturbed stored vectors)
-it times ``UsageStore.search`` (k = 10, after one warm-up query)
+members are almost equidistant) spread over 50 words with Zipf frequencies, written with
+:class:`contextlens.index.store.UsageStore` (so ``finish()`` writes the side index). For
+``--queries`` query vectors (perturbed stored vectors: of any usage for the unfiltered
+search, of the word's own usages for the filtered ones, as ``search_usages`` does) it
+times, query by query in rotating order (the machine is shared: each contender meets the
+same moments of load),
 
-- over all usages, and
-- filtered on the most frequent word and on the rarest (the filter a usage search uses),
+- ``contextlens``: ``UsageReader.search`` (k = 10), which returns every usage's row;
+- ``faiss_hnsw``: FAISS ``IndexHNSWFlat`` (M 32, efConstruction 40, efSearch 64) over
+  the same unit vectors in float32, the word filter as an ``IDSelectorBitmap`` (ids only);
+- ``lancedb_raw``: LanceDB's own index on a copy of the same vectors, ids only: IVF-SQ
+  (cosine, sqrt(n)/2 lists, 8 probes, or for a word enough to meet about 2,000 of its
+  usages, re-ranked x2: what contextlens did before the side index), the word filter as a
+  prefilter on a bitmap index of ``word`` (``--lancedb hnsw``: IVF_HNSW_SQ instead, one
+  probe, ef 64; it took 21 minutes to build 100k usages here, so it is not the default);
 
-Queries are perturbed stored vectors: of any usage for the unfiltered search, of the
-word's own usages for the filtered ones (what ``search_usages`` does: the query is a use
-of that word). It measures recall@10 of each against exact search (numpy, float32 over the same
-float16 vectors). With ``--brown-db`` it also times searches on a real index (stored
-usages as queries). Prints p50/p95 latency and recall.
+over all usages (``all_words``), the most frequent word (``frequent_word``, a fifth of the
+table), a word of about 2 % (``mid_word``) and the rarest (``rare_word``), each with
+p50/p95 latency and recall@10 against exact search (numpy, float32 over the same float16
+vectors). With ``--brown-db`` (a real index, e.g. ``contextlens index build
+brown_plain.txt --all-words``) the same contenders are timed on its vectors, queried with
+its own stored usages (exact search as the reference).
 
-    python benchmarks/index_search.py [--rows 1000000] [--queries 100] [--brown-db PATH] [--json]
+    python benchmarks/index_search.py [--rows 1000000] [--queries 200] [--brown-db PATH] [--json]
 """
 
 from __future__ import annotations
@@ -31,6 +40,9 @@ import time
 import numpy as np
 
 DIM, WORDS, CENTRES, BATCH = 384, 50, 2000, 50_000
+K, HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH = 10, 32, 40, 64
+LANCE_NPROBES, LANCE_REFINE, LANCE_WORD_ROWS = 8, 2, 2000  # IVF-SQ, as contextlens used it before
+LANCE_HNSW_EF = 64
 
 
 def make_vectors(n: int, seed: int = 0):
@@ -45,25 +57,33 @@ def make_vectors(n: int, seed: int = 0):
 
 
 def build(path: str, n: int):
-    from contextlens.index.store import UsageStore
+    """The synthetic index; ``(reader, vectors (n, DIM) float16, word of each usage, seconds to
+    write, seconds of finish())``. Usage ``i`` has id ``f"{i:08d}"`` and word ``f"w{word}"``."""
+    from contextlens.index.encode import EncodedChunk
+    from contextlens.index.store import UsageRow, UsageStore
 
     store = UsageStore.create(path, {"model": "synthetic", "layers": [6], "dim": DIM, "dtype": "float16",
                                      "match": "lower", "layout": "lines", "words": [f"w{i}" for i in range(WORDS)]})
     all_x, all_w = np.empty((n, DIM), np.float16), np.empty(n, np.int64)
-    for start, x, w in make_vectors(n):
-        m = len(x)
-        all_x[start:start + m], all_w[start:start + m] = x, w
-        store.append(store.rows_to_arrow({
-            "usage_id": [f"{i:08d}" for i in range(start, start + m)], "word": [f"w{i}" for i in w],
-            "form": ["x"] * m, "doc": ["synthetic"] * m, "sentence_no": list(range(start, start + m)),
-            "start": [0] * m, "end": [1] * m, "sentence": [""] * m, "chunk": [0] * m, "v6": x}))
-    store.commit(0, n, n)
     started = time.perf_counter()
-    info = store.finish(0, n)
-    return store, all_x, all_w, time.perf_counter() - started, info
+    for start, x, w in make_vectors(n):
+        all_x[start:start + len(x)], all_w[start:start + len(x)] = x, w
+        rows = [UsageRow(f"{start + i:08d}", f"w{wi}", "x", "synthetic", start + i, 0, 1, f"sentence {start + i}")
+                for i, wi in enumerate(w)]
+        store.append(0, EncodedChunk(rows, {6: x}))
+        store.commit(0, start + len(x), start + len(x))
+    written = time.perf_counter() - started
+    started = time.perf_counter()
+    store.finish(0, n)
+    return store.reader(), all_x, all_w, written, time.perf_counter() - started
 
 
-def exact_top(x16: np.ndarray, mask: np.ndarray | None, q: np.ndarray, k: int = 10) -> list[int]:
+def unit(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def exact_top(x16: np.ndarray, mask: np.ndarray | None, q: np.ndarray, k: int = K) -> list[int]:
     best_s, best_i = np.empty(0, np.float32), np.empty(0, np.int64)
     qn = q / np.linalg.norm(q)
     for start in range(0, len(x16), 200_000):
@@ -85,74 +105,199 @@ def make_queries(x16, words, n: int, word: int | None, seed: int = 1) -> np.ndar
     return x16[picks].astype(np.float32) + 0.3 * rng.normal(size=(n, DIM)).astype(np.float32)
 
 
-def measure(store, x16, words, n_queries: int, word: int | None):
-    """Latency of each query (timed back to back), then recall@10 against exact search."""
-    lat, got = [], []
-    queries = make_queries(x16, words, n_queries, word)
-    name = None if word is None else f"w{word}"
-    store.search(queries[0], word=name, k=10)  # warm-up: opens the index files (and loads a small word)
-    for q in queries:
-        t = time.perf_counter()
-        rows = store.search(q, word=name, k=10)
-        lat.append((time.perf_counter() - t) * 1000)
-        got.append({int(r["usage_id"]) for r in rows})
-    mask = None if word is None else words == word
-    recall = [len(g & set(exact_top(x16, mask, q))) / 10 for g, q in zip(got, queries)]
-    return {"p50_ms": float(np.percentile(lat, 50)), "p95_ms": float(np.percentile(lat, 95)),
-            "recall_at_10": float(np.mean(recall))}
+class Contenders:
+    """The three searches over one set of vectors (``x16`` in table order, ``ids[i]`` the
+    usage id and ``words[i]`` the word of row ``i``); each returns the rows of its ``K`` best.
+    LanceDB gets its own copy of the vectors (``folder``), so the index searched by
+    contextlens is left as it is."""
+
+    def __init__(self, reader, x16: np.ndarray, ids: list[str], words: list[str], layer: int, folder: str,
+                 timings: dict, lance_kind: str = "ivf_sq"):
+        import faiss
+
+        self.reader, self.layer, self.ids, self.lance_kind = reader, layer, ids, lance_kind
+        self.word_count = dict(zip(*np.unique(np.asarray(words, dtype=object), return_counts=True)))
+        self.row_of = {u: i for i, u in enumerate(ids)}
+        faiss.omp_set_num_threads(os.cpu_count() or 1)
+        started = time.perf_counter()
+        self.hnsw = faiss.IndexHNSWFlat(x16.shape[1], HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        self.hnsw.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+        for a in range(0, len(x16), 100_000):
+            self.hnsw.add(unit(x16[a:a + 100_000]))
+        timings["faiss_hnsw_build_seconds"] = time.perf_counter() - started
+        started = time.perf_counter()
+        self.lance = self._lance_table(folder, x16, ids, words)
+        timings["lancedb_index_seconds"] = time.perf_counter() - started
+        faiss.omp_set_num_threads(1)  # one query at a time, as contextlens runs them
+        self.faiss = faiss
+
+    def _lance_table(self, folder: str, x16: np.ndarray, ids: list[str], words: list[str]):
+        import lancedb
+        import pyarrow as pa
+        from lancedb.index import Bitmap, HnswSq, IvfSq
+
+        dim = x16.shape[1]
+        table = lancedb.connect(folder).create_table("vectors", schema=pa.schema([
+            pa.field("usage_id", pa.string()), pa.field("word", pa.string()),
+            pa.field("vector", pa.list_(pa.float16(), dim))]))
+        for a in range(0, len(ids), 100_000):
+            part = np.ascontiguousarray(x16[a:a + 100_000])
+            table.add(pa.table({"usage_id": ids[a:a + 100_000], "word": words[a:a + 100_000],
+                                "vector": pa.FixedSizeListArray.from_arrays(pa.array(part.ravel()), dim)}))
+        self.lance_lists = max(1, round(len(ids) ** 0.5 / 2))
+        config = HnswSq(distance_type="cosine") if self.lance_kind == "hnsw" else \
+            IvfSq(distance_type="cosine", num_partitions=self.lance_lists, max_iterations=20)
+        table.create_index("vector", config=config)
+        table.create_index("word", config=Bitmap())
+        return table
+
+    def contextlens(self, q: np.ndarray, word: str | None) -> list[int]:
+        return [self.row_of[r["usage_id"]] for r in self.reader.search(q, word=word, k=K, layer=self.layer)]
+
+    def faiss_hnsw(self, q: np.ndarray, word: str | None, bits: np.ndarray | None) -> list[int]:
+        params = self.faiss.SearchParametersHNSW(efSearch=HNSW_EF_SEARCH)
+        if bits is not None:
+            selector = self.faiss.IDSelectorBitmap(len(self.ids), self.faiss.swig_ptr(bits))
+            params.sel = selector
+        _, rows = self.hnsw.search(unit(q)[None], K, params=params)
+        return [int(i) for i in rows[0] if i >= 0]
+
+    def lancedb_raw(self, q: np.ndarray, word: str | None) -> list[int]:
+        query = self.lance.search(q, vector_column_name="vector").metric("cosine")
+        if word is not None:
+            query = query.where(f"word = '{word}'", prefilter=True)
+        if self.lance_kind == "hnsw":
+            query = query.nprobes(1).ef(LANCE_HNSW_EF)
+        else:
+            per_list = (len(self.ids) if word is None else self.word_count[word]) / self.lance_lists
+            probes = LANCE_NPROBES if word is None else min(self.lance_lists, max(
+                LANCE_NPROBES, int(np.ceil(LANCE_WORD_ROWS / per_list))))
+            query = query.nprobes(probes).refine_factor(LANCE_REFINE)
+        got = query.select(["usage_id", "_distance"]).limit(K).to_arrow()
+        return [self.row_of[u] for u in got.column("usage_id").to_pylist()]
 
 
-def brown(db: str, n: int):
+NAMES = ("contextlens", "faiss_hnsw", "lancedb_raw")
+
+
+def measure(c: Contenders, x16, queries: np.ndarray, word: str | None, mask: np.ndarray | None) -> dict:
+    """Each contender's p50/p95 latency (ms) and recall@10; the queries in rotating order."""
+    bits = None if mask is None else np.packbits(mask, bitorder="little")
+    run = {"contextlens": lambda q: c.contextlens(q, word), "faiss_hnsw": lambda q: c.faiss_hnsw(q, word, bits),
+           "lancedb_raw": lambda q: c.lancedb_raw(q, word)}
+    for name in NAMES:
+        run[name](queries[0])  # warm-up: opens files, loads what a first search loads
+    lat = {name: [] for name in NAMES}
+    got = {name: [] for name in NAMES}
+    for i, q in enumerate(queries):
+        for name in NAMES[i % 3:] + NAMES[: i % 3]:
+            t = time.perf_counter()
+            rows = run[name](q)
+            lat[name].append((time.perf_counter() - t) * 1000)
+            got[name].append(set(rows))
+    truth = [set(exact_top(x16, mask, q)) for q in queries]
+    out = {}
+    for name in NAMES:
+        out[name] = {"p50_ms": float(np.percentile(lat[name], 50)), "p95_ms": float(np.percentile(lat[name], 95)),
+                     "recall_at_10": float(np.mean([len(g & t) / K for g, t in zip(got[name], truth)]))}
+    return out
+
+
+def synthetic(folder: str, rows: int, n_queries: int, lance_kind: str) -> dict:
+    reader, x16, words, written, finish_s = build(os.path.join(folder, "db"), rows)
+    counts = np.bincount(words, minlength=WORDS)
+    mid = int(np.argmin(np.abs(counts - 0.02 * rows)))
+    out = {"rows": rows, "dim": DIM, "write_seconds": written, "side_index_seconds": finish_s,
+           "ann_index": reader.has_ann_index(), "lists": reader.side().lists, "size_mb": reader.size_on_disk() / 2**20}
+    c = Contenders(reader, x16, [f"{i:08d}" for i in range(rows)], [f"w{w}" for w in words], 6,
+                   os.path.join(folder, "peer"), out, lance_kind)
+    for key, word in (("all_words", None), ("frequent_word", 0), ("mid_word", mid), ("rare_word", WORDS - 1)):
+        name = None if word is None else f"w{word}"
+        mask = None if word is None else words == word
+        got = measure(c, x16, make_queries(x16, words, n_queries, word), name, mask)
+        info = {} if word is None else {"usages": int(counts[word])}
+        out[key] = {**info, "nprobes": reader.nprobes(name), **got.pop("contextlens"),
+                    **{f"vs_{k}": v for k, v in got.items()}}
+    out["nprobes_sweep"] = nprobes_sweep(reader, x16, make_queries(x16, words, n_queries, None, seed=3))
+    return out
+
+
+def nprobes_sweep(reader, x16: np.ndarray, queries: np.ndarray) -> dict:
+    """contextlens over every word with other numbers of probed lists: p50 latency and recall@10."""
+    from contextlens.index import side_index
+
+    truth = [set(exact_top(x16, None, q)) for q in queries]
+    out, default = {}, side_index.NPROBES
+    try:
+        for probes in (2, 5, 10, 20, 40):
+            side_index.NPROBES = probes
+            lat, rec = [], []
+            for q, t in zip(queries, truth):
+                started = time.perf_counter()
+                rows = reader.search(q, k=K, layer=6)
+                lat.append((time.perf_counter() - started) * 1000)
+                rec.append(len(t & {int(r["usage_id"]) for r in rows}) / K)
+            out[str(probes)] = {"p50_ms": float(np.percentile(lat, 50)), "recall_at_10": float(np.mean(rec))}
+    finally:
+        side_index.NPROBES = default
+    return out
+
+
+def brown(db: str, n_queries: int, folder: str, lance_kind: str) -> dict:
+    """The contenders on a real index: its stored vectors, queried with its own usages."""
     from contextlens.index.store import open_store
 
-    store = open_store(db)
-    rows = store.table.search().select(["usage_id", "word"]).limit(n).to_arrow().to_pylist()
+    reader = open_store(db)
+    layer = reader.layers[-1]
+    table = reader.table.search().select(["usage_id", "word", f"v{layer}"]).limit(None).to_arrow()
+    ids = table.column("usage_id").to_pylist()
+    words = np.asarray(table.column("word").to_pylist(), dtype=object)
+    x16 = table.column(f"v{layer}").combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(len(ids), -1)
+    x16 = x16.astype(np.float16)
+    out = {"usages": len(ids), "words": len(set(words)), "layer": layer, "lists": reader.side().lists}
+    c = Contenders(reader, x16, ids, list(words), layer, os.path.join(folder, "brown-peer"), out, lance_kind)
+    values, counts = np.unique(words, return_counts=True)
+    frequent = str(values[np.argmax(counts)])
+    rng = np.random.default_rng(2)
+    for key, word in (("all_words", None), ("frequent_word", frequent)):
+        mask = None if word is None else words == word
+        pool = np.arange(len(ids)) if word is None else np.flatnonzero(mask)
+        queries = x16[pool[rng.integers(0, len(pool), n_queries)]].astype(np.float32)
+        got = measure(c, x16, queries, word, mask)
+        info = {} if word is None else {"word": word, "usages": int(mask.sum())}
+        out[key] = {**info, "nprobes": reader.nprobes(word), **got.pop("contextlens"),
+                    **{f"vs_{k}": v for k, v in got.items()}}
+    random_words = rng.choice(values, size=n_queries)  # words drawn uniformly: mostly rare ones
     lat = []
-    store.search(store.get(rows[0]["usage_id"])["vector"], word=rows[0]["word"], k=10)  # warm-up
-    for r in rows:
-        v = store.get(r["usage_id"])["vector"]
+    for w in random_words:
+        q = x16[rng.choice(np.flatnonzero(words == w))].astype(np.float32)
         t = time.perf_counter()
-        store.search(v, word=r["word"], k=10)
+        reader.search(q, word=str(w), k=K, layer=layer)
         lat.append((time.perf_counter() - t) * 1000)
-    return {"usages": store.count(), "p50_ms": float(np.percentile(lat, 50)),
-            "p95_ms": float(np.percentile(lat, 95)), "ann_index": store.has_ann_index()}
+    out["random_word"] = {"p50_ms": float(np.percentile(lat, 50)), "p95_ms": float(np.percentile(lat, 95))}
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--rows", type=int, default=1_000_000, help="synthetic usages (0: skip the synthetic index)")
+    ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--brown-db", default=None)
+    ap.add_argument("--lancedb", choices=("ivf_sq", "hnsw"), default="ivf_sq", help="LanceDB's index for the peer")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    out = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}",
+           "lancedb_index": args.lancedb}
     with tempfile.TemporaryDirectory() as tmp:
-        started = time.perf_counter()
-        store, x16, words, index_s, info = build(os.path.join(tmp, "db"), args.rows)
-        build_s = time.perf_counter() - started
-        counts = np.bincount(words, minlength=WORDS)
-        out = {
-            "machine": f"{platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}",
-            "rows": args.rows, "dim": DIM, "ann_index": info["ann_index"], "build_seconds": build_s,
-            "ann_index_seconds": index_s, "size_mb": store.size_on_disk() / 2**20,
-            "all_words": measure(store, x16, words, args.queries, None),
-            "frequent_word": {"usages": int(counts[0]), "nprobes": store.nprobes("w0"),
-                              **measure(store, x16, words, args.queries, 0)},
-            "rare_word": {"usages": int(counts[-1]), "nprobes": store.nprobes(f"w{WORDS - 1}"),
-                          **measure(store, x16, words, args.queries, WORDS - 1)},
-        }
-    if args.brown_db:
-        out["brown"] = brown(args.brown_db, min(args.queries, 100))
+        if args.rows:
+            out.update(synthetic(tmp, args.rows, args.queries, args.lancedb))
+        if args.brown_db:
+            out["brown"] = brown(args.brown_db, args.queries, tmp, args.lancedb)
+    out["load_at_end"] = round(os.getloadavg()[0], 1)
     if args.json:
         print(json.dumps(out))
         return
-    print(f"{args.rows:,} float16 vectors x {DIM}: written + indexed in {build_s:.0f} s (ANN index {index_s:.0f} s), "
-          f"{out['size_mb']:.0f} MB")
-    for key in ("all_words", "frequent_word", "rare_word"):
-        r = out[key]
-        print(f"{key}: p50 {r['p50_ms']:.1f} ms, p95 {r['p95_ms']:.1f} ms, recall@10 {r['recall_at_10']:.3f}")
-    if "brown" in out:
-        b = out["brown"]
-        print(f"brown index ({b['usages']:,} usages): p50 {b['p50_ms']:.1f} ms, p95 {b['p95_ms']:.1f} ms")
+    print(json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":

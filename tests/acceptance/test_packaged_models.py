@@ -6,17 +6,14 @@ and ``smollm2`` (de-quantised from GGUF once) are ``slow``: run them with ``pyte
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
+from tests.missing import need, need_model
 
-from contextlens.encoders import models  # noqa: E402
-from contextlens.encoders.model_cache import check_model_dir  # noqa: E402
+need("torch")
+need("transformers")
+
 from contextlens.encoders.transformer import TransformerEncoder  # noqa: E402
 from contextlens.text import tokenize  # noqa: E402
 from contextlens.vectors import cosine  # noqa: E402
@@ -27,8 +24,7 @@ TRICKY = "A well-known café didn't sell 1,200 ☕ in 2024 — naïve Zoë's �
 
 
 def _encoder(name: str, **kw) -> TransformerEncoder:
-    if not models.is_installed(name):
-        pytest.skip(f"{name} is not installed: {' '.join(models.install_command(name))}")
+    need_model(name)
     return TransformerEncoder(name, **kw)
 
 
@@ -92,21 +88,3 @@ def test_smollm2_is_causal_and_reads_every_character():
     assert enc.tokens == [w.text for w in tokenize(TRICKY + ' "ok?"  \x07')]
     plain = encoder.encode_one(FINANCE[1])  # (a piece such as '?"' that covers two words is shared)
     assert np.abs(np.triu(plain.attention, k=1)).max() == 0.0
-
-
-@pytest.mark.slow
-def test_smollm2_corrupt_cache_is_rebuilt(tmp_path, monkeypatch):
-    if not models.is_installed("smollm2"):
-        pytest.skip("smollm2 is not installed")
-    good = models.resolve("smollm2")
-    monkeypatch.setenv("CONTEXTLENS_CACHE", str(tmp_path))
-    copy = models._cache_target(models.MODELS["smollm2"])
-    shutil.copytree(good, copy, dirs_exist_ok=True)
-    weights = copy / "model.safetensors"
-    with open(weights, "r+b") as f:
-        f.truncate(os.path.getsize(weights) // 2)
-    assert check_model_dir(copy) is not None
-    assert models.resolve("smollm2") == copy and check_model_dir(copy) is None
-    (copy / "config.json").unlink()
-    model, _, _ = models.load("smollm2", attention=False)
-    assert model.config.num_hidden_layers == 30

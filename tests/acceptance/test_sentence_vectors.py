@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
+from tests.missing import need, need_model
+
+need("torch")
+need("transformers")
 
 from contextlens.encoders import models  # noqa: E402
 from contextlens.encoders.transformer import TransformerEncoder  # noqa: E402
@@ -18,9 +20,8 @@ SENTENCES = ["The bank approved my loan.", "We sat on the bank of the river.",
 
 
 def check(name: str) -> None:
-    st = pytest.importorskip("sentence_transformers")
-    if not models.is_installed(name):
-        pytest.skip(f"{name} is not installed")
+    st = need("sentence_transformers")
+    need_model(name)
     reference = st.SentenceTransformer(str(models.resolve(name)), device="cpu").encode(SENTENCES)  # (4, dim)
     encoder = TransformerEncoder(name, layers=-1, attention=False)
     ours = np.stack([e.sentence_vector("mean") for e in encoder.encode(SENTENCES)])

@@ -180,8 +180,8 @@ def test_over_limit_input_shows_the_limit(page, lab_url):
     page.click("#tab-sentences")
     page.fill("#lab-sentences", "the bank " * 120 + "\nThe bank by the river.")
     page.click("#lab-run")
-    page.wait_for_function("document.getElementById('lab-error').textContent.includes('limit')")
-    assert "the limit is 1000 characters per sentence" in page.inner_text("#lab-error")
+    page.wait_for_function("document.getElementById('lab-error').textContent.includes('at most')")
+    assert "sentences.0: String should have at most 1000 characters" in page.inner_text("#lab-error")
 
 
 def test_senses_page(page, lab_url, screenshots):

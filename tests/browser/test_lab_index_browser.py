@@ -10,7 +10,9 @@ from urllib.parse import quote
 
 import pytest
 
-pytest.importorskip("lancedb")
+from tests.missing import need
+
+need("lancedb")
 
 from contextlens.index import build_index, like_usage, search_usages  # noqa: E402
 from tests.browser.conftest import lab_page, serve_lab  # noqa: E402

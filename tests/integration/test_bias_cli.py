@@ -69,7 +69,7 @@ def test_bias_weat_with_a_sets_file(tmp_path):
     (["bias", "weat", "carer_family"], "did you mean 'career_family'"),
     (["bias", "weat", "weat1", "--sets", "x.json"], "not both"),
     (["bias", "weat", "weat1", "--case", "upper"], "valid values: auto, exact, lower"),
-    (["bias", "weat", "weat1", "--ddof", "2"], "ddof must be 0"),
+    (["bias", "weat", "weat1", "--ddof", "2"], "--ddof must be a whole number from 0 to 1"),
     (["bias", "weat", "weat6", "--case", "exact"], "set X needs at least 2 word"),
     (["bias", "weat", "--sets", "/nonexistent/mine.json"], "no such sets file"),
 ])

@@ -13,11 +13,12 @@ import textwrap
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
+from tests.missing import need, need_model
+
+torch = need("torch")
+need("transformers")
 
 from contextlens.analysis.distill import distill  # noqa: E402
-from contextlens.encoders import models  # noqa: E402
 from contextlens.encoders.transformer import TransformerEncoder  # noqa: E402
 from contextlens.vectors import EmbeddingTable  # noqa: E402
 from tests.integration.tiny_models import tiny_bert  # noqa: E402
@@ -32,8 +33,7 @@ def brown200(brown, tmp_path_factory):
 
 
 def test_minilm_pooled_vector_is_the_mean_of_its_usages(brown200):
-    if not models.is_installed("minilm"):
-        pytest.skip("minilm is not installed")
+    need_model("minilm")
     encoder = TransformerEncoder("minilm", layers=[3, 6], attention=False)
     result = distill(brown200, encoder, words=["jury", "county"], layers="all", min_count=1)
     assert result.usages == {"jury": 19, "county": 20} and result.sentences == 200

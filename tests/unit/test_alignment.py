@@ -16,6 +16,7 @@ from contextlens.encoders.alignment import (
     plan_windows,
     pooling_weights,
     trim_span,
+    window_attention,
 )
 from contextlens.errors import InputError, UnknownOptionError
 from contextlens.text import tokenize
@@ -169,5 +170,25 @@ def test_restrict_to_a_window():
     al = Alignment(((0,), (0,), (1,), (), (2,)), ((0, 1), (2,), (4,)))
     sub = al.restrict(2, 5, before=1, after=1)
     assert sub.piece_words == ((), (1,), (), (2,), ())
-    assert sub.word_pieces == ((), (1,), (3,))
+    assert sub.word_pieces == ((), (1,), (3,)) and len(sub.word_pieces) == 3 and sub.word_pieces[-1] == (3,)
     assert assign_windows([(0, 3), (2, 5)], al) == [0, 0, 1]
+
+
+def test_a_window_of_a_long_text_costs_the_window_not_the_text():
+    import tracemalloc
+
+    n = 200_000  # words, one piece each; the window holds 16 of them
+    al = Alignment(tuple((w,) for w in range(n)), tuple((w,) for w in range(n)))
+    rng = np.random.default_rng(0)
+    att = rng.random((2, 3, 18, 18), dtype=np.float32)
+    att /= att.sum(-1, keepdims=True)  # (layers, heads, pieces, pieces): [CLS] + 16 + [SEP]
+    tracemalloc.start()
+    window = al.restrict(100_000, 100_016, before=1, after=1)
+    words, special, cols = window_attention(att, window, range(100_004, 100_012))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 256 * 1024  # the old dense aggregation held (heads, words, all words) float64
+    assert cols == list(range(100_000, 100_016)) and words.shape == (2, 3, 8, 16) and words.dtype == np.float32
+    np.testing.assert_allclose(words.sum(-1) + special, 1.0, rtol=1e-5)
+    np.testing.assert_allclose(words[..., 0, :], att[..., 5, 1:17], rtol=1e-6)  # one piece per word: the same
+    assert len(window.word_pieces) == n and window.word_pieces[99_999] == () and window.word_pieces[100_000] == (1,)

@@ -21,6 +21,7 @@ from contextlens.context.attention import (
     window_mask,
 )
 from contextlens.errors import DimensionError, InputError
+from tests.missing import need
 
 FAST = settings(max_examples=60, deadline=None)
 finite = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
@@ -134,7 +135,7 @@ def test_attention_mask_true_means_may_attend():
 
 
 def test_attention_matches_pytorch_bool_mask_convention():
-    torch = pytest.importorskip("torch")
+    torch = need("torch")
     rng = np.random.default_rng(1)
     q, k, v = rng.normal(size=(3, 2, 4, 3))  # (2 heads, 4 words, 3 dims) each
     mask = causal_mask(4) & window_mask(4, 1)

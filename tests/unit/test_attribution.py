@@ -108,5 +108,5 @@ def test_attribution_errors():
         attention_attribution(enc, "bank", layer=0)
     with pytest.raises(InputError, match="give the layer too"):
         attention_attribution(enc, "bank", head=0)
-    with pytest.raises(InputError, match=r"head must be 0..1"):
+    with pytest.raises(InputError, match=r"head must be a whole number from 0 to 1, got 2"):
         attention_attribution(enc, "bank", layer=1, head=2)

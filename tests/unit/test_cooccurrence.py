@@ -149,10 +149,11 @@ def test_words_tokenizer_lower_and_progress():
     assert seen == [1]
 
 
-def test_a_sentinel_character_in_the_text_is_a_normal_token():
-    co = cooccurrence_matrix(["a \x00 b", "\x00"], window=1)
-    assert co.word_counts[co.index("\x00")] == 2
-    assert co.counts[co.index("a"), co.index("\x00")] == 1
+def test_a_nul_character_is_refused_not_counted_as_a_word():
+    with pytest.raises(InputError, match="corpus item 1 holds the NUL character"):
+        cooccurrence_matrix(["a b", "a \x00 b"], window=1)
+    co = cooccurrence_matrix(["a b", "a \x00 b"], window=1, errors="skip")  # a word holding NUL would not survive
+    assert co.vocab == ["a", "b"] and co.n_sentences == 1  # a vector file (.npz drops a trailing NUL)
 
 
 def test_bad_arguments():

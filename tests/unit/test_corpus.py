@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from contextlens.corpus import ReadStats, SentenceStream, iter_lines, iter_sentences, iter_text_blocks
-from contextlens.errors import EmptyInputError, InputError, TextDecodingError, UnknownOptionError
+from contextlens.errors import (
+    EmptyInputError,
+    FileFormatError,
+    InputError,
+    TextDecodingError,
+    UnknownOptionError,
+)
 
 
 def write(path: Path, data: bytes) -> Path:
@@ -165,3 +171,35 @@ def test_abc_corpus_has_27_latin1_lines(data_dir):
     n = sum(1 for _ in iter_lines(path, errors="skip", stats=stats))
     assert stats.n_skipped == 27 and n == stats.n_lines
     assert stats.skipped[:2] == [(str(path), 18011), (str(path), 18012)]
+
+
+def test_nul_bytes_name_the_line_or_are_skipped(tmp_path):
+    path = write(tmp_path / "c.txt", b"the bank\nthe bank\x00 is\nbank\x00 again\nriver\n")
+    with pytest.raises(FileFormatError) as info:
+        list(iter_sentences(path))
+    assert (info.value.path, info.value.line) == (str(path), 2)
+    assert "a NUL byte (\\x00) at byte offset 17: the file is damaged or not text" in str(info.value)
+    stats = ReadStats()
+    assert list(iter_sentences(path, errors="skip", stats=stats)) == [["the", "bank"], ["river"]]
+    assert stats.n_skipped == 2 and stats.skipped == [(str(path), 2), (str(path), 3)]
+    with pytest.raises(InputError, match=r"in-memory corpus item 1 holds the NUL character"):
+        list(iter_sentences(["a b", "bank\x00"]))
+    assert list(iter_sentences(["a b", "bank\x00"], errors="skip")) == [["a", "b"]]
+
+
+def test_a_bad_byte_before_a_nul_is_reported_first(tmp_path):
+    path = write(tmp_path / "c.txt", b"caf\xe9\nbank\x00\n")
+    with pytest.raises(TextDecodingError, match="byte offset 3"):
+        list(iter_lines(path))
+
+
+def test_a_corpus_with_nul_never_gives_a_table_whose_keys_collapse(tmp_path):
+    from contextlens.static.build import build_table
+    from contextlens.vectors import EmbeddingTable
+
+    path = write(tmp_path / "c.txt", b"the bank\x00 is here\nthe bank is here\nbank\x00 again\n")
+    with pytest.raises(FileFormatError, match="line 1: a NUL byte"):
+        build_table(path, "counts", min_count=1)
+    table = build_table(path, "counts", min_count=1, errors="skip")
+    table.save(tmp_path / "t.npz")
+    assert EmbeddingTable.load(tmp_path / "t.npz").keys == table.keys == ("bank", "here", "is", "the")

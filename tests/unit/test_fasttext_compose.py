@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("gensim")
+from tests.missing import need
+
+need("gensim")
 from gensim.models.fasttext import compute_ngrams_bytes, ft_hash_bytes  # noqa: E402
 
 from contextlens.encoders.static import StaticEncoder  # noqa: E402

@@ -6,11 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("lancedb")
+from tests.missing import need
+
+need("lancedb")
 
 from contextlens.errors import FileFormatError, InputError  # noqa: E402
+from contextlens.index.encode import EncodedChunk  # noqa: E402
 from contextlens.index.stats import index_stats  # noqa: E402
-from contextlens.index.store import UsageStore, open_store  # noqa: E402
+from contextlens.index.store import UsageRow, UsageStore, open_store  # noqa: E402
 
 DIM = 8
 
@@ -20,13 +23,11 @@ def _store(path, dtype="float16", layers=(2, 4)):
                                     "match": "lower", "layout": "lines", "words": ["bank", "spring"]})
 
 
-def _rows(store, x, chunk, start=0):
-    n = len(x)
-    return store.rows_to_arrow({
-        "usage_id": [f"u{start + i}" for i in range(n)], "word": ["bank" if i % 2 == 0 else "spring" for i in range(n)],
-        "form": ["bank"] * n, "doc": ["d.txt"] * n, "sentence_no": list(range(start, start + n)),
-        "start": [0] * n, "end": [4] * n, "sentence": [f"sentence {start + i}" for i in range(n)],
-        "chunk": [chunk] * n, "v2": x, "v4": -x})
+def _rows(x, start=0, layers=(2, 4)):
+    """Usages ``u{start}...``: even ones of "bank", odd ones of "spring"; layer 2 holds x, layer 4 -x."""
+    rows = [UsageRow(f"u{start + i}", "bank" if i % 2 == 0 else "spring", "bank", "d.txt", start + i, 0, 4,
+                     f"sentence {start + i}") for i in range(len(x))]
+    return EncodedChunk(rows, {k: x if k == 2 else -x for k in layers})
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
@@ -34,10 +35,11 @@ def test_exact_search_matches_numpy_cosine(tmp_path, dtype):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(40, DIM)).astype(np.float32)
     store = _store(tmp_path / "db", dtype)
-    store.append(_rows(store, x, 0))
+    store.append(0, _rows(x))
     store.commit(0, 40, 40)
     q = rng.normal(size=DIM)
-    got = store.search(q, word="bank", k=5, layer=2)
+    reader = open_store(tmp_path / "db")
+    got = reader.search(q, word="bank", k=5, layer=2)
     stored = x.astype(dtype).astype(np.float64)
     sims = stored @ q / (np.linalg.norm(stored, axis=1) * np.linalg.norm(q))
     bank = [i for i in range(40) if i % 2 == 0]
@@ -47,25 +49,25 @@ def test_exact_search_matches_numpy_cosine(tmp_path, dtype):
     assert [r["similarity"] for r in got] == pytest.approx([sims[i] for i in want], abs=tol)
     assert all(r["word"] == "bank" for r in got)
     # layer 4 holds -x: the most similar there is the least similar at layer 2
-    assert store.search(-q, word="bank", k=1, layer=4)[0]["usage_id"] == f"u{want[0]}"
-    assert str(store.table.schema.field("v2").type.value_type) == {"float16": "halffloat", "float32": "float"}[dtype]
+    assert reader.search(-q, word="bank", k=1, layer=4)[0]["usage_id"] == f"u{want[0]}"
+    assert str(reader.table.schema.field("v2").type.value_type) == {"float16": "halffloat", "float32": "float"}[dtype]
 
 
 def test_rollback_removes_uncommitted_chunks_and_stats(tmp_path):
     rng = np.random.default_rng(1)
     store = _store(tmp_path / "db")
-    store.append(_rows(store, rng.normal(size=(6, DIM)), 0))
+    store.append(0, _rows(rng.normal(size=(6, DIM))))
     store.commit(0, 10, 6)
-    store.append(_rows(store, rng.normal(size=(4, DIM)), 1, start=6))  # written, never committed
+    store.append(1, _rows(rng.normal(size=(4, DIM)), start=6))  # written, never committed
     assert store.checkpoint()["chunk"] == 0
     assert store.rollback(0) == 4 and store.count() == 6
     stats = index_stats(tmp_path / "db")
     assert stats["usages"] == 6 and stats["words"] == {"bank": 3, "spring": 3}
     assert stats["complete"] is False and stats["layers"] == [2, 4] and stats["size_bytes"] > 0
     with pytest.raises(InputError, match="layer 3 is not stored"):
-        store.search(np.ones(DIM), k=1, layer=3)
+        open_store(tmp_path / "db").search(np.ones(DIM), k=1, layer=3)
     with pytest.raises(InputError, match="no usage with id"):
-        store.get("nope")
+        open_store(tmp_path / "db").get("nope")
 
 
 def _snapshot(path):
@@ -90,7 +92,7 @@ def test_foreign_and_damaged_folders_are_refused_untouched(tmp_path):
     assert _snapshot(foreign) == before
     damaged = tmp_path / "damaged"
     store = _store(damaged)
-    store.append(_rows(store, np.ones((2, DIM)), 0))
+    store.append(0, _rows(np.ones((2, DIM))))
     for f in (damaged / "usages.lance" / "_versions").iterdir():
         f.write_bytes(b"garbage")
     before = _snapshot(damaged)
@@ -101,31 +103,74 @@ def test_foreign_and_damaged_folders_are_refused_untouched(tmp_path):
         open_store(tmp_path / "missing")
 
 
-def test_a_large_table_gets_an_ann_index(tmp_path, monkeypatch):
-    from contextlens.index import store as store_mod
+def _finished(path, x, layers=(2,)):
+    store = _store(path, layers=layers)
+    store.append(0, _rows(x, layers=layers))
+    store.commit(0, len(x), len(x))
+    return store, store.finish(0, len(x))
 
-    monkeypatch.setattr(store_mod, "ANN_MIN_ROWS", 500)
-    monkeypatch.setattr(store_mod, "EXACT_MAX_WORD_ROWS", 100)  # "bank" has 1,000: through the ANN index
-    rng = np.random.default_rng(2)
+
+def _clustered(n, seed=2):
+    rng = np.random.default_rng(seed)
     centres = rng.normal(size=(10, DIM))
-    x = (centres[rng.integers(0, 10, 1000)] + 0.1 * rng.normal(size=(1000, DIM))).astype(np.float32)
-    store = _store(tmp_path / "db", layers=(2,))
-    rows = _rows(store, x, 0)
-    store.append(rows)
-    store.commit(0, 1000, 1000)
-    assert store.finish(0, 1000) == {"usages": 1000, "ann_index": True} and store.has_ann_index()
+    return (centres[rng.integers(0, 10, n)] + 0.1 * rng.normal(size=(n, DIM))).astype(np.float32)
+
+
+def test_a_large_table_gets_an_ann_side_index(tmp_path, monkeypatch):
+    from contextlens.index import side_index
+
+    monkeypatch.setattr(side_index, "ANN_MIN_ROWS", 500)  # 1,000 usages: 32 inverted lists
+    monkeypatch.setattr(side_index, "EXACT_MAX_WORD_ROWS", 100)  # "bank" has 500: approximate
+    monkeypatch.setattr(side_index, "MIN_WORD_ROWS_PROBED", 50)  # 10 of the 32 lists
+    x = _clustered(1000)
+    store, info = _finished(tmp_path / "db", x)
+    assert info == {"usages": 1000, "ann_index": True}
+    reader = open_store(tmp_path / "db")
+    assert reader.has_ann_index() and reader.side().lists == 32 and reader.nprobes("bank") == 10
     q = x[7] + 0.05
-    ann = {r["usage_id"] for r in store.search(q, word="bank", k=10)}
-    exact = {r["usage_id"] for r in store.search(q, word="bank", k=10, exact=True)}
-    assert len(ann & exact) >= 8  # recall@10 of IVF-SQ with exact re-ranking
-    monkeypatch.setattr(store_mod, "EXACT_MAX_WORD_ROWS", 20_000)  # now exact, in memory
-    store.refresh()
-    mem = store.search(q, word="bank", k=10)
-    flat = store.search(q, word="bank", k=10, exact=True)
-    assert [r["usage_id"] for r in mem] == [r["usage_id"] for r in flat]
-    assert [r["similarity"] for r in mem] == pytest.approx([r["similarity"] for r in flat], abs=1e-5)
-    assert mem[0].keys() == flat[0].keys()
-    assert index_stats(tmp_path / "db")["ann_index"] and store.checkpoint()["done"]
+    for word in ("bank", None):
+        ann = reader.search(q, word=word, k=10)
+        exact = reader.search(q, word=word, k=10, exact=True)
+        assert len({r["usage_id"] for r in ann} & {r["usage_id"] for r in exact}) >= 8  # recall@10
+        assert ann[0].keys() == exact[0].keys() and all(word in (None, r["word"]) for r in ann)
+    stats = index_stats(tmp_path / "db")
+    assert stats["ann_index"] and stats["words"] == {"bank": 500, "spring": 500} and store.checkpoint()["done"]
+    got = reader.get("u7")
+    assert got["sentence"] == "sentence 7" and np.linalg.norm(got["vector"]) == pytest.approx(1, abs=1e-3)
+    np.testing.assert_allclose(got["vector"], x[7] / np.linalg.norm(x[7]), atol=1e-3)
+
+
+def test_a_word_searched_through_the_side_index_is_exact(tmp_path):
+    x = np.random.default_rng(3).normal(size=(300, DIM)).astype(np.float32)
+    _finished(tmp_path / "db", x, layers=(2, 4))
+    reader = open_store(tmp_path / "db")
+    assert reader.side() is not None and not reader.has_ann_index()  # one list: exact
+    rng = np.random.default_rng(4)
+    for q in rng.normal(size=(5, DIM)):
+        for word, layer in (("spring", 2), ("bank", 4), (None, 2)):
+            side = reader.search(q, word=word, k=7, layer=layer)
+            flat = reader.search(q, word=word, k=7, layer=layer, exact=True)
+            assert [r["usage_id"] for r in side] == [r["usage_id"] for r in flat]
+            assert [r["similarity"] for r in side] == pytest.approx([r["similarity"] for r in flat], abs=2e-3)
+    assert reader.search(x[0], word="nothing", k=3) == [] and reader.count("spring") == 150
+
+
+def test_a_stale_or_damaged_side_index_is_rebuilt_from_the_table(tmp_path):
+    x = _clustered(40, seed=5)
+    store, _ = _finished(tmp_path / "db", x)
+    first = open_store(tmp_path / "db").side().folder
+    # the table changes after the side index was made (a later version): rebuilt for it
+    store.append(1, _rows(np.ones((2, DIM)), start=40, layers=(2,)))
+    reader = open_store(tmp_path / "db")
+    assert reader.side().folder != first and not first.exists() and reader.count() == 42
+    assert reader.search(np.ones(DIM), word="bank", k=1)[0]["usage_id"] == "u40"
+    # damaged meta.json: rebuilt; a half-written folder left by a killed writer: removed
+    folder = reader.side().folder
+    (folder / "meta.json").write_text("{")
+    (tmp_path / "db" / f".{folder.name}.tmp-999999999-x").mkdir()  # its writer (no such process) was killed
+    again = open_store(tmp_path / "db")
+    assert again.side() is not None and again.count() == 42
+    assert [p.name for p in (tmp_path / "db").iterdir() if p.name.startswith(".search")] == []
 
 
 def test_a_creation_killed_between_its_tables_is_started_again(tmp_path):
@@ -140,5 +185,15 @@ def test_a_creation_killed_between_its_tables_is_started_again(tmp_path):
     store = _store(tmp_path / "db")
     assert store.count() == 0 and store.checkpoint()["chunk"] == -1
     assert not _only_empty_progress(tmp_path / "db")
-    with pytest.raises(FileFormatError, match="already holds tables"):
+    with pytest.raises(FileFormatError, match="already holds an index's tables: another build writing into this --db"):
         _store(tmp_path / "db")
+
+
+def test_vectors_beyond_float16_are_refused_not_stored_as_infinity(tmp_path):
+    store = _store(tmp_path / "db", "float16")
+    x = np.ones((2, DIM), dtype=np.float32)
+    x[1, 3] = 1e5  # float16 holds at most 65,504: inf would give NaN similarities
+    with pytest.raises(InputError, match=r"a vector of layer 2 has values beyond float16's range .*dtype float32"):
+        store.to_arrow(0, _rows(x))
+    wide = _store(tmp_path / "db32", "float32")
+    assert wide.to_arrow(0, _rows(x)).num_rows == 2

@@ -10,6 +10,7 @@ from hypothesis.extra import numpy as hnp
 
 from contextlens.context.attention import (
     exclude_self_mask,
+    random_projections,
     scaled_dot_product_attention,
     window_mask,
 )
@@ -101,7 +102,7 @@ def test_whole_sentence_average_is_permutation_equivariant(x, alpha, rnd):
 
 @pytest.mark.parametrize("alpha", [-0.1, 1.1, float("nan"), "0.5", True, None])
 def test_bad_alpha_is_a_clear_error(alpha):
-    with pytest.raises(InputError, match=r"alpha .* must be in \[0, 1\]"):
+    with pytest.raises(InputError, match=r"alpha must be a finite number from 0 to 1, got .*; the weight a word keeps"):
         check_alpha(alpha)
     with pytest.raises(InputError, match="alpha"):
         neighbour_average(np.ones((2, 2)), alpha=alpha)
@@ -233,7 +234,7 @@ def test_attention_encoder_heads_and_projections():
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"heads": 0}, InputError, "heads must be an integer >= 1"),
+        ({"heads": 0}, InputError, "heads must be a whole number from 1 to 3, got 0"),
         ({"heads": 2}, DimensionError, "dim 3 does not divide into 2 heads"),
         ({"n_layers": 0}, InputError, "n_layers"),
         ({"window": -1}, InputError, "window"),
@@ -265,10 +266,29 @@ def test_weights_for_errors(table):
         weights_for(enc, 5)
 
 
-def test_random_projections_still_need_divisible_dims_for_values(table):
-    with pytest.raises(DimensionError, match="dim 3 does not divide into 2 heads: a head"):
-        SelfAttention(table, heads=2, projections="random")
+def test_random_projections_set_the_head_size_whatever_the_dim(table):
+    enc = SelfAttention(table, heads=2, projections="random", seed=1)  # dim 3, 2 heads: values 2 + 1 dims
+    assert enc.params()["d_head"] == 1 and enc.params()["effective_scale"] == 1.0
+    out = enc.encode_one("sat bank river")
+    x = out.layers[0].astype(np.float64)
+    w_q, w_k, _ = random_projections(3, heads=2, d_head=1, seed=(1, 0))
+    for h, cols in enumerate([[0, 1], [2]]):  # head h mixes its own slice of the dims, weighted its own way
+        ref, weights = scaled_dot_product_attention(x @ w_q[h], x @ w_k[h], x[:, cols])
+        np.testing.assert_allclose(out.layers[1][:, cols], ref, rtol=1e-5)
+        np.testing.assert_allclose(out.attention[0, h], weights, rtol=1e-5)
+    with pytest.raises(DimensionError, match="dim 3 does not divide into 2 heads: a head without query and key"):
+        SelfAttention(table, heads=2)
     w = np.ones((2, 3, 2))
     w_v = np.ones((2, 3, 1))
     with pytest.raises(DimensionError, match="2 heads x 1 = 2 dims"):
         SelfAttention(table, heads=2, projections=(w, w, w_v))
+
+
+@pytest.mark.parametrize(("encoder", "most"), [(NeighbourAverage, "4,378"), (SelfAttention, "3,861")])
+def test_a_text_too_long_for_pairwise_weights_is_refused_naming_the_limit(table, encoder, most):
+    text = " ".join(["sat bank river"] * 2000)  # 6,000 words
+    with pytest.raises(InputError, match=rf"text 1 has 6,000 words: its attention weights \(1 layer x 1 head x "
+                       rf"6,000 x 6,000\) would take .* GiB, over the 512 MiB limit \({most} words with 1 layer x "
+                       rf"1 head\); use a shorter text"):
+        encoder(table).encode([text])
+    assert encoder(table).encode([" ".join(["sat bank river"] * 300)])[0].attention.shape == (1, 1, 900, 900)

@@ -90,9 +90,9 @@ def test_deterministic_and_signs_fixed(matrix):
 def test_svd_bad_input(matrix):
     with pytest.raises(InputError, match="at most 50"):
         svd_embeddings(matrix, 51)
-    with pytest.raises(InputError, match="positive integer"):
+    with pytest.raises(InputError, match="dim must be a whole number from 1 to 50, got 0"):
         svd_embeddings(matrix, 0)
-    with pytest.raises(InputError, match=r"\[0, 1\]"):
+    with pytest.raises(InputError, match=r"p must be a finite number from 0 to 1, got 2"):
         svd_embeddings(matrix, 2, p=2)
     with pytest.raises(UnknownOptionError, match="randomized"):
         svd_embeddings(matrix, 2, solver="lanczos")

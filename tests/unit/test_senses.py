@@ -70,12 +70,14 @@ def test_ari_and_purity_are_one_for_a_perfect_clustering(clusters, names):
 
 def test_bad_k_and_inputs():
     x, _ = two_senses(n_each=2)
-    with pytest.raises(InputError, match=r"integer 1..4 \(the number of usages\), got 5"):
+    with pytest.raises(InputError, match=r"k must be a whole number from 1 to 4, got 5; or 'auto'; there are 4 usages"):
         SenseClusterer(k=5).fit(x)
     with pytest.raises(InputError, match="at least 3 usages"):
         SenseClusterer().fit(x[:2])
     with pytest.raises(UnknownOptionError, match="valid values: average, complete, single"):
         SenseClusterer(linkage="ward").fit(x)
+    with pytest.raises(InputError, match=r"k_max must be a whole number from 2 to 100, got 1000000000"):
+        SenseClusterer(k_max=10**9).fit(x)
     with pytest.raises(ZeroVectorError, match=r"usages \[1\]"):
         SenseClusterer(k=2).fit(np.array([[1.0, 0], [0, 0], [0, 1]]))
 
@@ -124,5 +126,5 @@ def test_senses_errors(encoder):
         senses(encoder, SENTENCES, "bank")
     with pytest.raises(InputError, match="2 labels for 6 sentences"):
         senses(encoder, SENTENCES, "bank", gold=["a", "b"], missing="skip")
-    with pytest.raises(InputError, match=r"integer 1..5"):
+    with pytest.raises(InputError, match=r"k must be a whole number from 1 to 5, got 9"):
         senses(encoder, SENTENCES, "bank", k=9, missing="skip")

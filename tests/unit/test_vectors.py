@@ -128,7 +128,7 @@ def test_most_similar_to_a_vector_excludes_nothing_unless_asked(toy):
     assert [w for w, _ in got] == ["bank", "river"]
     with pytest.raises(DimensionError, match=r"needs \(3,\)"):
         toy.most_similar(np.ones(4))
-    with pytest.raises(InputError, match="k must be at least 1"):
+    with pytest.raises(InputError, match="k must be a whole number >= 1, got 0"):
         toy.most_similar("bank", k=0)
 
 
@@ -253,3 +253,13 @@ def test_gensim_round_trip(random_table):
     back = EmbeddingTable.from_gensim(kv, name="again")
     assert back.keys == random_table.keys and back.name == "again"
     np.testing.assert_array_equal(back.vectors, random_table.vectors)
+
+
+def test_huge_but_finite_values_give_true_cosines_not_zero_or_nan():
+    import json
+
+    t = EmbeddingTable(["a", "b", "c"], [[1e30, 0.0], [0.0, 1e30], [3e30, 3e30]])  # squares overflow float32
+    got = t.most_similar("c", k=2)
+    assert [w for w, _ in got] == ["a", "b"] and got[0][1] == pytest.approx(2 ** -0.5, rel=1e-6)
+    json.dumps(got, allow_nan=False)  # what --json prints
+    assert t.norms.tolist() == pytest.approx([1e30, 1e30, 3e30 * 2**0.5], rel=1e-6)

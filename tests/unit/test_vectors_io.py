@@ -129,7 +129,7 @@ def test_name_and_limit(tmp_path, table):
         table.save(tmp_path / name)
         assert read_table(tmp_path / name, limit=3).keys == table.keys[:3]
     assert read_table(tmp_path / "t.txt", name="mine").name == "mine"
-    with pytest.raises(errors.InputError, match="positive"):
+    with pytest.raises(errors.InputError, match="limit must be a whole number >= 1, got 0"):
         read_table(tmp_path / "t.txt", limit=0)
 
 
@@ -219,8 +219,8 @@ def test_unknown_format_lists_the_valid_ones(tmp_path, table):
         ("1 2\na 1 2\nb 1 2\n", None, 1, "the header says 1 words but the file holds 2"),
         ("a 1 2\nb 1 2\nc 3 3\na 3 4\n", None, 4, "duplicate word 'a' (first at line 1)"),
         ("2 2\nb 1 2\nb 3 4\n", None, 3, "duplicate word 'b' (first at line 2)"),
-        ("a 1 2\nb nan 2\n", None, 2, "value 1 of 'b' is nan, not a finite float32"),
-        ("a 1 2\nb 2 1e39\n", None, 2, "value 2 of 'b' is inf, not a finite float32"),
+        ("a 1 2\nb nan 2\n", None, 2, "value 1 of 'b' is nan, not a finite number"),
+        ("a 1 2\nb 2 1e39\n", None, 2, "value 2 of 'b' is 1e+39, beyond the float32 range"),
         ("a 1 2\n 1 2\n", None, 2, "empty word"),
         ("a 1 2\n\nb 3 4\n", None, 2, "blank line between vectors"),
         ("a 1 2\n. . . 3 4\n", None, 2,
@@ -374,7 +374,7 @@ def test_failed_write_keeps_the_old_file(tmp_path, table, monkeypatch):
         (["new york"], [[1.0]], "t.txt", errors.InputError, "the word 'new york' is empty or holds a space"),
         (["a\nb"], [[1.0]], "t.bin", errors.InputError, "line break"),
         (["a", ""], [[1.0], [2.0]], "t.npz", errors.InputError, "the word '' is empty"),
-        (["a", "b"], [[1.0], [np.nan]], "t.npz", errors.InputError, "the vector of 'b' holds NaN"),
+        (["a", "b"], [[1.0], [np.nan]], "t.npz", errors.InputError, "value 1 of the vector of 'b' is nan"),
         (["a"], [[1.0]], "t.csv", errors.InputError, "cannot tell the vector file format"),
         (["a"], [[1.0]], "t.gz", errors.InputError, "cannot tell the vector file format"),
         (["a"], [[1.0]], "t.npz.gz", errors.InputError, "already a zip archive"),
@@ -397,3 +397,98 @@ def test_gzip_output_is_reproducible(tmp_path, table):
     table.save(tmp_path / "a.txt.gz")
     table.save(tmp_path / "b.txt.gz")
     assert (tmp_path / "a.txt.gz").read_bytes() == (tmp_path / "b.txt.gz").read_bytes()
+
+
+# -- what does not round-trip is refused on reading, with where it is ---------------------
+def test_values_beyond_float32_in_a_float64_npz_are_refused(tmp_path):
+    path = tmp_path / "big.npz"
+    np.savez(path, keys=np.array(["a", "b"]), vectors=np.array([[1.0, 2.0], [3.0, 1e300]]), name=np.array("x"))
+    with pytest.raises(errors.FileFormatError, match=r"key 1: value 2 of 'b' is 1e\+300, beyond the float32 range"):
+        read_table(path)
+    with pytest.raises(errors.InputError, match=r"value 1 of the vector of 'a' is -1e\+39, beyond the float32"):
+        EmbeddingTable(["a"], [[-1e39]])
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "says"),
+    [
+        ("v.txt", b"2 2\nbank 1 2\nba\x00nk 3 4\n", r"line 3: the word 'ba\\x00nk' holds a NUL byte"),
+        ("g.txt", b"bank 1 2\nbank\x00 3 4\n", r"line 2: the word 'bank\\x00' holds a NUL byte"),
+        ("v.bin", binary_bytes(["bank", "ba\x00nk"], [[1, 2], [3, 4]]), r"entry 2 \(byte 17\): the word 'ba\\x00nk'"),
+    ],
+)
+def test_words_holding_nul_are_refused_with_their_line(tmp_path, name, data, says):
+    with pytest.raises(errors.FileFormatError, match=says):
+        read_table(write_bytes(tmp_path, name, data), format="glove" if name.startswith("g") else None)
+
+
+def test_npz_keys_holding_nul_are_refused_and_never_written(tmp_path):
+    path = tmp_path / "nul.npz"
+    np.savez(path, keys=np.array(["bank", "ba\x00nk"]), vectors=np.ones((2, 2), np.float32), name=np.array("x"))
+    with pytest.raises(errors.FileFormatError, match=r"key 1: the word 'ba\\x00nk' holds a NUL byte"):
+        read_table(path)
+    with pytest.raises(errors.InputError, match=r"the word 'bank\\x00' holds the NUL character"):
+        EmbeddingTable(["bank\x00", "bank"], np.ones((2, 2)))  # in .npz it would come back as 'bank'
+
+
+def test_a_folder_is_not_no_such_file(tmp_path):
+    with pytest.raises(errors.InputError, match="is a folder, not a vector file; give the file itself"):
+        read_table(tmp_path)
+
+
+def test_zero_dimensions_are_refused_when_read_or_built(tmp_path):
+    path = tmp_path / "zero.npz"
+    np.savez(path, keys=np.array(["a", "b"]), vectors=np.zeros((2, 0), np.float32), name=np.array("x"))
+    with pytest.raises(errors.FileFormatError, match="'vectors' has 0 dimensions"):
+        read_table(path)
+    with pytest.raises(errors.DimensionError, match="the vectors have 0 dimensions"):
+        EmbeddingTable(["a"], np.zeros((1, 0)))
+
+
+def _peak_bytes(fn) -> int:
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        fn()
+    except errors.ContextLensError:
+        pass
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "says"),
+    [
+        ("huge.bin", b"999999999999 3\na " + bytes(12), "entry 2 of 999999999999, byte offset 29: the file ends here"),
+        ("wide.bin", b"1 999999999999\na " + bytes(12), "entry 1 of 1, byte offset 15: the word and its 3999999999996-byte vector run past"),
+        ("wide.txt", b"1 999999999999\na 1 2\n", "line 2: the header says 999999999999 values per word but line 2 holds 2"),
+    ],
+)
+def test_huge_declared_sizes_fail_without_allocating_them(tmp_path, name, data, says):
+    path = write_bytes(tmp_path, name, data)
+    with pytest.raises(errors.FileFormatError, match=says):
+        read_table(path)
+    assert _peak_bytes(lambda: read_table(path)) < 1 << 20
+
+
+def test_an_npz_header_declaring_terabytes_is_refused_before_loading(tmp_path):
+    import io
+    import zipfile
+
+    import numpy.lib.format as npy
+
+    member = io.BytesIO()
+    npy.write_array_header_1_0(member, {"descr": "<f4", "fortran_order": False, "shape": (10**9, 1000)})
+    member.write(bytes(64))
+    keys = io.BytesIO()
+    np.save(keys, np.array(["a"]))
+    path = tmp_path / "forged.npz"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("keys.npy", keys.getvalue())
+        z.writestr("vectors.npy", member.getvalue())
+    with pytest.raises(errors.FileFormatError, match=r"member 'vectors.npy' declares \(1000000000, 1000\) float32 "
+                       r"\(4,000,000,000,000 bytes\) but holds"):
+        read_table(path)
+    assert _peak_bytes(lambda: read_table(path)) < 1 << 20

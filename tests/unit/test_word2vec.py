@@ -82,7 +82,7 @@ def test_fasttext_table_and_oov_vectors(corpus):
 def test_bad_arguments(corpus):
     with pytest.raises(UnknownOptionError, match="skipgram, cbow"):
         train_word2vec(corpus, architecture="glove")
-    with pytest.raises(InputError, match="dim must be an integer"):
+    with pytest.raises(InputError, match="dim must be a whole number from 1 to 10,000, got 0"):
         train_word2vec(corpus, dim=0)
     with pytest.raises(InputError, match="min_count"):
         train_word2vec(corpus, min_count=10_000, workers=1)

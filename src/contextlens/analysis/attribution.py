@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..encoders.base import Encoder, Encoding
-from ..errors import DimensionError, InputError
+from ..errors import DimensionError, InputError, check_float, check_int
 
 __all__ = ["attention_rollout", "attention_attribution", "attribute", "RESIDUAL"]
 
@@ -57,8 +57,7 @@ def attention_rollout(
     a = np.asarray(attention, dtype=np.float64)
     if a.ndim != 4 or a.shape[2] != a.shape[3]:
         raise DimensionError(f"attention must be (n_layers, heads, n, n), got {a.shape}")
-    if not 0.0 <= residual <= 1.0:
-        raise InputError(f"residual must be in [0, 1], got {residual!r}")
+    check_float("residual", residual, low=0.0, high=1.0, hint="the weight of the residual connection")
     mean = a.mean(axis=1)  # (layers, n, n)
     n_layers, n = mean.shape[:2]
     if special_attention is not None:
@@ -103,12 +102,10 @@ def attention_attribution(
     att = np.asarray(encoding.attention, dtype=np.float64)  # (layers, heads, n, n)
     special = encoding.special_attention  # (layers, heads, n) | None
     n_layers, heads, n = att.shape[:3]
-    i = int(word) if isinstance(word, numbers.Integral) else encoding.find(word, occurrence=occurrence)
-    if not 0 <= i < n:
-        raise InputError(f"word index {i} is out of range 0..{n - 1}")
-    if head is not None and (isinstance(head, bool) or not isinstance(head, numbers.Integral)
-                             or not 0 <= head < heads):
-        raise InputError(f"head must be 0..{heads - 1} (or none for the mean over heads), got {head!r}")
+    i = check_int("word index", word, low=0, high=n - 1) if isinstance(word, numbers.Integral) else encoding.find(
+        word, occurrence=occurrence)
+    if head is not None:
+        check_int("head", head, low=0, high=heads - 1, hint="or None for the mean over heads")
     if head is not None and layer is None:
         raise InputError("a head is chosen within a layer; give the layer too (--layer)")
     out: dict[str, Any] = {
@@ -140,8 +137,12 @@ def attention_attribution(
     return out
 
 
-def attribute(encoder: Encoder, text: str, word: str, **options) -> dict[str, Any]:
+def attribute(
+    encoder: Encoder, text: str, word: str | int, *, occurrence: int | None = None, layer: int | None = None,
+    head: int | None = None, rollout: bool = False,
+) -> dict[str, Any]:
     """Encode ``text`` and run :func:`attention_attribution` on ``word`` (same options),
     adding the encoder's ``meta`` as ``encoder``."""
     enc = encoder.encode([text])[0]
-    return {**attention_attribution(enc, word, **options), "encoder": dict(enc.meta)}
+    found = attention_attribution(enc, word, occurrence=occurrence, layer=layer, head=head, rollout=rollout)
+    return {**found, "encoder": dict(enc.meta)}

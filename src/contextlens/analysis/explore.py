@@ -14,14 +14,14 @@ has spread ≈ 0; static vectors (layer 0) always give exactly 0.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..encoders.base import Encoder
+from ..encoders.base import Encoder, check_texts
 from ..errors import EmptyInputError, InputError, check_choice
-from .projection import PROJECTIONS, project
+from .projection import PROJECTIONS, check_points, project, run_here
 from .similarity import cosine_matrix
 from .usages import MISSING_POLICIES, Usages, usages_in
 
@@ -59,7 +59,7 @@ def usage_similarity(usages: Usages, layer: int = -1) -> dict[str, Any]:
             f"{usages.word!r} has {len(usages)} usage(s); comparing usages needs at least 2 "
             "sentences that contain it (add some, or leave the word out)"
         )
-    x = usages.at(layer)  # (n_usages, dim)
+    x = check_points(usages.at(layer), f"usages of {usages.word!r}")  # (n_usages, dim)
     m = cosine_matrix(x)  # (n_usages, n_usages)
     return {
         "word": usages.word, "layer": usages.layer_id(layer), "layer_name": usages.layer_name(layer),
@@ -71,7 +71,7 @@ def usage_similarity(usages: Usages, layer: int = -1) -> dict[str, Any]:
 def explore(
     encoder: Encoder, sentences: Sequence[str], words: str | Sequence[str], *, layer: int = -1,
     occurrence: int | str | None = None, missing: str | None = None, projection: str | None = None,
-    seed: int = 0,
+    seed: int = 0, run: Callable = run_here,
 ) -> dict[str, Any]:
     """Compare the usages of one or several words across ``sentences`` at ``layer``.
 
@@ -79,7 +79,8 @@ def explore(
     ``"error"`` for one word (every sentence must contain it) and ``"skip"`` for several.
     ``occurrence`` picks the occurrence when a sentence has the word twice (None: an
     error says so; ``"all"``: each occurrence is a usage). With ``projection``
-    (pca | tsne | umap) every usage of every word is also projected to 2-D.
+    (pca | tsne | umap) every usage of every word is also projected to 2-D, through
+    ``run(project, ...)`` (here by default; the lab passes its worker processes).
 
     Returns ``{layer, layer_name, layer_names, sentences, encoder, words: [one
     usage_similarity dict per word, plus "skipped"]}`` and, with a projection,
@@ -92,7 +93,7 @@ def explore(
         check_choice("projection", projection, PROJECTIONS)
     missing = missing or ("error" if len(words) == 1 else "skip")
     check_choice("missing-word policy", missing, MISSING_POLICIES)
-    sentences = list(sentences)
+    sentences = check_texts(sentences)
     if not sentences:
         raise EmptyInputError("no sentences given; give sentences with --sentences FILE or -s TEXT")
     encodings = encoder.encode(sentences)
@@ -112,7 +113,7 @@ def explore(
     if projection is not None:
         x = np.concatenate([u.at(layer) for u in found])  # (all usages, dim)
         result["projection"] = {
-            "method": projection, "points": project(x, projection, seed=seed).tolist(),
+            "method": projection, "points": run(project, x, projection, seed=seed).tolist(),
             "word": [u.word for u in found for _ in range(len(u))],
             "sentence": [s for u in found for s in u.sentences],
         }

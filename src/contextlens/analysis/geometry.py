@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from ..encoders.base import Encoder
-from ..errors import DimensionError, EmptyInputError, InputError, ZeroVectorError
+from ..encoders.base import Encoder, check_texts
+from ..errors import DimensionError, EmptyInputError, InputError, ZeroVectorError, check_int
 
 __all__ = [
     "self_similarity", "intra_sentence_similarity", "cross_sentence_pairs", "mean_pair_cosine",
@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+MAX_PAIRS = 10_000_000  # anisotropy pairs: two indices and a cosine each
 
 
 def _unit(x: np.ndarray, what: str) -> np.ndarray:
@@ -91,8 +92,8 @@ def cross_sentence_pairs(sizes: Sequence[int], n_pairs: int = 1000, seed: int = 
     [[0, 2], [1, 2]]
     """
     sizes = np.asarray(sizes, dtype=np.int64)
-    if n_pairs < 1:
-        raise InputError(f"n_pairs must be >= 1, got {n_pairs}")
+    check_int("n_pairs", n_pairs, low=1, high=MAX_PAIRS, hint="random word pairs for the anisotropy baseline")
+    check_int("seed", seed, low=0, high=2**32 - 1)
     sent = np.repeat(np.arange(len(sizes)), sizes)  # (words,) sentence of each word
     total = (int(sizes.sum()) ** 2 - int((sizes ** 2).sum())) // 2
     if total == 0:
@@ -139,21 +140,25 @@ def _choose_words(tokens: list[list[str]], words: Sequence[str] | None, min_coun
 
 
 def geometry(
-    encoder: Encoder, sentences: Sequence[str], words: Sequence[str] | None = None, *,
+    encoder: Encoder, sentences: Sequence[str], words: str | Sequence[str] | None = None, *,
     min_count: int = 2, n_pairs: int = 1000, seed: int = 0,
 ) -> dict[str, Any]:
     """Self-similarity, intra-sentence similarity and anisotropy at every layer.
 
-    ``words``: the words whose self-similarity to measure (default: every word, not
-    punctuation, found in at least ``min_count`` sentences). Returns ``{layer_names,
+    ``words``: the word, or words, whose self-similarity to measure (default: every word,
+    not punctuation, found in at least ``min_count`` sentences). Returns ``{layer_names,
     n_sentences, words: [{word, sentences, occurrences}], anisotropy_pairs,
     anisotropy_exact, layers: [{layer, name, anisotropy, intra_sentence,
     intra_sentence_adjusted, self_similarity, self_similarity_adjusted (means over the
     words), per_word: {word: {raw, adjusted}}}], encoder}``.
     """
-    sentences = list(sentences)
+    sentences = check_texts(sentences)
+    if isinstance(words, str):
+        words = [words]
     if len(sentences) < 2:
         raise EmptyInputError(f"geometry needs at least 2 sentences, got {len(sentences)}")
+    check_int("min_count", min_count, low=1, hint="sentences a word must be found in")
+    check_int("n_pairs", n_pairs, low=1, high=MAX_PAIRS, hint="random word pairs for the anisotropy baseline")
     encodings = encoder.encode(sentences)
     tokens = [[t.lower() for t in e.tokens] for e in encodings]
     chosen = _choose_words(tokens, words, min_count)

@@ -13,11 +13,13 @@ import numpy as np
 
 from ..encoders.base import Encoder, Encoding
 from ..encoders.static import StaticEncoder
+from ..errors import TargetNotFoundError
+from ..text import locate, tokenize
 from ..vectors import EmbeddingTable, cosine
 from .ranking import static_side
 from .similarity import cosine_by_layer
 
-__all__ = ["word_weights", "contextualize", "compare"]
+__all__ = ["word_weights", "contextualize", "compare", "usage_vectors"]
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +78,25 @@ def contextualize(
     return result
 
 
+def usage_vectors(encoder: Encoder, text: str, word: str, occurrence: int | None = None) -> Encoding:
+    """``text`` encoded for one usage of ``word`` only: an Encoding of that one word (no
+    attention), so a long text costs its windows' vectors, not words x words weights.
+
+    The usage is found in the text's words first, so a missing or ambiguous word is named
+    before any encoding; a word the encoder has no vector for (not in the table, no
+    sub-word piece) is an error too.
+    """
+    i = locate(tokenize(text), word, occurrence=occurrence)
+    enc = encoder.encode([text], targets=[[i]])[0]
+    if not enc.words:
+        skipped = enc.meta.get("skipped", {})
+        hints = next((v for k, v in skipped.items() if k.lower() == word.lower()), [])
+        hint = f"; close keys: {', '.join(hints)}" if hints else ""
+        raise TargetNotFoundError(f"{word!r} is in the sentence but not in {enc.meta.get('vectors', 'the table')}"
+                                  f"{hint}")
+    return enc
+
+
 def compare(
     encoder: Encoder, text1: str, text2: str, word: str, *,
     occurrences: tuple[int | None, int | None] = (None, None), static: EmbeddingTable | None = None,
@@ -86,14 +107,14 @@ def compare(
     "static", "encoder"}``; layer 0 is the static row, so its cosine is 1.0 whenever the word
     is the same table row. With a ``static`` table, ``static`` is ``{source, vectors, forms,
     cosine}``: the cosine of the table rows of the word as the encoder read it in each sentence (1.0
-    for one form; a cased table tells *Bank* from *bank*); else it names layer 0.
+    for one form; a cased table tells *Bank* from *bank*); else it names layer 0. Only the two
+    usages are encoded (:func:`usage_vectors`), so texts of any length work.
     """
-    e1, e2 = encoder.encode([text1, text2])
-    i1 = e1.find(word, occurrence=occurrences[0])
-    i2 = e2.find(word, occurrence=occurrences[1])
+    e1 = usage_vectors(encoder, text1, word, occurrences[0])  # one word each
+    e2 = usage_vectors(encoder, text2, word, occurrences[1])
     side = static_side(static, e1)
     if static is not None:
-        forms = [e1.words[i1].text, e2.words[i2].text]
+        forms = [e1.words[0].text, e2.words[0].text]
         rows = StaticEncoder(static, oov="error").static_vectors(forms)  # (2, dim)
         side.update(forms=forms, cosine=cosine(rows[0], rows[1]))
     return {
@@ -101,7 +122,7 @@ def compare(
         "sentences": [text1, text2],
         "layer_names": list(e1.layer_names),
         "layer_ids": list(e1.layer_ids),
-        "cosine_by_layer": cosine_by_layer(e1.layers[:, i1], e2.layers[:, i2]),
+        "cosine_by_layer": cosine_by_layer(e1.layers[:, 0], e2.layers[:, 0]),
         "static": side,
         "encoder": dict(e1.meta),
     }

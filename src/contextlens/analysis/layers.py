@@ -22,6 +22,7 @@ from ..errors import AmbiguousTargetError, EmptyInputError, InputError, TargetNo
 from ..vectors import EmbeddingTable, cosine
 from .ranking import static_side
 from .similarity import cosine_by_layer
+from .usages import check_pairs
 
 __all__ = ["layer_divergence", "summarise_divergence"]
 
@@ -52,7 +53,7 @@ def layer_divergence(
     each pair's ``static_cosine`` (and ``drop``) is that table's: the cosine of its rows for
     the word as written in the two sentences; ``static`` names the static side.
     """
-    pairs = [tuple(p) for p in pairs]
+    pairs = check_pairs(pairs)
     if not pairs:
         raise EmptyInputError("give at least one pair of sentences")
     bad = [i for i, p in enumerate(pairs) if len(p) != 2]

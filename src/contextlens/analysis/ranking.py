@@ -38,7 +38,7 @@ from ..errors import (
     check_choice,
 )
 from ..vectors import EmbeddingTable, cosine
-from .usages import MISSING_POLICIES, numbered_lines
+from .usages import MISSING_POLICIES, check_pairs, numbered_lines
 
 __all__ = ["read_pairs", "rank_pairs", "count_inversions", "rank_descending", "static_rows", "static_side",
            "DEFAULT_TEMPLATE"]
@@ -169,7 +169,7 @@ def rank_pairs(
     check_choice("missing-word policy", missing, MISSING_POLICIES)
     if template.count("{word}") != 1:
         raise InputError(f"the template must contain '{{word}}' exactly once, got {template!r}")
-    pairs = [(p[0], p[1], p[2] if len(p) > 2 else None) for p in pairs]
+    pairs = [(p[0], p[1], p[2] if len(p) > 2 else None) for p in check_pairs(pairs, "words")]
     if len(pairs) < 2:
         raise InputError(f"ranking needs at least 2 word pairs, got {len(pairs)}")
     words = list(dict.fromkeys(w for p in pairs for w in p[:2]))

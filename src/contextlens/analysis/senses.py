@@ -17,23 +17,23 @@ first appearance, so the first usage is always in cluster 0.
 from __future__ import annotations
 
 import logging
-import numbers
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 from sklearn.metrics import adjusted_rand_score, silhouette_score
 
-from ..encoders.base import Encoder
-from ..errors import DimensionError, InputError, ZeroVectorError, check_choice
-from .projection import PROJECTIONS, project
+from ..encoders.base import Encoder, check_texts
+from ..errors import DimensionError, InputError, ZeroVectorError, check_choice, check_int
+from .projection import PROJECTIONS, check_points, project, run_here
 from .usages import Usages, collect_usages
 
 __all__ = ["SenseClusterer", "cluster_senses", "senses", "purity", "LINKAGES"]
 
 LINKAGES = ("average", "complete", "single")
+MAX_K = 100  # clusters k='auto' may try
 log = logging.getLogger(__name__)
 
 
@@ -64,21 +64,26 @@ class SenseClusterer:
         self.k_max = k_max
 
     def _check(self, x: np.ndarray) -> np.ndarray:
+        """``x`` as finite unit rows ``(n, dim)``: cosine distances do not change, and huge
+        or tiny coordinates cannot overflow or vanish in them."""
         x = np.asarray(x, dtype=np.float64)
         if x.ndim != 2:
             raise DimensionError(f"SenseClusterer.fit needs an (n_usages, dim) array, got {x.shape}")
-        zero = np.flatnonzero(np.linalg.norm(x, axis=1) == 0)
+        x = check_points(x, "usages")
+        top = np.abs(x).max(axis=1, initial=0.0)  # (n,)
+        zero = np.flatnonzero(top == 0)
         if zero.size:
             raise ZeroVectorError(f"usages {zero.tolist()} are zero vectors; cosine distance is undefined")
+        x = x / top[:, None]
+        x = x / np.linalg.norm(x, axis=1, keepdims=True)
         check_choice("linkage", self.linkage, LINKAGES)
         n = len(x)
-        if isinstance(self.k_max, bool) or not isinstance(self.k_max, numbers.Integral) or self.k_max < 2:
-            raise InputError(f"k_max must be an integer >= 2, got {self.k_max!r}")
+        check_int("k_max", self.k_max, low=2, high=MAX_K, hint="the most clusters k='auto' tries")
         if self.k == "auto":
             if n < 3:
                 raise InputError(f"k='auto' needs at least 3 usages to compare k = 2.. by silhouette, got {n}; give k")
-        elif isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral) or not 1 <= self.k <= n:
-            raise InputError(f"k must be 'auto' or an integer 1..{n} (the number of usages), got {self.k!r}")
+        else:
+            check_int("k", self.k, low=1, high=n, hint=f"or 'auto'; there are {n} usages")
         return x
 
     def _score(self, x: np.ndarray, labels: np.ndarray) -> float | None:
@@ -170,16 +175,19 @@ def senses(
     encoder: Encoder, sentences: Sequence[str], word: str, *, k: int | str = "auto",
     gold: Sequence | None = None, layer: int = -1, occurrence: int | None = None,
     missing: str = "error", projection: str | None = None, linkage: str = "average",
-    k_max: int = 8, seed: int = 0,
+    k_max: int = 8, seed: int = 0, run: Callable = run_here,
 ) -> dict[str, Any]:
     """Cluster the usages of ``word`` in ``sentences`` (one usage per sentence).
 
-    ``gold``: one label per input sentence (aligned with ``sentences``). Returns
+    ``gold``: one label per input sentence (aligned with ``sentences``). ``run(fn, *args,
+    **kwargs)`` calls the numeric steps (clustering, projection): here by default; the lab
+    passes its worker processes. Returns
     ``{word, layer, layer_name, n_usages, k, k_chosen_by, silhouette, silhouette_by_k,
     labels, clusters, skipped, encoder}`` (+ ``purity``, ``ari`` with gold; +
     ``projection: {method, points}`` with a projection). ``labels`` has one entry per
     input sentence, in input order: its cluster id, or None for a skipped sentence.
     """
+    sentences = check_texts(sentences)
     if projection is not None:
         check_choice("projection", projection, PROJECTIONS)
     if gold is not None and len(gold) != len(sentences):
@@ -192,7 +200,7 @@ def senses(
     usages = collect_usages(encoder, sentences, word, occurrence=occurrence, missing=missing)
     x = usages.at(layer)  # (n_usages, dim)
     gold_kept = None if gold is None else [gold[p] for p in usages.positions]
-    result = cluster_senses(x, k=k, gold=gold_kept, linkage=linkage, k_max=k_max)
+    result = run(cluster_senses, x, k=k, gold=gold_kept, linkage=linkage, k_max=k_max)
     by_position = dict(zip(usages.positions, result["labels"], strict=True))
     out = {
         "word": word, "layer": usages.layer_id(layer), "layer_name": usages.layer_name(layer), "n_usages": len(usages),
@@ -202,6 +210,6 @@ def senses(
         "skipped": [s["position"] for s in usages.skipped], "encoder": usages.encoder,
     }
     if projection is not None:
-        out["projection"] = {"method": projection, "points": project(x, projection, seed=seed).tolist(),
+        out["projection"] = {"method": projection, "points": run(project, x, projection, seed=seed).tolist(),
                              "positions": usages.positions}
     return out

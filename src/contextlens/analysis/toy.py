@@ -16,13 +16,23 @@ of the table, used as probes.
 >>> pair = toy_compare([["loan"], ["river"]], method="attention", include_self=True)
 >>> round(pair["cosine"], 3)
 0.75
+
+The course text's own 2-D example (:func:`course_example`) puts bank at (0.5, 0.5), loan
+at (0.9, 0.1) and river at (0.1, 0.9), and follows one weight by hand:
+
+>>> ex = course_example()
+>>> step = ex.steps[1]                       # bank (query) and loan (key), in "bank loan"
+>>> step.query, step.key, round(step.raw, 4), round(step.scaled, 4), round(step.weight, 4)
+('bank', 'loan', 0.5, 0.3536, 0.5)
+>>> [round(x, 3) for x in ex.comparison["sentences"][0]["contextual"]], round(ex.comparison["cosine"], 3)
+([0.7, 0.3], 0.724)
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,7 +42,8 @@ from ..errors import InputError, UnknownWordError, check_choice
 from ..vectors import EmbeddingTable, cosine
 from .incontext import contextualize
 
-__all__ = ["TOY_VECTORS", "TOY_AXES", "TOY_METHODS", "TARGET", "toy_table", "toy_bank", "toy_compare"]
+__all__ = ["TOY_VECTORS", "TOY_AXES", "TOY_METHODS", "TARGET", "toy_table", "toy_bank", "toy_compare",
+           "COURSE_VECTORS", "COURSE_NEIGHBOURS", "CourseStep", "CourseExample", "course_example"]
 
 TARGET = "bank"
 #: word -> (finance, nature): the starting positions on the plane.
@@ -47,6 +58,9 @@ TOY_VECTORS: dict[str, tuple[float, float]] = {
 #: the axis words (probes): unit vectors along each dimension.
 TOY_AXES: dict[str, tuple[float, float]] = {"finance": (1.0, 0.0), "nature": (0.0, 1.0)}
 TOY_METHODS = ("average", "attention")
+#: The course text's 2-D example: bank halfway, loan on the finance side, river on the nature side.
+COURSE_VECTORS: dict[str, tuple[float, float]] = {"bank": (0.5, 0.5), "loan": (0.9, 0.1), "river": (0.1, 0.9)}
+COURSE_NEIGHBOURS = (("loan",), ("river",))  # its two sentences: "bank loan" and "bank river"
 MAX_COORD = 10.0  # a dragged vector stays within this box: the plane the page draws
 
 
@@ -80,8 +94,6 @@ def _encoder(table: EmbeddingTable, method: str, alpha: float, include_self: boo
     check_choice("toy method", method, TOY_METHODS)
     if method == "average":
         return make_encoder("average", vectors=table, alpha=alpha)
-    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, numbers.Real)):
-        raise InputError(f"scale must be a number or None (1/√2 for the plane), got {scale!r}")
     return make_encoder("attention", vectors=table, include_self=include_self, scale=scale)
 
 
@@ -138,3 +150,55 @@ def toy_compare(
         "cosine": cosine(np.array(rows[0]["contextual"]), np.array(rows[1]["contextual"])),
         "vectors": {w: table.vector(w).tolist() for w in TOY_VECTORS},
     }
+
+
+@dataclass(frozen=True)
+class CourseStep:
+    """The arithmetic of one weight: ``query`` attends to ``key`` in ``sentence``."""
+
+    sentence: str
+    query: str
+    key: str
+    q: tuple[float, ...]
+    k: tuple[float, ...]
+    product: tuple[float, ...]  # q∘k, elementwise
+    raw: float  # q·k
+    scaled: float  # q·k / √d
+    weight: float  # the softmax over the sentence's keys
+
+
+@dataclass(frozen=True)
+class CourseExample:
+    """The course text's worked figures (:func:`course_example`)."""
+
+    vectors: dict[str, tuple[float, float]]
+    scale: float
+    steps: tuple[CourseStep, ...]
+    comparison: dict[str, Any]  # toy_compare of the two sentences: weights, vectors, cosines to the axes
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"vectors": {w: list(v) for w, v in self.vectors.items()}, "scale": self.scale,
+                "steps": [vars(s) for s in self.steps], "comparison": self.comparison}
+
+
+def course_example() -> CourseExample:
+    """The course text's 2-D example, computed by the library's encoders: bank, loan and
+    river at :data:`COURSE_VECTORS`; attention (bank may attend to itself, scale 1/√2) in
+    "bank loan" and in "bank river". ``steps`` follows bank's weights step by step (raw
+    dot product, scaled, softmax: :meth:`~contextlens.encoders.qk.AttentionParts.scores`);
+    ``comparison`` is :func:`toy_compare` of the two sentences (weights, bank's vectors,
+    its cosines to the finance and nature axes, and the cosine between the two banks).
+    """
+    comparison = toy_compare(COURSE_NEIGHBOURS, vectors=COURSE_VECTORS, method="attention", include_self=True)
+    encoder = _encoder(toy_table(COURSE_VECTORS), "attention", 0.0, True, None)
+    steps = []
+    for neighbours in COURSE_NEIGHBOURS:
+        parts = encoder.attention_parts(" ".join((TARGET, *neighbours)), layers=[1])[0]
+        raw, scaled = parts.raw_scores()[0], parts.scores()[0]  # (words, words)
+        i = parts.token_of(TARGET)
+        for j, key in enumerate(parts.tokens):
+            q, k = parts.queries[0, i], parts.keys[0, j]
+            steps.append(CourseStep(parts.text, TARGET, key, tuple(map(float, q)), tuple(map(float, k)),
+                                    tuple(map(float, q * k)), float(raw[i, j]), float(scaled[i, j]),
+                                    float(parts.weights[0, i, j])))
+    return CourseExample(dict(COURSE_VECTORS), float(parts.scale), tuple(steps), comparison)

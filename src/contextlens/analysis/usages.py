@@ -17,7 +17,6 @@ that lacks the word is named (or skipped with ``missing="skip"``).
 from __future__ import annotations
 
 import logging
-import numbers
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..encoders.base import Encoder, Encoding, layer_position
+from ..encoders.base import Encoder, Encoding, check_texts, layer_position
 from ..errors import (
     AmbiguousTargetError,
     EmptyInputError,
@@ -33,14 +32,16 @@ from ..errors import (
     TargetNotFoundError,
     TextDecodingError,
     check_choice,
+    check_int,
 )
 
 __all__ = [
-    "Usage", "Usages", "collect_usages", "usages_in", "read_sentences", "read_lines", "numbered_lines",
-    "MISSING_POLICIES",
+    "Usage", "Usages", "collect_usages", "usages_in", "check_pairs", "read_sentences", "read_lines",
+    "numbered_lines", "MISSING_POLICIES",
 ]
 
 log = logging.getLogger(__name__)
+MAX_OCCURRENCE = 1_000_000
 MISSING_POLICIES = ("error", "skip")
 
 
@@ -103,10 +104,8 @@ def usages_in(
 ) -> Usages:
     """The usages of ``word`` in already encoded sentences (see :func:`collect_usages`)."""
     check_choice("missing-word policy", missing, MISSING_POLICIES)
-    if occurrence is not None and occurrence != "all" and (
-        isinstance(occurrence, bool) or not isinstance(occurrence, numbers.Integral) or occurrence < 0
-    ):
-        raise InputError(f"occurrence must be None, 'all' or an integer >= 0, got {occurrence!r}")
+    if occurrence is not None and occurrence != "all":
+        check_int("occurrence", occurrence, low=0, high=MAX_OCCURRENCE, hint="or None, or 'all'")
     if not encodings:
         raise EmptyInputError(f"no sentences to look for {word!r} in; give at least one")
     texts = list(sentences) if sentences is not None else [e.text for e in encodings]
@@ -160,11 +159,32 @@ def collect_usages(
     ``"skip"`` (such sentences are left out and listed in ``Usages.skipped``).
     """
     check_choice("missing-word policy", missing, MISSING_POLICIES)
-    sentences = list(sentences)
+    sentences = check_texts(sentences)
     if not sentences:
         raise EmptyInputError(f"no sentences to look for {word!r} in; give at least one")
     return usages_in(encoder.encode(sentences), word, occurrence=occurrence, missing=missing,
                      sentences=sentences)
+
+
+def check_pairs(pairs, what: str = "sentences") -> list[tuple]:
+    """``pairs`` as a list of tuples; one string, or a pair given as one string, is an error
+    (it would be read character by character), as is a bare pair instead of a list of pairs.
+
+    >>> check_pairs([("a bank", "the bank")])
+    [('a bank', 'the bank')]
+    >>> check_pairs(("a bank", "the bank"))
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: give a list of pairs of sentences, not one pair: [('a bank', 'the bank')]
+    """
+    if isinstance(pairs, str) or not isinstance(pairs, Sequence):
+        raise InputError(f"give a list of pairs of {what}, got {type(pairs).__name__}")
+    if pairs and all(isinstance(p, str) for p in pairs):
+        raise InputError(f"give a list of pairs of {what}, not one pair: [{tuple(pairs)!r}]")
+    for n, p in enumerate(pairs, 1):
+        if isinstance(p, str) or not isinstance(p, Sequence):
+            raise InputError(f"pair {n} is a {type(p).__name__}; give each pair as a tuple of {what}")
+    return [tuple(p) for p in pairs]
 
 
 def numbered_lines(path: str | os.PathLike, what: str = "lines") -> list[tuple[int, str]]:

@@ -18,7 +18,7 @@ import logging
 import numpy as np
 
 from ..encoders.base import layer_position
-from ..errors import EmptyInputError, InputError, check_choice
+from ..errors import EmptyInputError, InputError, check_choice, check_int
 
 __all__ = ["CentroidClassifier", "run_coarsewsd", "COARSE_EVAL_SPLITS"]
 
@@ -110,6 +110,10 @@ def run_coarsewsd(cache, root, *, split: str = "cv", layer: int = -1, words=None
     from . import datasets
 
     check_choice("CoarseWSD-20 split", split, COARSE_EVAL_SPLITS)
+    check_int("folds", folds, low=2, high=100, hint="cross-validation folds")
+    check_int("seed", seed, low=0, high=2**32 - 1)
+    if max_per_word is not None:
+        check_int("max_per_word", max_per_word, low=10, hint="train items per word (at least 5 per class)")
     words = list(words) if words else datasets.coarsewsd_words(root)
     if not words:
         raise EmptyInputError("no CoarseWSD-20 word folder found")

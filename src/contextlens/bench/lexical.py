@@ -24,7 +24,7 @@ import numpy as np
 from scipy import stats
 
 from ..encoders.base import layer_position
-from ..errors import EmptyInputError, InputError, check_choice
+from ..errors import EmptyInputError, InputError, check_choice, check_int
 from ..vectors import COSMUL_EPSILON
 
 __all__ = ["ok_vocab", "similarity_spearman", "analogy_accuracy", "spearman", "GENSIM_RESTRICT"]
@@ -33,15 +33,23 @@ GENSIM_RESTRICT = 300000  # gensim's restrict_vocab default
 _BATCH = 256
 
 
-def spearman(x: Sequence[float], y: Sequence[float]) -> float:
-    """Spearman's rank correlation (ties get average ranks).
+def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Spearman's rank correlation (ties get average ranks); None where it is undefined
+    (one side constant), never NaN.
 
-    >>> round(spearman([1, 2, 3, 4], [10, 20, 40, 30]), 6)
-    0.8
+    >>> round(spearman([1, 2, 3, 4], [10, 20, 40, 30]), 6), spearman([1, 2, 3], [5, 5, 5])
+    (0.8, None)
     """
     if len(x) < 2:
         raise EmptyInputError(f"Spearman needs at least 2 scored pairs, got {len(x)}")
+    if np.ptp(np.asarray(x, dtype=np.float64)) == 0 or np.ptp(np.asarray(y, dtype=np.float64)) == 0:
+        return None
     return float(stats.spearmanr(x, y)[0])
+
+
+def _check_restrict(restrict: int | None) -> None:
+    if restrict is not None:
+        check_int("restrict", restrict, low=1, hint="the first (most frequent) keys to search")
 
 
 def ok_vocab(keys: Sequence[str], restrict: int | None = GENSIM_RESTRICT) -> dict[str, int]:
@@ -59,17 +67,18 @@ def ok_vocab(keys: Sequence[str], restrict: int | None = GENSIM_RESTRICT) -> dic
 
 def similarity_spearman(table, pairs: Sequence, *, restrict: int | None = GENSIM_RESTRICT) -> dict:
     """``{spearman, n, oov}`` over ``pairs`` (objects with ``word1``, ``word2``, ``score``
-    or 3-tuples), gensim's ``evaluate_word_pairs`` rules."""
+    or 3-tuples), gensim's ``evaluate_word_pairs`` rules; a word whose vector is all zeros
+    has no cosine and counts as out of vocabulary."""
     vocab = ok_vocab(table.keys, restrict)
     vectors = np.asarray(table.vectors)
     gold, model, oov = [], [], 0
     for p in pairs:
         a, b, score = (p.word1, p.word2, p.score) if hasattr(p, "word1") else p
         ia, ib = vocab.get(a.upper()), vocab.get(b.upper())
-        if ia is None or ib is None:
+        if ia is None or ib is None or not vectors[ia].any() or not vectors[ib].any():
             oov += 1
             continue
-        va, vb = vectors[ia], vectors[ib]
+        va, vb = vectors[ia].astype(np.float64), vectors[ib].astype(np.float64)
         gold.append(float(score))
         model.append(float(np.dot(va / np.linalg.norm(va), vb / np.linalg.norm(vb))))
     if not gold:
@@ -182,6 +191,7 @@ def run_similarity(root, *, table=None, cache=None, names=None, restrict: int | 
     ``cache`` with each word alone in ``template``, per layer."""
     from . import datasets
 
+    _check_restrict(restrict)
     files = datasets.available_similarity(root)
     if names:
         unknown = [n for n in names if n not in datasets.SIMILARITY_FILES]
@@ -216,6 +226,7 @@ def run_analogy(root, *, table=None, cache=None, restrict: int | None = GENSIM_R
     vocabulary of the file's own words (each alone in ``template``), per layer."""
     from . import datasets
 
+    _check_restrict(restrict)
     rows = []
     present = {n: root / rel for n, rel in datasets.ANALOGY_FILES.items() if (root / rel).is_file()}
     if not present:

@@ -19,7 +19,8 @@ SOURCES = {
     "lmms-repo": "LMMS repository (github.com/danlou/LMMS), MFS baseline on ALL",
     "raganato": "Raganato, Camacho-Collados & Navigli (EACL 2017), WSD: A Unified Evaluation Framework (MFS on ALL)",
     "huang": "Huang, Socher, Manning & Ng (ACL 2012), Improving Word Representations via Global Context, Table 4",
-    "glove-gensim": "this workplace's gensim evaluators on GloVe 6B-50d (shared data README)",
+    "glove-gensim": "gensim's evaluate_word_pairs / evaluate_word_analogies on the GloVe 6B-50d vectors "
+                    "(Pennington, Socher & Manning, EMNLP 2014)",
 }
 
 

@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..encoders.base import layer_position
-from ..errors import EmptyInputError, InputError
+from ..errors import EmptyInputError, InputError, check_int
 from ..text import tokenize
 
 __all__ = ["target_text", "target_vectors", "layer_positions", "Item", "CHUNK"]
@@ -57,8 +57,7 @@ def target_text(tokens: Sequence[str], index: int, *, underscores: bool = True) 
     tokens = [str(t) for t in tokens]
     if not tokens:
         raise EmptyInputError("an item has no tokens; each item needs a sentence and a target index")
-    if isinstance(index, bool) or not isinstance(index, numbers.Integral) or not 0 <= index < len(tokens):
-        raise InputError(f"target index {index!r} is out of range 0..{len(tokens) - 1} for {' '.join(tokens)!r}")
+    check_int("target index", index, low=0, high=len(tokens) - 1, hint=f"the tokens are {' '.join(tokens)!r}")
     if underscores:
         tokens = [_JOIN.sub(" ", t) for t in tokens]
     start = sum(len(t) + 1 for t in tokens[:index])

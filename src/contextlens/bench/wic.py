@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..encoders.base import layer_position
-from ..errors import EmptyInputError, InputError, check_choice
+from ..errors import EmptyInputError, InputError, check_choice, check_int
 
 __all__ = ["ThresholdClassifier", "pair_cosines", "wic_features", "run_wic", "WIC_FEATURES"]
 
@@ -121,6 +121,7 @@ def run_wic(
     from sklearn.preprocessing import StandardScaler
 
     check_choice("features", features, WIC_FEATURES)
+    check_int("seed", seed, low=0, high=2**32 - 1)
     if split in train_on:
         raise InputError(f"the evaluation split {split!r} is also a training split; evaluate on another one")
     data = {s: _vectors(cache, root, s, progress) for s in (*train_on, split)}

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..encoders.base import layer_position
-from ..errors import EmptyInputError, InputError
+from ..errors import EmptyInputError, InputError, check_int
 from .targets import target_vectors
 
 __all__ = ["score_wsd", "view_vectors", "sense_embeddings", "semcor_sense_embeddings", "nearest_sense", "VIEWS",
@@ -261,6 +261,8 @@ def run_wsd(
     from . import datasets
 
     views = [parse_view(v) for v in views]
+    if semcor_limit is not None:
+        check_int("semcor_limit", semcor_limit, low=1, hint="SemCor sentences to learn senses from")
     sentences, gold = datasets.load_wsd_eval(root, split)
     items, instances = [], []
     for sent in sentences:

@@ -1,10 +1,15 @@
-"""The ``contextlens`` command: a thin layer over the library (no logic lives here)."""
+"""The ``contextlens`` command: a thin layer over the library (no logic lives here).
+
+Every module defines its commands as module-level functions and exposes
+``register(app)``; shared options live in :mod:`.options`. Nothing heavy (numpy, SciPy,
+scikit-learn, matplotlib, torch) is imported until a command runs, so ``--help`` is instant
+(``tests/integration/test_cli_startup.py``).
+"""
 
 from __future__ import annotations
 
 import typer
 
-from .. import __version__
 from . import (
     bias_cmd,
     context_cmds,
@@ -25,11 +30,14 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
 
 def _version(value: bool) -> None:
     if value:
+        from .. import __version__
+
         typer.echo(f"contextlens {__version__}")
         raise typer.Exit()
 
@@ -42,17 +50,9 @@ def _root(
     setup_logging(verbose)
 
 
-app.add_typer(static_cmds.static_app, name="static")
-static_cmds.register(app)
-context_cmds.register(app)
-experiments.register(app)
-models_cmd.register(app)
-data_cmd.register(app)
-lab_cmd.register(app)
-index_cmd.register(app)
-eval_cmd.register(app)
-demo_cmd.register(app)
-bias_cmd.register(app)
+for _module in (static_cmds, context_cmds, experiments, models_cmd, data_cmd, lab_cmd, index_cmd, eval_cmd,
+                demo_cmd, bias_cmd):
+    _module.register(app)
 
 
 def main() -> None:

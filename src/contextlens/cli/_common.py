@@ -1,60 +1,249 @@
-"""What every command shares: consoles, error handling, JSON output."""
+"""What every command shares: consoles, error handling, JSON, tables, the help format.
+
+Nothing heavy is imported here at module level (Rich is imported when a console is first
+used): ``contextlens --help`` must start at once.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import inspect
 import json
 import logging
+import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import PurePath
 from typing import Any
 
-import numpy as np
 import typer
-from rich.console import Console
-from rich.logging import RichHandler
+from typer.core import TyperCommand
 
 from ..errors import ContextLensError
 
-console = Console()
-err_console = Console(stderr=True)
+
+@functools.cache
+def out():
+    """The console for results (stdout)."""
+    from rich.console import Console
+
+    return Console()
+
+
+@functools.cache
+def err():
+    """The console for errors, warnings, progress and spinners (stderr)."""
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+class _ConsoleProxy:
+    """``console`` / ``err_console`` for modules written before :func:`out` / :func:`err`
+    (``lab_cmd``): the Console is made on first use, not at import."""
+
+    def __init__(self, get):
+        self._get = get
+
+    def __getattr__(self, name: str):
+        return getattr(self._get(), name)
+
+
+console, err_console = _ConsoleProxy(out), _ConsoleProxy(err)
 
 
 def setup_logging(verbose: bool) -> None:
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
-        format="%(message)s",
-        handlers=[RichHandler(console=err_console, show_path=False)],
-        force=True,
-    )
+    if not verbose:  # warnings only: the plain handler, no Rich import
+        logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s", force=True)
+        return
+    from rich.logging import RichHandler
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s", force=True,
+                        handlers=[RichHandler(console=err(), show_path=False)])
+
+
+def fail(message: str) -> typer.Exit:
+    """Print ``error: message`` as one plain line on stderr (no markup is read in it)."""
+    from rich.text import Text
+
+    err().print(Text.assemble(("error:", "bold red"), " ", message), soft_wrap=True)
+    return typer.Exit(2)
+
+
+def _os_message(e: OSError) -> str:
+    where = e.filename if e.filename is not None else "a file"
+    what = e.strerror or e.__class__.__name__
+    return f"{where}: {what}; check that the path exists and that you may read or write there"
+
+
+def _label(name: str, default: Any) -> str:
+    """How the user wrote a parameter: its long flag, else its metavar (``TEXT``)."""
+    decls = getattr(default, "param_decls", None) or ()
+    flag = next((d for d in decls if d.startswith("--")), decls[0] if decls else None)
+    return flag or getattr(default, "metavar", None) or name.upper()
+
+
+def check_text(label: str, value: Any) -> None:
+    r"""Text and paths the command line gave must be UTF-8 (not lone surrogates from
+    undecodable bytes) and paths free of NUL, else one clear error.
+
+    >>> check_text("--word", "bank")
+    >>> check_text("--word", "ba\udcffnk")
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: --word: 'ba\udcffnk' is not valid UTF-8 text; re-encode it as UTF-8
+    """
+    from ..errors import InputError
+
+    for v in value if isinstance(value, list | tuple) else (value,):
+        if not isinstance(v, str | PurePath):
+            continue
+        text = str(v)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(f"{label}: {text!r} is not valid UTF-8 text; re-encode it as UTF-8") from None
+        if isinstance(v, PurePath) and "\0" in text:
+            raise InputError(f"{label}: a path cannot contain a NUL character, got {text!r}")
 
 
 def handle_errors(fn: Callable) -> Callable:
-    """Turn a ContextLensError into one clear line on stderr and exit code 2."""
+    """Run a command: check its text and bounded options, then turn a ContextLensError or
+    an OSError (a path the user gave) into one clear line on stderr and exit code 2."""
+    params = inspect.signature(fn).parameters
+    labels = {name: _label(name, p.default) for name, p in params.items()}
+    checks = {name: p.default.check for name, p in params.items() if callable(getattr(p.default, "check", None))}
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
+            for name, value in kwargs.items():
+                if name in labels:
+                    check_text(labels[name], value)
+                if name in checks and value is not None:
+                    checks[name](value)
             return fn(*args, **kwargs)
         except ContextLensError as e:
-            err_console.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from None
+            raise fail(str(e)) from None
+        except OSError as e:
+            raise fail(_os_message(e)) from None
 
     return wrapper
 
 
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, np.generic):
-        return obj.item()
+def jsonable(obj: Any) -> Any:
+    """``obj`` with numpy values as Python ones and NaN / infinities as None (JSON has
+    no such numbers; an undefined value is null).
+
+    >>> jsonable({"a": float("nan"), "b": (1.5, float("inf")), "c": [None, "x"]})
+    {'a': None, 'b': [1.5, None], 'c': [None, 'x']}
+    """
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, str | int | bool) or obj is None:
+        return obj
+    if isinstance(obj, dict):
+        return {k if isinstance(k, str | int | float | bool) else str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [jsonable(v) for v in obj]
+    if type(obj).__module__ == "numpy" and hasattr(obj, "tolist"):  # arrays and numpy scalars
+        return jsonable(obj.tolist())
+    if isinstance(obj, PurePath):
+        return str(obj)
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
 def print_json(obj: Any) -> None:
-    """Print one JSON object on stdout."""
-    sys.stdout.write(json.dumps(obj, default=_jsonable, ensure_ascii=False) + "\n")
+    """Print one strict JSON object on stdout (never NaN or Infinity)."""
+    sys.stdout.write(json.dumps(jsonable(obj), ensure_ascii=False, allow_nan=False) + "\n")
 
 
-def fmt(x: float) -> str:
-    return f"{x:.3f}"
+def fmt(x: float | None) -> str:
+    """A number as a table shows it; an undefined one (None, NaN) as a dash.
+
+    >>> fmt(0.12345), fmt(None), fmt(float("nan"))
+    ('0.123', '–', '–')
+    """
+    return "–" if x is None or not math.isfinite(x) else f"{x:.3f}"
+
+
+def table(title: str, columns: list[str], rows, left: int | str = 1, widths: dict[int, int] | None = None):
+    """A Rich table whose title, headers and cells are plain text (a ``[word]`` in a
+    sentence is shown, not read as markup); floats are formatted by :func:`fmt`.
+    ``left``: how many first columns are left-aligned (the others right), or one letter
+    per column (``"lrl"``); ``widths``: column index -> at most that many characters,
+    on one line, cut with an ellipsis (long sentences)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    align = left if isinstance(left, str) else "l" * left + "r" * (len(columns) - left)
+    t = Table(title=Text(title), title_justify="left")
+    widths = widths or {}
+    for i, (col, a) in enumerate(zip(columns, align)):
+        cut = {"max_width": widths[i], "no_wrap": True, "overflow": "ellipsis"} if i in widths else {}
+        t.add_column(Text(col), justify="left" if a == "l" else "right", **cut)
+    for row in rows:
+        t.add_row(*[Text(fmt(v) if isinstance(v, float) or v is None else str(v)) for v in row])
+    return t
+
+
+def say(*parts: Any) -> None:
+    """Print a line of plain text on stdout (no markup, no highlighting)."""
+    from rich.text import Text
+
+    out().print(Text(" ".join(str(p) for p in parts)), soft_wrap=True)
+
+
+@contextlib.contextmanager
+def spinner(message: str) -> Iterator[None]:
+    """A spinner on stderr while something slow (loading a model) runs; nothing when
+    stderr is not a terminal, so stdout (``--json``) is never touched."""
+    console = err()
+    if not console.is_terminal:
+        yield
+        return
+    with console.status(message, spinner="dots"):
+        yield
+
+
+class Command(TyperCommand):
+    """Every contextlens command: click's plain help (no markup is read in help text, so
+    ``[score]`` stays), arguments shown by their metavar (``TEXT``, ``WORD...``)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["rich_markup_mode"] = None
+        super().__init__(*args, **kwargs)
+
+    def _arguments(self, ctx) -> list:
+        return [p for p in self.get_params(ctx) if p.param_type_name == "argument"]
+
+    @staticmethod
+    def _metavar(p) -> str:
+        name = p.metavar or p.name.upper()
+        return name + ("..." if p.nargs != 1 and not p.metavar else "")
+
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for p in self._arguments(ctx):
+            pieces.append(self._metavar(p) if p.required else f"[{self._metavar(p)}]")
+        return pieces
+
+    def format_options(self, ctx, formatter) -> None:
+        args = [(self._metavar(p), p.help or "") for p in self._arguments(ctx)]
+        opts = [rv for p in self.get_params(ctx) if p.param_type_name == "option"
+                if (rv := p.get_help_record(ctx)) is not None]
+        for title, rows in (("Arguments", args), ("Options", opts)):
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+
+
+def add_command(app: typer.Typer, fn: Callable, name: str | None = None, **settings: Any) -> None:
+    """Register ``fn`` (a module-level command function) on ``app`` as a :class:`Command`."""
+    app.command(name, cls=Command, **settings)(fn)
+
+
+def group(help: str) -> typer.Typer:
+    """A command group (``static``, ``index``...) with the plain help of :class:`Command`."""
+    return typer.Typer(help=help, no_args_is_help=True, rich_markup_mode=None)

@@ -1,73 +1,61 @@
 """``contextlens demo``: the walkthrough, printed and written to a report."""
 
-from __future__ import annotations
-
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
-from ._common import console, handle_errors
+from . import options as o
+from ._common import add_command, handle_errors, out, say, spinner, table
 
 
-def register(app: typer.Typer) -> None:
-    @app.command()
-    @handle_errors
-    def demo(
-        out: Path = typer.Option(Path("out/demo"), help="Folder for the report and figures."),
-        vectors: str = typer.Option("glove-6b-50d", help="Static table for the polysemy part."),
-        model: str = typer.Option("minilm", help="Transformer for part 3 ('none' skips it)."),
-    ) -> None:
-        """Run the walkthrough: the worked 'bank' example, five ambiguous words, a transformer."""
-        from ..walkthrough import run
+@handle_errors
+def demo(
+    out_dir: Path = o.option(Path("out/demo"), "--out", metavar="DIR", help="Folder for the report and figures."),
+    vectors: str = o.option(o.DEFAULT_VECTORS, "--vectors", metavar="FILE|NAME", help="Static table for the "
+                            "polysemy part."),
+    model: str = o.option("minilm", "--model", "-m", metavar="NAME", help="Transformer for part 3 ('none' skips "
+                          "it)."),
+) -> None:
+    """Run the walkthrough: the worked 'bank' example, five ambiguous words, a transformer."""
+    from ..walkthrough import run
 
-        with console.status("computing the walkthrough..."):
-            r = run(out, vectors=vectors, model=None if model == "none" else model)
-        w = r["worked_example"]
-        t = Table(title="1. worked example: 'bank' (16 phrases, window 3, raw counts)", title_justify="left")
-        for col in ("vector of bank", "cos to money", "cos to river"):
-            t.add_column(col, justify="left" if col.startswith("vector") else "right")
-        t.add_row("static", f"{w['static']['money']:.3f}", f"{w['static']['river']:.3f}")
-        for s, cos in w["average"].items():
-            t.add_row(f"averaged in '{s}'", f"{cos['money']:.3f}", f"{cos['river']:.3f}")
-        console.print(t)
-        for s, weights in w["attention"].items():
-            console.print(f"attention of bank in '{s}': "
-                          + ", ".join(f"{k} {v:.3f}" for k, v in weights.items()))
-        p = r["polysemy"]
-        t = Table(title=f"2. cosine between two usages ({p['vectors']}, window 5, self excluded)",
-                  title_justify="left")
-        for col in ("word", "static", "average", "attention"):
-            t.add_column(col, justify="left" if col == "word" else "right")
-        for word, e in p["words"].items():
-            m = e["methods"]
-            t.add_row(word, "1.000", f"{m['average']['cosine_between_usages']:.3f}",
-                      f"{m['attention']['cosine_between_usages']:.3f}")
-        console.print(t)
-        if "transformer" in r:
-            _print_transformer(r["transformer"])
-        console.print(f"[green]report:[/] {r['report']}")
+    o.check_output(out_dir, folder=True)
+    with spinner("computing the walkthrough..."):
+        r = run(out_dir, vectors=vectors, model=None if model == "none" else model)
+    w = r["worked_example"]
+    rows = [("static", w["static"]["money"], w["static"]["river"])]
+    rows += [(f"averaged in '{s}'", cos["money"], cos["river"]) for s, cos in w["average"].items()]
+    out().print(table("1. worked example: 'bank' (16 phrases, window 3, raw counts)",
+                      ["vector of bank", "cos to money", "cos to river"], rows))
+    for s, weights in w["attention"].items():
+        say(f"attention of bank in '{s}': " + ", ".join(f"{k} {v:.3f}" for k, v in weights.items()))
+    p = r["polysemy"]
+    out().print(table(f"2. cosine between two usages ({p['vectors']}, window 5, self excluded)",
+                      ["word", "static", "average", "attention"],
+                      [(word, "1.000", e["methods"]["average"]["cosine_between_usages"],
+                        e["methods"]["attention"]["cosine_between_usages"]) for word, e in p["words"].items()]))
+    if "transformer" in r:
+        _print_transformer(r["transformer"])
+    say(f"report: {r['report']}")
 
 
 def _print_transformer(r: dict) -> None:
     same = r["same_row"]
-    t = Table(title=f"3. 'bank' across the layers of {r['model']} (layer 0: same token id, same row)",
-              title_justify="left")
-    for col in ("layer", "finance vs river", "finance vs finance"):
-        t.add_column(col, justify="left" if col == "layer" else "right")
-    for name, a, b in zip(same["layer_names"], same["finance_vs_river"], same["finance_vs_finance"]):
-        t.add_row(name, f"{a:.3f}", f"{b:.3f}")
-    console.print(t)
-    t = Table(title="polysemy explorer: mean cosine between usages (top layer)", title_justify="left")
-    for col in ("word", "senses", "same sense", "different senses", "spread"):
-        t.add_column(col, justify="left" if col in ("word", "senses") else "right")
-    for word, e in r["explorer"].items():
-        t.add_row(word, ", ".join(e["senses"]), f"{e['mean_same_sense']:.3f}",
-                  f"{e['mean_other_sense']:.3f}", f"{e['spread']:.3f}")
-    console.print(t)
+    out().print(table(f"3. 'bank' across the layers of {r['model']} (layer 0: same token id, same row)",
+                      ["layer", "finance vs river", "finance vs finance"],
+                      zip(same["layer_names"], same["finance_vs_river"], same["finance_vs_finance"])))
+    out().print(table("polysemy explorer: mean cosine between usages (top layer)",
+                      ["word", "senses", "same sense", "different senses", "spread"],
+                      [(word, ", ".join(e["senses"]), e["mean_same_sense"], e["mean_other_sense"], e["spread"])
+                       for word, e in r["explorer"].items()], left=2))
     a = r["attention"]
-    console.print(f"attention of bank in {a['sentence']!r} (last layer, mean over heads): "
-                  + ", ".join(f"{w} {x:.3f}" for w, x in zip(a["words"], a["last_layer_mean"])))
+    say(f"attention of bank in {a['sentence']!r} (last layer, mean over heads): "
+        + ", ".join(f"{w} {x:.3f}" for w, x in zip(a["words"], a["last_layer_mean"])))
     s = r["senses"]
-    console.print(f"sense probe, ten bank sentences: k = {s['k']}, silhouette {s['silhouette']:.3f}, "
-                  f"purity {s['purity']:.3f}, ARI {s['ari']:.3f}")
+    say(f"sense probe, ten bank sentences: k = {s['k']}, silhouette {s['silhouette']:.3f}, "
+        f"purity {s['purity']:.3f}, ARI {s['ari']:.3f}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``demo`` to ``app``."""
+    add_command(app, demo)

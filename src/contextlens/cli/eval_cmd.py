@@ -1,95 +1,122 @@
 """``contextlens eval TASK``: the evaluation tasks, with the published numbers beside ours."""
 
-from __future__ import annotations
-
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from ..errors import check_choice
-from ._common import console, handle_errors, print_json
+from . import options as o
+from ._common import add_command, err, handle_errors, out, print_json, say, spinner, table
 
-TASK_CHOICES = ("wic", "wsd", "coarsewsd", "scws", "similarity", "analogy", "all")
+TASK_CHOICES = ("wic", "wsd", "coarsewsd", "scws", "similarity", "analogy", "all")  # bench.runner.TASKS + all
 METRICS = ("accuracy", "precision", "recall", "f1", "macro_f1", "spearman")
+LEXICAL = ("similarity", "analogy")
 
 
-def _results_table(out: dict) -> Table:
-    rows = out["results"]
-    who = out.get("model") or out.get("vectors")
-    t = Table(title=f"{out['task']} — {who}", title_justify="left")
+def _results_table(result: dict):
+    rows = result["results"]
+    who = result.get("model") or result.get("vectors")
     extra = [k for k in ("task", "word") if any(k in r for r in rows)]
     metrics = [m for m in METRICS if any(m in r for r in rows)]
-    for col in (*extra, "split", "method", "layer", *metrics, "n", "oov"):
-        t.add_column(col, justify="right" if col in (*metrics, "n", "oov", "layer") else "left")
+    columns = [*extra, "split", "method", "layer", *metrics, "n", "oov"]
+    cells = []
     for r in rows:
-        cells = [str(r.get(k, "")) for k in extra] + [str(r["split"]), str(r["method"]),
-                                                      "" if r["layer"] is None else str(r["layer"])]
-        cells += ["" if r.get(m) is None else f"{100 * r[m]:.1f}" if m != "spearman" else f"{r[m]:.3f}"
-                  for m in metrics]
-        cells += [str(r.get("n", "")), "" if r.get("oov") is None else str(r["oov"])]
-        t.add_row(*cells)
-    return t
+        row = [str(r.get(k, "")) for k in extra] + [str(r["split"]), str(r["method"]),
+                                                    "" if r["layer"] is None else str(r["layer"])]
+        row += ["" if r.get(m) is None else f"{100 * r[m]:.1f}" if m != "spearman" else f"{r[m]:.3f}"
+                for m in metrics]
+        cells.append(row + [str(r.get("n", "")), "" if r.get("oov") is None else str(r["oov"])])
+    return table(f"{result['task']} — {who}", columns, cells,
+                 left="".join("r" if c in (*metrics, "n", "oov", "layer") else "l" for c in columns))
 
 
-def _references_table(refs: list[dict]) -> Table:
-    t = Table(title="published reference numbers", title_justify="left")
-    for col in ("task", "split", "system", "metric", "value", "source"):
-        t.add_column(col, justify="right" if col == "value" else "left")
-    for r in refs:
-        t.add_row(r["task"], r["split"], r["system"], r["metric"], f"{r['value']:g}", r["source"])
-    return t
+def _references_table(refs: list[dict]):
+    return table("published reference numbers", ["task", "split", "system", "metric", "value", "source"],
+                 [(r["task"], r["split"], r["system"], r["metric"], f"{r['value']:g}", r["source"]) for r in refs],
+                 left="llllrl")
+
+
+def _checked_encoder(task: str, model, vectors, method: str, wanted: list[int] | None):
+    """With --layer / --layers: the task's encoder, its layers checked before any encoding
+    (a static table looked up for similarity / analogy has no layers to choose)."""
+    from ..bench.runner import make_task_encoder
+
+    if not wanted or (model is None and method == "static" and task in LEXICAL):
+        return None
+    with spinner(f"loading {model or vectors}..."):
+        encoder = make_task_encoder(model, vectors, method)
+    for k in wanted:
+        encoder.layer_position(k)
+    return encoder
+
+
+@handle_errors
+def eval_(
+    task: str = typer.Argument(..., metavar="TASK", help=" | ".join(TASK_CHOICES)),
+    model: str = o.MODEL, vectors: str = o.option(None, "--vectors", metavar="FILE|NAME", help="A static table: a "
+                                                  "vectors file or a packaged name (glove-6b-50d)."),
+    method: str = o.method_option("static"),
+    layer: int = o.layer_option(None, help="One layer number (0 = the static / embedding row; negative from the "
+                                           "top)."),
+    layers: str = o.option(None, "--layers", metavar="N,...", help="'all' (default: every layer) or a comma list "
+                           "of layer numbers: 1,3,6."),
+    split: str = o.option(None, "--split", metavar="NAME", help="wic: dev | test; wsd: semeval2007 | ... | ALL; "
+                          "coarsewsd: cv | test; scws: sample; similarity: dataset names, comma-separated."),
+    data_dir: Path = o.DATA_DIR,
+    features: str = o.option("cosines", "--features", metavar="KIND", help="wic logistic regression: cosines | "
+                             "full."),
+    semcor_limit: int = o.bounded(o.option(None, "--semcor-limit", metavar="N", help="wsd: learn senses from the "
+                                           "first N SemCor sentences only."), 1, 10**9),
+    restrict: int = o.bounded(o.option(300000, "--restrict", metavar="N", help="similarity / analogy with static "
+                                       "vectors: the first N words (as gensim's evaluators)."), 1, 10**9),
+    template: str = o.option("{word}", "--template", metavar="TEXT", help="similarity / analogy with a model: the "
+                             "word's context, with {word}."),
+    no_cache: bool = o.flag("--no-cache", help="Encode again; write nothing to the cache."),
+    as_json: bool = o.JSON,
+) -> None:
+    """Evaluate a model or vectors on TASK (or all tasks whose data is present)."""
+    from ..bench.runner import evaluate, evaluate_all
+    from ..errors import InputError, check_choice
+
+    check_choice("task", task, TASK_CHOICES)
+    o.check_source(model, vectors, method)
+    method = method or "static"
+    if layer is not None and layers is not None:
+        raise InputError("give --layer or --layers, not both")
+    wanted = [layer] if layer is not None else (None if layers in (None, "all") else o.parse_ints("--layers", layers))
+    if task == "all" and wanted:
+        raise InputError("--layer / --layers choose layers of one task; with 'all' every task reports its own")
+    encoder = _checked_encoder(task, model, vectors, method, wanted)
+    options = {"features": features, "semcor_limit": semcor_limit, "restrict": restrict, "template": template}
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err(), transient=True,
+                  disable=as_json or not err().is_terminal) as bar:
+        handles: dict = {}
+
+        def progress(*args):
+            stage, done, total = args if len(args) == 3 else ("encoding", *args)
+            if stage not in handles:
+                handles[stage] = bar.add_task(stage, total=total)
+            bar.update(handles[stage], completed=done, total=total)
+
+        if task == "all":
+            result = evaluate_all(model=model, vectors=vectors, method=method, data_dir=data_dir,
+                                  use_cache=not no_cache, progress=progress, **options)
+        else:
+            result = evaluate(task, model=model, vectors=vectors, method=method, layer=layer,
+                              layers=None if layer is not None else wanted, split=split, data_dir=data_dir,
+                              use_cache=not no_cache, progress=progress, encoder=encoder, **options)
+    if as_json:
+        print_json(result)
+        return
+    out().print(_results_table(result))
+    if result.get("references"):
+        out().print(_references_table(result["references"]))
+    for s in result.get("skipped", []):
+        say(f"skipped {s['task']}: {s['reason']}")
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("eval")
-    @handle_errors
-    def eval_(
-        task: str = typer.Argument(..., help=" | ".join(TASK_CHOICES)),
-        model: str = typer.Option(None, help="A transformer: minilm, mpnet, a local directory or a HF id."),
-        vectors: str = typer.Option(None, help="Static vectors: a file or a packaged name (glove-6b-50d)."),
-        method: str = typer.Option("static", help="With --vectors: static | average | attention."),
-        layer: int = typer.Option(None, help="One layer (0 = static/embedding row; negative from the end)."),
-        layers: str = typer.Option(None, help="'all' (default: every layer) or a comma list: 1,3,6."),
-        split: str = typer.Option(None, help="wic: dev|test; wsd: semeval2007|...|ALL; coarsewsd: cv|test; "
-                                             "scws: sample; similarity: dataset names, comma-separated."),
-        data_dir: Path = typer.Option(None, help="Data folder [CONTEXTLENS_DATA or ~/.cache/contextlens/data]."),
-        features: str = typer.Option("cosines", help="wic logistic regression: cosines | full."),
-        semcor_limit: int = typer.Option(None, help="wsd: learn senses from the first N SemCor sentences only."),
-        restrict: int = typer.Option(300000, help="similarity/analogy with static vectors: first N words (gensim)."),
-        template: str = typer.Option("{word}", help="similarity/analogy with a model: the word's context."),
-        no_cache: bool = typer.Option(False, "--no-cache", help="Encode again; write nothing to the cache."),
-        as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-    ) -> None:
-        """Evaluate a model or vectors on TASK (or all tasks whose data is present)."""
-        from ..bench.runner import evaluate, evaluate_all
-
-        check_choice("task", task, TASK_CHOICES)
-        layer_list = None if layers in (None, "all") else [int(x) for x in layers.split(",") if x.strip()]
-        options = {"features": features, "semcor_limit": semcor_limit, "restrict": restrict, "template": template}
-        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=console, transient=True, disable=as_json) as bar:
-            handles: dict = {}
-
-            def progress(*args):
-                stage, done, total = args if len(args) == 3 else ("encoding", *args)
-                if stage not in handles:
-                    handles[stage] = bar.add_task(stage, total=total)
-                bar.update(handles[stage], completed=done, total=total)
-
-            if task == "all":
-                out = evaluate_all(model=model, vectors=vectors, method=method, data_dir=data_dir,
-                                   use_cache=not no_cache, progress=progress, **options)
-            else:
-                out = evaluate(task, model=model, vectors=vectors, method=method, layer=layer,
-                               layers=layer_list, split=split, data_dir=data_dir, use_cache=not no_cache,
-                               progress=progress, **options)
-        if as_json:
-            print_json(out)
-            return
-        console.print(_results_table(out))
-        if out.get("references"):
-            console.print(_references_table(out["references"]))
-        for s in out.get("skipped", []):
-            console.print(f"[yellow]skipped[/] {s['task']}: {s['reason']}", highlight=False)
+    """Add ``eval`` to ``app``."""
+    add_command(app, eval_, "eval")

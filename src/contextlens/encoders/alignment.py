@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError, check_choice
+from ..errors import InputError, check_choice, check_int
 from ..text import Word
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "pooling_weights",
     "attention_matrices",
     "aggregate_attention",
+    "window_attention",
     "plan_windows",
     "assign_windows",
 ]
@@ -71,18 +72,46 @@ class Alignment:
         """The alignment of pieces ``start:end`` alone, shifted by ``before`` special pieces
         in front and followed by ``after`` special pieces (a window of a long text).
 
-        Words keep their indices; a word with no piece in the window has none here.
+        Words keep their indices; a word with no piece in the window has none here. It
+        costs the window, not the text: only the window's words are stored.
 
         >>> al = Alignment(((0,), (0,), (1,), (2,)), ((0, 1), (2,), (3,)))
         >>> al.restrict(2, 4, before=1, after=1)
         Alignment(piece_words=((), (1,), (2,), ()), word_pieces=((), (1,), (2,)))
         """
         piece_words = ((),) * before + self.piece_words[start:end] + ((),) * after
-        word_pieces: list[list[int]] = [[] for _ in self.word_pieces]
+        covered = [w for ws in piece_words for w in ws]
+        first = min(covered, default=0)
+        local: list[list[int]] = [[] for _ in range(max(covered, default=-1) + 1 - first)]
         for p, ws in enumerate(piece_words):
             for w in ws:
-                word_pieces[w].append(p)
-        return Alignment(piece_words, tuple(tuple(ps) for ps in word_pieces))
+                local[w - first].append(p)
+        return Alignment(piece_words, _WindowWords(len(self.word_pieces), first, tuple(map(tuple, local))))
+
+
+class _WindowWords(Sequence):
+    """``word_pieces`` of a window of a long text: every word keeps its index (there are
+    ``n`` of them) but only words ``first..`` have pieces, and only they are stored."""
+
+    def __init__(self, n: int, first: int, pieces: tuple[tuple[int, ...], ...]):
+        self._n, self._first, self._pieces = n, first, pieces
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, w):
+        if isinstance(w, slice):
+            return tuple(self[i] for i in range(*w.indices(self._n)))
+        if not -self._n <= w < self._n:
+            raise IndexError(f"word {w} of {self._n}")
+        i = (w % self._n) - self._first
+        return self._pieces[i] if 0 <= i < len(self._pieces) else ()
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
 
 
 def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
@@ -172,29 +201,38 @@ def pooling_weights(
     return rows, cols, weights
 
 
-def attention_matrices(alignment: Alignment) -> tuple[np.ndarray, np.ndarray]:
-    """``query (words, pieces)`` and ``key (pieces, words + 1)`` for word-level attention.
+def attention_matrices(
+    alignment: Alignment, rows: Sequence[int] | None = None, cols: Sequence[int] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``query (rows, pieces)`` and ``key (pieces, cols + 1)`` for word-level attention.
 
-    ``query[w]`` averages word ``w``'s pieces (a word without pieces: a zero row);
-    ``key[p]`` hands piece ``p``'s column to its words, split equally when it covers
-    several, or to the last column (the special share) when it covers none. Every row of
-    ``key`` sums to 1, so the sum of an attention row over pieces is kept.
+    ``query[i]`` averages the pieces of word ``rows[i]`` (a word without pieces: a zero
+    row); ``key[p]`` hands piece ``p``'s column to its words, split equally when it covers
+    several, or to the last column (the special share) when it covers none (a share for a
+    word outside ``cols`` goes there too). ``rows`` and ``cols`` default to every word;
+    every row of ``key`` sums to 1, so the sum of an attention row over pieces is kept.
 
     >>> q, k = attention_matrices(Alignment(((), (0,), (0, 1)), ((1, 2), (2,))))
     >>> q.tolist(), k.tolist()
     ([[0.0, 0.5, 0.5], [0.0, 0.0, 1.0]], [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.5, 0.5, 0.0]])
+    >>> attention_matrices(Alignment(((), (0,), (0, 1)), ((1, 2), (2,))), rows=[1], cols=[1])[1].tolist()
+    [[0.0, 1.0], [0.0, 1.0], [0.5, 0.5]]
     """
-    n_pieces, n_words = len(alignment.piece_words), len(alignment.word_pieces)
-    query = np.zeros((n_words, n_pieces))  # (words, pieces)
-    key = np.zeros((n_pieces, n_words + 1))  # (pieces, words + special)
-    for w, pieces in enumerate(alignment.word_pieces):
+    rows = range(len(alignment.word_pieces)) if rows is None else rows
+    cols = range(len(alignment.word_pieces)) if cols is None else cols
+    n_pieces, column = len(alignment.piece_words), {w: j for j, w in enumerate(cols)}
+    query = np.zeros((len(rows), n_pieces))  # (rows, pieces)
+    key = np.zeros((n_pieces, len(column) + 1))  # (pieces, cols + special)
+    for i, w in enumerate(rows):
+        pieces = alignment.word_pieces[w]
         if pieces:
-            query[w, list(pieces)] = 1.0 / len(pieces)
+            query[i, list(pieces)] = 1.0 / len(pieces)
     for p, ws in enumerate(alignment.piece_words):
         if ws:
-            key[p, list(ws)] = 1.0 / len(ws)
+            for w in ws:
+                key[p, column.get(w, len(column))] += 1.0 / len(ws)
         else:
-            key[p, n_words] = 1.0
+            key[p, len(column)] = 1.0
     return query, key
 
 
@@ -202,11 +240,13 @@ def aggregate_attention(
     attention: np.ndarray, query: np.ndarray, key: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Piece attention ``(..., pieces, pieces)`` → word attention ``(..., words, words)``
-    and the special share ``(..., words)``.
+    and the special share ``(..., words)``, in the attention's dtype (float32 at least).
 
     A query word's row is the mean of its pieces' rows; a key word's column is the sum of
     its pieces' columns; so each word row plus its special share sums to 1 when each piece
-    row does.
+    row does. ``query`` and ``key`` are mostly zeros (a piece belongs to one word or two),
+    so they are multiplied as sparse matrices: time and memory grow with the pieces, not
+    with pieces x pieces x words.
 
     >>> att = np.array([[0.5, 0.25, 0.25], [0.2, 0.4, 0.4], [0.0, 0.5, 0.5]])
     >>> q, k = attention_matrices(Alignment(((), (0,), (1,)), ((1,), (2,))))
@@ -214,8 +254,36 @@ def aggregate_attention(
     >>> words.tolist(), special.tolist()
     ([[0.4, 0.4], [0.5, 0.5]], [0.2, 0.0])
     """
-    mixed = query @ attention @ key  # (..., words, words + 1)
+    import scipy.sparse as sp
+
+    dtype = np.result_type(attention.dtype, np.float32)
+    q = sp.csr_matrix(query.astype(dtype))  # (words, pieces)
+    kt = sp.csr_matrix(key.T.astype(dtype))  # (cols + 1, pieces)
+    flat = np.asarray(attention, dtype=dtype).reshape(-1, *attention.shape[-2:])  # (..., pieces, pieces)
+    out = np.empty((len(flat), kt.shape[0], len(query)), dtype=dtype)  # (..., cols + 1, words)
+    for i, a in enumerate(flat):  # one matrix at a time: no copy of the whole stack
+        out[i] = kt @ (q @ a).T
+    mixed = out.swapaxes(-1, -2).reshape(*attention.shape[:-2], len(query), kt.shape[0])
     return mixed[..., :-1], mixed[..., -1]
+
+
+def window_attention(attention: np.ndarray, alignment: Alignment,
+                     rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """The word attention of words ``rows`` inside one window of a long text, from the
+    window's piece attention ``(..., pieces, pieces)`` and its ``alignment`` (see
+    :meth:`Alignment.restrict`): ``words (..., rows, cols)``, ``special (..., rows)`` and
+    ``cols``, the words with a piece in the window, ascending. Words outside the window
+    get no column: time and memory grow with the window, not with the text.
+
+    >>> al = Alignment(((), (7,), (8,), ()), ((),) * 7 + ((1,), (2,)))  # words 7 and 8 of a long text
+    >>> att = np.array([[0.4, 0.2, 0.2, 0.2], [0.1, 0.6, 0.2, 0.1], [0.1, 0.3, 0.5, 0.1], [0.25] * 4])
+    >>> words, special, cols = window_attention(att, al, [8])
+    >>> cols, words.round(3).tolist(), special.round(3).tolist()
+    ([7, 8], [[0.3, 0.5]], [0.2])
+    """
+    cols = sorted({w for ws in alignment.piece_words for w in ws})
+    words, special = aggregate_attention(attention, *attention_matrices(alignment, rows, cols))
+    return words, special, cols
 
 
 def _allowed_cuts(alignment: Alignment) -> list[bool]:
@@ -250,11 +318,9 @@ def plan_windows(
     [(0, 10)]
     """
     n = len(alignment.piece_words)
-    if capacity < 1:
-        raise InputError(f"a window must hold at least one piece, got capacity {capacity}")
-    stride = max(1, capacity // 2) if stride is None else stride
-    if not 1 <= stride <= capacity:
-        raise InputError(f"stride must be 1..{capacity} (the window capacity), got {stride}")
+    check_int("window capacity", capacity, low=1, hint="pieces a window holds (max_length less the special pieces)")
+    stride = max(1, capacity // 2) if stride is None else check_int(
+        "stride", stride, low=1, high=capacity, hint="pieces between window starts, at most the window capacity")
     if n <= capacity:
         return [(0, n)]
     ok = _allowed_cuts(alignment)
@@ -280,23 +346,27 @@ def assign_windows(windows: Sequence[tuple[int, int]], alignment: Alignment) -> 
     """For each word, the window in which it is most central (ties: the earlier window).
 
     Centrality is the smaller of the pieces before the word and after it in the window;
-    ``-1`` for a word without pieces.
+    ``-1`` for a word without pieces. Windows come in order (as :func:`plan_windows` gives
+    them), so each word looks only at the few windows around it: linear in the text.
 
     >>> al = Alignment(tuple((i,) for i in range(6)), tuple((i,) for i in range(6)))
     >>> assign_windows([(0, 4), (2, 6)], al)
     [0, 0, 0, 1, 1, 1]
     """
     assigned = []
+    lo = 0  # the first window that can still hold a word (ends after its last piece)
     for pieces in alignment.word_pieces:
         if not pieces:
             assigned.append(-1)
             continue
         first, last = pieces[0], pieces[-1]
-        best, best_score = -1, -1
-        for i, (a, b) in enumerate(windows):
-            if a <= first and last < b:
-                score = min(first - a, b - 1 - last)
-                if score > best_score:
-                    best, best_score = i, score
+        while lo < len(windows) and windows[lo][1] <= last:
+            lo += 1
+        best, best_score, k = -1, -1, lo
+        while k < len(windows) and windows[k][0] <= first:
+            a, b = windows[k]
+            if last < b and min(first - a, b - 1 - last) > best_score:
+                best, best_score = k, min(first - a, b - 1 - last)
+            k += 1
         assigned.append(best)
     return assigned

@@ -35,7 +35,7 @@ import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,6 +48,9 @@ from ..errors import (
     check_choice,
 )
 from ..text import Word, locate, tokenize
+
+if TYPE_CHECKING:
+    from .qk import AttentionParts
 
 __all__ = ["Encoding", "Encoder", "Targets", "layer_position", "select_targets", "check_texts", "keep_targets",
            "SENTENCE_POOLINGS", "word_sentence_vectors"]
@@ -417,6 +420,17 @@ class Encoder(ABC):
     def layer_position(self, layer: int) -> int:
         """The index of ``layer`` in the stacks this encoder returns (checked before encoding)."""
         return layer_position(self.layer_ids, layer)
+
+    def attention_parts(self, text: str, *, layers: Sequence[int] | None = None, pad: int = 0) -> list[AttentionParts]:
+        """An optional capability: the queries, keys, scale, bias and mask of each of
+        ``layers`` (contextual layer numbers; None = every one) for ``text``, at the level
+        where the encoder attends, with ``pad`` padding tokens appended (see
+        :class:`~contextlens.encoders.qk.AttentionParts`). Encoders without queries and keys
+        say so."""
+        raise InputError(
+            f"this encoder ({self.name}) has no queries and keys; use a self-attention encoder "
+            "(method 'attention') or a transformer model"
+        )
 
 
 def word_sentence_vectors(layers: np.ndarray) -> dict[str, np.ndarray]:

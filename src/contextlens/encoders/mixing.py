@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import math
-import numbers
 from abc import abstractmethod
 from collections.abc import Sequence
 from typing import Any
@@ -28,8 +27,11 @@ import numpy as np
 
 from ..context.attention import (
     causal_mask,
+    check_scale,
+    check_weights_size,
     check_window,
     exclude_self_mask,
+    head_inputs,
     multi_head_attention,
     random_projections,
     sinusoidal_positions,
@@ -38,7 +40,8 @@ from ..context.attention import (
 from ..context.mixers import check_alpha, neighbour_average
 from ..errors import DimensionError, InputError, check_bool, check_choice, check_int
 from ..vectors import EmbeddingTable
-from .base import Encoder, Encoding, keep_targets
+from .base import Encoder, Encoding, check_texts, keep_targets
+from .qk import MAX_PAD, AttentionParts, pick_layers
 from .static import StaticEncoder
 
 __all__ = ["NeighbourAverage", "SelfAttention", "POSITIONS", "PROJECTIONS"]
@@ -76,10 +79,16 @@ class _Mixer(Encoder):
     def _mix(self, base: Encoding) -> Encoding:
         """Layers 1.. of a looked-up sentence (``base`` has at least one word)."""
 
+    #: (heads, layers of weights, bytes of float64 work arrays per head and word pair)
+    _weights_shape: tuple[int, int, int]
+
     def _encode_texts(self, texts: list[str], chosen: list[list[int] | None]) -> list[Encoding]:
         out = []
-        for text, keep in zip(texts, chosen):
+        for i, (text, keep) in enumerate(zip(texts, chosen)):
             base = self.static.lookup(text, required=keep is None)
+            heads, n_layers, work = self._weights_shape
+            check_weights_size(len(base.words), n_layers, heads, work_bytes=work, what=f"text {i + 1}",
+                               todo=f"use a shorter text ({self.name} weighs every pair of words)")
             try:
                 mixed = self._mix(base) if base.words else None
             except InputError as err:  # e.g. a lone known word with nothing to attend to
@@ -111,6 +120,7 @@ class NeighbourAverage(_Mixer):
         self.window = check_window(window)
         self.static = StaticEncoder(table, **static_kw)
         self.table = table
+        self._weights_shape = (1, 1, 24)  # float64 weights, int64 distances, boolean masks
 
     def params(self) -> dict[str, Any]:
         return {**self.static.params(), "encoder": self.name, "alpha": self.alpha, "window": self.window}
@@ -139,12 +149,14 @@ class SelfAttention(_Mixer):
     positions : None, or ``"sinusoidal"``: position codes are added once, to the input of
         the first attention layer (layer 0 stays the plain table row).
     heads : number of heads; without value projections each head mixes its own slice of
-        the dimensions (the table's dim must divide by ``heads``).
+        the dimensions (nearly equal slices when ``heads`` does not divide the table's dim;
+        without query and key projections it must divide it).
     projections : None (``q = k = v =`` the inputs); ``"random"``: seeded random query
         and key projections of ``d_head`` dims per head, values unprojected so every layer
         stays in the table's space; or your own ``(w_q, w_k, w_v)``, each
         ``(heads, dim, d)`` or None, used in every layer (values must give back ``dim``).
-    d_head : query/key dims per head for ``projections="random"`` (default dim // heads).
+    d_head : query/key dims per head for ``projections="random"`` (default
+        ``max(1, dim // heads)``); the scale is ``1/√d_head``.
     scale : multiplies the scores instead of ``1/√d_k`` (0 gives uniform weights).
     n_layers : attention layers stacked, each reading the previous one's output.
     seed : seeds the random projections (layer ``l`` uses ``(seed, l)``).
@@ -170,15 +182,11 @@ class SelfAttention(_Mixer):
         self.n_layers = check_int("n_layers", n_layers, low=1, high=MAX_LAYERS)
         self.seed = check_int("seed", seed, low=0, high=2**32 - 1)
         self.d_head = None if d_head is None else check_int("d_head", d_head, low=1, high=MAX_D_HEAD)
-        if scale is not None and (
-            isinstance(scale, bool) or not isinstance(scale, numbers.Real)
-            or not math.isfinite(scale)
-        ):
-            raise InputError(f"scale must be None (1/√d_k) or a finite number, got {scale!r}")
-        self.scale = None if scale is None else float(scale)
+        self.scale = check_scale(scale)
         self.projections = projections
         self._layer_weights = self._resolve_projections(table.dim)  # per layer (w_q, w_k, w_v)
         self.layer_names = ("static",) + tuple(f"attention {i}" for i in range(1, self.n_layers + 1))
+        self._weights_shape = (self.heads, self.n_layers, 32)  # float64 scores, exp, weights; masks
 
     def _resolve_projections(self, dim: int) -> list[tuple]:
         proj = self.projections
@@ -199,11 +207,11 @@ class SelfAttention(_Mixer):
             raise InputError(
                 f"projections must be None, 'random' or (w_q, w_k, w_v), got {type(proj).__name__}"
             )
-        if any(w is None for w in layers[0]) and dim % self.heads:
+        if (layers[0][0] is None or layers[0][1] is None) and dim % self.heads:
             raise DimensionError(
-                f"dim {dim} does not divide into {self.heads} heads: a head without a "
-                "projection mixes its own slice of the table's dims; choose heads dividing "
-                f"{dim}, or pass projections=(w_q, w_k, w_v) with all three given"
+                f"dim {dim} does not divide into {self.heads} heads: a head without query and key "
+                "projections scores with its own slice of the table's dims; choose heads dividing "
+                f"{dim}, or pass projections='random' (or your own w_q and w_k)"
             )
         # a dry run on one zero row reports any shape problem now, not at the first sentence
         out, _ = multi_head_attention(np.zeros((1, dim)), self.heads, *layers[0], scale=0.0)
@@ -214,6 +222,10 @@ class SelfAttention(_Mixer):
                 "make heads * d_v equal it, or pass w_v=None"
             )
         return layers
+
+    def _effective_scale(self) -> float:
+        """What multiplies the scores: ``scale``, else 1/√d_k."""
+        return 1.0 / math.sqrt(self._d_k()) if self.scale is None else self.scale
 
     def _d_k(self) -> int:
         w_q = self._layer_weights[0][0]
@@ -226,7 +238,7 @@ class SelfAttention(_Mixer):
             "positions": self.positions, "heads": self.heads,
             "projections": proj if proj is None or isinstance(proj, str) else "custom",
             "d_head": self._d_k(), "scale": self.scale,
-            "effective_scale": 1.0 / math.sqrt(self._d_k()) if self.scale is None else self.scale,
+            "effective_scale": self._effective_scale(),
             "n_layers": self.n_layers, "seed": self.seed,
         }
         if params["projections"] == "custom":  # the weights themselves identify the encoder
@@ -253,11 +265,18 @@ class SelfAttention(_Mixer):
             allowed &= window_mask(n, self.window)
         return allowed
 
-    def _mix(self, base: Encoding) -> Encoding:
-        x = base.layers[0].astype(np.float64)  # (words, dim)
-        n, dim = x.shape
-        allowed = self.mask(n)  # (words, words)
-        empty = np.flatnonzero(~allowed.any(axis=1))
+    def _layers(self, x: np.ndarray, allowed: np.ndarray):
+        """Per attention layer: its input ``(words, dim)``, output ``(words, dim)`` and
+        weights ``(heads, words, words)``; positions are added once, to the first input."""
+        h = x + sinusoidal_positions(*x.shape) if self.positions == "sinusoidal" else x
+        for w_q, w_k, w_v in self._layer_weights:
+            out, weights = multi_head_attention(h, self.heads, w_q, w_k, w_v, mask=allowed, scale=self.scale)
+            yield h, out, weights
+            h = out
+
+    def _checked_mask(self, base: Encoding, n: int) -> np.ndarray:
+        allowed = self.mask(n)  # (n, n)
+        empty = np.flatnonzero(~allowed[: len(base.words)].any(axis=1))
         if empty.size:
             i = int(empty[0])
             raise InputError(
@@ -265,17 +284,39 @@ class SelfAttention(_Mixer):
                 f"word (include_self={self.include_self}, causal={self.causal}, "
                 f"window={self.window}); allow include_self=True or give more context"
             )
-        h = x + sinusoidal_positions(n, dim) if self.positions == "sinusoidal" else x
-        layers, attention = [x], []
-        for w_q, w_k, w_v in self._layer_weights:
-            h, weights = multi_head_attention(
-                h, self.heads, w_q, w_k, w_v, mask=allowed, scale=self.scale
-            )  # (words, dim), (heads, words, words)
-            layers.append(h)
-            attention.append(weights)
+        return allowed
+
+    def _mix(self, base: Encoding) -> Encoding:
+        x = base.layers[0].astype(np.float64)  # (words, dim)
+        allowed = self._checked_mask(base, len(x))
+        steps = list(self._layers(x, allowed))
         meta = {**base.meta, "encoder": self.name, "params": self.params()}
         return Encoding(
-            base.text, base.words, np.stack(layers).astype(np.float32),
-            np.stack(attention).astype(np.float32), self.layer_names, meta,
+            base.text, base.words, np.stack([x] + [out for _, out, _ in steps]).astype(np.float32),
+            np.stack([w for _, _, w in steps]).astype(np.float32), self.layer_names, meta,
         )
 
+    def attention_parts(self, text: str, *, layers=None, pad: int = 0) -> list[AttentionParts]:
+        """Each layer's queries and keys over the words of ``text`` (``q = k =`` the layer's
+        input, or its projections) and the mask; ``pad`` zero rows are appended as padding,
+        masked out as keys (as in a batch with a longer sentence). See :mod:`contextlens.encoders.qk`.
+        """
+        picked = pick_layers(self.layer_ids, self.layer_names, layers)
+        pad = check_int("pad", pad, low=0, high=MAX_PAD)
+        base = self.static.lookup(check_texts([text])[0], required=True)
+        n = len(base.words)
+        x = np.vstack([base.layers[0], np.zeros((pad, self.dim))]).astype(np.float64)  # (words + pad, dim)
+        allowed = self._checked_mask(base, n + pad)
+        allowed[:, n:] = False  # nothing attends to padding
+        steps = list(self._layers(x, allowed))
+        scale = self._effective_scale()
+        out = []
+        for layer, name in picked:
+            h, _, weights = steps[layer - 1]
+            w_q, w_k, _ = self._layer_weights[layer - 1]
+            out.append(AttentionParts(
+                text, tuple(base.tokens) + ("[PAD]",) * pad, tuple((i,) for i in range(n)) + ((),) * pad,
+                tuple(base.tokens), layer, name, head_inputs(h, self.heads, w_q, "w_q"),
+                head_inputs(h, self.heads, w_k, "w_k"), scale, allowed, weights, padding=pad,
+            ))
+        return out

@@ -35,7 +35,7 @@ from pathlib import Path
 from ..errors import ContextLensError, InputError, MissingDependencyError
 
 __all__ = [
-    "MARKER", "ModelNotFoundError", "ModelInstallError", "SplitFile", "check_model_dir",
+    "MARKER", "ModelNotFoundError", "ModelInstallError", "SplitFile", "check_marker", "check_model_dir",
     "extract_split_zip", "convert_gguf", "require_hf", "quiet_transformers",
 ]
 
@@ -135,12 +135,9 @@ def _safetensors_problem(path: Path) -> str | None:
     return None if 8 + n + end <= size else f"{path.name}: truncated ({size} bytes, needs {8 + n + end})"
 
 
-def check_model_dir(path: str | os.PathLike) -> str | None:
-    """Why a cached model directory is unusable, or None when it is complete.
-
-    It must hold the marker written last by a build, every file the marker lists with
-    its size, a JSON ``config.json``, and whole safetensors files.
-    """
+def check_marker(path: str | os.PathLike) -> str | None:
+    """Why a cache build is incomplete (no marker written last, or a file it lists is
+    missing or changed size), or None."""
     path = Path(path)
     try:
         listed = json.loads((path / MARKER).read_text())["files"]
@@ -150,6 +147,18 @@ def check_model_dir(path: str | os.PathLike) -> str | None:
         file = path / name
         if not file.is_file() or file.stat().st_size != size:
             return f"{file} is missing or changed size"
+    return None
+
+
+def check_model_dir(path: str | os.PathLike) -> str | None:
+    """Why a cached model directory is unusable, or None when it is complete.
+
+    It must hold the marker written last by a build, every file the marker lists with
+    its size, a JSON ``config.json``, and whole safetensors files.
+    """
+    path = Path(path)
+    if problem := check_marker(path):
+        return problem
     try:
         json.loads((path / "config.json").read_text())
     except (OSError, ValueError):
@@ -166,9 +175,9 @@ def _write_marker(path: Path, source: str) -> None:
 
 
 @contextlib.contextmanager
-def _building(target: Path, rebuild: bool) -> Iterator[Path | None]:
+def _building(target: Path, rebuild: bool, check=check_model_dir) -> Iterator[Path | None]:
     """Hold a lock for ``target``; yield a fresh temp dir to build in, or None when the
-    target is already good. A build that raises leaves nothing behind."""
+    target is already good (``check(target)`` is None). A build that raises leaves nothing behind."""
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.parent / f".{target.name}.lock", "w") as lock:
         try:
@@ -177,7 +186,7 @@ def _building(target: Path, rebuild: bool) -> Iterator[Path | None]:
             fcntl.flock(lock, fcntl.LOCK_EX)
         except ImportError:  # no flock (Windows): the last rename wins, both builds are whole
             pass
-        if not rebuild and check_model_dir(target) is None:
+        if not rebuild and check(target) is None:
             yield None
             return
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))

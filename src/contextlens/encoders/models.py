@@ -13,7 +13,8 @@ Cache builds happen in a temporary directory renamed into place under a lock fil
 two processes never see half a model; a cached model that fails its check (a missing
 file, a size that changed, a truncated safetensors file) is rebuilt. Any other name is a
 local model directory or a Hugging Face id (offline, that fails at once, naming the
-packaged models that are installed).
+packaged models that are installed); a bare name that looks like a typo of a packaged
+one (``minlm``) fails at once too, with "did you mean", before torch or the hub.
 
 >>> sorted(MODELS)
 ['minilm', 'mpnet', 'smollm2']
@@ -25,6 +26,7 @@ packaged models that are installed).
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.metadata as md
 import logging
@@ -35,7 +37,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InputError, MissingDependencyError
+from ..errors import InputError, MissingDependencyError, check_int
 from ..files import cache_dir
 from .model_cache import (
     MARKER,
@@ -50,8 +52,9 @@ from .model_cache import (
 
 __all__ = [
     "DEFAULT_MODEL", "MODELS", "PackagedModel", "ModelNotFoundError", "ModelInstallError",
-    "packaged_name", "is_causal", "install_commands", "install_command", "install", "is_installed", "list_models",
-    "resolve", "load", "require_hf", "max_length_of", "layer_list", "set_threads", "HEADS", "NoLMHeadError",
+    "packaged_name", "typo_of_packaged", "check_name", "is_causal", "install_commands", "install_command", "install",
+    "is_installed", "list_models", "resolve", "load", "require_hf", "max_length_of", "layer_list", "set_threads",
+    "thread_count", "HEADS", "NoLMHeadError",
 ]
 
 log = logging.getLogger(__name__)
@@ -105,6 +108,45 @@ def packaged_name(name: str | os.PathLike) -> str | None:
         return _spec(str(name)).name
     except ModelNotFoundError:
         return None
+
+
+def typo_of_packaged(name: str) -> str | None:
+    """The packaged model a bare name (no ``/``: not a Hugging Face ``organisation/name``
+    id) looks like a typo of, or None.
+
+    >>> typo_of_packaged("minlm"), typo_of_packaged("MPNet-"), typo_of_packaged("bert-base-uncased")
+    ('minilm', 'mpnet', None)
+    >>> typo_of_packaged("sentence-transformers/all-MiniLM-L12-v2") is None  # a real, other model
+    True
+    """
+    if "/" in name or os.sep in name:
+        return None
+    names = {alias: spec.name for spec in MODELS.values() for alias in (spec.name, *spec.aliases) if "/" not in alias}
+    close = difflib.get_close_matches(name.strip().lower(), list(names), n=1, cutoff=0.75)
+    return names[close[0]] if close else None
+
+
+def check_name(name: str | os.PathLike) -> None:
+    """Raise at once (no torch, no hub) when ``name`` is neither a packaged model nor an
+    existing path but looks like a typo of a packaged name.
+
+    >>> check_name("minilm"), check_name("sentence-transformers/all-MiniLM-L12-v2")
+    (None, None)
+    >>> check_name("minlm")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    contextlens.encoders.model_cache.ModelNotFoundError: unknown model 'minlm' (did you mean 'minilm'?); packaged models: minilm, mpnet, smollm2 ...
+    """
+    name = str(name)
+    if packaged_name(name) or Path(name).expanduser().exists():
+        return
+    close = typo_of_packaged(name)
+    if close:
+        raise ModelNotFoundError(
+            f"unknown model {name!r} (did you mean {close!r}?); packaged models: {', '.join(MODELS)} "
+            f"(installed: {_offline_names()}); a local model directory or a Hugging Face id "
+            "('organisation/name') works too"
+        )
 
 
 def is_causal(config) -> bool:
@@ -253,6 +295,7 @@ def _local_or_hub(name: str) -> Path:
         return Path(snapshot_download(name, allow_patterns=patterns, local_files_only=True))
     except Exception as e:  # not in the local hub cache (or not a valid id)
         reason = e
+    check_name(name)  # a typo of a packaged name is answered before waiting on the hub
     if not _offline(constants):
         try:
             return Path(snapshot_download(name, allow_patterns=patterns, etag_timeout=10))
@@ -348,20 +391,27 @@ def layer_list(model, n: int):
     raise InputError(f"cannot find the {n} layers of {type(model).__name__}; this architecture is not supported")
 
 
+def thread_count(threads: int | None = None) -> int:
+    """CPU threads for an engine: ``threads``, else ``CONTEXTLENS_THREADS``, else the cores available.
+
+    >>> thread_count(3)
+    3
+    """
+    if threads is None:
+        env = os.environ.get("CONTEXTLENS_THREADS")
+        if env:
+            threads = check_int("CONTEXTLENS_THREADS", int(env) if env.strip().isdigit() else env,
+                                low=1, high=1024, hint="torch CPU threads")
+        else:
+            threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return check_int("threads", threads, low=1, high=1024, hint="torch CPU threads")
+
+
 def set_threads(threads: int | None = None) -> None:
     """torch CPU threads: ``threads``, else ``CONTEXTLENS_THREADS``, else the cores available."""
     import torch
 
-    if threads is None:
-        env = os.environ.get("CONTEXTLENS_THREADS")
-        if env:
-            if not env.isdigit() or int(env) < 1:
-                raise InputError(f"CONTEXTLENS_THREADS must be a whole number >= 1, got {env!r}")
-            threads = int(env)
-        else:
-            threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise InputError(f"threads must be a whole number >= 1, got {threads!r}")
+    threads = thread_count(threads)
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
 

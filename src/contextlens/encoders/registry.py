@@ -9,11 +9,13 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, check_choice
-from ..vectors import EmbeddingTable
-from .base import Encoder
+
+if TYPE_CHECKING:  # imported where used: the CLI reads this module's names before numpy is needed
+    from ..vectors import EmbeddingTable
+    from .base import Encoder
 
 __all__ = ["STATIC_METHODS", "METHOD_OPTIONS", "method_options", "make_encoder", "resolve_vectors"]
 
@@ -28,20 +30,34 @@ METHOD_OPTIONS: dict[str, tuple[str, ...]] = {
 
 
 def method_options(method: str, **options: Any) -> dict[str, Any]:
-    """The ``options`` that apply to ``method`` and are set (not None).
+    """The ``options`` that are set (not None), checked to be ones ``method`` takes.
 
-    A front end offering every option for every method passes them all; those of other
-    methods are dropped here.
+    A front end offering every option for every method passes them all; one that is set
+    but belongs to another method is an error naming the method (silently dropping it
+    would report results for settings the user did not get).
 
-    >>> method_options("average", alpha=0.5, heads=2, window=None)
+    >>> method_options("average", alpha=0.5, heads=None, window=None)
     {'alpha': 0.5}
+    >>> method_options("average", alpha=0.5, heads=2)
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: heads does not apply to method 'average' (it takes: alpha, window)
     """
     check_choice("method", method, STATIC_METHODS)
-    return {k: v for k, v in options.items() if k in METHOD_OPTIONS[method] and v is not None}
+    given = {k: v for k, v in options.items() if v is not None}
+    wrong = [k for k in given if k not in METHOD_OPTIONS[method]]
+    if wrong:
+        takes = f"it takes: {', '.join(METHOD_OPTIONS[method])}" if METHOD_OPTIONS[method] else \
+            "it takes no mixing options"
+        raise InputError(f"{', '.join(wrong)} {'does' if len(wrong) == 1 else 'do'} not apply to method "
+                         f"{method!r} ({takes})")
+    return given
 
 
 def resolve_vectors(vectors: str | os.PathLike | EmbeddingTable) -> EmbeddingTable:
     """A table as given, or loaded from a packaged name (``glove-6b-50d``) or a file."""
+    from ..vectors import EmbeddingTable
+
     if isinstance(vectors, EmbeddingTable):
         return vectors
     from ..static.pretrained import load_vectors

@@ -37,20 +37,20 @@ from typing import Any
 
 import numpy as np
 
+from ..context.attention import check_weights_size
 from ..errors import InputError, check_bool, check_choice, check_int
 from ..text import Word, tokenize
 from . import models
 from .alignment import (
     POOLINGS,
     Alignment,
-    aggregate_attention,
     align_pieces,
     assign_windows,
-    attention_matrices,
     plan_windows,
     pooling_weights,
+    window_attention,
 )
-from .base import SENTENCE_POOLINGS, Encoder, Encoding
+from .base import SENTENCE_POOLINGS, Encoder, Encoding, check_texts
 
 __all__ = ["TransformerEncoder"]
 
@@ -88,6 +88,7 @@ class TransformerEncoder(Encoder):
         self.pooling = check_choice("pooling", pooling, POOLINGS)
         self.batch_size = check_int("batch_size", batch_size, low=1, high=MAX_BATCH)
         self.attention, self.device = check_bool("attention", attention), str(device)
+        models.check_name(model)  # a mistyped name is answered before torch loads
         torch, _ = models.require_hf()
         self._torch = torch
         models.set_threads(threads)
@@ -144,6 +145,15 @@ class TransformerEncoder(Encoder):
                 out[i] = self._embedding[ids].float().mean(dim=0).cpu().numpy()
         return out
 
+    def attention_parts(self, text: str, *, layers=None, pad: int = 0) -> list:
+        """Each layer's queries, keys and mask over ``text``'s pieces: :mod:`contextlens.encoders.qk`."""
+        from .qk import pick_layers, transformer_parts
+
+        picked = pick_layers(self.layer_ids, ("embedding row", *(f"layer {k}" for k in self.layers)), layers)
+        return transformer_parts(self.hf_model, self.tokenizer, self._blocks, check_texts([text])[0],
+                                 [k for k, _ in picked], [n for _, n in picked], max_length=self.max_length,
+                                 pad_id=self._pad, pad=pad)
+
     def _encode_texts(self, texts: list[str], chosen: list[list[int] | None]) -> list[Encoding]:
         """With targets, only those words are pooled, windows without them are not run,
         texts without them give an Encoding with no words, and ``attention`` is None (a
@@ -158,6 +168,12 @@ class TransformerEncoder(Encoder):
                               enc["special_tokens_mask"][i], chosen[i])
             plans.append(plan)
             segments += [(i, *s) for s in plan["segments"]]
+        heads = int(getattr(self.hf_model.config, "num_attention_heads", 1))
+        for i, plan in enumerate(plans):  # before the model runs: dense word attention grows as words²
+            if plan["attention"]:
+                check_weights_size(len(plan["kept"]), len(self.layers), heads, what=f"text {i + 1}", todo=(
+                    "pass attention=False (vectors of any length go through windows), keep only some "
+                    "words (targets=), fewer layers, or a shorter text"))
         self._run(segments, plans)
         return [self._encoding(text, plan) for text, plan in zip(texts, plans)]
 
@@ -178,13 +194,17 @@ class TransformerEncoder(Encoder):
         capacity = self.max_length - before - after
         windows = plan_windows(al, capacity, self.stride) if kept else []
         owner = assign_windows(windows, al)
-        segments = []
+        takes: dict[int, list[int]] = {}  # window -> the kept words it yields
+        for w in kept:
+            takes.setdefault(owner[w], []).append(w)
+        segments, spans = [], []
         for k, (a, b) in enumerate(windows):
-            take = [w for w in kept if owner[w] == k]
-            if take:
+            inside = sorted({w for ws in al.piece_words[a:b] for w in ws})  # whole words only
+            spans.append([words[inside[0]].start, words[inside[-1]].end] if inside else [0, 0])
+            if k in takes:
                 seq = list(ids[:before]) + list(ids[content][a:b]) + list(ids[n - after:])
-                segments.append((k, seq, al.restrict(a, b, before, after), take))
-        return {"words": words, "kept": kept, "index": {w: j for j, w in enumerate(kept)},
+                segments.append((k, seq, al.restrict(a, b, before, after), takes[k]))
+        return {"words": words, "kept": kept, "index": {w: j for j, w in enumerate(kept)}, "spans": spans,
                 "windows": windows, "owner": owner, "missing": sorted(missing), "segments": segments,
                 "pieces": self.tokenizer.convert_ids_to_tokens(list(ids[content])), "alignment": al,
                 "attention": self.attention and chosen is None and bool(self.layers), "att": {}}
@@ -272,14 +292,12 @@ class TransformerEncoder(Encoder):
                 f"{self.hf_model.config._attn_implementation!r}); use attention=False"
             )
         att = self._torch.stack([attentions[k - 1] for k in self.layers], 1).float().cpu().numpy()
-        for b, (i, window, _, al, take) in enumerate(batch):
+        for b, (i, window, _, al, take) in enumerate(batch):  # att[b]: (layers, heads, T, T) float32
             plan = plans[i]
             if not plan["attention"]:
                 continue
             t = lengths[b]
-            query, key = attention_matrices(al)
-            words, special = aggregate_attention(att[b, :, :, :t, :t], query, key)  # (layers, heads, n, n)
-            plan["att"][window] = (take, words, special)
+            plan["att"][window] = (take, *window_attention(att[b, :, :, :t, :t], al, take))
 
     @contextlib.contextmanager
     def _capture(self, depth: int):
@@ -318,20 +336,21 @@ class TransformerEncoder(Encoder):
             word_indices=kept,
             skipped={words[w].text: [] for w in plan["missing"]},
             pieces=[[plan["pieces"][p] for p in al.word_pieces[w]] for w in kept],
+            piece_ids=[self.tokenizer.convert_tokens_to_ids([plan["pieces"][p] for p in al.word_pieces[w]]) for w in kept],
         )
         if len(plan["windows"]) > 1:
-            meta.update(windows=[_char_span(al, words, a, b) for a, b in plan["windows"]],
+            meta.update(windows=plan["spans"],
                         word_window=[plan["owner"][w] for w in kept])
         attention = special = None
         if plan["attention"] and kept:
             n, index = len(kept), plan["index"]
             att_shape = next(iter(plan["att"].values()))[1].shape[:2]
-            attention = np.zeros((*att_shape, n, n), dtype=np.float32)
+            attention = np.zeros((*att_shape, n, n), dtype=np.float32)  # (layers, heads, words, words)
             special = np.zeros((*att_shape, n), dtype=np.float32)
-            for take, word_att, share in plan["att"].values():
-                rows = [index[w] for w in take]
-                attention[:, :, rows, :] = word_att[:, :, take][:, :, :, kept]
-                special[:, :, rows] = share[:, :, take]
+            for take, word_att, share, cols in plan["att"].values():  # (layers, heads, take, cols)
+                rows = np.array([index[w] for w in take])
+                attention[:, :, rows[:, None], [index[w] for w in cols]] = word_att
+                special[:, :, rows] = share
             if len(plan["windows"]) > 1:
                 meta["attention"] = "windowed: a word's row is its attention inside its window; 0 outside"
         elif self.attention:
@@ -360,11 +379,6 @@ def _pool_sentences(states: list, mask) -> np.ndarray:
         out.append(np.stack([mean.float().cpu().numpy(), h[:, 0].float().cpu().numpy(),
                              top.float().cpu().numpy()], 1))  # (batch, 3, dim)
     return np.stack(out)
-
-
-def _char_span(al: Alignment, words: list[Word], a: int, b: int) -> list[int]:
-    inside = [w for w, ps in enumerate(al.word_pieces) if ps and a <= ps[0] and ps[-1] < b]
-    return [words[inside[0]].start, words[inside[-1]].end] if inside else [0, 0]
 
 
 def _layer_numbers(layers, n: int) -> tuple[int, ...]:

@@ -13,7 +13,7 @@ from .build import BuildResult, build_index
 from .search import like_usage, search_usages
 from .senses import induce_senses
 from .stats import index_stats
-from .store import IndexMismatchError, UsageStore, open_store
+from .store import IndexMismatchError, UsageReader, UsageStore, open_store
 
 __all__ = ["build_index", "BuildResult", "search_usages", "like_usage", "induce_senses", "index_stats",
-           "open_store", "UsageStore", "IndexMismatchError"]
+           "open_store", "UsageReader", "UsageStore", "IndexMismatchError"]

@@ -1,10 +1,11 @@
 """Build a usage index: stream the corpus, find the targets, encode them, store them.
 
 The corpus is read as a stream of sentences cut into *chunks* of ``chunk_size``
-sentences. For each chunk: find the target usages (:mod:`.extract`), encode the
-sentences that have some (the encoder sorts them by length into batches and keeps only
-the target words), append the usages to the ``usages`` table, *then* commit a
-checkpoint ``(chunk, sentences done)`` to the ``progress`` table. Memory holds one
+sentences. For each chunk, one loop whatever the engine: plan it (find the target usages,
+:func:`.encode.plan_chunk`), encode the sentences that have some with the engine
+(:class:`.encode.LocalEncoder`, or :class:`contextlens.scale.ray_engine.RayEncoder` on
+Ray Data), append the usages to the ``usages`` table, *then* commit a checkpoint
+``(chunk, sentences done)`` to the ``progress`` table. Memory holds one
 chunk at a time, so peak RSS does not grow with the corpus.
 
 Crash safety: a build killed at any point and run again rolls back the usages of chunks
@@ -24,18 +25,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..corpus import ReadStats, resolve_source
-from ..errors import InputError, check_choice
-from .extract import LAYOUTS, MATCHES, Sentence, WordMatcher, count_words, find_usages, iter_corpus_sentences
-from .store import DTYPES, PROGRESS, IndexMismatchError, UsageStore, open_progress_rows, open_store
+from ..errors import InputError, check_choice, check_int
+from ..files import output_dir
+from .encode import LocalEncoder, make_index_encoder, plan_chunk
+from .extract import LAYOUTS, MATCHES, Sentence, WordMatcher, count_words, iter_corpus_sentences
+from .store import DTYPES, PROGRESS, IndexMismatchError, UsageReader, UsageStore, open_progress_rows
 
-__all__ = ["build_index", "BuildResult", "plan_chunk", "encode_planned", "ENGINES", "make_index_encoder"]
+__all__ = ["build_index", "BuildResult", "ENGINES", "make_index_encoder"]
 
 log = logging.getLogger(__name__)
 ENGINES = ("local", "ray")
-CHUNK_SENTENCES = 2048  # sentences per checkpoint (local engine)
 #: ``progress(sentences_done, usages_done)`` after each committed chunk
 BuildProgress = Callable[[int, int], None]
 _CHECKED = ("model", "layers", "dim", "dtype", "match", "layout", "words")
@@ -63,66 +63,6 @@ class BuildResult:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-def make_index_encoder(model: str, layers, batch_size: int = 32, threads: int | None = None):
-    """The encoder an index uses: a transformer with attention off (faster, lighter)."""
-    from ..encoders.transformer import TransformerEncoder
-
-    stored = _stored_layers(layers)
-    contextual = [k for k in stored if k != 0] if stored else None
-    chosen = contextual if contextual else ([] if stored else -1)  # default: the last layer only
-    enc = TransformerEncoder(model, layers=chosen, attention=False, batch_size=batch_size, threads=threads)
-    return enc, (stored or [enc.layer_ids[-1]])
-
-
-def _stored_layers(layers) -> list[int] | None:
-    if layers is None:
-        return None
-    items = [layers] if isinstance(layers, int) else list(layers)
-    if not items or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 0 for k in items):
-        raise InputError(f"layers must be non-negative layer numbers (0 = embedding row), got {layers!r}")
-    return sorted(set(items))
-
-
-def plan_chunk(sentences: Iterable[Sentence], matcher: WordMatcher) -> list[dict[str, Any]]:
-    """The sentences of a chunk that hold targets, each with its usages (cheap: no model)."""
-    items = []
-    for s in sentences:
-        usages = find_usages(s, matcher)
-        if usages:
-            items.append({"doc": s.doc, "number": s.number, "text": s.text, "usages": usages})
-    return items
-
-
-def encode_planned(encoder, items: list[dict[str, Any]], layers: list[int]) -> dict[str, Any]:
-    """Encode planned sentences and return the usages as columns; vectors as
-    ``{layer: (n_usages, dim) float32}``. A usage the tokenizer gives no piece is dropped."""
-    cols: dict[str, list] = {k: [] for k in ("usage_id", "word", "form", "doc", "sentence_no", "start", "end",
-                                             "sentence")}
-    vecs: dict[int, list[np.ndarray]] = {k: [] for k in layers}
-    if items:
-        spans = [[(u.start, u.end) for u in it["usages"]] for it in items]
-        encodings = encoder.encode([it["text"] for it in items], targets=spans)
-        pos = {k: encoder.layer_position(k) for k in layers}
-        for it, enc in zip(items, encodings):
-            where = {(w.start, w.end): j for j, w in enumerate(enc.words)}
-            for u in it["usages"]:
-                j = where.get((u.start, u.end))
-                if j is None:
-                    log.warning("%s, sentence %d: %r got no piece from the tokenizer; not indexed",
-                                it["doc"], it["number"], u.form)
-                    continue
-                for name, value in (("usage_id", u.usage_id), ("word", u.word), ("form", u.form),
-                                    ("doc", it["doc"]), ("sentence_no", it["number"]), ("start", u.start),
-                                    ("end", u.end), ("sentence", it["text"])):
-                    cols[name].append(value)
-                for k in layers:
-                    vecs[k].append(enc.layers[pos[k], j])
-    dim = encoder.dim
-    cols["vectors"] = {k: (np.stack(v).astype(np.float32) if v else np.zeros((0, dim), np.float32))
-                       for k, v in vecs.items()}
-    return cols
-
-
 def _chunks(stream: Iterator[Sentence], size: int) -> Iterator[list[Sentence]]:
     while True:
         chunk = list(itertools.islice(stream, size))
@@ -133,31 +73,32 @@ def _chunks(stream: Iterator[Sentence], size: int) -> Iterator[list[Sentence]]:
 
 def _open_or_create(db: Path, params: dict[str, Any]) -> UsageStore:
     if db.exists() and any(db.iterdir()) and not _only_empty_progress(db):
-        store = open_store(db)  # a foreign or damaged folder raises here, untouched
+        store = UsageStore.open(db)  # a foreign or damaged folder raises here, untouched
         differ = [k for k in _CHECKED if store.params.get(k) != params.get(k)]
         if differ:
-            old = ", ".join(f"{k}={store.params.get(k)!r}" for k in differ if k != "words")
-            new = ", ".join(f"{k}={params.get(k)!r}" for k in differ if k != "words")
+            said = [f"{k} {store.params.get(k)!r} (this build: {params.get(k)!r})" for k in differ if k != "words"]
             if "words" in differ:
-                old, new = f"{old} (and another word list)".lstrip(", "), f"{new} (and this word list)".lstrip(", ")
-            raise IndexMismatchError(f"{db} holds an index built with {old}, not {new}; build into a new "
-                                     "--db folder (or delete this one)")
+                said.append(f"the words {_listed(store.params.get('words') or [])} (this build: "
+                            f"{_listed(params['words'])})")
+            raise IndexMismatchError(f"{db} holds an index built with {'; '.join(said)}: an index keeps one "
+                                     "setting of each, so build into a new --db folder (or give these settings "
+                                     "again to resume or check it)")
         return store
     return UsageStore.create(db, params)
+
+
+def _listed(words: list[str], n: int = 6) -> str:
+    """``words`` named briefly for a message.
+
+    >>> _listed(["bank", "spring", "river"]), _listed(list("abcdefgh"), 3)
+    ('bank, spring, river (3)', 'a, b, c... (8)')
+    """
+    return ", ".join(words[:n]) + ("..." if len(words) > n else "") + f" ({len(words)})"
 
 
 def _only_empty_progress(db: Path) -> bool:
     """Whether ``db`` holds only what a creation killed half-way leaves (an empty progress table)."""
     return [p.name for p in db.iterdir()] == [f"{PROGRESS}.lance"] and open_progress_rows(db) == 0
-
-
-def _rows(store: UsageStore, cols: dict[str, Any], chunk: int):
-    n = len(cols["usage_id"])
-    data = {k: v for k, v in cols.items() if k != "vectors"}
-    data["chunk"] = [chunk] * n
-    for k, x in cols["vectors"].items():
-        data[f"v{k}"] = x
-    return store.rows_to_arrow(data)
 
 
 def build_index(
@@ -178,12 +119,15 @@ def build_index(
     check_choice("dtype", dtype, DTYPES)
     check_choice("layout", layout, LAYOUTS)
     check_choice("engine", engine, ENGINES)
-    if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
-        raise InputError(f"min_count must be an integer >= 1, got {min_count!r}")
+    check_int("min_count", min_count, low=1)
+    check_int("batch_size", batch_size, low=1, high=4096)
+    if chunk_size is not None:
+        check_int("chunk_size", chunk_size, low=1, high=1 << 20, hint="sentences per checkpoint")
     if (words is None) == (not all_words):
         raise InputError("give either target words (--words / --words-file) or all_words=True (--all-words)")
     started = time.perf_counter()
     resolve_source(corpus)  # a missing path fails before any model is loaded
+    output_dir(db)  # so does a --db that is a file, or a folder that cannot be written
     if all_words:
         words = count_words(iter_corpus_sentences(corpus, layout=layout), min_count=min_count)
         log.info("--all-words: %d words seen at least %d times", len(words), min_count)
@@ -209,38 +153,35 @@ def build_index(
         from ..scale.ray_engine import RayEncoder
 
         runner = RayEncoder(params, address=address, concurrency=concurrency, batch_size=batch_size)
-        encode = runner.encode
-        size = chunk_size or runner.chunk_size
     else:
-        def encode(items):
-            return encode_planned(enc, items, stored)
-        size = chunk_size or CHUNK_SENTENCES
+        runner = LocalEncoder(enc, stored)
+    size = chunk_size or runner.chunk_size
     try:
         for chunk in _chunks(stream, size):
-            cols = encode(plan_chunk(chunk, matcher))
-            store.append(_rows(store, cols, chunk_no))
+            encoded = runner.encode(plan_chunk(chunk, matcher))
+            store.append(chunk_no, encoded)
             done += len(chunk)
-            usages += len(cols["usage_id"])
+            usages += len(encoded.rows)
             store.commit(chunk_no, done, usages)  # after the usages: a crash before it is rolled back
             chunk_no += 1
             if progress is not None:
                 progress(done, usages)
     finally:
-        if engine == "ray":
-            runner.close()
+        runner.close()
     store.finish(chunk_no - 1, done)
     return _result(store, stats, done, point["sentences_done"], started, False)
 
 
 def _result(store: UsageStore, stats: ReadStats, sentences: int, resumed_at: int, started: float,
             complete: bool) -> BuildResult:
-    store.refresh()
-    counts = store.word_counts()
+    reader: UsageReader = store.reader()
+    reader.refresh()
+    counts = reader.word_counts()
     missing = [w for w in store.params["words"] if w not in counts]
     if missing:
         shown = ", ".join(missing[:20]) + (f" (+{len(missing) - 20} more)" if len(missing) > 20 else "")
         log.warning("%d target word(s) never found in the corpus: %s", len(missing), shown)
     return BuildResult(str(store.path), sentences, sum(counts.values()), counts, missing, stats.n_skipped,
-                       list(stats.skipped[:100]), resumed_at, complete, store.has_ann_index(),
+                       list(stats.skipped[:100]), resumed_at, complete, reader.has_ann_index(),
                        time.perf_counter() - started, {k: v for k, v in store.params.items() if k != "words"})
 

@@ -2,7 +2,19 @@
 
 The query is a sentence and a word in it (encoded with the index's own model and
 layers), or the id of a usage already in the index. Only usages of the same target word
-are searched (a filter on ``word``); similarity is the cosine.
+are searched (a filter on ``word``); similarity is the cosine. The model is loaded once
+per process (:func:`query_encoder`) and the index's side index once per table version, so
+a second search in the same process (:func:`search_queries`, the lab, a notebook) loads
+nothing.
+
+A file of queries (``index search --queries FILE``) holds one search per line,
+``word<TAB>sentence``; blank lines and lines starting with ``#`` are skipped:
+
+>>> import tempfile, pathlib
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "q.tsv"
+>>> _ = path.write_text("# word, then the sentence\nbank\tWe sat on the bank.\n\nbank\tThe bank lends money.\n")
+>>> [(q.line, q.word, q.sentence) for q in read_queries(path)]
+[(2, 'bank', 'We sat on the bank.'), (4, 'bank', 'The bank lends money.')]
 """
 
 from __future__ import annotations
@@ -10,19 +22,42 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from ..errors import InputError, TargetNotFoundError
+from ..errors import EmptyInputError, FileFormatError, InputError, TargetNotFoundError, check_int
 from ..text import locate, tokenize
-from .store import IndexMismatchError, UsageStore, open_store
+from .store import IndexMismatchError, UsageReader, open_store
 
-__all__ = ["search_usages", "like_usage", "check_model", "query_encoder"]
+__all__ = ["search_usages", "like_usage", "search_queries", "read_queries", "Query", "check_model", "query_encoder"]
 
 log = logging.getLogger(__name__)
 _ENCODERS: dict[tuple, Any] = {}
+MAX_K = 10_000  # results per search
+_READERS: dict[str, UsageReader] = {}  # opened indexes by folder, most recent last
+KEEP_READERS = 4
 
 
-def check_model(store: UsageStore, model: str | None) -> None:
+def reader_of(db: str | os.PathLike | UsageReader) -> UsageReader:
+    """``db`` itself when it is a reader; else the index at that folder, opened once per
+    process (a later call refreshes it: it sees what a build added since)."""
+    if isinstance(db, UsageReader):
+        return db
+    key = os.path.realpath(db)
+    reader = _READERS.pop(key, None)
+    if reader is not None:
+        try:
+            reader.refresh()
+        except Exception:  # the folder was deleted or replaced since: open it anew (or fail clearly)
+            reader = None
+    if reader is None:
+        reader = open_store(db)
+        while len(_READERS) >= KEEP_READERS:
+            _READERS.pop(next(iter(_READERS)))
+    _READERS[key] = reader
+    return reader
+
+
+def check_model(store: UsageReader, model: str | None) -> None:
     """Raise :class:`IndexMismatchError` when ``model`` is not the one the index was built with."""
     if model is None:
         return
@@ -37,10 +72,10 @@ def check_model(store: UsageStore, model: str | None) -> None:
         )
 
 
-def query_encoder(store: UsageStore, threads: int | None = None):
+def query_encoder(store: UsageReader, threads: int | None = None):
     """The index's encoder (model, layers), loaded once per process (``threads``: torch
     CPU threads, a process-wide setting; None: the library's default)."""
-    from .build import make_index_encoder
+    from .encode import make_index_encoder
 
     key = (store.params["model"], tuple(store.layers))
     if key not in _ENCODERS:
@@ -49,7 +84,7 @@ def query_encoder(store: UsageStore, threads: int | None = None):
     return _ENCODERS[key]
 
 
-def _target(store: UsageStore, word: str) -> str:
+def _target(store: UsageReader, word: str) -> str:
     target = word if store.params.get("match") == "exact" else word.lower()
     if target not in store.params["words"]:
         shown = ", ".join(store.params["words"][:15])
@@ -58,7 +93,7 @@ def _target(store: UsageStore, word: str) -> str:
     return target
 
 
-def _query_word(store: UsageStore, sentence: str, word: str, occurrence: int | None):
+def _query_word(store: UsageReader, sentence: str, word: str, occurrence: int | None):
     words = tokenize(sentence)
     try:
         return words[locate(words, word, occurrence=occurrence)]
@@ -76,7 +111,7 @@ def _query_word(store: UsageStore, sentence: str, word: str, occurrence: int | N
     return hits[occurrence or 0]
 
 
-def search_usages(db: str | os.PathLike | UsageStore, sentence: str, word: str, *, k: int = 10,
+def search_usages(db: str | os.PathLike | UsageReader, sentence: str, word: str, *, k: int = 10,
                   layer: int | None = None, model: str | None = None, occurrence: int | None = None,
                   encoder=None, threads: int | None = None) -> dict[str, Any]:
     """The ``k`` usages of ``word`` in the index nearest its usage in ``sentence``.
@@ -87,10 +122,9 @@ def search_usages(db: str | os.PathLike | UsageStore, sentence: str, word: str, 
     :class:`IndexMismatchError`). ``encoder``: one to encode the query with (else the
     index's model is loaded once, with ``threads`` torch threads).
     """
-    store = db if isinstance(db, UsageStore) else open_store(db)
+    store = reader_of(db)
     check_model(store, model if encoder is None else encoder.name)
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be a positive integer, got {k!r}")
+    check_int("k", k, low=1, high=MAX_K, hint="how many usages to return")
     if not isinstance(sentence, str) or not sentence.strip():
         raise InputError("the query sentence is empty; give the sentence the word stands in")
     target = _target(store, word)
@@ -108,13 +142,12 @@ def search_usages(db: str | os.PathLike | UsageStore, sentence: str, word: str, 
             "word": target, "layer": col_layer, "model": store.params["model"], "results": rows}
 
 
-def like_usage(db: str | os.PathLike | UsageStore, uid: str, *, k: int = 10, layer: int | None = None,
+def like_usage(db: str | os.PathLike | UsageReader, uid: str, *, k: int = 10, layer: int | None = None,
                model: str | None = None) -> dict[str, Any]:
     """The ``k`` usages of the same word nearest the stored usage ``uid`` (itself left out)."""
-    store = db if isinstance(db, UsageStore) else open_store(db)
+    store = reader_of(db)
     check_model(store, model)
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be a positive integer, got {k!r}")
+    check_int("k", k, low=1, high=MAX_K, hint="how many usages to return")
     col_layer = store.layers[-1] if layer is None else layer
     store.refresh()
     row = store.get(uid, col_layer)
@@ -123,3 +156,41 @@ def like_usage(db: str | os.PathLike | UsageStore, uid: str, *, k: int = 10, lay
     query = {key: row[key] for key in ("usage_id", "sentence", "word", "form", "doc", "sentence_no", "start", "end")}
     return {"query": query, "word": row["word"], "layer": col_layer, "model": store.params["model"],
             "results": rows}
+
+
+class Query(NamedTuple):
+    """One search of a queries file: the target ``word`` in ``sentence`` (``line``: where)."""
+
+    line: int
+    word: str
+    sentence: str
+
+
+def read_queries(path: str | os.PathLike) -> list[Query]:
+    """The searches of a queries file: ``word<TAB>sentence`` per line (see the module docstring)."""
+    from ..corpus import iter_lines
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such queries file; give a file of 'word<TAB>sentence' lines")
+    queries = []
+    for number, line in enumerate(iter_lines(path), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        word, tab, sentence = line.partition("\t")
+        if not tab or not word.strip() or not sentence.strip():
+            raise FileFormatError(path, number, f"expected 'word<TAB>sentence', got {line[:80]!r}")
+        queries.append(Query(number, word.strip(), sentence.strip()))
+    if not queries:
+        raise EmptyInputError(f"{path}: no query in it; write one 'word<TAB>sentence' per line")
+    return queries
+
+
+def search_queries(db: str | os.PathLike | UsageReader, queries: list[Query], *, k: int = 10,
+                   layer: int | None = None, model: str | None = None, threads: int | None = None,
+                   ) -> list[dict[str, Any]]:
+    """:func:`search_usages` for each query, in order, with the index opened and its model
+    loaded once; each result also holds the query's ``line``."""
+    store = reader_of(db)
+    return [{"line": q.line, **search_usages(store, q.sentence, q.word, k=k, layer=layer, model=model,
+                                             threads=threads)} for q in queries]

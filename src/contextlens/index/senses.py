@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 
 from ..analysis.senses import SenseClusterer
-from ..errors import InputError
+from ..errors import InputError, check_int
 from ..text import tokenize
 from .search import _target
-from .store import UsageStore, open_store
+from .store import UsageReader, open_store
 
 __all__ = ["induce_senses", "distinctive_words", "context_words", "typical", "centroid"]
 
@@ -42,6 +42,7 @@ STOPWORDS = frozenset(
     "any both each few more most other some such only own same than just also up down out off again s t".split()
 )
 MAX_USAGES = 2000  # agglomerative clustering is O(n²) in memory: a deterministic sample above this
+MAX_USAGES_LIMIT = 10_000  # the most max_usages may ask for: 400 MB of pairwise distances
 
 
 def context_words(sentence: str, start: int, end: int, window: int = 5,
@@ -110,7 +111,7 @@ def centroid(x: np.ndarray, members: np.ndarray) -> np.ndarray:
     return mean / np.linalg.norm(mean)
 
 
-def induce_senses(db: str | os.PathLike | UsageStore, word: str, *, k: int | str = "auto",
+def induce_senses(db: str | os.PathLike | UsageReader, word: str, *, k: int | str = "auto",
                   layer: int | None = None, max_usages: int = MAX_USAGES, n_sentences: int = 3,
                   n_words: int = 8, window: int = 5, k_max: int = 8, wordnet: bool = False,
                   data_dir: str | os.PathLike | None = None, progress: Callable[[int], None] | None = None,
@@ -129,7 +130,12 @@ def induce_senses(db: str | os.PathLike | UsageStore, word: str, *, k: int | str
     ``wordnet_unseen: [{key, synset, gloss}]`` (the word's senses SemCor never tags);
     ``progress`` then gets the SemCor sentences read (on a cache miss only).
     """
-    store = db if isinstance(db, UsageStore) else open_store(db)
+    check_int("max_usages", max_usages, low=2, high=MAX_USAGES_LIMIT,
+              hint="how many of the word's usages are clustered (clustering holds usages x usages distances)")
+    check_int("n_sentences", n_sentences, low=0, high=1000, hint="typical sentences shown per sense")
+    check_int("n_words", n_words, low=0, high=1000, hint="context words shown per sense")
+    check_int("window", window, low=1, high=1000, hint="words each side counted as context")
+    store = db if isinstance(db, UsageReader) else open_store(db)
     target = _target(store, word)
     col_layer = store.layers[-1] if layer is None else layer
     if wordnet:  # data, layer and lemma checked before any work
@@ -141,7 +147,7 @@ def induce_senses(db: str | os.PathLike | UsageStore, word: str, *, k: int | str
     total = store.count(target)
     rows, x = store.vectors_of(target, col_layer, limit=max_usages)  # x: (n, dim)
     if len(rows) < 2:
-        raise InputError(f"{word!r} has {len(rows)} usage(s) in {store.path}; sense induction needs at "
+        raise InputError(f"{word!r} has {total} usage(s) in {store.path}; sense induction needs at "
                          "least 2 (3 with k='auto'): index a larger corpus")
     x = x.astype(np.float64)
     model = SenseClusterer(k=k, k_max=k_max).fit(x)

@@ -5,16 +5,16 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .store import ANN_MIN_ROWS, UsageStore, open_store
+from .store import ANN_MIN_ROWS, UsageReader, open_store
 
 __all__ = ["index_stats"]
 
 
-def index_stats(db: str | os.PathLike | UsageStore) -> dict[str, Any]:
+def index_stats(db: str | os.PathLike | UsageReader) -> dict[str, Any]:
     """``{db, model, layers, dim, dtype, match, usages, words: {word: n}, missing_words,
     complete, sentences_done, ann_index, ann_min_rows, size_bytes, bytes_per_usage,
     contextlens_version}`` of an index (read only)."""
-    store = db if isinstance(db, UsageStore) else open_store(db)
+    store = db if isinstance(db, UsageReader) else open_store(db)
     store.refresh()
     counts = store.word_counts()
     point = store.checkpoint()

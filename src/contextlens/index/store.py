@@ -9,57 +9,57 @@ Two tables:
 - ``progress``: the build's checkpoints, one row per committed chunk of sentences,
   written *after* that chunk's usages (see :mod:`contextlens.index.build`).
 
-Search is cosine. A word with at most ``EXACT_MAX_WORD_ROWS`` usages is searched exactly
-over its vectors, read once into memory (per table version, least recently used words
-dropped beyond ``WORD_CACHE_BYTES``). A table of fewer than ``ANN_MIN_ROWS`` usages is
-otherwise searched by LanceDB's flat scan; at or above it, :meth:`UsageStore.finish`
-builds an IVF-SQ index per vector column (inverted lists of 8-bit scalar-quantised
-vectors) and a bitmap index on ``word``, and larger searches go through them: the word
-filter, ``nprobes`` lists (more for a word with few usages per list), then the best
-``k × REFINE_FACTOR`` re-ranked with the stored vectors. See benchmarks/RESULTS.md for
-the measurements behind these choices (IVF-PQ was slower to train and, with four times
-the probes and five times the re-ranking, recalled less; LanceDB's word-filtered flat
-scan of a large table reads usages scattered over the whole vector column and took
-hundreds of ms).
+The column names are spelled once, as the fields of :class:`UsageRow` (the schema is made
+from them). :class:`UsageStore` writes an index (create, append, commit, roll back,
+finish); :class:`UsageReader` (from :func:`open_store`) reads and searches it.
+
+Search is cosine. A complete index is searched through its *side index*
+(:mod:`.side_index`): derived from the final table version by :meth:`UsageStore.finish`,
+kept beside the table, and rebuilt from it whenever it is missing or stale (so LanceDB
+stays the store of record, and an index of an older contextlens gets one on first use).
+Its rows are sorted by word, so a word is a contiguous range and a word-filtered search
+scans only that word's slice of each inverted list (or all of it: exact, up to
+``EXACT_MAX_WORD_ROWS``). While a build appends, readers search the committed rows
+exactly, from LanceDB. Why a FAISS inverted file in memory beside LanceDB, and not
+LanceDB's own indexes or an HNSW graph: see benchmarks/RESULTS.md ("Usage index search");
+in short, at 1M usages LanceDB's IVF-SQ took 20-30 ms a query (the metadata columns
+fetched per result cost ~1.3 ms each), its IVF-HNSW-SQ recalled less, a word-filtered
+HNSW search collapses for words below a few % of the table, and an HNSW per word
+doubles memory and takes tens of minutes to build on two cores, where the inverted file
+trains in about a minute.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import time
 from collections import OrderedDict
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from .. import __version__
 from ..errors import FileFormatError, InputError, MissingDependencyError, check_choice
+from .side_index import ANN_MIN_ROWS, SideIndex, build_side_index, lists_for, open_side_index, probes_for
+
+if TYPE_CHECKING:
+    from .encode import EncodedChunk
 
 __all__ = [
-    "UsageStore", "IndexMismatchError", "DTYPES", "ANN_MIN_ROWS", "EXACT_MAX_WORD_ROWS", "FORMAT",
-    "open_store", "vector_column",
+    "UsageStore", "UsageReader", "UsageRow", "ROW_COLUMNS", "IndexMismatchError", "DTYPES", "ANN_MIN_ROWS",
+    "FORMAT", "open_store", "usages_schema", "vector_column",
 ]
 
 log = logging.getLogger(__name__)
 DTYPES = ("float16", "float32")
 FORMAT, FORMAT_VERSION = "contextlens-usage-index", 1
 USAGES, PROGRESS = "usages", "progress"
-ANN_MIN_ROWS = 50_000  # below this, exact search (a flat scan: tens of ms at 50k usages)
-NPROBES, REFINE_FACTOR = 8, 2
-# a word-filtered search probes enough lists to meet about this many of the word's usages
-# (a rare word has few usages per list: 8 lists would hold only a handful of them)
-MIN_WORD_ROWS_PROBED = 2_000
-# a word with at most this many usages is searched exactly, over its vectors held in memory
-# (read on its first search, per table version): a filtered scan in LanceDB reads usages
-# scattered over the whole vector column, and an IVF probe meets few of a rare word's usages
-EXACT_MAX_WORD_ROWS = 20_000
-WORD_CACHE_BYTES = 256 * 2**20  # words' vectors kept in memory, least recently used dropped first
-ANN_ITERATIONS = 20
+WORD_CACHE_BYTES = 256 * 2**20  # without a side index: words' vectors kept in memory, least recently used dropped
+RACY_NS = 2 * 10**9  # a version folder changed this recently may change again within the clock's tick
 CLEANUP_AFTER = timedelta(minutes=5)  # readers refresh on every search; older versions are garbage
 META_KEY = b"contextlens"
 
@@ -95,47 +95,41 @@ def _sql_str(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-class UsageStore:
-    """One usage index on disk (``path`` is a LanceDB directory).
+class UsageRow(NamedTuple):
+    """One usage as stored: every column of the ``usages`` table but the chunk and the
+    vectors. Its field names are the column names (the schema is made from them)."""
 
-    Use :func:`open_store` to open an existing one (it checks that it is a contextlens
-    index) or :meth:`create` to start one.
-    """
+    usage_id: str
+    word: str
+    form: str
+    doc: str
+    sentence_no: int
+    start: int
+    end: int
+    sentence: str
+
+
+_ROW_TYPES = ("string", "string", "string", "string", "int64", "int32", "int32", "string")  # UsageRow's, in order
+ROW_COLUMNS = list(UsageRow._fields)
+
+
+def usages_schema(params: dict[str, Any]):
+    """The ``usages`` table's Arrow schema: the :class:`UsageRow` columns, ``chunk`` and one
+    vector column per stored layer; ``params`` recorded in its metadata."""
+    _, pa = _lance()
+    vtype = pa.float16() if params["dtype"] == "float16" else pa.float32()
+    fields = [pa.field(name, getattr(pa, t)(), nullable=name != "usage_id") for name, t in zip(ROW_COLUMNS, _ROW_TYPES)]
+    fields += [pa.field("chunk", pa.int64())]
+    fields += [pa.field(vector_column(k), pa.list_(vtype, int(params["dim"]))) for k in params["layers"]]
+    return pa.schema(fields, metadata={META_KEY: json.dumps(params).encode()})
+
+
+class _Index:
+    """An opened index: its folder, LanceDB connection, ``usages`` table and parameters."""
 
     def __init__(self, path: str | os.PathLike, db, table, params: dict[str, Any]):
         self.path, self._db, self.table, self.params = Path(path), db, table, params
-        self._seen: dict[str, Any] = {"version": None}  # what one table version holds (see _state)
 
-    # -- creation ------------------------------------------------------------------
-    @classmethod
-    def create(cls, path, params: dict[str, Any]) -> UsageStore:
-        """Create an empty index with these parameters (``model, layers, dim, dtype`` at least)."""
-        lancedb, pa = _lance()
-        check_choice("dtype", params["dtype"], DTYPES)
-        params = {"format": FORMAT, "format_version": FORMAT_VERSION,
-                  "contextlens_version": __version__, "created": time.time(), **params}
-        vtype = pa.float16() if params["dtype"] == "float16" else pa.float32()
-        fields = [
-            pa.field("usage_id", pa.string(), nullable=False), pa.field("word", pa.string()),
-            pa.field("form", pa.string()), pa.field("doc", pa.string()), pa.field("sentence_no", pa.int64()),
-            pa.field("start", pa.int32()), pa.field("end", pa.int32()), pa.field("sentence", pa.string()),
-            pa.field("chunk", pa.int64()),
-        ] + [pa.field(vector_column(k), pa.list_(vtype, int(params["dim"]))) for k in params["layers"]]
-        schema = pa.schema(fields, metadata={META_KEY: json.dumps(params).encode()})
-        progress = pa.schema([pa.field("chunk", pa.int64()), pa.field("sentences_done", pa.int64()),
-                              pa.field("usages_done", pa.int64()), pa.field("done", pa.bool_()),
-                              pa.field("time", pa.float64())])
-        db = lancedb.connect(str(path))
-        existing = _tables(db)
-        if existing == [PROGRESS] and db.open_table(PROGRESS).count_rows() == 0:
-            db.drop_table(PROGRESS)  # a creation killed between its two tables: start it again
-        elif existing:
-            raise FileFormatError(path, None, "already holds tables; give a new --db folder")
-        db.create_table(PROGRESS, schema=progress)  # first: the usages table (with the parameters) marks an index
-        table = db.create_table(USAGES, schema=schema)
-        return cls(path, db, table, params)
-
-    # -- schema helpers ------------------------------------------------------------
     @property
     def layers(self) -> list[int]:
         return [int(k) for k in self.params["layers"]]
@@ -149,31 +143,81 @@ class UsageStore:
                              f"{', '.join(map(str, self.layers))} (choose one of them: --layer, or the layer field)")
         return vector_column(layer)
 
-    def rows_to_arrow(self, rows: dict[str, Any]):
-        """An Arrow table of the usages schema from columns (vectors as ``(n, dim)`` arrays)."""
-        _, pa = _lance()
-        schema = self.table.schema
-        dtype = np.float16 if self.params["dtype"] == "float16" else np.float32
-        arrays = []
-        for f in schema:
-            value = rows[f.name]
-            if f.name.startswith("v") and f.name[1:].isdigit():
-                x = np.ascontiguousarray(np.asarray(value, dtype=dtype).reshape(-1, int(self.params["dim"])))
-                arrays.append(pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), int(self.params["dim"])))
-            else:
-                arrays.append(pa.array(value, type=f.type))
-        return pa.Table.from_arrays(arrays, schema=schema)
+    def refresh(self) -> None:
+        """See the latest committed data (a build may be appending)."""
+        self.table.checkout_latest()
 
-    # -- progress ------------------------------------------------------------------
-    def _progress(self):
-        return self._db.open_table(PROGRESS)
+    def count(self, word: str | None = None) -> int:
+        return self.table.count_rows(None if word is None else f"word = {_sql_str(word)}")
 
     def checkpoint(self) -> dict[str, Any]:
         """The last committed chunk: ``{chunk, sentences_done, usages_done, done}`` (chunk -1 if none)."""
-        rows = self._progress().to_arrow().to_pylist()
+        rows = self._db.open_table(PROGRESS).to_arrow().to_pylist()
         if not rows:
             return {"chunk": -1, "sentences_done": 0, "usages_done": 0, "done": False}
         return max(rows, key=lambda r: (r["chunk"], r["done"]))
+
+
+class UsageStore(_Index):
+    """Writes one usage index (the build's side): create or reopen it, append chunks of
+    encoded usages, commit checkpoints, roll back what was never committed, finish.
+
+    :class:`UsageReader` (from :func:`open_store`) reads and searches it.
+    """
+
+    @classmethod
+    def create(cls, path, params: dict[str, Any]) -> UsageStore:
+        """Create an empty index with these parameters (``model, layers, dim, dtype`` at least)."""
+        lancedb, pa = _lance()
+        check_choice("dtype", params["dtype"], DTYPES)
+        params = {"format": FORMAT, "format_version": FORMAT_VERSION,
+                  "contextlens_version": __version__, "created": time.time(), **params}
+        progress = pa.schema([pa.field("chunk", pa.int64()), pa.field("sentences_done", pa.int64()),
+                              pa.field("usages_done", pa.int64()), pa.field("done", pa.bool_()),
+                              pa.field("time", pa.float64())])
+        busy = ("already holds an index's tables: another build writing into this --db at the same time? "
+                "Two builds cannot share one --db: wait for the other to finish and run this again (it resumes "
+                "or checks that build), or give a new --db folder")
+        db = lancedb.connect(str(path))
+        existing = _tables(db)
+        if existing == [PROGRESS] and db.open_table(PROGRESS).count_rows() == 0:
+            db.drop_table(PROGRESS)  # a creation killed between its two tables: start it again
+        elif existing:
+            raise FileFormatError(path, None, busy)
+        try:
+            db.create_table(PROGRESS, schema=progress)  # first: the usages table (with the parameters) marks an index
+            table = db.create_table(USAGES, schema=usages_schema(params))
+        except (ValueError, OSError, RuntimeError) as e:  # another build created them in between
+            if not _tables(db):
+                raise
+            raise FileFormatError(path, None, busy) from e
+        return cls(path, db, table, params)
+
+    @classmethod
+    def open(cls, path) -> UsageStore:
+        """Reopen an existing index to resume its build (checked as :func:`open_store` does)."""
+        return cls(*_open_checked(path))
+
+    def reader(self) -> UsageReader:
+        """A reader of this index."""
+        return UsageReader(self.path, self._db, self.table, self.params)
+
+    def to_arrow(self, chunk: int, encoded: EncodedChunk):
+        """The Arrow table of the ``usages`` schema holding ``encoded`` (committed as ``chunk``)."""
+        _, pa = _lance()
+        schema, n = self.table.schema, len(encoded.rows)
+        dim, dtype = int(self.params["dim"]), np.float16 if self.params["dtype"] == "float16" else np.float32
+        columns = list(zip(*encoded.rows)) if n else [[] for _ in ROW_COLUMNS]
+        arrays = [pa.array(col, type=schema.field(name).type) for name, col in zip(ROW_COLUMNS, columns)]
+        arrays.append(pa.array(np.full(n, chunk, np.int64)))
+        for k in self.layers:
+            with np.errstate(over="ignore"):
+                x = np.ascontiguousarray(encoded.vectors[k], dtype=dtype).reshape(n, dim)  # (n, dim)
+            if not np.isfinite(x).all():  # inf would give NaN similarities
+                raise InputError(f"a vector of layer {k} has values beyond {self.params['dtype']}'s range "
+                                 "(float16: ±65,504); build the index into a new --db with dtype float32")
+            arrays.append(pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), dim))
+        return pa.Table.from_arrays(arrays, schema=schema)
 
     def rollback(self, chunk: int) -> int:
         """Delete the usages of chunks after ``chunk`` (written but never committed); returns how many."""
@@ -184,71 +228,104 @@ class UsageStore:
             self.table.delete(f"chunk > {int(chunk)}")
         return extra
 
-    def append(self, rows) -> None:
-        if rows.num_rows:
-            self.table.add(rows)
+    def append(self, chunk: int, encoded: EncodedChunk) -> None:
+        """Write a chunk's usages (one atomic Lance write; not committed until :meth:`commit`)."""
+        if encoded.rows:
+            self.table.add(self.to_arrow(chunk, encoded))
 
     def commit(self, chunk: int, sentences_done: int, usages_done: int, done: bool = False) -> None:
         """Record that every usage of the sentences before ``sentences_done`` is stored."""
         _, pa = _lance()
-        self._progress().add(pa.table({"chunk": [chunk], "sentences_done": [sentences_done],
-                                       "usages_done": [usages_done], "done": [done], "time": [time.time()]}))
+        self._db.open_table(PROGRESS).add(pa.table({"chunk": [chunk], "sentences_done": [sentences_done],
+                                                    "usages_done": [usages_done], "done": [done],
+                                                    "time": [time.time()]}))
 
     def finish(self, chunk: int, sentences_done: int) -> dict[str, Any]:
-        """Compact, build the ANN index when the table is large, and mark the build complete."""
+        """Compact, write the side index of the final table version, and mark the build
+        complete (a crash before that mark: the next run finishes again)."""
         self.table.checkout_latest()
         n = self.table.count_rows()
         try:
             self.table.optimize(cleanup_older_than=CLEANUP_AFTER)  # compact; drop files superseded a while ago
         except Exception as e:  # compaction is an optimisation; a failure leaves the data intact
             log.warning("compaction of %s skipped: %s", self.path, e)
-        ann = n >= ANN_MIN_ROWS
-        if ann:
-            self.build_ann_index()
+        ann = lists_for(n) > 1
+        if ann:  # scalar indexes: a word's or a usage's rows found without a full scan
+            from lancedb.index import Bitmap, BTree
+
+            self.table.create_index("word", config=Bitmap(), replace=True)
+            self.table.create_index("usage_id", config=BTree(), replace=True)
+        build_side_index(self.path, self.table, self.table.version, ROW_COLUMNS, self.layers,
+                         int(self.params["dim"]))
         self.commit(chunk, sentences_done, n, done=True)
         return {"usages": n, "ann_index": ann}
 
-    def build_ann_index(self) -> None:
-        """IVF-SQ (cosine) on every vector column and a bitmap index on ``word``.
 
-        About ``sqrt(n) / 2`` inverted lists (500 at 1M usages) and 20 k-means iterations;
-        training takes minutes at 1M usages on two cores.
-        """
-        from lancedb.index import Bitmap, IvfSq
+class UsageReader(_Index):
+    """Reads and searches one usage index; see :func:`open_store`.
 
-        n = self.table.count_rows()
-        lists = _lists(n)
-        for k in self.layers:
-            log.info("building IVF-SQ on %s (%d rows, %d lists)", vector_column(k), n, lists)
-            self.table.create_index(vector_column(k), config=IvfSq(distance_type="cosine", num_partitions=lists,
-                                                                   max_iterations=ANN_ITERATIONS), replace=True)
-        self.table.create_index("word", config=Bitmap(), replace=True)
+    A complete index is searched through its side index (:mod:`.side_index`), opened once
+    per table version (and rebuilt from the table when missing or stale); an index still
+    being built is searched exactly, from LanceDB.
+    """
+
+    def __init__(self, path: str | os.PathLike, db, table, params: dict[str, Any]):
+        super().__init__(path, db, table, params)
+        self._seen: dict[str, Any] = {"version": None}  # what one table version holds (see _state)
+        self._stamp, self._version = _versions_stamp(self.path), table.version
+
+    def refresh(self) -> None:
+        """See the latest committed data (a build may be appending). Asks LanceDB only when
+        the table's version folder changed since the last look (a stat: microseconds)."""
+        stamp = _versions_stamp(self.path)
+        if stamp is None or stamp != self._stamp or time.time_ns() - stamp < RACY_NS:
+            self.table.checkout_latest()
+            self._stamp, self._version = stamp, self.table.version
 
     def _state(self) -> dict[str, Any]:
-        """What the current table version holds: ``ann`` (an ANN index?), ``lists`` (its
-        inverted lists), the usage ``counts`` of the words asked so far and the ``words``
-        whose vectors are held in memory."""
-        version = self.table.version
+        """What the current table version holds: its ``side`` index (None while a build
+        appends), the usage ``counts`` of the words asked so far and the ``words`` whose
+        vectors are held in memory (searches without a side index)."""
+        version = self._version
         if self._seen["version"] != version:
-            ann = [i for i in self.table.list_indices() if str(getattr(i, "index_type", "")).upper().startswith("IVF")]
-            indexed = self.table.index_stats(ann[0].name).num_indexed_rows if ann else 0
-            self._seen = {"version": version, "ann": bool(ann), "lists": _lists(indexed) if ann else 0,
-                          "counts": {}, "words": OrderedDict()}
+            side = open_side_index(self.path, version)
+            if side is None and self.checkpoint()["done"]:
+                side = self._rebuild_side(version)
+            self._seen = {"version": version, "side": side, "counts": {}, "words": OrderedDict()}
         return self._seen
 
+    def _rebuild_side(self, version: int) -> SideIndex | None:
+        log.info("%s: writing the side index of table version %d (missing or stale)", self.path, version)
+        try:
+            build_side_index(self.path, self.table, version, ROW_COLUMNS, self.layers, int(self.params["dim"]))
+        except OSError as e:  # e.g. a read-only folder: search LanceDB directly
+            log.warning("%s: cannot write the side index (%s); searching the table directly (slower)", self.path, e)
+        return open_side_index(self.path, version)
+
+    def side(self) -> SideIndex | None:
+        """The side index of the current table version (None while a build appends)."""
+        return self._state()["side"]
+
     def has_ann_index(self) -> bool:
-        """Whether the vector columns have an ANN index."""
-        return self._state()["ann"]
+        """Whether searches are approximate (a side index of more than one inverted list)."""
+        side = self.side()
+        return side is not None and side.lists > 1
 
     def nprobes(self, word: str | None) -> int:
-        """Lists an ANN search probes: ``NPROBES``, or for a word-filtered search enough to
-        meet about ``MIN_WORD_ROWS_PROBED`` of the word's usages (all lists for a rare word)."""
-        state = self._state()
-        if word is None or not state["ann"]:
-            return NPROBES
-        per_list = self._count_cached(word) / max(state["lists"], 1)
-        need = math.ceil(MIN_WORD_ROWS_PROBED / per_list) if per_list > 0 else state["lists"]
-        return int(min(state["lists"], max(NPROBES, need)))
+        """Inverted lists a search probes (0 without a side index)."""
+        side = self.side()
+        if side is None:
+            return 0
+        return probes_for(None if word is None else self.count(word), side.lists)
+
+    def count(self, word: str | None = None) -> int:
+        side = self.side()
+        if side is None:
+            return super().count(word)
+        if word is None:
+            return int(side.meta["rows"])
+        lo, hi = side.word_range(word)
+        return hi - lo
 
     def _count_cached(self, word: str) -> int:
         counts = self._state()["counts"]
@@ -270,16 +347,14 @@ class UsageStore:
             words.popitem(last=False)
         return words[key]
 
-    # -- reading -------------------------------------------------------------------
-    def refresh(self) -> None:
-        """See the latest committed data (a build may be appending)."""
-        self.table.checkout_latest()
-
-    def count(self, word: str | None = None) -> int:
-        return self.table.count_rows(None if word is None else f"word = {_sql_str(word)}")
-
     def get(self, uid: str, layer: int | None = None) -> dict[str, Any]:
+        """A stored usage: its row and ``vector`` at ``layer`` (unit length when read from
+        the side index: searches are cosine)."""
         col = self.layer_column(layer)
+        side = self.side()
+        at = side.position(uid) if side is not None else None
+        if at is not None:
+            return {**side.rows.slice(at, 1).to_pylist()[0], "vector": side.vector(at, int(col[1:]))}
         rows = self.table.search().where(f"usage_id = {_sql_str(uid)}").limit(1).to_arrow().to_pylist()
         if not rows:
             raise InputError(f"no usage with id {uid!r} in {self.path}; take an id from a search result")
@@ -291,25 +366,27 @@ class UsageStore:
                layer: int | None = None, exact: bool | None = None) -> list[dict[str, Any]]:
         """The ``k`` usages nearest ``vector`` (cosine), optionally only those of ``word``.
 
-        A word with at most ``EXACT_MAX_WORD_ROWS`` usages is searched exactly in memory;
-        otherwise the ANN index is used when the table has one. ``exact=True``: LanceDB's
+        Through the side index when there is one (see :mod:`.side_index`); else exactly,
+        from LanceDB (a word's vectors read once into memory). ``exact=True``: LanceDB's
         flat scan, whatever the size (the reference the benchmarks compare with).
         """
         col = self.layer_column(layer)
-        if exact is None and word is not None and self._count_cached(word) <= EXACT_MAX_WORD_ROWS:
+        q = np.asarray(vector, dtype=np.float32)
+        q = q / max(float(np.linalg.norm(q)), 1e-30)  # (dim,)
+        side = None if exact else self.side()
+        if side is not None:
+            at, sims = side.search(q, int(col[1:]), int(k), word)
+            rows = side.rows.take(np.asarray(at, dtype=np.int64)).to_pylist()
+            return [{**r, "similarity": s} for r, s in zip(rows, sims)]
+        if not exact and word is not None:
             rows, unit = self._word_vectors(word, layer)
-            q = np.asarray(vector, dtype=np.float32)
-            sims = unit @ (q / max(float(np.linalg.norm(q)), 1e-30))  # (n,)
+            sims = unit @ q  # (n,)
             top = np.argsort(-sims, kind="stable")[: int(k)]
             return [{**rows[i], "similarity": float(sims[i])} for i in top]
-        q = self.table.search(np.asarray(vector, dtype=np.float32), vector_column_name=col).metric("cosine")
+        query = self.table.search(q, vector_column_name=col).metric("cosine").bypass_vector_index()
         if word is not None:
-            q = q.where(f"word = {_sql_str(word)}", prefilter=True)
-        if exact is None:
-            exact = not self.has_ann_index()
-        q = q.bypass_vector_index() if exact else q.nprobes(self.nprobes(word)).refine_factor(REFINE_FACTOR)
-        keep = ["usage_id", "word", "form", "doc", "sentence_no", "start", "end", "sentence"]
-        rows = q.select([*keep, "_distance"]).limit(int(k)).to_arrow().to_pylist()
+            query = query.where(f"word = {_sql_str(word)}", prefilter=True)
+        rows = query.select([*ROW_COLUMNS, "_distance"]).limit(int(k)).to_arrow().to_pylist()
         for r in rows:
             r["similarity"] = 1.0 - float(r.pop("_distance"))
         return rows
@@ -317,8 +394,8 @@ class UsageStore:
     def vectors_of(self, word: str, layer: int | None = None, limit: int | None = None):
         """``(rows, vectors (n, dim) float32)`` of a word's usages, in usage-id order."""
         col = self.layer_column(layer)
-        keep = ["usage_id", "word", "form", "doc", "sentence_no", "start", "end", "sentence", col]
-        table = self.table.search().where(f"word = {_sql_str(word)}").select(keep).limit(None).to_arrow()
+        table = self.table.search().where(f"word = {_sql_str(word)}").select([*ROW_COLUMNS, col]) \
+            .limit(None).to_arrow()
         table = table.sort_by("usage_id")
         if limit is not None:
             table = table.slice(0, int(limit))
@@ -328,23 +405,28 @@ class UsageStore:
         return rows, x.astype(np.float32)  # (n, dim)
 
     def word_counts(self) -> dict[str, int]:
-        if not self.count():
+        side = self.side()
+        if side is not None:
+            counts = {w: hi - lo for w, (lo, hi) in side.meta["words"].items()}
+        elif not self.count():
             return {}
-        table = self.table.search().select(["word"]).limit(None).to_arrow()
-        counts = table.group_by("word").aggregate([("word", "count")]).to_pylist()
-        return dict(sorted(((r["word"], r["word_count"]) for r in counts), key=lambda t: (-t[1], t[0])))
+        else:
+            table = self.table.search().select(["word"]).limit(None).to_arrow()
+            got = table.group_by("word").aggregate([("word", "count")]).to_pylist()
+            counts = {r["word"]: r["word_count"] for r in got}
+        return dict(sorted(counts.items(), key=lambda t: (-t[1], t[0])))
 
     def size_on_disk(self) -> int:
         return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
 
 
-def _lists(rows: int) -> int:
-    """Inverted lists of the IVF index of a table of ``rows`` usages: about sqrt(rows) / 2.
-
-    >>> _lists(1_000_000), _lists(50_000)
-    (500, 112)
-    """
-    return max(1, round(rows ** 0.5 / 2))
+def _versions_stamp(path: Path) -> int | None:
+    """When the ``usages`` table last got a version (mtime of its version folder, ns), None
+    when that folder is not where Lance keeps it (then every refresh asks LanceDB)."""
+    try:
+        return os.stat(path / f"{USAGES}.lance" / "_versions").st_mtime_ns
+    except OSError:
+        return None
 
 
 def _tables(db) -> list[str]:
@@ -361,9 +443,9 @@ def open_progress_rows(path: str | os.PathLike) -> int:
         return -1
 
 
-def open_store(path: str | os.PathLike) -> UsageStore:
-    """Open an existing usage index; a missing, foreign or corrupt one raises a clear error
-    (and nothing is written)."""
+def _open_checked(path: str | os.PathLike):
+    """``(path, db, table, params)`` of an existing index; a missing, foreign or corrupt one
+    raises a clear error (and nothing is written)."""
     lancedb, _ = _lance()
     path = Path(path)
     if not path.is_dir():
@@ -391,4 +473,10 @@ def open_store(path: str | os.PathLike) -> UsageStore:
     if params.get("format") != FORMAT or params.get("format_version", 0) > FORMAT_VERSION:
         raise FileFormatError(path, None, f"index format {params.get('format')!r} v{params.get('format_version')} "
                                           f"is not {FORMAT} v{FORMAT_VERSION}; rebuild it with this version")
-    return UsageStore(path, db, table, params)
+    return path, db, table, params
+
+
+def open_store(path: str | os.PathLike) -> UsageReader:
+    """Open an existing usage index to read and search it; a missing, foreign or corrupt
+    one raises a clear error (and nothing is written)."""
+    return UsageReader(*_open_checked(path))

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import EmptyInputError, InputError
-from .store import UsageStore
+from .store import UsageReader
 
 __all__ = ["WordNetCandidates", "wordnet_candidates", "map_centroids", "rank_senses", "TOP"]
 
@@ -64,7 +64,7 @@ def rank_senses(centroids: np.ndarray, senses: np.ndarray, top: int = TOP) -> li
     return out
 
 
-def wordnet_candidates(store: UsageStore, word: str, layer: int,
+def wordnet_candidates(store: UsageReader, word: str, layer: int,
                        data_dir: str | os.PathLike | None = None) -> WordNetCandidates:
     """The WordNet sense keys of ``word`` (every POS WordNet has it as), after checking
     that the data folder holds WordNet and SemCor and that ``layer`` is contextual."""
@@ -106,7 +106,7 @@ def _keys(wn, lemma: str) -> list[str]:
     return keys
 
 
-def _task_encoder(store: UsageStore, layer: int):
+def _task_encoder(store: UsageReader, layer: int):
     """The all-layers encoder of the index's model (the one the evaluation caches use)."""
     from ..bench.runner import make_task_encoder
 
@@ -130,7 +130,7 @@ def _task_encoder(store: UsageStore, layer: int):
     return encoder
 
 
-def map_centroids(store: UsageStore, candidates: WordNetCandidates, layer: int, centroids: np.ndarray, *,
+def map_centroids(store: UsageReader, candidates: WordNetCandidates, layer: int, centroids: np.ndarray, *,
                   top: int = TOP, use_cache: bool = True,
                   progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Match each cluster centroid ``(clusters, dim)`` (vectors of ``store`` at ``layer``)

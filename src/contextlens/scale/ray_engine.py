@@ -1,11 +1,14 @@
 """Encode usage-index chunks on Ray Data (``--engine ray``).
 
-The driver streams the corpus and finds the target usages (cheap: tokenising), exactly as
-the local engine does, so both give the same usages with the same ids. Each chunk of
-sentences becomes a Ray Dataset; ``map_batches`` runs an encoder actor class over it (one
-model per actor, ``concurrency`` actors, ``batch_size`` sentences per call, sorted by
-length inside the actor) and the driver writes the rows to the same Lance table, then
-commits the chunk's checkpoint, so a Ray build resumes like a local one.
+The driver streams the corpus and plans each chunk (finds the target usages: cheap
+tokenising), exactly as the local engine does, so both give the same usages with the same
+ids. A chunk's :class:`~contextlens.index.encode.PlannedSentence` s become a Ray Dataset
+(as Python objects, pickled by Ray); ``map_batches`` runs an encoder actor class over it
+(one model per actor, ``concurrency`` actors, ``batch_size`` sentences per call, sorted by
+length inside the actor), which runs :func:`~contextlens.index.encode.encode_planned`, the
+local engine's own function. The driver gathers the batches into one
+:class:`~contextlens.index.encode.EncodedChunk` and the build loop writes it and commits the
+chunk's checkpoint, as for a local build, so a Ray build resumes like a local one.
 
 Where it runs: ``address=None`` starts a local Ray cluster (the machine's cores);
 ``"auto"`` joins the cluster this machine is part of (``ray start --head`` /
@@ -19,14 +22,14 @@ smaller loses less work to a crash).
 
 from __future__ import annotations
 
-import json
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, MissingDependencyError
-from ..index.extract import Usage
+from ..errors import MissingDependencyError, check_int
+from ..index.encode import EncodedChunk, PlannedSentence, encode_planned, make_index_encoder
 
 __all__ = ["RayEncoder", "UsageEncoderActor", "CHUNK_SENTENCES"]
 
@@ -44,36 +47,29 @@ def _ray():
 
 
 class UsageEncoderActor:
-    """A Ray Data actor: loads the model once, turns sentence rows into usage rows."""
+    """A Ray Data actor: loads the model once; turns a batch of planned sentences (column
+    ``planned``) into their encoded usages (column ``row``: the :class:`UsageRow` s, and
+    one ``(n_usages, dim)`` column per stored layer, named by its layer number)."""
 
     def __init__(self, model: str, layers: list[int], batch_size: int, threads: int):
-        from ..index.build import make_index_encoder
-
         self.encoder, self.layers = make_index_encoder(model, layers, batch_size, threads=threads)
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        from ..index.build import encode_planned
-
-        items = [{"doc": str(d), "number": int(n), "text": str(t),
-                  "usages": [Usage(*u) for u in json.loads(str(s))]}
-                 for d, n, t, s in zip(batch["doc"], batch["number"], batch["text"], batch["usages"])]
-        cols = encode_planned(self.encoder, items, self.layers)
-        out = {k: np.asarray(v, dtype=object if k in ("usage_id", "word", "form", "doc", "sentence") else np.int64)
-               for k, v in cols.items() if k != "vectors"}
-        for k, x in cols["vectors"].items():
-            out[f"v{k}"] = x  # (n_usages, dim)
-        return out
+        encoded = encode_planned(self.encoder, list(batch["planned"]), self.layers)
+        rows = np.empty(len(encoded.rows), dtype=object)
+        rows[:] = encoded.rows
+        return {"row": rows, **{str(k): x for k, x in encoded.vectors.items()}}
 
 
 class RayEncoder:
-    """Encodes planned chunks on Ray Data; ``close()`` shuts down a cluster it started."""
+    """Encodes planned chunks on Ray Data (the engine protocol of
+    :mod:`contextlens.index.encode`); ``close()`` shuts down a cluster it started."""
 
     chunk_size = CHUNK_SENTENCES
 
     def __init__(self, params: dict[str, Any], *, address: str | None = None, concurrency: int = 1,
                  batch_size: int = 32, num_cpus: int = 1):
-        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-            raise InputError(f"concurrency must be an integer >= 1 (encoder actors), got {concurrency!r}")
+        check_int("concurrency", concurrency, low=1, hint="it is the number of encoder actors")
         ray = _ray()
         self._ray, self._started = ray, False
         if not ray.is_initialized():
@@ -85,33 +81,25 @@ class RayEncoder:
             self._started = True
         ctx = ray.data.DataContext.get_current()
         ctx.enable_progress_bars = False
+        ctx.enable_fallback_to_arrow_object_ext_type = True  # planned sentences and rows travel pickled
         self.params, self.concurrency, self.batch_size, self.num_cpus = params, concurrency, batch_size, num_cpus
-        self.layers = list(params["layers"])
+        self.layers, self.dim = list(params["layers"]), int(params["dim"])
 
-    def encode(self, items: list[dict[str, Any]]) -> dict[str, Any]:
-        """Same output as :func:`contextlens.index.build.encode_planned`, computed on Ray."""
+    def encode(self, planned: Sequence[PlannedSentence]) -> EncodedChunk:
+        """What :func:`contextlens.index.encode.encode_planned` gives, computed on Ray."""
+        if not planned:
+            return EncodedChunk.empty(self.layers, self.dim)
         ray = self._ray
-        dim = int(self.params["dim"])
-        cols: dict[str, Any] = {k: [] for k in ("usage_id", "word", "form", "doc", "sentence_no", "start", "end",
-                                                "sentence")}
-        parts: dict[int, list[np.ndarray]] = {k: [] for k in self.layers}
-        if items:
-            rows = [{"doc": it["doc"], "number": it["number"], "text": it["text"],
-                     "usages": json.dumps([[u.usage_id, u.word, u.form, u.start, u.end] for u in it["usages"]])}
-                    for it in items]
-            ds = ray.data.from_items(rows).map_batches(
-                UsageEncoderActor, batch_format="numpy", batch_size=self.batch_size,
-                concurrency=self.concurrency, num_cpus=self.num_cpus,
-                fn_constructor_kwargs={"model": self.params["model"], "layers": self.layers,
-                                       "batch_size": self.batch_size, "threads": self.num_cpus},
-            )
-            for batch in ds.iter_batches(batch_format="numpy", batch_size=None):
-                for k in cols:
-                    cols[k] += [x.item() if isinstance(x, np.generic) else x for x in batch[k].tolist()]
-                for k in self.layers:
-                    parts[k].append(np.asarray(batch[f"v{k}"], dtype=np.float32).reshape(-1, dim))
-        cols["vectors"] = {k: np.concatenate(v) if v else np.zeros((0, dim), np.float32) for k, v in parts.items()}
-        return cols
+        ds = ray.data.from_items([{"planned": p} for p in planned]).map_batches(
+            UsageEncoderActor, batch_format="numpy", batch_size=self.batch_size,
+            compute=ray.data.ActorPoolStrategy(size=self.concurrency), num_cpus=self.num_cpus,
+            fn_constructor_kwargs={"model": self.params["model"], "layers": self.layers,
+                                   "batch_size": self.batch_size, "threads": self.num_cpus},
+        )
+        parts = [EncodedChunk(list(b["row"]), {k: np.asarray(b[str(k)], np.float32).reshape(-1, self.dim)
+                                               for k in self.layers})
+                 for b in ds.iter_batches(batch_format="numpy", batch_size=None)]
+        return EncodedChunk.concat(parts, self.layers, self.dim)
 
     def close(self) -> None:
         if self._started:

@@ -5,12 +5,27 @@ GloVe) with :func:`build_table`, or load a packaged or saved table with
 :func:`load_vectors`. gensim is imported only when word2vec or fastText is trained.
 """
 
-from .build import DEFAULTS, METHODS, build_table
-from .cooccurrence import Cooccurrence, cooccurrence_matrix, count_table, dense_rows
-from .glove import GloVe
-from .ppmi import ppmi, svd_embeddings
-from .pretrained import PACKAGED, load_vectors
-from .word2vec import fasttext_model, train_fasttext, train_word2vec, word2vec_model
+import importlib
+
+# name -> the submodule that defines it, imported on first use (PEP 562): loading a
+# packaged table (``static.pretrained``) does not pull SciPy in through the builders.
+_LAZY = {
+    "DEFAULTS": ".build", "METHODS": ".build", "build_table": ".build",
+    "Cooccurrence": ".cooccurrence", "cooccurrence_matrix": ".cooccurrence", "count_table": ".cooccurrence",
+    "dense_rows": ".cooccurrence", "GloVe": ".glove", "ppmi": ".ppmi", "svd_embeddings": ".ppmi",
+    "PACKAGED": ".pretrained", "load_vectors": ".pretrained",
+    "fasttext_model": ".word2vec", "train_fasttext": ".word2vec", "train_word2vec": ".word2vec",
+    "word2vec_model": ".word2vec",
+}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "METHODS",
@@ -30,3 +45,7 @@ __all__ = [
     "PACKAGED",
     "load_vectors",
 ]
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

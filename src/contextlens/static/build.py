@@ -16,9 +16,10 @@ import logging
 import os
 from pathlib import Path
 
-from ..corpus import ProgressHook
-from ..errors import InputError, check_choice
+from ..corpus import ProgressHook, longest_sentence, resolve_source
+from ..errors import InputError, check_choice, check_int
 from ..vectors import EmbeddingTable
+from .word2vec import MAX_WINDOW
 
 __all__ = ["METHODS", "DEFAULTS", "build_table"]
 
@@ -42,8 +43,24 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "glove": {"window": 10, "weighting": "harmonic", "vocab_order": "frequency", "dim": 50,
               "epochs": 25, "learning_rate": 0.05},
 }
+CAP_WINDOW_FROM = 64  # a counting window wider than this is cut to the longest sentence (one more pass)
 _OPTIONS = ("window", "weighting", "vocab_order", "cds", "shift", "dim", "p", "epochs",
             "architecture", "learning_rate", "workers")
+
+
+def _cap_window(corpus, window: int, tokenizer: str, errors: str) -> tuple[object, int]:
+    """``(corpus, window)`` with the window cut to the longest sentence minus one: counts
+    are the same (pairs never cross a line), and the counting loop runs once per offset.
+    A one-shot iterator is read into a list first, so that it can be read twice."""
+    src = resolve_source(corpus)
+    if src.one_shot:
+        corpus = list(src.items)
+    longest = longest_sentence(corpus, tokenizer=tokenizer, errors=errors)
+    if window < longest:
+        return corpus, window
+    log.info("window %d is wider than the longest sentence (%d tokens): counting with window %d, the same counts",
+             window, longest, max(1, longest - 1))
+    return corpus, max(1, longest - 1)
 
 
 def build_table(
@@ -91,6 +108,10 @@ def build_table(
            for name, default in defaults.items()}
     read = {"lower": lower, "tokenizer": tokenizer, "errors": errors}
     name = f"{method}:{Path(corpus).name}" if isinstance(corpus, (str, os.PathLike)) else method
+    opt["window"] = check_int("window", opt["window"], low=1, high=MAX_WINDOW,
+                              hint="words each side; a window wider than the longest sentence adds nothing")
+    if method in _COUNTING and opt["window"] > CAP_WINDOW_FROM:
+        corpus, opt["window"] = _cap_window(corpus, opt["window"], tokenizer, errors)
 
     if method in _GENSIM:
         from .word2vec import fasttext_model, word2vec_model

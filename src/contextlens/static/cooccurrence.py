@@ -17,12 +17,22 @@ together. This equals the plain loop::
                     counts[tokens[i]][tokens[j]] += w(abs(i - j))
 
 How it is built (never a per-token Python dict of dicts): the corpus is read once, in
-blocks of whole lines; each block becomes one ``str.split`` and one C-level dictionary
-lookup per token, giving a compact int32 stream of provisional word ids (``-2`` marks a
-line break). Word frequencies come from ``np.bincount``; after the vocabulary is chosen
-the stream is re-labelled and, for each offset ``d`` in ``1..window``, positions ``i``
-and ``i + d`` are paired with numpy in segments of about 130,000 positions
-(:class:`~contextlens.static.pairs.PairCounter`).
+blocks of whole lines, by one of two engines that give the same counts
+(``engine=``):
+
+- ``"numba"``, the default when numba is installed (``pip install 'contextlens[fast]'``):
+  the compiled kernel of :mod:`~contextlens.static.kernel` tokenises each block,
+  maps tokens to ids and adds up the window pairs as it reads, so its memory follows the
+  number of distinct pairs, not the corpus length;
+- ``"numpy"``: each block becomes one ``str.split`` and one C-level dictionary lookup per
+  token, giving a compact int32 stream of provisional word ids (``-2`` marks a line
+  break; spilled to a temporary file past 256 MiB). After the vocabulary is chosen the
+  stream is re-labelled and, for each offset ``d`` in ``1..window``, positions ``i`` and
+  ``i + d`` are paired with numpy in segments of about 130,000 positions
+  (:class:`~contextlens.static.pairs.PairCounter`).
+
+Both choose the vocabulary the same way, from the word frequencies: most frequent first,
+ties alphabetical (or all alphabetical), then ``min_count`` and ``max_vocab``.
 
 The worked example of the course text (16 short phrases, window 3, raw counts over the
 alphabetical vocabulary):
@@ -43,7 +53,7 @@ import itertools
 import logging
 import tempfile
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,7 +61,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..corpus import TOKENIZERS, ProgressHook, ReadStats, _lines, _sentences, iter_text_blocks
-from ..errors import EmptyInputError, InputError, UnknownWordError, check_choice
+from ..errors import EmptyInputError, InputError, MissingDependencyError, UnknownWordError, check_choice
 from ..vectors import EmbeddingTable
 from .pairs import SEP as _SEP
 from .pairs import PairCounter
@@ -68,6 +78,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 WEIGHTINGS = ("none", "harmonic")
+ENGINES = ("auto", "numba", "numpy")
 VOCAB_ORDERS = ("frequency", "alphabetical")
 _OOV = -1  # a token outside the vocabulary
 _SEGMENT_TOKENS = 1 << 17  # pairs are counted over segments of about this many positions
@@ -143,10 +154,37 @@ def _sentinel(text: str) -> str:
     raise InputError("a corpus block uses every private-use character; split the file")
 
 
-class _IdStream:
-    """Provisional word ids (first-seen order) and the id stream, read block by block."""
+def _choose_vocab(counts: np.ndarray, min_count: int, max_vocab: int | None,
+                  alphabetical: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Provisional ids of the kept words, most frequent first, ties alphabetical
+    (``alphabetical(ids)`` sorts ids by their words)."""
+    alpha = alphabetical(np.flatnonzero(counts >= min_count))
+    order = alpha[np.argsort(-counts[alpha], kind="stable")]
+    return order[:max_vocab] if max_vocab is not None else order
 
-    def __init__(self) -> None:
+
+# -- counting: id stream -> sparse matrix ------------------------------------------------------
+def _segments(arrays: Iterable[np.ndarray], remap: np.ndarray) -> Iterator[np.ndarray]:
+    """Re-labelled stream pieces of about ``_SEGMENT_TOKENS`` (each ends at a line break)."""
+    buf: list[np.ndarray] = []
+    size = 0
+    for a in arrays:
+        buf.append(np.where(a >= 0, remap[np.maximum(a, 0)], a).astype(np.int32, copy=False))
+        size += len(a)
+        if size >= _SEGMENT_TOKENS:
+            yield np.concatenate(buf)
+            buf, size = [], 0
+    if buf:
+        yield np.concatenate(buf)
+
+
+class _NumpyCounter:
+    """The numpy engine: provisional word ids (first-seen order) and the id stream, read
+    block by block and kept (or spilled); :meth:`matrix` pairs it with
+    :class:`~contextlens.static.pairs.PairCounter` once the vocabulary is known."""
+
+    def __init__(self, window: int, harmonic: bool) -> None:
+        self.window, self.harmonic = window, harmonic
         self.index: defaultdict[str, int] = defaultdict(itertools.count().__next__)
         self.counts = np.zeros(0, np.int64)
         self.n_tokens = 0  # tokens read
@@ -214,31 +252,50 @@ class _IdStream:
         if self._tmp is not None:
             self._tmp.cleanup()
 
+    def words(self) -> list[str]:
+        return list(self.index)
 
-def _choose_vocab(words: list[str], counts: np.ndarray, min_count: int,
-                  max_vocab: int | None) -> np.ndarray:
-    """Provisional ids of the kept words, most frequent first, ties alphabetical."""
-    kept = np.flatnonzero(counts >= min_count)
-    alpha = sorted(kept.tolist(), key=words.__getitem__)
-    rank = np.empty(len(words), np.int64)
-    rank[alpha] = np.arange(len(alpha))
-    order = kept[np.lexsort((rank[kept], -counts[kept]))]
-    return order[:max_vocab] if max_vocab is not None else order
+    def alphabetical(self, ids: np.ndarray) -> np.ndarray:
+        """``ids`` in the alphabetical order of their words."""
+        words = self.words()
+        return np.array(sorted(ids.tolist(), key=words.__getitem__), dtype=np.int64)
+
+    def matrix(self, rows: np.ndarray, int_dtype) -> sp.csr_matrix:
+        """Counts of the words ``rows`` (provisional ids, in row order)."""
+        by_freq = np.argsort(-self.counts[rows], kind="stable")  # the dense block wants these first
+        remap = np.full(len(self.index), _OOV, np.int32)
+        remap[rows[by_freq]] = np.arange(len(rows), dtype=np.int32)
+        counter = PairCounter(len(rows), self.window, self.harmonic, int_dtype)
+        for segment in _segments(self.arrays(), remap):
+            counter.add_segment(segment)
+        counts = counter.result()
+        if np.any(by_freq != np.arange(len(rows))):
+            back = np.argsort(by_freq)
+            counts = counts[back][:, back].tocsr()
+            counts.sort_indices()
+        return counts
 
 
-# -- counting: id stream -> sparse matrix ------------------------------------------------------
-def _segments(arrays: Iterable[np.ndarray], remap: np.ndarray) -> Iterator[np.ndarray]:
-    """Re-labelled stream pieces of about ``_SEGMENT_TOKENS`` (each ends at a line break)."""
-    buf: list[np.ndarray] = []
-    size = 0
-    for a in arrays:
-        buf.append(np.where(a >= 0, remap[np.maximum(a, 0)], a).astype(np.int32, copy=False))
-        size += len(a)
-        if size >= _SEGMENT_TOKENS:
-            yield np.concatenate(buf)
-            buf, size = [], 0
-    if buf:
-        yield np.concatenate(buf)
+_KERNEL_FAILURE: list[Exception] = []  # why the compiled kernel is unavailable, once known
+
+
+def _counter(engine: str, window: int, harmonic: bool):
+    """The counting engine: the compiled kernel (``numba``) or the numpy path."""
+    if engine != "numpy" and not _KERNEL_FAILURE:
+        try:
+            from .kernel import KernelCounter
+        except ImportError as exc:
+            _KERNEL_FAILURE.append(MissingDependencyError("numba", "fast", 'engine="numba"'))
+            log.debug("counting with numpy: numba is not available (%s)", exc)
+        except Exception as exc:  # numba is installed but cannot compile or load the kernel
+            _KERNEL_FAILURE.append(exc)
+            log.warning("counting with numpy: the compiled kernel failed to load (%s: %s)",
+                        type(exc).__name__, exc)
+        else:
+            return KernelCounter(window, harmonic)
+    if engine == "numba":
+        raise _KERNEL_FAILURE[0]
+    return _NumpyCounter(window, harmonic)
 
 
 def cooccurrence_matrix(
@@ -253,6 +310,7 @@ def cooccurrence_matrix(
     tokenizer: str = "whitespace",
     errors: str = "strict",
     progress: ProgressHook | None = None,
+    engine: str = "auto",
 ) -> Cooccurrence:
     """Count how often each pair of words occurs within ``window`` tokens of each other.
 
@@ -270,6 +328,9 @@ def cooccurrence_matrix(
     lower, tokenizer, errors : as in :func:`contextlens.corpus.iter_sentences`.
     progress : a :data:`~contextlens.corpus.ProgressHook`, called with the number of
         sentences read after each block.
+    engine : ``"numba"`` (the compiled kernel of :mod:`~contextlens.static.kernel`;
+        needs ``contextlens[fast]``), ``"numpy"``, or ``"auto"`` (numba when installed).
+        Both give the same counts.
     """
     check_choice("weighting", weighting, WEIGHTINGS)
     check_choice("vocab_order", vocab_order, VOCAB_ORDERS)
@@ -278,50 +339,39 @@ def cooccurrence_matrix(
     if max_vocab is not None:
         _check_int("max_vocab", max_vocab, 1)
     check_choice("tokenizer", tokenizer, TOKENIZERS)
+    check_choice("engine", engine, ENGINES)
     stats = ReadStats()
     blocks = iter_text_blocks(corpus, errors=errors, stats=stats)
-    stream = _IdStream()
+    counter = _counter(engine, window, weighting == "harmonic")
     try:
         for text in blocks:
-            stream.add_block(text, lower, tokenizer)
+            counter.add_block(text, lower, tokenizer)
             if progress is not None:
-                progress(stream.n_sentences)
-        if stream.n_tokens == 0:
+                progress(counter.n_sentences)
+        if counter.n_tokens == 0:
             raise EmptyInputError("the corpus has no tokens")
-        words = list(stream.index)
-        order = _choose_vocab(words, stream.counts, min_count, max_vocab)
-        if len(order) == 0:
-            top = int(stream.counts.max())
+        words, all_counts = counter.words(), counter.counts
+        rows = _choose_vocab(all_counts, min_count, max_vocab, counter.alphabetical)
+        if len(rows) == 0:
             raise EmptyInputError(
                 f"no word occurs at least min_count={min_count} times (the most frequent "
-                f"occurs {top} times); lower min_count"
+                f"occurs {int(all_counts.max())} times); lower min_count"
             )
-        v = len(order)
-        remap = np.full(len(words), _OOV, np.int32)
-        remap[order] = np.arange(v, dtype=np.int32)
-        int_dtype = np.int32 if 2 * window * stream.n_tokens < 2**31 else np.int64
-        counter = PairCounter(v, window, weighting == "harmonic", int_dtype)
-        for segment in _segments(stream.arrays(), remap):
-            counter.add_segment(segment)
-        counts = counter.result()
+        if vocab_order == "alphabetical":
+            rows = counter.alphabetical(rows)
+        vocab = list(map(words.__getitem__, rows.tolist()))
+        int_dtype = np.int32 if 2 * window * counter.n_tokens < 2**31 else np.int64
+        counts = counter.matrix(rows, int_dtype)
     finally:
-        stream.close()
-    vocab = list(map(words.__getitem__, order.tolist()))
-    word_counts = stream.counts[order]
-    if vocab_order == "alphabetical":
-        perm = np.array(sorted(range(v), key=vocab.__getitem__), dtype=np.int64)
-        vocab = [vocab[i] for i in perm]
-        word_counts = word_counts[perm]
-        counts = counts[perm][:, perm].tocsr()
-        counts.sort_indices()
+        counter.close()
     log.info(
-        "co-occurrence counts: %d words (of %d types), %d nonzero pairs, %d tokens, %d lines, "
-        "window %d (%s)", v, len(words), counts.nnz, stream.n_tokens, stream.n_sentences,
-        window, weighting,
+        "co-occurrence counts (%s): %d words (of %d types), %d nonzero pairs, %d tokens, %d lines, "
+        "window %d (%s)", type(counter).__name__, len(rows), len(words), counts.nnz,
+        counter.n_tokens, counter.n_sentences, window, weighting,
     )
     return Cooccurrence(
-        vocab=vocab, counts=counts, word_counts=word_counts, n_tokens=stream.n_tokens,
-        n_sentences=stream.n_sentences, window=window, weighting=weighting, read_stats=stats,
+        vocab=vocab, counts=counts, word_counts=all_counts[rows], n_tokens=counter.n_tokens,
+        n_sentences=counter.n_sentences, window=window, weighting=weighting, read_stats=stats,
     )
 
 

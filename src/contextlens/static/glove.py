@@ -33,7 +33,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import DimensionError, EmptyInputError, InputError, check_choice
+from ..errors import DimensionError, EmptyInputError, InputError, check_choice, check_float, check_int
 from ..vectors import EmbeddingTable
 
 __all__ = ["GloVe", "VECTOR_CHOICES"]
@@ -79,13 +79,14 @@ class GloVe:
 
     def _check(self) -> None:
         check_choice("vectors", self.vectors, VECTOR_CHOICES)
-        for name in ("dim", "epochs", "batch_size"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise InputError(f"{name} must be a positive integer, got {value!r}")
-        for name in ("x_max", "alpha", "learning_rate", "grad_clip"):
-            if not getattr(self, name) > 0:
-                raise InputError(f"{name} must be > 0, got {getattr(self, name)!r}")
+        check_int("dim", self.dim, low=1, high=10_000)
+        check_int("epochs", self.epochs, low=1, high=10_000)
+        check_int("batch_size", self.batch_size, low=1, high=1 << 24)
+        check_int("seed", self.seed, low=0, high=2**32 - 1)
+        check_float("x_max", self.x_max, low=1e-6, high=1e12, hint="the count where the weight reaches 1 (100 in GloVe)")
+        check_float("alpha", self.alpha, low=1e-3, high=10.0, hint="the weighting exponent (0.75 in GloVe)")
+        check_float("learning_rate", self.learning_rate, low=1e-12, high=10.0)
+        check_float("grad_clip", self.grad_clip, low=1e-6, high=1e12)
 
     def fit(self, cooccurrence, progress: Callable[[int], None] | None = None) -> GloVe:
         """Train on a :class:`~contextlens.static.cooccurrence.Cooccurrence` or a square

@@ -31,7 +31,7 @@ import logging
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import DimensionError, EmptyInputError, InputError, check_choice
+from ..errors import DimensionError, EmptyInputError, InputError, check_choice, check_float, check_int
 
 __all__ = ["ppmi", "svd_embeddings", "SVD_SOLVERS"]
 
@@ -57,10 +57,8 @@ def ppmi(counts, alpha: float = 0.75, shift: float = 1.0) -> sp.csr_matrix:
     ``max(PMI − log k, 0)``. Only nonzero counts can have a nonzero PPMI, so the result is
     at most as dense as ``counts``.
     """
-    if not alpha > 0:
-        raise InputError(f"alpha must be > 0 (0.75 is usual, 1.0 means no smoothing), got {alpha}")
-    if not shift >= 1:
-        raise InputError(f"shift must be >= 1 (the k of k negative samples; 1 = no shift), got {shift}")
+    check_float("alpha", alpha, low=0.01, high=10.0, hint="the context smoothing exponent: 0.75 is usual, 1 is none")
+    check_float("shift", shift, low=1.0, high=1e6, hint="the k of k negative samples; 1 = no shift")
     m = _as_csr(counts)
     m.sum_duplicates()
     m.eliminate_zeros()
@@ -99,15 +97,10 @@ def svd_embeddings(matrix, dim: int, p: float = 0.5, seed: int = 0,
     check_choice("SVD solver", solver, SVD_SOLVERS)
     m = _as_csr(matrix)
     limit = min(m.shape)
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
-        raise InputError(f"dim must be a positive integer, got {dim!r}")
-    if dim > limit or (solver == "arpack" and dim >= limit):
-        raise InputError(
-            f"dim={dim} is too large for a {m.shape[0]}x{m.shape[1]} matrix; "
-            f"use at most {limit if solver != 'arpack' else limit - 1}"
-        )
-    if not 0 <= p <= 1:
-        raise InputError(f"p (the eigenvalue weight) must be in [0, 1], got {p}")
+    most = limit if solver != "arpack" else limit - 1
+    check_int("dim", dim, low=1, high=max(most, 1), hint=f"a {m.shape[0]}x{m.shape[1]} matrix has at most {most} "
+              "singular vectors to keep")
+    check_float("p", p, low=0.0, high=1.0, hint="the eigenvalue weight: W = U·Σ^p")
     if solver == "auto":
         solver = "dense" if m.shape[0] * m.shape[1] <= _DENSE_CELLS or dim == limit else "randomized"
     if solver == "dense":

@@ -75,7 +75,7 @@ def packaged_path(name: str) -> tuple[Path, Path]:
 def _read_words(path: Path) -> list[str]:
     import pyarrow.parquet as pq
 
-    table = pq.read_table(path)
+    table = pq.ParquetFile(path).read()  # not pq.read_table: that imports pyarrow.dataset and pandas (~1 s)
     columns = [f.name for f in table.schema if str(f.type) in ("string", "large_string")]
     if len(columns) != 1:
         raise FileFormatError(path, None, f"expected one string column of words, found {columns}")
@@ -111,6 +111,9 @@ def load_vectors(spec: str | os.PathLike) -> EmbeddingTable:
     if path.is_file():
         st = path.stat()
         return _load_file(str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if path.is_dir():
+        raise InputError(f"{spec} is a folder, not a vectors file; give the file itself (.npz, word2vec "
+                         f"text or binary, GloVe text) or one of the packaged tables: {', '.join(PACKAGED)}")
     if isinstance(spec, str) and not path.suffix and os.sep not in spec:
         close = difflib.get_close_matches(spec, list(_PACKAGES), n=1, cutoff=0.5)
         hint = f" (did you mean {close[0]!r}?)" if close else ""

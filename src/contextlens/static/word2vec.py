@@ -29,7 +29,15 @@ from ..corpus import (
     iter_text_blocks,
     resolve_source,
 )
-from ..errors import InputError, MissingDependencyError, TextDecodingError, check_choice
+from ..errors import (
+    FileFormatError,
+    InputError,
+    MissingDependencyError,
+    TextDecodingError,
+    check_choice,
+    check_float,
+    check_int,
+)
 from ..vectors import EmbeddingTable
 
 __all__ = [
@@ -43,6 +51,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 ARCHITECTURES = ("skipgram", "cbow")
+MAX_DIM, MAX_WINDOW, MAX_EPOCHS = 10_000, 10_000, 10_000  # gensim's batches hold 10,000 words
+MAX_BUCKETS = 10_000_000  # fastText n-gram buckets: bucket x dim floats
 
 
 def _stable_hash(text: str) -> int:
@@ -61,10 +71,10 @@ def _corpus_file(corpus, lower: bool, tokenizer: str, errors: str) -> str | None
     with open(path, "rb") as f:
         if f.read(3) == b"\xef\xbb\xbf":
             return None
-    try:  # one fast pass: gensim would fail on a bad byte without saying where
+    try:  # one fast pass: gensim would fail on a bad byte without saying where (or keep a NUL)
         for _ in iter_text_blocks(src, errors="strict"):
             pass
-    except TextDecodingError:
+    except (TextDecodingError, FileFormatError):
         if errors == "strict":
             raise
         return None
@@ -87,10 +97,22 @@ def _train(kind: str, corpus, *, dim: int, window: int, min_count: int, max_voca
     check_choice("architecture", architecture, ARCHITECTURES)
     check_choice("tokenizer", tokenizer, TOKENIZERS)
     check_choice("errors", errors, ERROR_MODES)
-    for name, value, low in (("dim", dim, 1), ("window", window, 1), ("min_count", min_count, 1),
-                             ("epochs", epochs, 1), ("negative", negative, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise InputError(f"{name} must be an integer >= {low}, got {value!r}")
+    check_int("dim", dim, low=1, high=MAX_DIM)
+    check_int("window", window, low=1, high=MAX_WINDOW)
+    check_int("min_count", min_count, low=1)
+    check_int("epochs", epochs, low=1, high=MAX_EPOCHS)
+    check_int("negative", negative, low=1, high=100, hint="negative samples per positive one (5-20 is usual)")
+    check_float("sample", sample, low=0.0, high=1.0, hint="the down-sampling threshold (1e-3 is usual, 0 = none)")
+    check_float("learning_rate", learning_rate, low=1e-12, high=1.0)
+    check_int("seed", seed, low=0, high=2**32 - 1)
+    if max_vocab is not None:
+        check_int("max_vocab", max_vocab, low=1)
+    if workers is not None:
+        check_int("workers", workers, low=1, high=1024)
+    if kind == "fasttext":  # character n-grams of min_n..max_n characters, hashed into bucket rows
+        check_int("min_n", extra["min_n"], low=1, high=32)
+        check_int("max_n", extra["max_n"], low=extra["min_n"], high=32, hint="at least min_n")
+        check_int("bucket", extra["bucket"], low=1, high=MAX_BUCKETS, hint="each bucket holds a dim-sized vector")
     models, CallbackAny2Vec = _gensim()
     workers = workers or os.cpu_count() or 1
 

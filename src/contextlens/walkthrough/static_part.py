@@ -36,7 +36,7 @@ POLYSEMY: dict[str, list[tuple[str, str]]] = {
 
 
 def worked_example_corpus() -> list[str]:
-    """The 16 phrases of the course text's worked example (packaged data file)."""
+    """The 16 phrases of the worked 'bank' example (packaged data file ``data/worked_example.txt``)."""
     text = resources.files("contextlens").joinpath("data", "worked_example.txt").read_text("utf-8")
     return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
@@ -110,7 +110,7 @@ def polysemy(out: Path, vectors: str) -> dict[str, Any]:
 def markdown(results: dict[str, Any]) -> list[str]:
     w = results["worked_example"]
     lines = [
-        "## 1. The worked example (course text, Ep. 01.02 §3)", "",
+        "## 1. The worked example: 16 short phrases about a 'bank'", "",
         f"16 phrases, window 3, raw co-occurrence counts over the sorted vocabulary ({w['vocabulary']} words).",
         "", "| | cos to money | cos to river |", "|---|---:|---:|",
         f"| static bank | {w['static']['money']:.3f} | {w['static']['river']:.3f} |",

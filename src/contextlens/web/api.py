@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,10 @@ from .state import NO_INDEX, LabState
 __all__ = ["router"]
 
 ERRORS = {400: {"model": s.ErrorBody, "description": "bad input (unknown word, model, option...)"},
+          413: {"model": s.ErrorBody, "description": "the request body is over the size limit"},
           422: {"model": s.ErrorBody, "description": "malformed request or over a limit"}}
+WORKER_ERRORS = {500: {"model": s.ErrorBody, "description": "the worker process of the projection died"},
+                 503: {"model": s.ErrorBody, "description": "the projection took too long, or the lab is stopping"}}
 router = APIRouter(prefix="/api", responses=ERRORS)
 NO_INDEX_ERROR = {409: {"model": s.ErrorBody, "description": "the lab was started without --index"}}
 
@@ -33,9 +37,14 @@ def lab(request: Request) -> LabState:
 
 
 def plain(obj: Any) -> Any:
-    """The library's result with numpy scalars and arrays as JSON numbers and lists."""
+    """The library's result with numpy scalars and arrays as JSON numbers and lists, without
+    the server's file paths (an encoder's ``path``: where a model sits on this machine).
+
+    >>> plain({"encoder": {"model": "minilm", "path": "/srv/models/minilm"}, "x": np.float32(0.5)})
+    {'encoder': {'model': 'minilm'}, 'x': 0.5}
+    """
     if isinstance(obj, dict):
-        return {str(k): plain(v) for k, v in obj.items()}
+        return {str(k): plain(v) for k, v in obj.items() if k != "path"}
     if isinstance(obj, list | tuple):
         return [plain(v) for v in obj]
     if isinstance(obj, np.ndarray):
@@ -102,12 +111,12 @@ def layers(req: s.WordRequest, state: LabState = Depends(lab)):
     return plain(result)
 
 
-@router.post("/explore", response_model=s.ExploreResponse,
+@router.post("/explore", response_model=s.ExploreResponse, responses=WORKER_ERRORS,
              summary="Cosine matrix of the word's usages at a layer, and their 2-D projection")
 def explore_route(req: s.ExploreRequest, state: LabState = Depends(lab)):
     state.limits.check_sentences(req.sentences)
     return plain(explore(_encoder(state, req), req.sentences, req.word, layer=req.layer,
-                         projection=req.projection))
+                         projection=req.projection, run=state.pool.run))
 
 
 @router.post("/compare", summary="Cosine between the word in two sentences, layer by layer")
@@ -131,12 +140,12 @@ def attention(req: s.AttentionRequest, state: LabState = Depends(lab)):
                            layer=req.layer, head=req.head, rollout=req.rollout))
 
 
-@router.post("/senses", response_model=s.SensesResponse,
+@router.post("/senses", response_model=s.SensesResponse, responses=WORKER_ERRORS,
              summary="Cluster the word's usages (senses), with silhouette and a 2-D projection")
 def senses_route(req: s.SensesRequest, state: LabState = Depends(lab)):
     state.limits.check_sentences(req.sentences)
     result = senses(_encoder(state, req), req.sentences, req.word, k=req.k, layer=req.layer,
-                    missing=req.missing, projection=req.projection)
+                    missing=req.missing, projection=req.projection, run=state.pool.run)
     result["sentences"] = req.sentences
     return plain(result)
 
@@ -148,6 +157,7 @@ def index_route(state: LabState = Depends(lab)):
         return {"loaded": False, "hint": NO_INDEX}
     with state.index_lock:
         stats = index_stats(state.index)
+    stats["db"] = Path(stats["db"]).name  # the folder's name, not where it sits on the server
     return plain({"loaded": True, "stats": stats, "encoder": state.index_model(),
                   "max_results": state.limits.max_results})
 

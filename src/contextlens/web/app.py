@@ -7,25 +7,34 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from .. import __version__
 from ..errors import ContextLensError, MissingDependencyError
 from .api import router
-from .state import LabState, LimitError, Limits, NoIndexError
+from .limits import LimitError, Limits
+from .state import LabState, NoIndexError
+from .worker import WorkerError, WorkerPool
 
-__all__ = ["create_app", "plotly_js"]
+__all__ = ["create_app", "plotly_js", "LOCAL_HOSTS"]
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
+#: the Host names a lab on a loopback address answers to (a page elsewhere cannot rebind its
+#: own name to 127.0.0.1 and read the lab: DNS rebinding)
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 
 @functools.cache
@@ -51,8 +60,50 @@ def _validation_message(err: RequestValidationError) -> str:
     return "invalid request: " + "; ".join(parts)
 
 
+def error(detail: str, kind: str, status: int, headers: dict[str, str] | None = None) -> JSONResponse:
+    """The lab's one error body, ``{"detail", "error"}`` (a lone surrogate in a message is escaped)."""
+    detail = detail.encode("utf-8", "backslashreplace").decode("utf-8")
+    return JSONResponse({"detail": detail, "error": kind}, status_code=status, headers=headers)
+
+
+class BodyLimit:
+    """Refuse a request body over ``max_bytes`` with a 413 before anything parses it (the
+    schema's limits only apply once a body is read)."""
+
+    def __init__(self, app, max_bytes: int):
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":  # the client left
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = message.get("more_body", False)
+            if size > self.max_bytes:
+                response = error(f"the request body is over {self.max_bytes:,} bytes, the limit per request; "
+                                 "send fewer or shorter sentences", "LimitError", 413)
+                return await response(scope, receive, send)
+        body, replayed = b"".join(chunks), False
+
+        async def replay():
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
 def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Limits | None = None,
-               threads: int | None = 1, index: str | os.PathLike | None = None) -> FastAPI:
+               threads: int | None = 1, index: str | os.PathLike | None = None,
+               models: Sequence[str] | None = None, workers: int = 2, worker_timeout: float | None = 300.0,
+               allowed_hosts: Sequence[str] | None = LOCAL_HOSTS) -> FastAPI:
     """The lab app; ``model`` is the default transformer, ``vectors`` the static table.
 
     ``threads``: torch CPU threads for the models (default 1: a lab request is a few short
@@ -61,6 +112,10 @@ def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Lim
     Nothing is loaded here: tables and models load on first use (see :class:`LabState`).
     ``index``: a usage index folder (``contextlens index build --db``), opened here, so a bad
     path fails before the lab serves (with the library's error); its tab searches it.
+    ``models``: the installed models the lab offers (None: every one; ``model`` always).
+    ``workers`` processes run the projections and clustering, each call at most
+    ``worker_timeout`` seconds (:mod:`.worker`). ``allowed_hosts``: the Host names served
+    (default: the loopback names; ``None`` or ``["*"]``: any).
     """
     store = None
     if index is not None:
@@ -68,34 +123,52 @@ def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Lim
 
         store = open_store(index)
         log.info("usage index %s (model %s, layers %s)", store.path, store.params["model"], store.layers)
+    lab_state = LabState(model=model, vectors=vectors, limits=limits, threads=threads, index=store, models=models,
+                         pool=WorkerPool(workers, timeout=worker_timeout))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI):
+        lab_state.open()
+        yield
+        lab_state.close()
+
     # the Swagger / ReDoc pages load their scripts from a CDN: off; the schema is at /openapi.json
-    app = FastAPI(title="contextlens lab", version=__version__, docs_url=None, redoc_url=None,
+    app = FastAPI(title="contextlens lab", version=__version__, docs_url=None, redoc_url=None, lifespan=lifespan,
                   description="See how a word's vector goes from static to contextual. The page is at /.")
-    app.state.lab = LabState(model=model, vectors=vectors, limits=limits, threads=threads, index=store)
+    app.state.lab = lab_state
     app.include_router(router)
+    app.add_middleware(BodyLimit, max_bytes=lab_state.limits.max_body_bytes)
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts or ["*"]))
 
     @app.exception_handler(LimitError)
     async def _limit(request: Request, exc: LimitError):
-        return JSONResponse({"detail": str(exc), "error": "LimitError"}, status_code=422)
+        return error(str(exc), "LimitError", 422)
 
     @app.exception_handler(NoIndexError)
     async def _no_index(request: Request, exc: NoIndexError):
-        return JSONResponse({"detail": str(exc), "error": "NoIndexError"}, status_code=409)
+        return error(str(exc), "NoIndexError", 409)
 
     @app.exception_handler(ContextLensError)
     async def _library(request: Request, exc: ContextLensError):
-        return JSONResponse({"detail": str(exc), "error": type(exc).__name__}, status_code=400)
+        return error(str(exc), type(exc).__name__, 400)
+
+    @app.exception_handler(WorkerError)
+    async def _worker(request: Request, exc: WorkerError):
+        log.warning("%s on %s: %s", type(exc).__name__, request.url.path, exc)
+        return error(str(exc), type(exc).__name__, exc.status)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError):
-        return JSONResponse({"detail": _validation_message(exc), "error": "RequestValidationError"},
-                            status_code=422)
+        return error(_validation_message(exc), "RequestValidationError", 422)
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException):
+        return error(str(exc.detail), "HTTPException", exc.status_code, exc.headers)  # 405 keeps its Allow
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception):
         log.exception("unexpected error on %s", request.url.path)
-        return JSONResponse({"detail": f"internal error ({type(exc).__name__}); the server log has the details",
-                             "error": "InternalError"}, status_code=500)
+        return error(f"internal error ({type(exc).__name__}); the server log has the details", "InternalError", 500)
 
     @app.get("/", include_in_schema=False)
     def index():

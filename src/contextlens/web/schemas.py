@@ -6,102 +6,121 @@ fields and allow the rest (``extra="allow"``).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from ..analysis.toy import MAX_COORD
+from .limits import CAPS, utf8_text
 
 ENCODER_HELP = "static | average | attention (over the server's table) or a model: minilm, mpnet, smollm2"
+
+# ---- the kinds of request field, each with its bound (see limits.py) -------------------------
+Sentence = Annotated[str, Field(max_length=CAPS.max_chars), BeforeValidator(utf8_text)]
+Sentences = Annotated[list[Sentence], Field(min_length=1, max_length=CAPS.max_sentences)]
+Word = Annotated[str, Field(min_length=1, max_length=CAPS.max_word_chars), BeforeValidator(utf8_text)]
+Name = Annotated[str, Field(min_length=1, max_length=CAPS.max_word_chars), BeforeValidator(utf8_text)]
+Layer = Annotated[int, Field(ge=-CAPS.max_layer, le=CAPS.max_layer,
+                             description="a layer number: 0 = static row, then the model's layers; -1 = the last")]
+StoredLayer = Annotated[int, Field(ge=0, le=CAPS.max_layer, description="a layer the index stores")]
+Occurrence = Annotated[int, Field(ge=0, le=CAPS.max_occurrence,
+                                  description="which occurrence of the word (0-based), if it occurs twice")]
+Results = Annotated[int, Field(ge=1, le=CAPS.max_results, description="how many usages (at most the server's max_results)")]
+Coordinate = Annotated[float, Field(ge=-MAX_COORD, le=MAX_COORD)]
 
 
 class Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class EncoderOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Request(BaseModel):
+    """A request body: no unknown fields, no NaN or infinity, and each value of its JSON type
+    (strict: ``false`` is not a number, ``0`` not a boolean, ``"3"`` not an integer)."""
 
-    encoder: str = Field("static", description=ENCODER_HELP, examples=["minilm"])
-    alpha: float | None = Field(None, description="average: the weight a word keeps of itself, 0..1")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
+
+
+class EncoderOptions(Request):
+    encoder: Name = Field("static", description=ENCODER_HELP, examples=["minilm"])
+    alpha: float | None = Field(None, ge=0.0, le=1.0, description="average: the weight a word keeps of itself, 0..1")
     include_self: bool | None = Field(None, description="attention: may a word attend to itself")
-    scale: float | None = Field(None, description="attention: multiplies the dot products (default 1/√d)")
+    scale: float | None = Field(None, ge=-CAPS.max_scale, le=CAPS.max_scale,
+                                description="attention: multiplies the dot products (default 1/√d)")
 
 
-class TokensRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    sentences: list[str] = Field(..., examples=[["The bank approved my loan."]])
+class TokensRequest(Request):
+    sentences: Sentences = Field(..., examples=[["The bank approved my loan."]])
 
 
 class EncodeRequest(EncoderOptions):
-    sentences: list[str] = Field(..., examples=[["The bank approved my loan.", "We sat on the bank."]])
+    sentences: Sentences = Field(..., examples=[["The bank approved my loan.", "We sat on the bank."]])
 
 
 class WordRequest(EncoderOptions):
-    sentences: list[str] = Field(..., examples=[["The bank approved my loan.", "We sat on the bank of the river."]])
-    word: str = Field(..., examples=["bank"])
+    sentences: Sentences = Field(..., examples=[["The bank approved my loan.", "We sat on the bank of the river."]])
+    word: Word = Field(..., examples=["bank"])
 
 
 class ExploreRequest(WordRequest):
-    layer: int = Field(-1, description="layer index (0 = static row, -1 = last)")
+    layer: Layer = -1
     projection: Literal["pca", "tsne", "umap"] = "pca"
 
 
 class SensesRequest(ExploreRequest):
-    k: int | Literal["auto"] = Field("auto", description="number of clusters, or auto (best silhouette)")
+    k: Annotated[int, Field(ge=1, le=CAPS.max_sentences)] | Literal["auto"] = Field(
+        "auto", description="number of clusters, or auto (best silhouette)")
     missing: Literal["error", "skip"] = Field("skip", description="sentences without the word: error or skip")
 
 
 class CompareRequest(EncoderOptions):
-    sentences: list[str] = Field(..., min_length=2, max_length=2)
-    word: str
+    sentences: list[Sentence] = Field(..., min_length=2, max_length=2)
+    word: Word
 
 
 class ContextualizeRequest(EncoderOptions):
-    sentence: str = Field(..., examples=["We sat on the bank of the river."])
-    word: str = Field(..., examples=["bank"])
-    probes: list[str] = Field([], description="words of the table to measure the vector against")
-    layer: int = -1
+    sentence: Sentence = Field(..., examples=["We sat on the bank of the river."])
+    word: Word = Field(..., examples=["bank"])
+    probes: list[Word] = Field([], max_length=CAPS.max_probes, description="words of the table to measure the vector against")
+    layer: Layer = -1
 
 
 class AttentionRequest(EncoderOptions):
-    sentence: str = Field(..., examples=["We sat on the bank of the river."])
-    word: str = Field(..., examples=["bank"])
-    occurrence: int | None = None
-    layer: int = Field(-1, description="contextual layer, 1..L or -1 for the last")
-    head: int | None = Field(None, description="a head, or none for the mean over heads")
+    sentence: Sentence = Field(..., examples=["We sat on the bank of the river."])
+    word: Word = Field(..., examples=["bank"])
+    occurrence: Occurrence | None = None
+    layer: Layer = -1
+    head: int | None = Field(None, ge=0, le=CAPS.max_head, description="a head, or none for the mean over heads")
     rollout: bool = True
 
 
-class ToyRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    neighbours: list[list[str]] = Field([["loan", "money"], ["river", "water"]],
-                                        description="the neighbours of bank in each of the two sentences")
-    vectors: dict[str, list[float]] | None = Field(None, description="moved words: {word: [finance, nature]}")
+class ToyRequest(Request):
+    neighbours: list[Annotated[list[Word], Field(max_length=CAPS.max_toy_words)]] = Field([["loan", "money"], ["river", "water"]], min_length=2, max_length=2,
+                                         description="the neighbours of bank in each of the two sentences")
+    vectors: dict[Word, Annotated[list[Coordinate], Field(min_length=2, max_length=2)]] | None = Field(
+        None, max_length=CAPS.max_toy_words, description="moved words: {word: [finance, nature]}")
     method: Literal["average", "attention"] = "average"
-    alpha: float = 0.0
+    alpha: float = Field(0.0, ge=0.0, le=1.0)
     include_self: bool = True
-    scale: float | None = None
+    scale: float | None = Field(None, ge=-CAPS.max_scale, le=CAPS.max_scale)
 
 
-class ModelLoadRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: str = Field(..., examples=["minilm"])
+class ModelLoadRequest(Request):
+    name: Name = Field(..., examples=["minilm"])
 
 
-class IndexSearchRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    sentence: str = Field(..., examples=["We sat on the bank of the river."])
-    word: str = Field(..., description="one of the index's words", examples=["bank"])
-    k: int = Field(10, ge=1, description="how many usages (at most the server's max_results)")
-    layer: int | None = Field(None, ge=0, description="a layer the index stores (default: its last)")
-    occurrence: int | None = Field(None, ge=0, description="which occurrence of the word (0-based), if it occurs twice")
+class IndexSearchRequest(Request):
+    sentence: Sentence = Field(..., examples=["We sat on the bank of the river."])
+    word: Word = Field(..., description="one of the index's words", examples=["bank"])
+    k: Results = 10
+    layer: StoredLayer | None = Field(None, description="a layer the index stores (default: its last)")
+    occurrence: Occurrence | None = None
 
 
-class IndexLikeRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    usage_id: str = Field(..., description="the id of a usage in the index (from a search result)")
-    k: int = Field(10, ge=1, description="how many usages (at most the server's max_results)")
-    layer: int | None = Field(None, ge=0, description="a layer the index stores (default: its last)")
+class IndexLikeRequest(Request):
+    usage_id: Annotated[str, Field(min_length=1, max_length=CAPS.max_id_chars), BeforeValidator(utf8_text)] = Field(
+        ..., description="the id of a usage in the index (from a search result)")
+    k: Results = 10
+    layer: StoredLayer | None = Field(None, description="a layer the index stores (default: its last)")
 
 
 # ---- responses ---------------------------------------------------------------------------
@@ -120,8 +139,10 @@ class StatusResponse(Open):
     default_model: str
     vectors: str
     encoders: list[str]
-    limits: dict[str, int]
+    limits: dict[str, int | float] = Field(..., description="every limit of a request, by name (see limits.py)")
     resources: dict[str, ResourceStatus]
+    workers: dict[str, int] = Field(..., description="the worker processes of the projections: running, busy")
+    cache: dict[str, int] = Field(..., description="the encodings kept for every encoder together, and their bytes")
 
 
 class WordSpan(BaseModel):

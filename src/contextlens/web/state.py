@@ -1,11 +1,18 @@
-"""What the lab server keeps between requests: its limits, and encoders loaded once, lazily.
+"""What the lab server keeps between requests: its limits, encoders loaded once, lazily, the
+encodings of recent sentences, and the worker processes of the numeric steps.
 
 A table or model is loaded on first use (or when the page asks for it in advance), under a
 lock, so two requests never load it twice; its state (``not loaded``, ``loading``,
 ``ready``, ``failed``) is what ``/api/status`` reports while the page waits. Transformer
-encoders are not thread-safe, so each encoder's ``encode`` runs under its own lock; the
-encodings of recent sentences are kept (LRU, up to ``CACHE_BYTES`` of arrays per encoder),
-so the several figures of one view encode a sentence once.
+encoders are not thread-safe, so each encoder's ``encode`` runs under its own lock.
+
+The encodings of recent sentences are kept so the several figures of one view encode a
+sentence once: one :class:`EncodingCache` for every encoder of the lab together, LRU,
+bounded by bytes (``CACHE_BYTES``: arrays plus the measured cost of their Python objects).
+Under 16 clients sending new sentences the server grew from 607 MB to 1.2 GB when each
+encoder had its own 256 MB; ``benchmarks/lab_load.py`` measures it levelling off now.
+The mixers (``average`` or ``attention`` with given options) are kept for the last
+``MAX_MIXERS`` option sets; a mixer dropped from there drops its encodings.
 
 The lab may also hold one usage index (``contextlens lab --index PATH``), opened at start;
 its queries are encoded by the lab's shared encoder of the index's model when the lab
@@ -18,23 +25,21 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Sequence
 from typing import Any
 
-from ..encoders.base import check_texts
+from ..encoders.base import Encoding, check_texts
 from ..encoders.models import list_models
 from ..encoders.registry import STATIC_METHODS, make_encoder, resolve_vectors
 from ..errors import InputError, check_choice
+from .limits import Limits
+from .worker import LabClosingError, WorkerPool
 
-__all__ = ["Limits", "LimitError", "NoIndexError", "LabState", "SharedEncoder"]
+__all__ = ["NoIndexError", "LabState", "SharedEncoder", "EncodingCache", "encoding_bytes"]
 
 log = logging.getLogger(__name__)
-CACHE_BYTES = 256 * 2**20  # encodings kept per encoder, by the size of their arrays
-
-
-class LimitError(InputError):
-    """A request is larger than the server's limits (HTTP 422)."""
+CACHE_BYTES = 128 * 2**20  # the encodings kept, every encoder of the lab together
+MAX_MIXERS = 16  # option sets of the average / attention encoders kept
 
 
 class NoIndexError(InputError):
@@ -45,91 +50,126 @@ NO_INDEX = ("no usage index is loaded in this lab: start it with `contextlens la
             "the --db folder of `contextlens index build`")
 
 
-@dataclass(frozen=True)
-class Limits:
-    """Per-request input limits; the error names the limit that was hit."""
+def encoding_bytes(enc: Encoding) -> int:
+    """The memory an :class:`Encoding` holds: its arrays, plus its words and metadata as Python
+    objects (2 KB + 400 bytes a word: measured with tracemalloc on 22-word sentences, 3.8 KB
+    beyond the arrays for GloVe's, 8.9 KB for MiniLM's with their word pieces).
 
-    max_chars: int = 1000  # characters per sentence
-    max_sentences: int = 64  # sentences per request
-    max_attention_words: int = 80  # words in a sentence whose attention is shown
-    max_results: int = 50  # usages per index search
-
-    def check_sentences(self, sentences: Sequence[str]) -> None:
-        if len(sentences) > self.max_sentences:
-            raise LimitError(f"{len(sentences)} sentences given; the limit is {self.max_sentences} sentences per request")
-        for i, s in enumerate(sentences):
-            if len(s) > self.max_chars:
-                raise LimitError(
-                    f"sentence {i + 1} has {len(s)} characters; the limit is {self.max_chars} characters per sentence"
-                )
-
-    def check_results(self, k: int) -> None:
-        if k > self.max_results:
-            raise LimitError(f"k = {k} usages asked; the limit is {self.max_results} usages per search (k <= "
-                             f"{self.max_results})")
-
-    def check_attention(self, n_words: int) -> None:
-        if n_words > self.max_attention_words:
-            raise LimitError(
-                f"the sentence has {n_words} words; the limit is {self.max_attention_words} words per sentence "
-                "for attention"
-            )
+    >>> import numpy as np
+    >>> from contextlens.text import tokenize
+    >>> encoding_bytes(Encoding("the bank", tokenize("the bank"), np.zeros((1, 2, 50), np.float32)))
+    3248
+    """
+    arrays = (enc.layers, enc.attention, enc.special_attention, enc.embeddings_output)
+    return sum(a.nbytes for a in arrays if a is not None) + 2048 + 400 * len(enc.words)
 
 
-def _size(enc) -> int:
-    return sum(a.nbytes for a in (enc.layers, enc.attention, enc.special_attention) if a is not None)
+class EncodingCache:
+    """Encodings by ``(owner, sentence)`` for every encoder of the lab together: least
+    recently used first out, at most ``max_bytes`` (by :func:`encoding_bytes`) in all."""
+
+    def __init__(self, max_bytes: int = CACHE_BYTES):
+        self.max_bytes = max_bytes
+        self.nbytes = 0
+        self._items: OrderedDict[tuple[Hashable, str], tuple[Encoding, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, owner: Hashable, text: str) -> Encoding | None:
+        with self._lock:
+            item = self._items.get((owner, text))
+            if item is None:
+                return None
+            self._items.move_to_end((owner, text))
+            return item[0]
+
+    def put(self, owner: Hashable, text: str, enc: Encoding) -> None:
+        size = encoding_bytes(enc)
+        if size > self.max_bytes:
+            return
+        with self._lock:
+            old = self._items.pop((owner, text), None)
+            self.nbytes += size - (old[1] if old else 0)
+            self._items[(owner, text)] = (enc, size)
+            while self.nbytes > self.max_bytes:
+                self.nbytes -= self._items.popitem(last=False)[1][1]
+
+    def drop(self, owner: Hashable) -> None:
+        """Forget every encoding of ``owner``."""
+        with self._lock:
+            for key in [k for k in self._items if k[0] == owner]:
+                self.nbytes -= self._items.pop(key)[1]
 
 
 class SharedEncoder:
     """An encoder shared between requests: ``encode`` runs under a lock and reuses the
-    encodings of sentences it has seen (the other attributes are the wrapped encoder's)."""
+    encodings of sentences seen before, from the lab's :class:`EncodingCache` (the other
+    attributes are the wrapped encoder's). Once ``closing`` is set (the lab stopping),
+    waiting requests end with :class:`LabClosingError` instead of running the model."""
 
-    def __init__(self, encoder):
+    def __init__(self, encoder, cache: EncodingCache | None = None, owner: Hashable = None,
+                 closing: threading.Event | None = None):
         self._encoder = encoder
         self._lock = threading.Lock()
-        self._cache: OrderedDict[str, Any] = OrderedDict()
-        self._bytes = 0
+        self._cache = cache if cache is not None else EncodingCache()
+        self._owner = owner
+        self._closing = closing or threading.Event()
 
     def __getattr__(self, name: str):
         return getattr(self._encoder, name)
 
     def encode(self, texts: Sequence[str], *, targets=None) -> list:
         texts = check_texts(texts)
-        if targets is not None:  # some words only (the index's queries): not cached, the cache holds whole sentences
-            with self._lock:
-                return self._encoder.encode(texts, targets=targets)
         with self._lock:
-            todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
-            fresh = dict(zip(todo, self._encoder.encode(todo), strict=True)) if todo else {}
-            out = [self._cache[t] if t in self._cache else fresh[t] for t in texts]
-            for text, enc in fresh.items():
-                self._cache[text] = enc
-                self._bytes += _size(enc)
-            for t in texts:
-                self._cache.move_to_end(t)
-            while self._bytes > CACHE_BYTES and self._cache:
-                self._bytes -= _size(self._cache.popitem(last=False)[1])
-            return out
+            if self._closing.is_set():
+                raise LabClosingError("the lab is stopping")
+            if targets is not None:  # some words only (the index's queries): not cached, the cache holds whole sentences
+                return self._encoder.encode(texts, targets=targets)
+            found = {t: self._cache.get(self._owner, t) for t in dict.fromkeys(texts)}
+            todo = [t for t, enc in found.items() if enc is None]
+            if todo:
+                for text, enc in zip(todo, self._encoder.encode(todo), strict=True):
+                    found[text] = enc
+                    self._cache.put(self._owner, text, enc)
+            return [found[t] for t in texts]
 
 
 class LabState:
     """The server's shared state: default model and table names, limits, loaded encoders."""
 
     def __init__(self, model: str = "minilm", vectors: str = "glove-6b-50d", limits: Limits | None = None,
-                 threads: int | None = 1, index=None):
+                 threads: int | None = 1, index=None, models: Sequence[str] | None = None,
+                 pool: WorkerPool | None = None, cache_bytes: int = CACHE_BYTES):
         self.model, self.vectors, self.limits = model, vectors, limits or Limits()
-        self.index = index  # a UsageStore, or None
+        self.offered = None if models is None else list(models)  # the models offered (None: every installed one)
+        self.index = index  # a UsageReader, or None
         self.index_lock = threading.Lock()  # one index request at a time reads the store
         self.threads = threads  # torch CPU threads (None: the library's default, every core)
+        self.pool = pool or WorkerPool()  # runs the numeric steps (projections, clustering)
+        self.cache = EncodingCache(cache_bytes)
+        self.closing = threading.Event()
         self._lock = threading.Lock()
         self._loaded: dict[str, Any] = {}  # resource name -> table or SharedEncoder
         self._status: dict[str, dict[str, Any]] = {}
         self._resource_locks: dict[str, threading.Lock] = {}
-        self._mixers: dict[tuple, SharedEncoder] = {}
+        self._mixers: OrderedDict[tuple, SharedEncoder] = OrderedDict()
+
+    def open(self) -> None:
+        """The lab is starting (again): take requests, start the worker processes in the background."""
+        self.closing.clear()
+        self.pool.open()
+        self.pool.warm()
+
+    def close(self) -> None:
+        """The lab is stopping: waiting requests end now, the worker processes are killed."""
+        self.closing.set()
+        self.pool.close()
 
     # ---- what exists -------------------------------------------------------------------
     def models(self) -> list[dict[str, Any]]:
-        rows = [m for m in list_models() if m["installed"]]
+        rows = [m for m in list_models() if m["installed"] and (self.offered is None or m["name"] in self.offered)]
         names = {m["name"] for m in rows}
         if self.model not in names:
             rows.append({"name": self.model, "installed": True, "description": "model given to `contextlens lab`"})
@@ -147,9 +187,10 @@ class LabState:
         resources = [self.vectors] + [m["name"] for m in self.models()]
         return {
             "default_model": self.model, "vectors": self.vectors, "encoders": self.encoder_names(),
-            "limits": {"max_chars": self.limits.max_chars, "max_sentences": self.limits.max_sentences,
-                       "max_attention_words": self.limits.max_attention_words},
+            "limits": self.limits.as_dict(),
             "resources": {r: states.get(r, {"state": "not loaded"}) for r in resources},
+            "workers": {"running": len(self.pool.pids()), "busy": len(self.pool.pids(busy=True))},
+            "cache": {"encodings": len(self.cache), "bytes": self.cache.nbytes, "max_bytes": self.cache.max_bytes},
         }
 
     # ---- loading -----------------------------------------------------------------------
@@ -179,7 +220,8 @@ class LabState:
         return self._load(self.vectors, lambda: resolve_vectors(self.vectors))
 
     def _model(self, name: str) -> SharedEncoder:
-        return self._load(name, lambda: SharedEncoder(make_encoder(model=name, threads=self.threads)))
+        return self._load(name, lambda: SharedEncoder(make_encoder(model=name, threads=self.threads), self.cache,
+                                                      ("model", name), self.closing))
 
     def preload(self, name: str) -> dict[str, Any]:
         """Start loading a table or model in the background; returns its status at once."""
@@ -213,13 +255,15 @@ class LabState:
         key = (name, *sorted(params.items()))
         with self._lock:
             found = self._mixers.get(key)
-        if found is not None:
-            return found
-        made = SharedEncoder(make_encoder(name, vectors=table, **params))
+            if found is not None:
+                self._mixers.move_to_end(key)
+                return found
+        made = SharedEncoder(make_encoder(name, vectors=table, **params), self.cache, key, self.closing)
         with self._lock:
-            if len(self._mixers) > 64:
-                self._mixers.clear()
-            return self._mixers.setdefault(key, made)
+            shared = self._mixers.setdefault(key, made)
+            while len(self._mixers) > MAX_MIXERS:
+                self.cache.drop(self._mixers.popitem(last=False)[0])
+            return shared
 
     # ---- the usage index ---------------------------------------------------------------
     def store(self):

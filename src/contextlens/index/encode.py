@@ -1,0 +1,141 @@
+"""Turn a chunk of corpus sentences into encoded usages: the one step both engines share.
+
+:func:`plan_chunk` finds the target usages of a chunk's sentences (cheap: tokenising, no
+model) and keeps the sentences holding some, as :class:`PlannedSentence` s;
+:func:`encode_planned` encodes them with the index's encoder (one ``encode`` call:
+sentences sorted by length into batches, only the target words kept) and returns an
+:class:`EncodedChunk`: one :class:`~contextlens.index.store.UsageRow` per usage and, per
+stored layer, their vectors. A usage the tokenizer gives no piece is dropped (and logged).
+
+An engine is anything with ``encode(planned) -> EncodedChunk``, ``chunk_size`` (sentences
+per chunk and checkpoint) and ``close()``: :class:`LocalEncoder` here, and
+:class:`contextlens.scale.ray_engine.RayEncoder` on Ray Data. The build loop
+(:func:`contextlens.index.build.build_index`) is the same for both.
+
+>>> from .extract import WordMatcher
+>>> planned = plan_chunk([Sentence("d.txt", 0, "No target."), Sentence("d.txt", 1, "The bank.")],
+...                      WordMatcher(["bank"]))
+>>> [(p.number, p.text, [u.form for u in p.usages]) for p in planned]
+[(1, 'The bank.', ['bank'])]
+>>> stored_layers([6, 4, 6]), stored_layers(None)
+([4, 6], None)
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import InputError
+from .extract import Sentence, Usage, WordMatcher, find_usages
+from .store import UsageRow
+
+__all__ = ["PlannedSentence", "EncodedChunk", "plan_chunk", "encode_planned", "make_index_encoder",
+           "stored_layers", "LocalEncoder", "CHUNK_SENTENCES"]
+
+log = logging.getLogger(__name__)
+CHUNK_SENTENCES = 2048  # sentences per chunk and checkpoint (local engine)
+
+
+class PlannedSentence(NamedTuple):
+    """A sentence of the corpus that holds targets, with its usages in text order."""
+
+    doc: str
+    number: int
+    text: str
+    usages: tuple[Usage, ...]
+
+
+class EncodedChunk(NamedTuple):
+    """The encoded usages of a chunk: ``rows[i]`` is usage ``i``, ``vectors[layer][i]`` its
+    vector at that stored layer (``(n_usages, dim)`` float32 per layer)."""
+
+    rows: list[UsageRow]
+    vectors: dict[int, np.ndarray]
+
+    @classmethod
+    def empty(cls, layers: Sequence[int], dim: int) -> EncodedChunk:
+        return cls([], {k: np.zeros((0, dim), np.float32) for k in layers})
+
+    @classmethod
+    def concat(cls, parts: Sequence[EncodedChunk], layers: Sequence[int], dim: int) -> EncodedChunk:
+        """The parts one after the other (the batches an engine returned, in order)."""
+        if not parts:
+            return cls.empty(layers, dim)
+        return cls([r for p in parts for r in p.rows],
+                   {k: np.concatenate([p.vectors[k] for p in parts]) for k in layers})
+
+
+def stored_layers(layers) -> list[int] | None:
+    """The layer numbers an index stores, sorted, each once (None: the default)."""
+    if layers is None:
+        return None
+    items = [layers] if isinstance(layers, int) else list(layers)
+    if not items or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 0 for k in items):
+        raise InputError(f"layers must be non-negative layer numbers (0 = embedding row), got {layers!r}")
+    return sorted(set(items))
+
+
+def make_index_encoder(model: str, layers, batch_size: int = 32, threads: int | None = None):
+    """``(encoder, stored layers)``: the transformer an index uses, with attention off
+    (faster, lighter), running only the layers it stores (default: the last one)."""
+    from ..encoders.transformer import TransformerEncoder
+
+    stored = stored_layers(layers)
+    contextual = [k for k in stored if k != 0] if stored else None
+    chosen = contextual if contextual else ([] if stored else -1)  # default: the last layer only
+    enc = TransformerEncoder(model, layers=chosen, attention=False, batch_size=batch_size, threads=threads)
+    return enc, (stored or [enc.layer_ids[-1]])
+
+
+def plan_chunk(sentences: Iterable[Sentence], matcher: WordMatcher) -> list[PlannedSentence]:
+    """The sentences of a chunk that hold targets, each with its usages (cheap: no model)."""
+    planned = []
+    for s in sentences:
+        usages = find_usages(s, matcher)
+        if usages:
+            planned.append(PlannedSentence(s.doc, s.number, s.text, tuple(usages)))
+    return planned
+
+
+def encode_planned(encoder, planned: Sequence[PlannedSentence], layers: Sequence[int]) -> EncodedChunk:
+    """Encode planned sentences; their usages as rows, and their vectors per stored layer."""
+    if not planned:
+        return EncodedChunk.empty(layers, encoder.dim)
+    spans = [[(u.start, u.end) for u in p.usages] for p in planned]
+    encodings = encoder.encode([p.text for p in planned], targets=spans)
+    pos = {k: encoder.layer_position(k) for k in layers}
+    rows: list[UsageRow] = []
+    picked: dict[int, list[np.ndarray]] = {k: [] for k in layers}
+    for p, enc in zip(planned, encodings):
+        where = {(w.start, w.end): j for j, w in enumerate(enc.words)}
+        for u in p.usages:
+            j = where.get((u.start, u.end))
+            if j is None:
+                log.warning("%s, sentence %d: %r got no piece from the tokenizer; not indexed", p.doc, p.number,
+                            u.form)
+                continue
+            rows.append(UsageRow(u.usage_id, u.word, u.form, p.doc, p.number, u.start, u.end, p.text))
+            for k in layers:
+                picked[k].append(enc.layers[pos[k], j])  # (dim,)
+    if not rows:
+        return EncodedChunk.empty(layers, encoder.dim)
+    return EncodedChunk(rows, {k: np.stack(v).astype(np.float32, copy=False) for k, v in picked.items()})
+
+
+class LocalEncoder:
+    """The local engine: encodes planned chunks in this process with one encoder."""
+
+    chunk_size = CHUNK_SENTENCES
+
+    def __init__(self, encoder, layers: Sequence[int]):
+        self.encoder, self.layers = encoder, list(layers)
+
+    def encode(self, planned: Sequence[PlannedSentence]) -> EncodedChunk:
+        return encode_planned(self.encoder, planned, self.layers)
+
+    def close(self) -> None:
+        """Nothing to release: the encoder belongs to the caller."""

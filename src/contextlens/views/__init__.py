@@ -1,0 +1,34 @@
+"""Views: the figures of contextlens, once, for the lab, notebooks and standalone HTML.
+
+Each function turns an :class:`~contextlens.encoders.base.Encoding`, an encoder's
+:class:`~contextlens.encoders.qk.AttentionParts` or an analysis result into a
+:class:`View`: ``_repr_html_`` shows it in a notebook (no extension, no network),
+``save_html(path)`` writes one standalone file, ``data`` is the JSON the lab draws with
+the same script. :class:`Page` puts several views in one file.
+
+>>> from contextlens import views
+>>> from contextlens.analysis.toy import COURSE_VECTORS, toy_table
+>>> from contextlens.encoders.mixing import SelfAttention
+>>> encoder = SelfAttention(toy_table(COURSE_VECTORS))
+>>> enc = encoder.encode(["bank loan"])[0]
+>>> views.head_view(enc).kind, views.model_view(enc).kind
+('head', 'model')
+>>> parts = encoder.attention_parts("bank loan")[0]
+>>> views.neuron_view(parts, word="bank").data["initial"]
+{'head': 0, 'token': 0}
+
+Views of attention (head, model, neuron, mask, input) are drawn by our own SVG and
+canvas script (a page of a few hundred kB); the projection, layers, cosine and senses
+views by Plotly, inlined once per page (about 4.8 MB).
+"""
+
+from .attention import AttentionData, attention_data, head_view, model_view
+from .base import KINDS, Page, View
+from .figures import cosine_view, layers_view, projection_view, senses_view
+from .inputs import input_view
+from .neuron import leaked_weight, mask_view, neuron_view
+
+__all__ = [
+    "View", "Page", "KINDS", "AttentionData", "attention_data", "head_view", "model_view", "neuron_view",
+    "mask_view", "leaked_weight", "input_view", "projection_view", "layers_view", "cosine_view", "senses_view",
+]
