@@ -15,28 +15,12 @@ transformers = need("transformers")
 from contextlens.encoders.lm import LanguageModel, NoLMHeadError  # noqa: E402
 from contextlens.encoders.wordprob import next_word  # noqa: E402
 from contextlens.errors import InputError  # noqa: E402
-from tests.integration.test_transformer_tiny import bpe_tokenizer, minilm_tokenizer  # noqa: E402
+from tests.integration.tiny_models import tiny_lms  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tiny-lm")
-    torch.manual_seed(0)
-    tok = minilm_tokenizer()
-    config = transformers.BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2,
-                                     num_attention_heads=2, intermediate_size=37, max_position_embeddings=64)
-    transformers.BertForMaskedLM(config).save_pretrained(root / "mlm")
-    tok.save_pretrained(root / "mlm")
-    transformers.BertModel(config).save_pretrained(root / "headless")
-    tok.save_pretrained(root / "headless")
-    bpe = bpe_tokenizer(bos=True)
-    config = transformers.LlamaConfig(vocab_size=len(bpe), hidden_size=32, intermediate_size=37,
-                                      num_hidden_layers=3, num_attention_heads=2, num_key_value_heads=1,
-                                      max_position_embeddings=64, bos_token_id=0, pad_token_id=1,
-                                      initializer_range=0.5, tie_word_embeddings=False)
-    transformers.LlamaForCausalLM(config).save_pretrained(root / "causal")
-    bpe.save_pretrained(root / "causal")
-    return root
+    return tiny_lms(tmp_path_factory.mktemp("tiny-lm"))
 
 
 @pytest.fixture(scope="module")
