@@ -48,3 +48,27 @@ def test_smollm2_logit_lens_shows_paris_forming_late(smollm2):
     assert max(last) < min(first_half)  # every late layer ranks Paris above every early one
     assert sum(last) / len(last) < sum(first_half) / len(first_half) / 10
     assert lens.layers[-1].top[0].word == "Paris"
+
+
+@pytest.mark.slow
+def test_the_commands_on_smollm2():
+    import json
+
+    from typer.testing import CliRunner
+
+    from contextlens.cli import app
+
+    _require("smollm2")
+    _require("minilm")
+    runner = CliRunner()
+    result = runner.invoke(app, ["predict", "The capital of France is", "--model", "smollm2", "-k", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert "Paris" in [p["word"] for p in out["predictions"]] and out["model"] == "smollm2"
+    result = runner.invoke(app, ["lens", "The capital of France is", "--model", "smollm2", "--track", "Paris",
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    ranks = [layer["tracked"][0]["rank"] for layer in json.loads(result.stdout)["layers"]]
+    assert ranks[-1] == 1 and ranks[-1] < min(ranks[: len(ranks) // 2])
+    result = runner.invoke(app, ["predict", "The [MASK] approved my loan.", "--model", "minilm"])
+    assert result.exit_code == 2 and "sentence encoder" in result.output
