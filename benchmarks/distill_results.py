@@ -75,7 +75,7 @@ def distilled_figures(model: str, corpora: list[str], data: Path, keep: Path, po
                 "words": len(result.usages), "missing": len(result.missing), "resumed_at": result.resumed_at}
         _log(f"{model}: distilled in {result.seconds:.0f} s ({info})")
     glove = load_vectors("glove-6b-50d")
-    alone = evaluate("similarity", encoder=encoder, split=",".join(sets), data_dir=data)["results"]
+    alone = evaluate("similarity", model=model, encoder=encoder, split=",".join(sets), data_dir=data)["results"]
     rows = []
     for name, pairs in sets.items():
         covered = _covered(pairs, next(iter(tables.values())))

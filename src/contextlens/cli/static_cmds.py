@@ -211,8 +211,8 @@ def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence
         print_json(r)
         return
     out().print(_neighbours_table([(n["word"], n["cosine"]) for n in r["neighbours"]],
-                                  f"nearest to {r['word']!r} in {text!r} ({r['model']}, {r['layer_name']}; "
-                                  f"reference: {r['reference']})"))
+                                  f"nearest to this {r['word']!r} ({r['model']}, {r['layer_name']})"))
+    say(f"reference: {r['reference']} (centred cosine)")
 
 
 @handle_errors
