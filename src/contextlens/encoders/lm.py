@@ -223,17 +223,7 @@ class LanguageModel:
             yield states
             return
         _, blocks = models.layer_list(self.hf_model, self.n_layers)
-
-        def pre(module, args, kwargs):
-            states[0] = args[0] if args else kwargs["hidden_states"]
-
-        def post(k):
-            def record(module, args, output):
-                states[k] = output[0] if isinstance(output, tuple) else output
-            return record
-
-        handles = [blocks[0].register_forward_pre_hook(pre, with_kwargs=True)]
-        handles += [blocks[k - 1].register_forward_hook(post(k)) for k in range(1, self.n_layers + 1)]
+        handles = models.hook_states(blocks, range(1, self.n_layers + 1), states)
         try:
             yield states
         finally:

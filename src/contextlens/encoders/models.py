@@ -54,7 +54,7 @@ __all__ = [
     "DEFAULT_MODEL", "MODELS", "PackagedModel", "ModelNotFoundError", "ModelInstallError",
     "packaged_name", "typo_of_packaged", "check_name", "is_causal", "install_commands", "install_command", "install",
     "is_installed", "list_models", "resolve", "load", "require_hf", "max_length_of", "layer_list", "set_threads",
-    "thread_count", "HEADS", "NoLMHeadError",
+    "thread_count", "hook_states", "HEADS", "NoLMHeadError",
 ]
 
 log = logging.getLogger(__name__)
@@ -389,6 +389,22 @@ def layer_list(model, n: int):
         if isinstance(module, torch.nn.ModuleList) and len(module) == n and n > 0:
             return path, module
     raise InputError(f"cannot find the {n} layers of {type(model).__name__}; this architecture is not supported")
+
+
+def hook_states(blocks, layers, store: dict) -> list:
+    """Forward hooks that record, in ``store``, the first block's input (key 0) and the
+    output of block ``k - 1`` for each ``k`` of ``layers`` (1-based, before any final norm):
+    ``hidden_states[k]``. Returns the hook handles, to ``remove()`` when done."""
+    def pre(module, args, kwargs):
+        store[0] = args[0] if args else kwargs["hidden_states"]
+
+    def post(k):
+        def record(module, args, output):
+            store[k] = output[0] if isinstance(output, tuple) else output
+        return record
+
+    handles = [blocks[0].register_forward_pre_hook(pre, with_kwargs=True)]
+    return handles + [blocks[k - 1].register_forward_hook(post(k)) for k in layers]
 
 
 def thread_count(threads: int | None = None) -> int:

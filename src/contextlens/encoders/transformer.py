@@ -305,18 +305,7 @@ class TransformerEncoder(Encoder):
         ``k`` in a dict: 0 is the first layer's input, k its output (pre final norm)."""
         store: dict[int, Any] = {}
         blocks = self._blocks
-
-        def pre_hook(module, args, kwargs):
-            store[0] = args[0] if args else kwargs["hidden_states"]
-
-        def hook(k):
-            def record(module, args, output):
-                store[k] = output[0] if isinstance(output, tuple) else output
-            return record
-
-        handles = [blocks[0].register_forward_pre_hook(pre_hook, with_kwargs=True)]
-        handles += [blocks[k - 1].register_forward_hook(hook(k)) for k in self.layers
-                    if k < self.n_model_layers]
+        handles = models.hook_states(blocks, [k for k in self.layers if k < self.n_model_layers], store)
         parent_name, _, attr = self._blocks_path.rpartition(".")
         parent = self.hf_model.get_submodule(parent_name) if parent_name else self.hf_model
         if depth < len(blocks):
