@@ -28,6 +28,8 @@ _LAZY = {
     "contextualize": ".analysis.incontext", "compare": ".analysis.incontext", "word_weights": ".analysis.incontext",
     "explore": ".analysis.explore", "senses": ".analysis.senses", "layer_divergence": ".analysis.layers",
     "attribute": ".analysis.attribution", "rank_pairs": ".analysis.ranking", "geometry": ".analysis.geometry",
+    "contextual_neighbours": ".analysis.neighbours", "compare_sentences": ".analysis.sentences",
+    "occlusion_vs_attention": ".analysis.occlusion",
     "Encoder": ".encoders.base", "Encoding": ".encoders.base",
     "make_encoder": ".encoders.registry", "resolve_vectors": ".encoders.registry",
     "ContextLensError": ".errors",

@@ -9,6 +9,10 @@ a read-only view.
 0.7071
 >>> t.most_similar("money", k=1)
 [('bank', 0.7071067690849304)]
+
+A table trained by fastText also holds its character n-gram vectors (:class:`NgramVectors`),
+and then composes a vector for a word it lacks from them, wherever a word is looked up
+(:meth:`EmbeddingTable.lookup`, the one hook every lookup goes through).
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ from .errors import (
     check_int,
 )
 
-__all__ = ["EmbeddingTable", "cosine", "ANALOGY_METHODS", "COSMUL_EPSILON"]
+__all__ = ["EmbeddingTable", "NgramVectors", "cosine", "fasttext_ngrams", "fasttext_hash", "ANALOGY_METHODS",
+           "COSMUL_EPSILON"]
 
 log = logging.getLogger(__name__)
 ANALOGY_METHODS = ("3cosadd", "3cosmul")
@@ -62,6 +67,85 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
     if np.array_equal(a, b):
         return 1.0
     return float(np.clip(a @ b / (na * nb), -1.0, 1.0))
+
+
+def fasttext_ngrams(word: str, min_n: int, max_n: int) -> list[bytes]:
+    """The character n-grams fastText hashes for ``word``: of ``<word>`` in UTF-8, every run
+    of ``min_n``..``max_n`` characters (never a lone ``<`` or ``>``), as Facebook's
+    ``Dictionary::computeSubwords`` and gensim's ``compute_ngrams_bytes``.
+
+    >>> [g.decode() for g in fasttext_ngrams("bank", 3, 4)]
+    ['<ba', '<ban', 'ban', 'bank', 'ank', 'ank>', 'nk>']
+    """
+    data = f"<{word}>".encode()
+    starts = [i for i, b in enumerate(data) if b & 0xC0 != 0x80]  # where characters begin
+    ends = starts[1:] + [len(data)]
+    out = []
+    for a, i in enumerate(starts):
+        for n in range(1, max_n + 1):
+            if a + n > len(starts):
+                break
+            j = ends[a + n - 1]
+            if n >= min_n and not (n == 1 and (i == 0 or j == len(data))):
+                out.append(data[i:j])
+    return out
+
+
+def fasttext_hash(data: bytes) -> int:
+    """fastText's 32-bit FNV-1a hash of an n-gram, bytes sign-extended as C ``char`` (as
+    Facebook's ``Dictionary::hash`` and gensim's ``ft_hash_bytes``).
+
+    >>> fasttext_hash(b"<ba"), fasttext_hash("é".encode())
+    (1671058126, 1023043777)
+    """
+    h = 2166136261
+    for b in data:
+        h = ((h ^ ((b - 256 if b > 127 else b) & 0xFFFFFFFF)) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+class NgramVectors:
+    """fastText's character n-gram vectors: ``rows`` (sorted bucket numbers) and their
+    ``vectors`` ``(len(rows), dim)``, for n-grams of ``min_n``..``max_n`` characters hashed
+    into ``bucket`` buckets.
+
+    Only the buckets some vocabulary word uses are kept (the others were never trained:
+    gensim would hand out their random initial values). A word's composed vector is the
+    mean of its n-grams' vectors, each n-gram counted as often as it occurs, as gensim's
+    ``FastTextKeyedVectors.get_vector`` for a word it lacks, over the kept buckets.
+
+    >>> ng = NgramVectors(3, 3, 10, [fasttext_hash(b"<ab") % 10], [[2.0, 0.0]])
+    >>> ng.compose("ab").tolist(), ng.compose("zz") is None
+    ([2.0, 0.0], True)
+    """
+
+    def __init__(self, min_n: int, max_n: int, bucket: int, rows, vectors):
+        self.min_n, self.max_n, self.bucket = int(min_n), int(max_n), int(bucket)
+        rows = np.asarray(rows, dtype=np.int64)  # (n,)
+        vectors = np.array(vectors, dtype=np.float32, order="C")  # (n, dim)
+        if not 1 <= self.min_n <= self.max_n or self.bucket < 1:
+            raise InputError(f"n-grams need 1 <= min_n <= max_n and bucket >= 1, got {min_n}, {max_n}, {bucket}")
+        if rows.ndim != 1 or vectors.ndim != 2 or len(rows) != len(vectors):
+            raise DimensionError(f"n-gram rows {rows.shape} and vectors {vectors.shape} do not match")
+        order = np.argsort(rows, kind="stable")
+        self.rows, self.vectors = rows[order], vectors[order]
+        if len(rows) and (np.any(np.diff(self.rows) == 0) or self.rows[0] < 0 or self.rows[-1] >= self.bucket):
+            raise InputError(f"n-gram rows must be distinct bucket numbers 0..{self.bucket - 1}")
+        self.rows.flags.writeable = self.vectors.flags.writeable = False
+
+    @property
+    def dim(self) -> int:
+        return int(self.vectors.shape[1])
+
+    def compose(self, word: str) -> np.ndarray | None:
+        """The mean vector of ``word``'s trained n-grams, or None when it has none."""
+        hashes = np.array([fasttext_hash(g) % self.bucket for g in fasttext_ngrams(word, self.min_n, self.max_n)],
+                          dtype=np.int64)
+        where = np.searchsorted(self.rows, hashes)
+        found = where[(where < len(self.rows)) & (self.rows[np.minimum(where, len(self.rows) - 1)] == hashes)]
+        if not len(found):
+            return None
+        return self.vectors[found].mean(axis=0)
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -114,9 +198,11 @@ class EmbeddingTable:
     vectors : ``(len(keys), dim)`` array-like of finite numbers, stored as float32 (a value
         beyond its range, ±3.4e38, is an error, not infinity); ``dim >= 1``.
     name : a label shown in reports (a file name or a packaged name).
+    ngrams : fastText's :class:`NgramVectors`, to compose words the table lacks (or None).
     """
 
-    def __init__(self, keys: Sequence[str], vectors, *, name: str | None = None):
+    def __init__(self, keys: Sequence[str], vectors, *, name: str | None = None,
+                 ngrams: NgramVectors | None = None):
         keys = [str(k) for k in keys]
         given = vectors if isinstance(vectors, np.ndarray) else np.asarray(vectors)
         with np.errstate(over="ignore"):  # a value beyond float32 becomes inf: reported below
@@ -140,16 +226,19 @@ class EmbeddingTable:
             seen: set[str] = set()
             dup = next(k for k in keys if k in seen or seen.add(k))
             raise InputError(f"duplicate key {dup!r}; every word must appear once")
-        self._setup(tuple(keys), vectors, name, key_to_index)
+        self._setup(tuple(keys), vectors, name, key_to_index, ngrams)
 
     def _setup(self, keys: tuple[str, ...], vectors: np.ndarray, name: str | None,
-               key_to_index: dict[str, int] | None) -> None:
+               key_to_index: dict[str, int] | None, ngrams: NgramVectors | None = None) -> None:
         self._keys = keys
         self._vectors = vectors
         self._vectors.flags.writeable = False
         self._key_to_index = key_to_index
         self._scans = 0  # lookups answered by scanning the keys (while key_to_index is not built)
         self.name = name or "table"
+        if ngrams is not None and ngrams.dim != self.dim:
+            raise DimensionError(f"the n-gram vectors have dim {ngrams.dim}, the table {self.dim}")
+        self.ngrams = ngrams
         self._unit: np.ndarray | None = None
         self._norms: np.ndarray | None = None
         self._fingerprint: str | None = None
@@ -253,9 +342,22 @@ class EmbeddingTable:
             raise UnknownWordError(word, self.suggest(word), where=f"the table {self.name!r}")
         return row
 
+    def lookup(self, word: str) -> np.ndarray | None:
+        """The ``(dim,)`` read-only vector of ``word``: its row, else (a fastText table) the
+        mean of its character n-grams' vectors, else None. Every lookup goes through here."""
+        row = self._row(word)
+        if row is not None:
+            return self._vectors[row]
+        composed = self.ngrams.compose(word) if self.ngrams is not None else None
+        return None if composed is None else _readonly(composed)
+
     def vector(self, word: str) -> np.ndarray:
-        """The ``(dim,)`` read-only vector of ``word``."""
-        return self._vectors[self.index(word)]
+        """The ``(dim,)`` read-only vector of ``word`` (composed from n-grams when the table
+        has them and lacks the word); an unknown word raises with close keys suggested."""
+        v = self.lookup(word)
+        if v is None:
+            raise UnknownWordError(word, self.suggest(word), where=f"the table {self.name!r}")
+        return v
 
     def suggest(self, word: str, n: int = 3) -> list[str]:
         """Keys that look like ``word`` (case variants first, then close spellings)."""
@@ -300,7 +402,7 @@ class EmbeddingTable:
         """
         sims = self.cosines(query)
         skip = {self.index(w) for w in exclude if w in self}
-        if isinstance(query, str):
+        if isinstance(query, str) and query in self:
             skip.add(self.index(query))
         return self._top(sims, k, skip)
 
@@ -337,18 +439,20 @@ class EmbeddingTable:
         'queen'
         """
         check_choice("analogy method", method, ANALOGY_METHODS)
-        rows = [self.index(w) for w in (a, b, c)]
-        unit = self.unit_vectors
-        if any(self.norms[r] == 0 for r in rows):
+        given = [self.vector(w).astype(np.float64) for w in (a, b, c)]  # (composed for a fastText table)
+        norms = [float(np.linalg.norm(v)) for v in given]
+        if min(norms) == 0:
             raise ZeroVectorError(f"one of {a!r}, {b!r}, {c!r} has a zero vector; no analogy is defined")
+        ua, ub, uc = (v / n for v, n in zip(given, norms))
+        unit = self.unit_vectors
         if method == "3cosadd":
-            target = unit[rows[1]] - unit[rows[0]] + unit[rows[2]]
+            target = ub - ua + uc
             norm = float(np.linalg.norm(target))
             scores = unit @ (target / norm) if norm > 0 else np.zeros(len(self))
         else:
-            ca, cb, cc = ((unit @ unit[r] + 1.0) / 2.0 for r in rows)
+            ca, cb, cc = ((unit @ u + 1.0) / 2.0 for u in (ua, ub, uc))
             scores = cb * cc / (ca + COSMUL_EPSILON)
-        skip = set(rows)
+        skip = {self.key_to_index[w] for w in (a, b, c) if w in self}
         if restrict is not None:
             check_int("restrict", restrict, low=1, hint="the first (most frequent) keys to search")
             skip |= set(range(min(restrict, len(self)), len(self)))
@@ -367,7 +471,7 @@ class EmbeddingTable:
         rows = [self.index(w) for w in words]
         if not rows:
             raise EmptyInputError("restrict() kept no words; none of them are in the table")
-        return EmbeddingTable(words, self._vectors[rows], name=self.name)
+        return EmbeddingTable(words, self._vectors[rows], name=self.name, ngrams=self.ngrams)
 
     # -- I/O ------------------------------------------------------------------------------
     @classmethod
@@ -393,5 +497,10 @@ class EmbeddingTable:
 
     @classmethod
     def from_gensim(cls, kv, *, name: str | None = None) -> EmbeddingTable:
-        """Wrap a gensim ``KeyedVectors`` (copies its keys and vectors)."""
-        return cls(list(kv.index_to_key), kv.vectors, name=name)
+        """Wrap a gensim ``KeyedVectors`` (copies its keys and vectors); a fastText one
+        brings the n-gram vectors its vocabulary trained (see :class:`NgramVectors`)."""
+        ngrams = None
+        if getattr(kv, "vectors_ngrams", None) is not None and getattr(kv, "bucket", 0):
+            rows = np.unique(np.concatenate([np.asarray(b, dtype=np.int64) for b in kv.buckets_word] or [[]]))
+            ngrams = NgramVectors(kv.min_n, kv.max_n, kv.bucket, rows, kv.vectors_ngrams[rows])
+        return cls(list(kv.index_to_key), kv.vectors, name=name, ngrams=ngrams)

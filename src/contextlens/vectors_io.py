@@ -1,6 +1,8 @@
 """Reading and writing :class:`~contextlens.vectors.EmbeddingTable` files in the ``FORMATS``:
 
-- ``npz``: native; arrays ``keys`` (unicode), ``vectors`` (float32), ``name``; no pickles.
+- ``npz``: native; arrays ``keys`` (unicode), ``vectors`` (float32), ``name``; no pickles. A
+  fastText table also keeps its n-grams: ``ngram_rows``, ``ngram_vectors`` and
+  ``ngram_params`` (min_n, max_n, bucket); the text formats cannot, and drop them (logged).
 - ``word2vec``: text; a header ``count dim``, then ``word v1 .. vdim`` per line (``.txt``,
   ``.vec``; fastText's trailing space is accepted).
 - ``word2vec-binary``: the header, then per word its UTF-8 bytes, a space and ``dim`` little-
@@ -46,7 +48,7 @@ import pyarrow.csv as pacsv
 
 from .errors import EmptyInputError, FileFormatError, InputError, TextDecodingError, check_choice, check_int
 from .files import atomic_output
-from .vectors import EmbeddingTable, first_bad_value
+from .vectors import EmbeddingTable, NgramVectors, first_bad_value
 
 __all__ = ["FORMATS", "detect_format", "read_table", "write_table"]
 
@@ -138,11 +140,11 @@ def read_table(path: str | os.PathLike, format: str | None = None, *, limit: int
                          "(.npz, word2vec text or binary, GloVe text)")
     if not path.is_file():
         raise InputError(f"{path}: no such file; check the path")
-    start, stored = time.perf_counter(), None  # stored: the name in an .npz
+    start, stored, ngrams = time.perf_counter(), None, None  # stored: the name in an .npz
     try:
         fmt = format or detect_format(path)
         if fmt == "npz":
-            keys, vectors, stored = _read_npz(path)
+            keys, vectors, stored, ngrams = _read_npz(path)
             keys, vectors = keys[:limit], vectors[:limit]
         elif fmt == "word2vec-binary":
             keys, vectors = _read_binary(path, limit)
@@ -150,7 +152,7 @@ def read_table(path: str | os.PathLike, format: str | None = None, *, limit: int
             keys, vectors = _read_text(path, fmt == "word2vec", limit)
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise FileFormatError(path, None, f"damaged or truncated gzip data ({exc}); fetch it again") from None
-    table = EmbeddingTable(keys, vectors, name=name or stored or path.name)
+    table = EmbeddingTable(keys, vectors, name=name or stored or path.name, ngrams=ngrams)
     log.info("read %s (%s): %d words, dim %d, in %.2f s", path, fmt, len(table), table.dim,
              time.perf_counter() - start)
     return table
@@ -356,11 +358,14 @@ def _check_npz_sizes(path: Path, members: Sequence[str]) -> None:
                                       f"({declared:,} bytes) but holds {info.file_size:,}; the archive is damaged")
 
 
-def _read_npz(path: Path) -> tuple[list[str], np.ndarray, str | None]:
+_NGRAM_ARRAYS = ("ngram_rows", "ngram_vectors", "ngram_params")
+
+
+def _read_npz(path: Path) -> tuple[list[str], np.ndarray, str | None, NgramVectors | None]:
     try:
-        _check_npz_sizes(path, ("keys", "vectors", "name"))
+        _check_npz_sizes(path, ("keys", "vectors", "name", *_NGRAM_ARRAYS))
         with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in ("keys", "vectors", "name") if k in z.files}
+            arrays = {k: z[k] for k in ("keys", "vectors", "name", *_NGRAM_ARRAYS) if k in z.files}
     except FileFormatError:
         raise
     except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError) as exc:
@@ -378,7 +383,14 @@ def _read_npz(path: Path) -> tuple[list[str], np.ndarray, str | None]:
         raise FileFormatError(path, None, "'vectors' has 0 dimensions; a table needs at least one value per word")
     words = keys.tolist()
     vectors = _check_rows(path, words, vectors, lambda i: (None, f"key {i}"))
-    return words, vectors, str(arrays.get("name", "")) or None
+    ngrams = None
+    if any(k in arrays for k in _NGRAM_ARRAYS):
+        try:
+            min_n, max_n, bucket = (int(x) for x in arrays["ngram_params"])
+            ngrams = NgramVectors(min_n, max_n, bucket, arrays["ngram_rows"], arrays["ngram_vectors"])
+        except (KeyError, ValueError, TypeError) as exc:
+            raise FileFormatError(path, None, f"damaged fastText n-grams ({exc}); save the table again") from None
+    return words, vectors, str(arrays.get("name", "")) or None, ngrams
 
 
 # -- writing -----------------------------------------------------------------------------
@@ -413,9 +425,15 @@ def write_table(table: EmbeddingTable, path: str | os.PathLike, format: str | No
                          "store; clean the word, or save as .npz")
     with atomic_output(path) as tmp, _create(tmp, gz) as f:
         if fmt == "npz":  # written to a file object: np.savez would add ".npz" to a name
+            ng = table.ngrams
+            extra = {} if ng is None else {"ngram_rows": ng.rows, "ngram_vectors": ng.vectors,
+                                           "ngram_params": np.array([ng.min_n, ng.max_n, ng.bucket])}
             np.savez(f, keys=np.array(table.keys, dtype=str), vectors=table.vectors,
-                     name=np.array(table.name))
+                     name=np.array(table.name), **extra)
         else:
+            if table.ngrams is not None:
+                log.warning("%s: the %s format holds no n-grams; words %s lacks will not be composed "
+                            "(save as .npz to keep them)", path, fmt, table.name)
             _write_w2v(f, table, fmt)
     log.info("wrote %s (%s): %d words, dim %d", path, fmt, len(table), table.dim)
 

@@ -108,3 +108,29 @@ def tiny_gguf(path: Path, seed: int = 0, dim: int = 32, layers: int = 2, heads: 
     w.write_tensors_to_file()
     w.close()
     return path
+
+
+def tiny_lms(root: Path) -> Path:
+    """Under ``root``: ``mlm`` (a 2-layer BERT with a masked-LM head, MiniLM's WordPiece),
+    ``headless`` (the same BERT without a head) and ``causal`` (a 3-layer Llama causal LM
+    with a byte-level BPE trained in the tests)."""
+    torch = need("torch")
+    transformers = need("transformers")
+    from tests.integration.test_transformer_tiny import bpe_tokenizer, minilm_tokenizer
+
+    torch.manual_seed(0)
+    tok = minilm_tokenizer()
+    config = transformers.BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2,
+                                     num_attention_heads=2, intermediate_size=37, max_position_embeddings=64)
+    transformers.BertForMaskedLM(config).save_pretrained(root / "mlm")
+    tok.save_pretrained(root / "mlm")
+    transformers.BertModel(config).save_pretrained(root / "headless")
+    tok.save_pretrained(root / "headless")
+    bpe = bpe_tokenizer(bos=True)
+    config = transformers.LlamaConfig(vocab_size=len(bpe), hidden_size=32, intermediate_size=37,
+                                      num_hidden_layers=3, num_attention_heads=2, num_key_value_heads=1,
+                                      max_position_embeddings=64, bos_token_id=0, pad_token_id=1,
+                                      initializer_range=0.5, tie_word_embeddings=False)
+    transformers.LlamaForCausalLM(config).save_pretrained(root / "causal")
+    bpe.save_pretrained(root / "causal")
+    return root

@@ -8,7 +8,18 @@ import inspect
 import pytest
 
 import contextlens
-from contextlens.analysis import attribution, explore, geometry, incontext, layers, ranking, senses
+from contextlens.analysis import (
+    attribution,
+    explore,
+    geometry,
+    incontext,
+    layers,
+    neighbours,
+    occlusion,
+    ranking,
+    senses,
+    sentences,
+)
 from contextlens.encoders.mixing import NeighbourAverage
 from contextlens.errors import InputError
 from contextlens.vectors import EmbeddingTable
@@ -23,6 +34,9 @@ VERBS = {
     "attribute": (attribution, ["text", "word"]),
     "rank_pairs": (ranking, ["pairs"]),
     "geometry": (geometry, ["sentences", "words"]),
+    "contextual_neighbours": (neighbours, ["sentence", "word"]),
+    "compare_sentences": (sentences, ["text1", "text2"]),
+    "occlusion_vs_attention": (occlusion, ["text", "word"]),
 }
 
 

@@ -86,16 +86,25 @@ def justified(data: bytes) -> int:
     return ALLOWANCE + PER_BYTE * size
 
 
+@pytest.fixture(scope="module", autouse=True)
+def traced():
+    """tracemalloc on for the whole module, started and stopped once: stopping it while
+    other threads allocate can crash CPython 3.11 (the race of gh-128679), so never per read."""
+    tracemalloc.start()
+    yield
+    tracemalloc.stop()
+
+
 def check_read(path: Path, data: bytes, fmt: str | None) -> None:
     path.write_bytes(data)
-    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    tracemalloc.reset_peak()
     try:
         table = read_table(path, format=fmt)
     except ContextLensError:
         table = None
     finally:
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
+        peak = tracemalloc.get_traced_memory()[1] - before
     assert peak <= justified(data), f"{peak:,} bytes to read {len(data):,}"
     if table is not None:  # whatever was read is a correct table
         assert table.vectors.dtype == np.float32 and table.vectors.ndim == 2 and table.dim >= 1

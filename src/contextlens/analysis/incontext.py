@@ -12,9 +12,11 @@ from typing import Any
 import numpy as np
 
 from ..encoders.base import Encoder, Encoding
+from ..encoders.static import StaticEncoder
 from ..errors import TargetNotFoundError
 from ..text import locate, tokenize
-from ..vectors import cosine
+from ..vectors import EmbeddingTable, cosine
+from .ranking import static_side
 from .similarity import cosine_by_layer
 
 __all__ = ["word_weights", "contextualize", "compare", "usage_vectors"]
@@ -97,22 +99,30 @@ def usage_vectors(encoder: Encoder, text: str, word: str, occurrence: int | None
 
 def compare(
     encoder: Encoder, text1: str, text2: str, word: str, *,
-    occurrences: tuple[int | None, int | None] = (None, None),
+    occurrences: tuple[int | None, int | None] = (None, None), static: EmbeddingTable | None = None,
 ) -> dict[str, Any]:
     """Cosine between ``word`` in ``text1`` and in ``text2`` at every layer.
 
     Returns ``{"word", "sentences", "layer_names", "layer_ids", "cosine_by_layer",
-    "encoder"}``; layer 0 is the static row, so its cosine is 1.0 whenever the word is the
-    same table row. Only the two usages are encoded (:func:`usage_vectors`), so texts of
-    any length work.
+    "static", "encoder"}``; layer 0 is the static row, so its cosine is 1.0 whenever the word
+    is the same table row. With a ``static`` table, ``static`` is ``{source, vectors, forms,
+    cosine}``: the cosine of the table rows of the word as the encoder read it in each sentence (1.0
+    for one form; a cased table tells *Bank* from *bank*); else it names layer 0. Only the two
+    usages are encoded (:func:`usage_vectors`), so texts of any length work.
     """
-    e1 = usage_vectors(encoder, text1, word, occurrences[0])
+    e1 = usage_vectors(encoder, text1, word, occurrences[0])  # one word each
     e2 = usage_vectors(encoder, text2, word, occurrences[1])
+    side = static_side(static, e1)
+    if static is not None:
+        forms = [e1.words[0].text, e2.words[0].text]
+        rows = StaticEncoder(static, oov="error").static_vectors(forms)  # (2, dim)
+        side.update(forms=forms, cosine=cosine(rows[0], rows[1]))
     return {
         "word": word,
         "sentences": [text1, text2],
         "layer_names": list(e1.layer_names),
         "layer_ids": list(e1.layer_ids),
         "cosine_by_layer": cosine_by_layer(e1.layers[:, 0], e2.layers[:, 0]),
+        "static": side,
         "encoder": dict(e1.meta),
     }

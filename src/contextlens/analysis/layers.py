@@ -17,7 +17,10 @@ from typing import Any
 import numpy as np
 
 from ..encoders.base import Encoder
+from ..encoders.static import StaticEncoder
 from ..errors import AmbiguousTargetError, EmptyInputError, InputError, TargetNotFoundError
+from ..vectors import EmbeddingTable, cosine
+from .ranking import static_side
 from .similarity import cosine_by_layer
 from .usages import check_pairs
 
@@ -40,13 +43,15 @@ def summarise_divergence(cosines: Sequence[float], layer_ids: Sequence[int] | No
 
 def layer_divergence(
     encoder: Encoder, pairs: Sequence[tuple[str, str]], word: str, *,
-    occurrences: tuple[int | None, int | None] = (None, None),
+    occurrences: tuple[int | None, int | None] = (None, None), static: EmbeddingTable | None = None,
 ) -> dict[str, Any]:
     """Cosine between ``word`` in the two sentences of each pair, at every layer.
 
-    Returns ``{word, layer_names, encoder, pairs: [{label, sentences, cosine_by_layer,
-    static_cosine, final_cosine, min_cosine, min_layer, drop}]}``; the label is
-    ``"pair N"``. All sentences are encoded in one call.
+    Returns ``{word, layer_names, static, encoder, pairs: [{label, sentences,
+    cosine_by_layer, static_cosine, final_cosine, min_cosine, min_layer, drop}]}``; the
+    label is ``"pair N"``. All sentences are encoded in one call. With a ``static`` table,
+    each pair's ``static_cosine`` (and ``drop``) is that table's: the cosine of its rows for
+    the word as written in the two sentences; ``static`` names the static side.
     """
     pairs = check_pairs(pairs)
     if not pairs:
@@ -65,8 +70,13 @@ def layer_divergence(
             except (TargetNotFoundError, AmbiguousTargetError) as err:
                 raise type(err)(f"pair {n + 1}, sentence {enc.text!r}: {err}") from None
         cos = cosine_by_layer(e1.layers[:, idx[0]], e2.layers[:, idx[1]])
-        rows.append({"label": f"pair {n + 1}", "sentences": [e1.text, e2.text], "cosine_by_layer": cos,
-                     **summarise_divergence(cos, e1.layer_ids)})
+        row = {"label": f"pair {n + 1}", "sentences": [e1.text, e2.text], "cosine_by_layer": cos,
+               **summarise_divergence(cos, e1.layer_ids)}
+        if static is not None:
+            a, b = StaticEncoder(static, oov="error").static_vectors([e1.words[idx[0]].text, e2.words[idx[1]].text])
+            row["static_cosine"] = cosine(a, b)
+            row["drop"] = row["static_cosine"] - row["final_cosine"]
+        rows.append(row)
         log.info("pair %d: %s", n + 1, [round(c, 3) for c in cos])
     return {"word": word, "layer_names": list(encodings[0].layer_names), "layer_ids": list(encodings[0].layer_ids),
-            "encoder": dict(encodings[0].meta), "pairs": rows}
+            "static": static_side(static, encodings[0]), "encoder": dict(encodings[0].meta), "pairs": rows}

@@ -1,7 +1,9 @@
 """Static vs contextual ranking of word pairs: does context reorder similarity?
 
 Each word is encoded inside a neutral template sentence (``"A sentence with {word}."``);
-its static vector is layer 0, its contextual vector the chosen layer. The pairs are
+its contextual vector is the chosen layer, its static vector layer 0 of the same encoder
+or, given a ``static`` table (word2vec, GloVe, fastText: the course's mini-project), that
+table's row (:func:`static_rows`). The pairs are
 ranked by cosine both ways and the two rankings compared: Spearman's rho, Kendall's tau,
 the number of inversions (pairs of pairs ordered differently), and the pairs that moved
 most; with gold scores, each ranking's Spearman with gold.
@@ -25,18 +27,21 @@ import numpy as np
 from scipy import stats
 
 from ..encoders.base import Encoder
+from ..encoders.static import StaticEncoder
 from ..errors import (
     AmbiguousTargetError,
     EmptyInputError,
     FileFormatError,
     InputError,
     TargetNotFoundError,
+    UnknownWordError,
     check_choice,
 )
-from ..vectors import cosine
+from ..vectors import EmbeddingTable, cosine
 from .usages import MISSING_POLICIES, check_pairs, numbered_lines
 
-__all__ = ["read_pairs", "rank_pairs", "count_inversions", "rank_descending", "DEFAULT_TEMPLATE"]
+__all__ = ["read_pairs", "rank_pairs", "count_inversions", "rank_descending", "static_rows", "static_side",
+           "DEFAULT_TEMPLATE"]
 
 log = logging.getLogger(__name__)
 DEFAULT_TEMPLATE = "A sentence with {word}."
@@ -91,14 +96,48 @@ def _corr(fn, a, b) -> float | None:
     return None if math.isnan(value) else value
 
 
-def _vectors(encoder: Encoder, words: list[str], template: str, layer: int, missing: str):
+def static_rows(table: EmbeddingTable, words: Sequence[str]) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Each word's row in a static table (lower-cased when the table has no upper-case key;
+    composed from n-grams by a fastText table), and ``{word: reason}`` for the words it lacks.
+
+    >>> found, failed = static_rows(EmbeddingTable(["bank"], [[1.0, 0.0]], name="t"), ["Bank", "river"])
+    >>> found["Bank"].tolist(), failed
+    ([1.0, 0.0], {'river': "'river' is not in the table 't'"})
+    """
+    lookup = StaticEncoder(table)
+    found, failed = {}, {}
+    for w in words:
+        try:
+            found[w] = lookup.static_vectors([w])[0]
+        except UnknownWordError as err:
+            failed[w] = str(err)
+    return found, failed
+
+
+def static_side(table: EmbeddingTable | None, encoding) -> dict[str, Any]:
+    """What a result's static side is: a table (``{source: "table", vectors}``) or the
+    encoder's layer 0 (``{source: "layer 0", layer_name}``)."""
+    if table is not None:
+        return {"source": "table", "vectors": table.name}
+    return {"source": "layer 0", "layer_name": encoding.layer_names[0]}
+
+
+def _vectors(encoder: Encoder, words: list[str], template: str, layer: int, missing: str,
+             static: EmbeddingTable | None = None):
     """``{word: (static, contextual)}`` and ``{word: reason}`` for the words that failed."""
     start = template.index("{word}")
     sentences = [template.replace("{word}", w, 1) for w in words]
     li = encoder.layer_position(layer)  # a layer the encoder lacks fails before any encoding
+    rows, failed = static_rows(static, words) if static is not None else ({}, {})
+    if failed and missing == "error":
+        w = next(iter(failed))
+        raise UnknownWordError(w, static.suggest(w), where=f"the static table {static.name!r} (remove the pair or "
+                               "skip such pairs: missing='skip', --skip-missing)")
     encodings = encoder.encode(sentences)
-    found, failed = {}, {}
+    found = {}
     for w, s, enc in zip(words, sentences, encodings, strict=True):
+        if w in failed:
+            continue
         try:
             i = enc.find(w, span=(start, start + len(w)))
         except (TargetNotFoundError, AmbiguousTargetError) as err:
@@ -109,20 +148,21 @@ def _vectors(encoder: Encoder, words: list[str], template: str, layer: int, miss
                 ) from None
             failed[w] = str(err)
             continue
-        found[w] = (enc.layers[0, i], enc.layers[li, i])
+        found[w] = (rows[w] if static is not None else enc.layers[0, i], enc.layers[li, i])
     return found, failed, encodings[0]
 
 
 def rank_pairs(
     encoder: Encoder, pairs: Sequence[Pair | tuple[str, str]], *, template: str = DEFAULT_TEMPLATE,
-    layer: int = -1, top: int = 5, missing: str = "error",
+    layer: int = -1, top: int = 5, missing: str = "error", static: EmbeddingTable | None = None,
 ) -> dict[str, Any]:
-    """Compare the static (layer 0) and contextual (``layer``) rankings of word pairs.
+    """Compare the static (layer 0, or the ``static`` table) and contextual (``layer``)
+    rankings of word pairs.
 
     Returns ``{template, layer, layer_name, n_pairs, pairs: [{word1, word2, gold, static,
     contextual, static_rank, contextual_rank, shift}], spearman, kendall_tau, inversions,
     comparisons, moved (the ``top`` pairs with the largest non-zero |shift|), gold (None, or
-    {static_spearman, contextual_spearman}), skipped, encoder}``. Rank 1 = most similar;
+    {static_spearman, contextual_spearman}), skipped, static_side, encoder}``. Rank 1 = most similar;
     ``shift`` = static rank − contextual rank (positive: more similar in context).
     Correlations that are undefined (constant cosines) are None.
     """
@@ -133,7 +173,7 @@ def rank_pairs(
     if len(pairs) < 2:
         raise InputError(f"ranking needs at least 2 word pairs, got {len(pairs)}")
     words = list(dict.fromkeys(w for p in pairs for w in p[:2]))
-    found, failed, first = _vectors(encoder, words, template, layer, missing)
+    found, failed, first = _vectors(encoder, words, template, layer, missing, static)
     kept = [p for p in pairs if p[0] in found and p[1] in found]
     skipped = [{"word1": a, "word2": b, "reason": failed.get(a) or failed.get(b)}
                for a, b, _ in pairs if a not in found or b not in found]
@@ -157,7 +197,7 @@ def rank_pairs(
         "spearman": _corr(stats.spearmanr, s, c), "kendall_tau": _corr(stats.kendalltau, s, c),
         "inversions": count_inversions(s, c), "comparisons": n * (n - 1) // 2,
         "moved": sorted((r for r in rows if r["shift"]), key=lambda r: -abs(r["shift"]))[:max(0, top)],
-        "gold": gold, "skipped": skipped, "encoder": dict(first.meta),
+        "gold": gold, "skipped": skipped, "static_side": static_side(static, first), "encoder": dict(first.meta),
     }
     log.info("%d pairs: spearman %s, %d inversions", n, result["spearman"], result["inversions"])
     return result

@@ -19,6 +19,7 @@ from . import (
     experiments,
     index_cmd,
     lab_cmd,
+    lm_cmds,
     models_cmd,
     static_cmds,
 )
@@ -50,7 +51,7 @@ def _root(
     setup_logging(verbose)
 
 
-for _module in (static_cmds, context_cmds, experiments, models_cmd, data_cmd, lab_cmd, index_cmd, eval_cmd,
+for _module in (static_cmds, context_cmds, experiments, lm_cmds, models_cmd, data_cmd, lab_cmd, index_cmd, eval_cmd,
                 demo_cmd, bias_cmd):
     _module.register(app)
 

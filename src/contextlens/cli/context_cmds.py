@@ -1,11 +1,11 @@
-"""``contextlens contextualize`` and ``contextlens compare``."""
+"""``contextlens contextualize``, ``compare`` and ``compare-sentences``."""
 
 from pathlib import Path
 
 import typer
 
 from . import options as o
-from ._common import add_command, handle_errors, out, print_json, table
+from ._common import add_command, fmt, handle_errors, out, print_json, say, table
 
 
 @handle_errors
@@ -54,7 +54,8 @@ def compare(
     word: str = o.WORD, vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD,
     alpha: float = o.ALPHA, window: int = o.WINDOW, include_self: bool = o.INCLUDE_SELF, causal: bool = o.CAUSAL,
     positions: str = o.POSITIONS, heads: int = o.HEADS, n_layers: int = o.N_LAYERS, projections: str = o.PROJECTIONS,
-    scale: float = o.SCALE, seed: int = o.SEED, as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
+    scale: float = o.SCALE, seed: int = o.SEED, static_vectors: str = o.STATIC_VECTORS, as_json: bool = o.JSON,
+    plot: Path = o.PLOT, html: Path = o.HTML,
 ) -> None:
     """Cosine between WORD in TEXT1 and in TEXT2 at every layer (layer 0 = static)."""
     from ..analysis.incontext import compare as compare_usages
@@ -64,7 +65,7 @@ def compare(
     encoder = o.encoder_from_options(model=model, engine=engine, precision=precision, vectors=vectors, method=method, seed=seed, alpha=alpha,
                                      window=window, include_self=include_self, causal=causal, positions=positions,
                                      heads=heads, n_layers=n_layers, projections=projections, scale=scale)
-    r = compare_usages(encoder, text1, text2, word)
+    r = compare_usages(encoder, text1, text2, word, static=o.static_table(static_vectors))
     source = model or method or o.DEFAULT_METHOD
     if plot:
         from .. import plots
@@ -78,11 +79,35 @@ def compare(
     if as_json:
         print_json(r)
         return
+    static = [(f"static: {r['static']['vectors']}", r["static"]["cosine"])] if static_vectors else []
     out().print(table(f"{word!r} in the two sentences ({source})", ["layer", "cosine"],
-                      zip(r["layer_names"], r["cosine_by_layer"])))
+                      [*static, *zip(r["layer_names"], r["cosine_by_layer"])]))
+
+
+@handle_errors
+def compare_sentences(
+    text1: str = typer.Argument(..., metavar="TEXT1", help="The first sentence."),
+    text2: str = typer.Argument(..., metavar="TEXT2", help="The second sentence."),
+    model: str = o.MODEL, vectors: str = o.VECTORS, method: str = o.METHOD,
+    pooling: str = o.option("mean", "--pooling", metavar="KIND", help="How a sentence's vectors become one: mean "
+                            "| cls | max (a transformer pools every piece, as sentence-transformers)."),
+    layer: int = o.LAYER, as_json: bool = o.JSON,
+) -> None:
+    """Cosine between the sentence vectors of TEXT1 and TEXT2 (the last layer: the model's own similarity)."""
+    from ..analysis.sentences import compare_sentences as compare_two
+
+    encoder = o.encoder_from_options(model=model, vectors=vectors, method=method, layer=layer)
+    r = compare_two(encoder, text1, text2, pooling=pooling, layer=layer)
+    if as_json:
+        print_json(r)
+        return
+    say(f"cosine {fmt(r['cosine'])} ({pooling} pooling, {r['layer_name']})")
+    out().print(table(f"sentence cosine by layer ({model or method or o.DEFAULT_METHOD}, {pooling} pooling)",
+                      ["layer", "cosine"], zip(r["layer_names"], r["cosine_by_layer"])))
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``contextualize`` and ``compare`` to ``app``."""
+    """Add ``contextualize``, ``compare`` and ``compare-sentences`` to ``app``."""
     add_command(app, contextualize)
     add_command(app, compare)
+    add_command(app, compare_sentences, "compare-sentences")

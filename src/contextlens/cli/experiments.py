@@ -140,7 +140,7 @@ def layers(
                                       help="Two sentences; more pairs after --pair."),
     word: str = o.WORD, vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD, heads: int = o.HEADS,
     n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA, include_self: bool = o.INCLUDE_SELF,
-    as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
+    static_vectors: str = o.STATIC_VECTORS, as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
 ) -> None:
     """Layer divergence: cosine between WORD in two sentences at every layer (0 = static)."""
     from ..analysis.layers import layer_divergence
@@ -149,7 +149,7 @@ def layers(
     o.check_html(html)
     pairs = o.sentence_pairs(texts)
     encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, engine=engine, precision=precision)
-    r = layer_divergence(encoder, pairs, word)
+    r = layer_divergence(encoder, pairs, word, static=o.static_table(static_vectors))
     if plot:
         from .. import plots
 
@@ -165,9 +165,10 @@ def layers(
         return
     for p in r["pairs"]:
         say(f"{p['label']}: {p['sentences'][0]!r} vs {p['sentences'][1]!r}")
+    static = [(f"static: {r['static']['vectors']}", *[p["static_cosine"] for p in r["pairs"]])] if static_vectors else []
     out().print(table(f"cosine between the two usages of {word!r}", ["layer"] + [p["label"] for p in r["pairs"]],
-                      [(name, *[p["cosine_by_layer"][i] for p in r["pairs"]])
-                       for i, name in enumerate(r["layer_names"])]))
+                      [*static, *[(name, *[p["cosine_by_layer"][i] for p in r["pairs"]])
+                                  for i, name in enumerate(r["layer_names"])]]))
 
 
 @handle_errors
@@ -178,6 +179,8 @@ def attention(
     head: int = o.bounded(o.option(None, "--head", metavar="N", help="One head of that layer, 0-based (default: "
                                    "the mean over heads)."), 0, o.MAX_HEADS - 1),
     rollout: bool = o.flag("--rollout", help="Add attention rollout (Abnar & Zuidema 2020)."),
+    occlusion: bool = o.flag("--occlusion", help="Leave each other word out in turn: how far WORD's vector moves "
+                             "per layer, beside the attention it gave that word, and their Spearman."),
     occurrence: str = o.OCCURRENCE, vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD,
     heads: int = o.HEADS, n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA,
     include_self: bool = o.INCLUDE_SELF, as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
@@ -192,6 +195,14 @@ def attention(
     o.check_html(html)
     occ = o.parse_occurrence(occurrence)
     encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer, engine=engine, precision=precision)
+    if occlusion:
+        given = [f for f, v in (("--layer", layer), ("--head", head), ("--rollout", rollout or None)) if v is not None]
+        if given:
+            from ..errors import InputError
+
+            raise InputError(f"{', '.join(given)} do not apply to --occlusion (it reports every layer, the mean "
+                             "over heads and rollout): drop them")
+        return _occlusion(encoder, text, word, occ, as_json, plot)
     r = attribute(encoder, text, word, occurrence=occ, layer=layer, head=head, rollout=rollout)
     if plot:
         from .. import plots
@@ -229,6 +240,27 @@ def attention(
     out().print(table(f"weights {r['word']!r} gave each word", ["layer · head"] + cols, rows))
 
 
+def _occlusion(encoder, text: str, word: str, occurrence, as_json: bool, plot: Path | None) -> None:
+    from ..analysis.occlusion import occlusion_vs_attention
+
+    r = occlusion_vs_attention(encoder, text, word, occurrence=occurrence)
+    if plot:
+        from .. import plots
+
+        plots.save_figure(plots.occlusion_lines(r, title=f"{r['word']!r}: occlusion vs attention"), plot)
+    if as_json:
+        print_json(r)
+        return
+    others = [w["word"] for w in r["others"]]
+    rows = []
+    for x in r["layers"]:
+        rows += [(f"{x['layer_name']} occlusion", *x["occlusion"], ""),
+                 (f"{x['layer_name']} attention", *x["attention"], x["spearman_attention"]),
+                 (f"{x['layer_name']} rollout", *x["rollout"], x["spearman_rollout"])]
+    out().print(table(f"leaving each word out: how far {r['word']!r} moves (cosine distance) beside the attention "
+                      "it gave that word", ["layer", *others, "Spearman"], rows))
+
+
 @handle_errors
 def rank(
     pairs_file: Path = typer.Argument(..., metavar="PAIRS", help="Word pairs, 'word1 word2 [score]' per line."),
@@ -237,7 +269,7 @@ def rank(
     skip_missing: bool = o.flag("--skip-missing", help="Skip pairs with a word lacking a vector."),
     vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD, heads: int = o.HEADS,
     n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA, include_self: bool = o.INCLUDE_SELF,
-    as_json: bool = o.JSON, plot: Path = o.PLOT,
+    static_vectors: str = o.STATIC_VECTORS, as_json: bool = o.JSON, plot: Path = o.PLOT,
 ) -> None:
     """Static vs contextual ranking of word pairs: Spearman, Kendall tau, inversions."""
     from ..analysis.ranking import rank_pairs, read_pairs
@@ -246,7 +278,7 @@ def rank(
     pairs = read_pairs(pairs_file)
     encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer, engine=engine, precision=precision)
     r = rank_pairs(encoder, pairs, template=template, layer=layer, top=top,
-                   missing="skip" if skip_missing else "error")
+                   missing="skip" if skip_missing else "error", static=o.static_table(static_vectors))
     if plot:
         from .. import plots
 
@@ -261,7 +293,9 @@ def rank(
                  ("contextual vs gold (Spearman)", r["gold"]["contextual_spearman"])]
     if r["skipped"]:
         rows.append(("skipped pairs", len(r["skipped"])))
-    out().print(table(f"{r['n_pairs']} pairs: static vs {r['layer_name']} in {template!r}", ["measure", "value"],
+    side = r["static_side"].get("vectors") or r["static_side"].get("layer_name")
+    out().print(table(f"{r['n_pairs']} pairs: static ({side}) vs {r['layer_name']} in {template!r}",
+                      ["measure", "value"],
                       rows))
     if not r["moved"]:
         say("no pair changed rank")

@@ -90,6 +90,9 @@ def engine_option(*decls: str) -> Any:
 ENGINE = engine_option()
 PRECISION = option(None, "--precision", metavar="KIND", help=f"With a model: {PRECISIONS_HELP} (default fp32; "
                    "bf16 is torch only and changes the vectors: it prints its cosine to fp32 per layer).")
+
+STATIC_VECTORS = option(None, "--static-vectors", metavar="FILE|NAME", help="A static table (word2vec, GloVe, "
+                        "fastText file or packaged name, e.g. glove-6b-50d) as the static side instead of layer 0.")
 METHOD = option(None, "--method", metavar="METHOD", help=f"How to mix --vectors: {STATIC_METHODS_HELP} "
                 f"(default: {DEFAULT_METHOD}).")
 ALPHA = bounded(option(None, "--alpha", metavar="X", help="average: weight of the word's own vector (0 = "
@@ -297,6 +300,15 @@ def check_projection(projection: str | None) -> None:
         from ..errors import check_choice
 
         check_choice("projection", projection, valid)
+
+
+def static_table(name: str | None):
+    """``--static-vectors``: the table (a file or packaged name), None when not given."""
+    if name is None:
+        return None
+    from ..encoders.registry import resolve_vectors
+
+    return resolve_vectors(name)
 
 
 # -- the encoder -------------------------------------------------------------------------

@@ -1,12 +1,14 @@
-"""``contextlens static build``, ``neighbours`` and ``analogy``."""
+"""``contextlens static build``, ``static distill``, ``neighbours`` (static or, with ``--in``, contextual) and
+``analogy``."""
 
 import time
 from pathlib import Path
 
 import typer
 
+from ..errors import InputError
 from . import options as o
-from ._common import add_command, err, group, handle_errors, out, print_json, table
+from ._common import add_command, err, group, handle_errors, out, print_json, say, spinner, table
 
 BUILD_METHODS_HELP = "counts | ppmi | ppmi-svd | word2vec | fasttext | glove"  # static.build.METHODS
 ANALOGY_METHODS_HELP = "3cosadd | 3cosmul"  # vectors.ANALOGY_METHODS
@@ -75,6 +77,67 @@ def build(
                     f"({method}, {summary['seconds']} s)", highlight=False)
 
 
+@handle_errors
+def distill(
+    corpus: list[Path] = typer.Argument(..., metavar="CORPUS...", help="Text files, .gz files or directories; one "
+                                        "sentence per line."),
+    model: str = o.option(..., "--model", "-m", metavar="NAME", help="The encoder whose usages to pool: minilm, "
+                          "mpnet, smollm2, a local directory or a Hugging Face id."),
+    out_path: Path = o.option(..., "-o", "--out", metavar="FILE", help="Output table (.npz); with several layers "
+                              "(or pools) one file per layer beside it, named by layer."),
+    layer: int = o.layer_option(None, help="The layer to pool (default: the last; 0 = the embedding row)."),
+    layers: str = o.option(None, "--layers", metavar="all|N,N", help="Several layers: 'all' or a comma list; one "
+                           "table each."),
+    pool: str = o.option("mean", "--pool", metavar="KIND[,KIND]", help="mean | median | min | max, or a comma "
+                         "list (median needs --max-usages)."),
+    min_count: int = o.bounded(o.option(5, "--min-count", metavar="N", help="Drop words with fewer usages."),
+                               1, 10**9),
+    words: Path = o.option(None, "--words", metavar="FILE", help="Only these words, one per line (# comments "
+                           "ignored)."),
+    max_usages: int = o.bounded(o.option(None, "--max-usages", metavar="N", help="Pool at most N usages per word, "
+                                         "a seeded uniform sample (the same on every run)."), 1, 10**9),
+    seed: int = o.SEED, as_json: bool = o.JSON,
+) -> None:
+    """Static vectors distilled from context: each word's usages in CORPUS encoded and pooled per layer.
+
+    Resumable: a run stopped at any point continues from its checkpoint (OUT.distill.npz)
+    when started again with the same arguments.
+    """
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..analysis.distill import distill as distill_tables
+    from ..analysis.usages import read_lines
+
+    if layer is not None and layers is not None:
+        raise InputError("give --layer (one layer) or --layers (several), not both")
+    o.check_output(out_path)
+    _check_table_suffix(out_path)
+    chosen = layers if layers == "all" else o.parse_ints("--layers", layers) if layers is not None else layer
+    vocabulary = read_lines(words, "words") if words is not None else None
+    encoder = o.encoder_from_options(model=model, layer=layer)
+    with Progress(
+        TextColumn("[bold]distilling"), BarColumn(), TextColumn("{task.completed:,} sentences, {task.fields[n]:,} "
+                                                                "usages pooled"),
+        TimeElapsedColumn(), console=err(), transient=True, disable=as_json or not err().is_terminal,
+    ) as bar:
+        task = bar.add_task("distill", total=None, n=0)
+        r = distill_tables(list(corpus), encoder, out_path, words=vocabulary, layers=chosen,
+                           pools=o.parse_words("--pool", pool), min_count=min_count, max_usages=max_usages,
+                           seed=seed, progress=lambda done, n: bar.update(task, completed=done, n=n))
+    summary = r.as_dict()
+    if as_json:
+        print_json(summary)
+        return
+    resumed = f", resumed at sentence {r.resumed_at:,}" if r.resumed_at else ""
+    out().print(table(f"{summary['words']:,} words from {r.sentences:,} sentences ({summary['usages']:,} usages, "
+                      f"{r.seconds:.1f} s{resumed})", ["layer", "pool", "words", "dim", "file"],
+                      [(t["layer"], t["pool"], t["words"], t["dim"], t["path"]) for t in summary["tables"]],
+                      left="rlrrl"))
+    if r.missing:
+        say(f"{len(r.missing)} word(s) of --words below --min-count or not found: {', '.join(r.missing[:20])}"
+            f"{' ...' if len(r.missing) > 20 else ''}")
+
+
 def _check_table_suffix(path: Path) -> None:
     """The writer's own check of the file name (format from the suffix), before the build:
     it refuses an unknown suffix before it looks at the (here empty) table."""
@@ -103,17 +166,53 @@ def _neighbours_table(rows: list[tuple[str, float]], title: str, score: str = "c
 @handle_errors
 def neighbours(
     word: str = typer.Argument(..., metavar="WORD", help="The word whose nearest neighbours to list."),
-    vectors: str = VECTORS, k: int = o.top_k(10, "How many neighbours."), as_json: bool = o.JSON,
+    text: str = o.option(None, "--in", metavar="TEXT", help="A sentence WORD is used in: list its contextual "
+                         "neighbours (the reference words nearest this usage at --layer) instead of the table's."),
+    vectors: str = o.option(None, "--vectors", metavar="FILE|NAME", help="A static table: a vectors file (.npz, "
+                            "word2vec text/binary, GloVe text) or a packaged name. Default: "
+                            f"{o.DEFAULT_VECTORS} (unless --model)."),
+    model: str = o.MODEL, method: str = o.METHOD,
+    layer: int = o.layer_option(None, help="With --in: the layer (0 = the static row; default -1, the last)."),
+    occurrence: str = o.OCCURRENCE,
+    reference: str = o.option(None, "--reference", metavar="FILE|NAME", help="With --in: the reference table at "
+                              "that layer (e.g. one `static distill` wrote; default: 20,000 common words each "
+                              "encoded alone, built once per model and cached)."),
+    k: int = o.top_k(10, "How many neighbours."), as_json: bool = o.JSON,
 ) -> None:
-    """The nearest neighbours of WORD by cosine."""
+    """The nearest neighbours of WORD by cosine; with --in, of WORD as used in that sentence."""
     from ..encoders.registry import resolve_vectors
 
-    vecs = resolve_vectors(vectors)
+    if text is not None:
+        return _contextual_neighbours(word, text, vectors, model, method, layer, occurrence, reference, k, as_json)
+    given = [f for f, v in (("--model", model), ("--method", method), ("--layer", layer),
+                            ("--occurrence", occurrence), ("--reference", reference)) if v is not None]
+    if given:
+        raise InputError(f"{', '.join(given)} only apply to contextual neighbours: add --in \"a sentence with "
+                         f"{word}\"")
+    vecs = resolve_vectors(vectors or o.DEFAULT_VECTORS)
     rows = vecs.most_similar(word, k=k)
     if as_json:
         print_json({"word": word, "vectors": vecs.name, "neighbours": [{"word": w, "cosine": s} for w, s in rows]})
     else:
         out().print(_neighbours_table(rows, f"nearest to {word!r} in {vecs.name}"))
+
+
+def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence, reference, k, as_json) -> None:
+    from ..analysis.neighbours import contextual_neighbours
+    from ..encoders.registry import resolve_vectors
+
+    layer = -1 if layer is None else layer
+    encoder = o.encoder_from_options(model=model, vectors=vectors, method=method, layer=layer)
+    table = resolve_vectors(reference) if reference is not None else None
+    with spinner("finding neighbours (the first time per model: encoding the reference words)..."):
+        r = contextual_neighbours(encoder, text, word, layer=layer, k=k, occurrence=o.parse_occurrence(occurrence),
+                                  reference=table)
+    if as_json:
+        print_json(r)
+        return
+    out().print(_neighbours_table([(n["word"], n["cosine"]) for n in r["neighbours"]],
+                                  f"nearest to this {r['word']!r} ({r['model']}, {r['layer_name']})"))
+    say(f"reference: {r['reference']} (centred cosine)")
 
 
 @handle_errors
@@ -139,9 +238,10 @@ def analogy(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``static build``, ``neighbours`` and ``analogy`` to ``app``."""
-    static_app = group("Build static embedding tables from a corpus.")
+    """Add ``static build``, ``static distill``, ``neighbours`` and ``analogy`` to ``app``."""
+    static_app = group("Build static embedding tables from a corpus, or distil them from a model's usages.")
     add_command(static_app, build, "build")
+    add_command(static_app, distill, "distill")
     app.add_typer(static_app, name="static")
     add_command(app, neighbours)
     add_command(app, analogy)

@@ -18,6 +18,11 @@ is the one rule that turns a layer number into an index of the stack.
 >>> enc
 Encoding('bank by bank', 3 words, layers (0, 4, 6) × 4 dims)
 
+**Sentence vectors**: ``Encoding.sentence_vector(pooling, layer)`` pools the whole sentence
+at a layer: a transformer pools its *pieces* (special tokens included, as
+sentence-transformers does: ``mean``, ``cls``, ``max``); every other encoder pools its
+words (``mean``, ``max``).
+
 **The protocol** (:class:`Encoder`): ``encode(texts, *, targets=None)``, ``dim``,
 ``layer_ids`` and ``params()``; ``targets`` (the words to keep in each text) is resolved
 here, once, by :func:`select_targets`, and ``static_vectors(words)`` gives a word's
@@ -34,18 +39,28 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import DimensionError, EmptyInputError, InputError, TargetNotFoundError
+from ..errors import (
+    DimensionError,
+    EmptyInputError,
+    InputError,
+    TargetNotFoundError,
+    ZeroVectorError,
+    check_choice,
+)
 from ..text import Word, locate, tokenize
 
 if TYPE_CHECKING:
     from .qk import AttentionParts
 
-__all__ = ["Encoding", "Encoder", "Targets", "layer_position", "select_targets", "check_texts", "keep_targets"]
+__all__ = ["Encoding", "Encoder", "Targets", "layer_position", "select_targets", "check_texts", "keep_targets",
+           "SENTENCE_POOLINGS", "word_sentence_vectors"]
 
 #: What ``encode(..., targets=)`` accepts: None (every word), a word or a set/list of words
 #: (those words in every text, case-insensitive), or one entry per text: None or a list of
 #: word indices (into ``tokenize(text)``), ``(start, end)`` char spans and word strings.
 Targets = Any
+#: how a sentence vector pools: the mean, the first piece ([CLS] / BOS), the elementwise max
+SENTENCE_POOLINGS = ("mean", "cls", "max")
 
 
 def layer_position(layer_ids: Sequence[int], layer: int) -> int:
@@ -96,6 +111,10 @@ class Encoding:
         embedding-matrix row.
     layer_ids : the layer number of each layer of the stack (default ``0, 1, 2...``): 0 is
         the static row, the others the model's own layer numbers.
+    sentence_vectors : ``{pooling: (n_layers + 1, dim)}``, the whole sentence pooled at each
+        layer (see :meth:`sentence_vector`); empty when the encoder could not compute them
+        (``meta["sentence"]`` says why); None when it left them to :meth:`Encoder.encode`,
+        which pools the words of a whole sentence (:func:`word_sentence_vectors`).
     """
 
     text: str
@@ -107,6 +126,7 @@ class Encoding:
     special_attention: np.ndarray | None = None  # (n_layers, heads, n_words)
     embeddings_output: np.ndarray | None = None  # (n_words, dim)
     layer_ids: tuple[int, ...] = ()
+    sentence_vectors: dict[str, np.ndarray] | None = None  # pooling -> (n_layers + 1, dim)
 
     def __post_init__(self) -> None:
         self.words = tuple(self.words)
@@ -140,6 +160,10 @@ class Encoding:
             self.layer_names = ("static",) + tuple(f"layer {i}" for i in self.layer_ids[1:])
         if len(self.layer_names) != self.layers.shape[0]:
             raise DimensionError(f"{len(self.layer_names)} layer names for {self.layers.shape[0]} layers")
+        for pooling, v in (self.sentence_vectors or {}).items():
+            if pooling not in SENTENCE_POOLINGS or v.shape != (self.layers.shape[0], self.dim):
+                raise DimensionError(f"sentence_vectors[{pooling!r}] must be one of {SENTENCE_POOLINGS} with shape "
+                                     f"{(self.layers.shape[0], self.dim)} (layers, dim), got {getattr(v, 'shape', v)}")
 
     def __repr__(self) -> str:
         text = self.text if len(self.text) <= 40 else self.text[:39] + "…"
@@ -217,6 +241,32 @@ class Encoding:
     def vector(self, word: str | int, layer: int = -1, **where) -> np.ndarray:
         """The ``(dim,)`` vector of a word (text or index) at ``layer`` (default: the last)."""
         return self.layers[self.layer_position(layer), self._index(word, where)]
+
+    def sentence_vector(self, pooling: str = "mean", layer: int = -1, *, normalize: bool = True) -> np.ndarray:
+        """The ``(dim,)`` vector of the whole sentence at ``layer``, pooled by ``pooling``
+        (``mean``, ``cls``, ``max``), scaled to unit length unless ``normalize=False``:
+        with a sentence-transformers model's own pooling (mean for MiniLM and MPNet) it is
+        the vector that model's pipeline gives.
+
+        >>> enc = Encoding("a b", tokenize("a b"), np.array([[[3.0, 0.0], [1.0, 4.0]]]),
+        ...                sentence_vectors=word_sentence_vectors(np.array([[[3.0, 0.0], [1.0, 4.0]]])))
+        >>> enc.sentence_vector("mean").round(4).tolist(), enc.sentence_vector("max", normalize=False).tolist()
+        ([0.7071, 0.7071], [3.0, 4.0])
+        """
+        check_choice("sentence pooling", pooling, SENTENCE_POOLINGS)
+        if not self.sentence_vectors:
+            why = self.meta.get("sentence", "only some words were kept (targets=)")
+            raise InputError(f"this encoding has no sentence vectors ({why}); encode the whole sentence")
+        if pooling not in self.sentence_vectors:
+            raise InputError(f"{pooling} pooling is not available for this encoding (only "
+                             f"{', '.join(self.sentence_vectors)}): a word-level encoder has no [CLS] piece")
+        v = self.sentence_vectors[pooling][self.layer_position(layer)]
+        if not normalize:
+            return v
+        norm = float(np.linalg.norm(v))
+        if norm == 0:
+            raise ZeroVectorError("the sentence vector is all zeros; it has no direction to normalise")
+        return (v / norm).astype(v.dtype)
 
     def select(self, indices: Sequence[int], note: str) -> Encoding:
         """This encoding restricted to the words at ``indices``; attention is dropped (a
@@ -354,7 +404,11 @@ class Encoder(ABC):
         if not texts:
             return []
         chosen = select_targets(targets, texts, [tokenize(t) for t in texts])
-        return self._encode_texts(texts, chosen)
+        encodings = self._encode_texts(texts, chosen)
+        for enc, keep in zip(encodings, chosen):
+            if enc.sentence_vectors is None and keep is None and len(enc.words):
+                enc.sentence_vectors = word_sentence_vectors(enc.layers)
+        return encodings
 
     def sentence_vectors(self, texts: Sequence[str]) -> np.ndarray:
         """``(layers, texts, dim)``: each whole text as one vector per layer of ``layer_ids``,
@@ -398,6 +452,16 @@ class Encoder(ABC):
             f"this encoder ({self.name}) has no queries and keys; use a self-attention encoder "
             "(method 'attention') or a transformer model"
         )
+
+
+def word_sentence_vectors(layers: np.ndarray) -> dict[str, np.ndarray]:
+    """A word-level encoder's sentence vectors: the mean and the elementwise max of its
+    words' vectors, per layer; ``layers`` is ``(n_layers + 1, n_words, dim)``.
+
+    >>> {k: v.tolist() for k, v in word_sentence_vectors(np.array([[[1.0, 2.0], [3.0, 0.0]]])).items()}
+    {'mean': [[2.0, 1.0]], 'max': [[3.0, 2.0]]}
+    """
+    return {"mean": layers.mean(axis=1), "max": layers.max(axis=1)}
 
 
 def keep_targets(enc: Encoding, text: str, keep: list[int] | None) -> Encoding:

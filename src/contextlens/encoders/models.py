@@ -54,7 +54,7 @@ __all__ = [
     "DEFAULT_MODEL", "MODELS", "PackagedModel", "ModelNotFoundError", "ModelInstallError",
     "packaged_name", "typo_of_packaged", "check_name", "is_causal", "install_commands", "install_command", "install",
     "is_installed", "list_models", "resolve", "load", "require_hf", "max_length_of", "layer_list", "set_threads",
-    "thread_count",
+    "thread_count", "hook_states", "HEADS", "NoLMHeadError",
 ]
 
 log = logging.getLogger(__name__)
@@ -315,14 +315,43 @@ def _offline(constants) -> bool:
     return env.strip().lower() in {"1", "true", "yes", "on"} or bool(getattr(constants, "HF_HUB_OFFLINE", False))
 
 
-def _load_dir(path: Path, attention: bool, device: str):
+class NoLMHeadError(InputError):
+    """A model has no language-model head (of the kind asked for), so it cannot predict words."""
+
+
+#: the language-model heads :func:`load` can attach: head -> transformers auto class
+HEADS = {"masked": "AutoModelForMaskedLM", "causal": "AutoModelForCausalLM"}
+
+
+def _no_head(name: str, head: str, detail: str) -> NoLMHeadError:
+    packaged = packaged_name(name)
+    what = (f"{packaged} is a sentence encoder whose {head}-LM head was removed in training ({detail}), so"
+            if packaged else f"{name} has no {head}-LM head ({detail}), so")
+    return NoLMHeadError(
+        f"{what} it cannot predict words; for predictions use smollm2 (next word) or a model with a "
+        "masked-LM head (a *ForMaskedLM directory or Hugging Face id, e.g. bert-base-uncased); to see what "
+        "its vectors mean without a head, use contextual neighbours"
+    )
+
+
+def _load_dir(path: Path, attention: bool, device: str, head: str | None = None, name: str = ""):
     torch, transformers = require_hf()
     kwargs = {"attn_implementation": "eager"} if attention else {}
+    auto = getattr(transformers, HEADS[head]) if head else transformers.AutoModel
     with quiet_transformers():
         tokenizer = transformers.AutoTokenizer.from_pretrained(path)
-        model, info = transformers.AutoModel.from_pretrained(
-            path, dtype=torch.float32, output_loading_info=True, **kwargs)
+        try:
+            model, info = auto.from_pretrained(path, dtype=torch.float32, output_loading_info=True, **kwargs)
+        except ValueError as e:
+            if head and "Unrecognized configuration class" in str(e):
+                raise _no_head(name or str(path), head, f"transformers has no {HEADS[head]} for it") from None
+            raise
     missing = info.get("missing_keys") or []
+    if head:
+        prefix = f"{model.base_model_prefix}."
+        lacking = sorted(k for k in missing if not k.startswith(prefix))
+        if lacking:
+            raise _no_head(name or str(path), head, f"its checkpoint lacks {', '.join(lacking[:3])}")
     if missing:
         if (path / MARKER).exists():  # a cache build lacking weights is corrupt, not a model to guess
             raise ModelInstallError(f"{path} lacks {len(missing)} weights ({', '.join(sorted(missing)[:3])}...)")
@@ -362,6 +391,22 @@ def layer_list(model, n: int):
     raise InputError(f"cannot find the {n} layers of {type(model).__name__}; this architecture is not supported")
 
 
+def hook_states(blocks, layers, store: dict) -> list:
+    """Forward hooks that record, in ``store``, the first block's input (key 0) and the
+    output of block ``k - 1`` for each ``k`` of ``layers`` (1-based, before any final norm):
+    ``hidden_states[k]``. Returns the hook handles, to ``remove()`` when done."""
+    def pre(module, args, kwargs):
+        store[0] = args[0] if args else kwargs["hidden_states"]
+
+    def post(k):
+        def record(module, args, output):
+            store[k] = output[0] if isinstance(output, tuple) else output
+        return record
+
+    handles = [blocks[0].register_forward_pre_hook(pre, with_kwargs=True)]
+    return handles + [blocks[k - 1].register_forward_hook(post(k)) for k in layers]
+
+
 def thread_count(threads: int | None = None) -> int:
     """CPU threads for an engine: ``threads``, else ``CONTEXTLENS_THREADS``, else the cores available.
 
@@ -387,13 +432,15 @@ def set_threads(threads: int | None = None) -> None:
         torch.set_num_threads(threads)
 
 
-def load(name_or_path: str | os.PathLike, *, attention: bool = True, device: str = "cpu"):
+def load(name_or_path: str | os.PathLike, *, attention: bool = True, device: str = "cpu",
+         head: str | None = None):
     """``(model, tokenizer, path)`` for a name or directory; a cached build that fails to
     load is rebuilt once. ``attention=True`` asks for the eager attention implementation,
-    the one that returns attention weights."""
+    the one that returns attention weights. ``head`` (``"masked"``, ``"causal"``) loads the
+    model with that language-model head; a checkpoint without one raises NoLMHeadError."""
     path = resolve(name_or_path)
     try:
-        return (*_load_dir(path, attention, device), path)
+        return (*_load_dir(path, attention, device, head, str(name_or_path)), path)
     except (MissingDependencyError, InputError):
         raise
     except Exception as e:
@@ -401,4 +448,4 @@ def load(name_or_path: str | os.PathLike, *, attention: bool = True, device: str
             raise ModelNotFoundError(f"cannot load the model in {path}: {e}") from e
         log.warning("the cached model %s does not load (%s); rebuilding it", path, e)
         path = resolve(name_or_path, rebuild=True)
-        return (*_load_dir(path, attention, device), path)
+        return (*_load_dir(path, attention, device, head, str(name_or_path)), path)

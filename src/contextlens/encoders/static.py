@@ -79,10 +79,11 @@ class StaticEncoder(Encoder):
         rows = []
         for word in words:
             key = word.lower() if self.lowercase else word
-            if key not in self.table:
+            row = self.table.lookup(key)  # a fastText table composes a word it lacks
+            if row is None:
                 raise UnknownWordError(word, self.table.suggest(key), where=f"the table {self.table.name!r}")
-            rows.append(self.table.key_to_index[key])
-        return np.asarray(self.table.vectors[rows], dtype=np.float32).reshape(len(rows), self.dim)
+            rows.append(row)
+        return np.asarray(rows, dtype=np.float32).reshape(len(rows), self.dim)
 
     def lookup(self, text: str, *, required: bool = True) -> Encoding:
         """The table rows of the words of ``text``: layers ``(1, words, dim)``; with
@@ -91,7 +92,7 @@ class StaticEncoder(Encoder):
         kept, rows = [], []
         skipped: dict[str, list[str]] = {}
         for word in words:
-            row = self.table.key_to_index.get(word.text)
+            row = self.table.lookup(word.text)  # a fastText table composes a word it lacks
             if row is not None:
                 kept.append(word)
                 rows.append(row)
@@ -110,7 +111,7 @@ class StaticEncoder(Encoder):
             )
         if skipped:
             log.debug("skipped %d word(s) not in %s: %s", len(skipped), self.table.name, skipped)
-        layers = np.asarray(self.table.vectors[rows], dtype=np.float32).reshape(1, len(rows), self.dim)
+        layers = np.asarray(rows, dtype=np.float32).reshape(1, len(rows), self.dim)
         meta = {
             "encoder": self.name,
             "vectors": self.table.name,

@@ -11,7 +11,10 @@ For each sentence, an :class:`~contextlens.encoders.base.Encoding` over the word
 - ``attention (layers, heads, words, words)``: a word's row is the mean of its pieces'
   rows, a word's column the sum of its pieces' columns; the attention given to special
   and white-space pieces is ``special_attention (layers, heads, words)``, so a row plus
-  its special share sums to 1.
+  its special share sums to 1;
+- ``sentence_vectors``: every piece of the text (special tokens included) pooled at each
+  layer, ``mean`` (over the attention mask), ``cls`` (the first piece) and ``max``, the
+  way sentence-transformers pools; only for a text that fits one window.
 
 How pieces map to words, and words that get no piece, are described in
 :mod:`contextlens.encoders.alignment`; such a word is left out and named in
@@ -53,7 +56,7 @@ from .alignment import (
     pooling_weights,
     window_attention,
 )
-from .base import Encoder, Encoding, check_texts
+from .base import SENTENCE_POOLINGS, Encoder, Encoding, check_texts
 
 __all__ = ["TransformerEncoder"]
 
@@ -351,6 +354,10 @@ class TransformerEncoder(Encoder):
                 states += [_gather(store[k], cols_t, dim) for k in self.layers]  # each (pieces used, dim)
                 pooled = np.stack([pool_terms(_numpy(s), rows_a, w_a, n_rows) for s in states])
                 # pooled: (embedding row, emb. output, layers..., rows, dim)
+                sentence = _pool_sentences([self._embedding[ids]] + [store[k] for k in self.layers], mask)
+                for b, (i, *_) in enumerate(batch):
+                    if len(plans[i]["windows"]) == 1:
+                        plans[i]["sentence"] = sentence[:, b]  # (layers + 1, poolings, dim)
                 start = 0
                 for i, _, _, _, take in batch:
                     plan, chunk = plans[i], pooled[:, start : start + len(take)]
@@ -406,18 +413,7 @@ class TransformerEncoder(Encoder):
         ``k`` in a dict: 0 is the first layer's input, k its output (pre final norm)."""
         store: dict[int, Any] = {}
         blocks = self._blocks
-
-        def pre_hook(module, args, kwargs):
-            store[0] = args[0] if args else kwargs["hidden_states"]
-
-        def hook(k):
-            def record(module, args, output):
-                store[k] = output[0] if isinstance(output, tuple) else output
-            return record
-
-        handles = [blocks[0].register_forward_pre_hook(pre_hook, with_kwargs=True)]
-        handles += [blocks[k - 1].register_forward_hook(hook(k)) for k in self.layers
-                    if k < self.n_model_layers]
+        handles = models.hook_states(blocks, [k for k in self.layers if k < self.n_model_layers], store)
         parent_name, _, attr = self._blocks_path.rpartition(".")
         parent = self.hf_model.get_submodule(parent_name) if parent_name else self.hf_model
         if depth < len(blocks):
@@ -458,8 +454,31 @@ class TransformerEncoder(Encoder):
             meta["attention"] = ("not computed: only some words were kept (targets=)" if self.layers
                                  else "no layers requested")
         names = ("embedding row",) + tuple(f"layer {k}" for k in self.layers)
+        sentence = plan.get("sentence")
+        if sentence is None:
+            meta["sentence"] = (f"not computed: the text ran in {len(plan['windows'])} windows of at most "
+                                f"{self.max_length} pieces" if len(plan["windows"]) > 1 else
+                                "not computed: the text holds none of the target words")
         return Encoding(text, [words[w] for w in kept], plan["layers"], attention, names, meta, special,
-                        plan["emb_out"], self.layer_ids)
+                        plan["emb_out"], self.layer_ids,
+                        {} if sentence is None else dict(zip(SENTENCE_POOLINGS, sentence.transpose(1, 0, 2))))
+
+
+def _pool_sentences(states: list, mask) -> np.ndarray:
+    """``(layers, batch, 3, dim)``: each sequence's pieces pooled per layer by
+    :data:`SENTENCE_POOLINGS` (mean over the mask, the first piece, max over the mask), as
+    sentence-transformers' ``Pooling`` module computes them; ``states`` are ``(batch, T, dim)``."""
+    import torch
+
+    states = [torch.from_numpy(h) if isinstance(h, np.ndarray) else h for h in states]  # the onnx engine's are arrays
+    m = mask.to(states[0].device, states[0].dtype)[:, :, None]  # (batch, T, 1)
+    out = []
+    for h in states:
+        mean = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
+        top = h.masked_fill(m == 0, float("-inf")).max(1).values
+        out.append(np.stack([mean.float().cpu().numpy(), h[:, 0].float().cpu().numpy(),
+                             top.float().cpu().numpy()], 1))  # (batch, 3, dim)
+    return np.stack(out)
 
 
 def _numpy(array) -> np.ndarray:

@@ -19,10 +19,11 @@ from .experiments import (
     rank_scatter,
     spread_bars,
 )
+from .predict import lens_ranks, occlusion_lines
 from .usage import layer_cosines, static_vs_contextual, weights_bar
 
 __all__ = [
     "save_figure", "figure_format", "short", "weights_bar", "layer_cosines", "static_vs_contextual",
     "cosine_heatmap", "spread_bars", "projection_scatter", "attention_heads", "attention_matrix",
-    "rank_scatter", "geometry_lines", "effect_sizes", "FIGURE_FORMATS", "AXIS_NAMES",
+    "rank_scatter", "geometry_lines", "effect_sizes", "lens_ranks", "occlusion_lines", "FIGURE_FORMATS", "AXIS_NAMES",
 ]

@@ -1,0 +1,188 @@
+"""Contextual neighbours: the words whose vectors lie nearest one usage, at the same layer.
+
+A usage (a word in a sentence) is encoded and its vector at a layer compared with a
+*reference table* of word vectors at that same layer. *bank* in "We sat on the bank of the
+river" then lists river-side words, in "The bank approved my loan" money words.
+
+The reference table is, by default, each of the 20,000 most frequent words of GloVe 6B
+encoded **alone** (the word is the whole text) by the same encoder: GloVe's keys are a
+frequency list of lower-cased English that ships with the package (no download), long
+enough to hold the words people look for, short enough to encode once per model in
+minutes. It is built once per encoder and cached on disk, every layer at once, one
+``.npz`` per layer written atomically (:func:`reference_table`). A table distilled from a
+corpus (:mod:`contextlens.analysis.distill`) at the same layer is a better reference
+(each word is the mean of its real usages, not the word out of any context): pass it as
+``reference``.
+
+Vectors are **centred** before the cosine by default: the mean reference vector is taken
+off both sides. Contextual layers are anisotropic (every vector shares a large common
+direction; Ethayarajh 2019), and a word in a sentence and a word alone differ by a shared
+offset of their own; left in, these common parts rank the same few words first for any
+usage.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..encoders.base import Encoder
+from ..errors import EmptyInputError, InputError, ZeroVectorError, check_int
+from ..files import atomic_output, cache_dir
+from ..text import tokenize
+from ..vectors import EmbeddingTable
+
+__all__ = ["REFERENCE_WORDS", "reference_words", "reference_table", "contextual_neighbours", "nearest"]
+
+log = logging.getLogger(__name__)
+REFERENCE_WORDS = 20_000
+_CHUNK = 4096  # words encoded per call while building a reference table
+MAX_K = 10_000
+
+
+def reference_words(n: int = REFERENCE_WORDS) -> list[str]:
+    """The ``n`` most frequent alphabetic words of GloVe 6B (lower-case, frequency order)."""
+    from ..static.pretrained import load_vectors
+
+    n = check_int("n", n, low=1, high=400_000)
+    return [w for w in load_vectors("glove-6b-50d").keys if w.isalpha()][:n]
+
+
+def _key(encoder: Encoder, words: Sequence[str]) -> str:
+    identity = {"encoder": encoder.params(), "layer_ids": list(encoder.layer_ids),
+                "words": hashlib.sha256("\n".join(words).encode()).hexdigest()}
+    return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def reference_table(encoder: Encoder, layer: int = -1, words: Sequence[str] | None = None, *,
+                    root: str | Path | None = None) -> EmbeddingTable:
+    """Each of ``words`` (default :func:`reference_words`) encoded alone, at ``layer``.
+
+    Built once for every layer of the encoder and cached under ``root`` (default
+    ``cache_dir("neighbours")``), keyed by the encoder's ``params()`` and the word list;
+    words the encoder gives no vector alone are left out.
+    """
+    position = encoder.layer_position(layer)
+    number = encoder.layer_ids[position]
+    words = list(dict.fromkeys(words if words is not None else reference_words()))
+    if not words:
+        raise EmptyInputError("the reference vocabulary is empty; give some words")
+    folder = Path(root) if root is not None else cache_dir("neighbours")
+    folder = folder / _key(encoder, words)
+    path = folder / f"layer{number}.npz"
+    if path.is_file():
+        try:
+            return EmbeddingTable.load(path)
+        except InputError as err:  # a damaged cache file is rebuilt
+            log.warning("rebuilding the reference table %s: %s", path, err)
+    name = getattr(encoder, "name", None) or encoder.params().get("encoder", "encoder")
+    vectors, kept, how = _alone(encoder, words)  # (layers, words, dim)
+    folder.mkdir(parents=True, exist_ok=True)
+    for pos, k in enumerate(encoder.layer_ids):  # each file written atomically (EmbeddingTable.save)
+        EmbeddingTable(kept, vectors[pos], name=f"{name} layer {k}, {how}").save(folder / f"layer{k}.npz")
+    with atomic_output(folder / "identity.json") as tmp:
+        tmp.write_text(json.dumps({"encoder": encoder.params(), "layer_ids": list(encoder.layer_ids),
+                                   "words": len(kept), "vectors": how}, indent=1, default=str))
+    return EmbeddingTable(kept, vectors[position], name=f"{name} layer {number}, {how}")
+
+
+def _alone(encoder: Encoder, words: list[str]) -> tuple[np.ndarray, list[str], str]:
+    """``(vectors (layers, kept, dim), kept words, how)``: each word encoded alone, in
+    chunks; words the encoder gives no vector alone are left out. A mixing encoder that
+    leaves the word itself out has nothing to mix for a word alone: its reference is the
+    table row at every layer (what a word alone gives where it may attend to itself)."""
+    rows = {}  # word -> its static row, for the words the encoder has one for
+    for w in words:
+        try:
+            rows[w] = encoder.static_vectors([w])[0]  # (dim,)
+        except InputError:
+            continue
+        break  # one known word is enough to ask whether a word alone can be encoded
+    try:
+        encoder.encode(list(rows)[:1] or words[:1])
+    except InputError as err:
+        log.info("a word alone has no context to mix (%s); the reference is the table row at every layer", err)
+        for w in words:
+            with contextlib.suppress(InputError):
+                rows[w] = encoder.static_vectors([w])[0]
+        if not rows:
+            raise EmptyInputError(f"the encoder's table holds none of the {len(words)} reference words") from None
+        kept = [w for w in words if w in rows]
+        return np.repeat(np.stack([rows[w] for w in kept])[None], len(encoder.layer_ids), 0), kept, "table rows"
+    log.info("encoding %d reference words alone with %s (once; cached)", len(words), encoder.params().get("model", ""))
+    kept, stack = [], []
+    single = [w for w in words if len(tokenize(w)) == 1]  # a reference word is one word of the tokenizer
+    for start in range(0, len(single), _CHUNK):
+        chunk = single[start : start + _CHUNK]
+        for w, enc in zip(chunk, encoder.encode(chunk, targets=[[0]] * len(chunk))):
+            if len(enc.words) == 1:  # the word alone, with a vector (not skipped)
+                kept.append(w)
+                stack.append(enc.layers[:, 0])  # (layers, dim)
+    if not kept:
+        raise EmptyInputError(f"the encoder gave none of the {len(words)} reference words a vector")
+    return np.stack(stack, axis=1), kept, "words alone"
+
+
+def nearest(table: EmbeddingTable, query: np.ndarray, k: int, *, center: bool = True,
+            exclude: Sequence[str] = ()) -> list[tuple[str, float]]:
+    """The ``k`` rows of ``table`` nearest ``query`` by cosine, after taking the table's
+    mean row off both sides (``center``); keys in ``exclude`` (any case) are left out.
+
+    >>> t = EmbeddingTable(["river", "money", "bank"], [[1.0, 3.0], [3.0, 1.0], [2.0, 2.0]])
+    >>> [w for w, _ in nearest(t, np.array([1.5, 2.5]), 2, exclude=["Bank"])]
+    ['river', 'money']
+    """
+    k = check_int("k", k, low=1, high=len(table))
+    q = np.asarray(query, dtype=np.float64)
+    rows = table.vectors.astype(np.float64)  # (n, dim)
+    if center:
+        mean = rows.mean(axis=0)
+        rows, q = rows - mean, q - mean
+    norms = np.linalg.norm(rows, axis=1) * np.linalg.norm(q)
+    if not np.linalg.norm(q):
+        raise ZeroVectorError("the usage's vector equals the reference mean; it has no direction")
+    cos = np.where(norms > 0, rows @ q / np.where(norms > 0, norms, 1.0), -np.inf)  # (n,)
+    skip = {w.lower() for w in exclude}
+    order = np.argsort(-cos, kind="stable")
+    out = []
+    for i in order:
+        if table.keys[i].lower() not in skip:
+            out.append((table.keys[i], float(cos[i])))
+            if len(out) == k:
+                break
+    return out
+
+
+def contextual_neighbours(encoder: Encoder, sentence: str, word: str, *, layer: int = -1, k: int = 10,
+                          occurrence: int | None = None, reference: EmbeddingTable | None = None,
+                          words: Sequence[str] | None = None, center: bool = True,
+                          root: str | Path | None = None) -> dict[str, Any]:
+    """The ``k`` reference words nearest ``word`` as used in ``sentence``, at ``layer``.
+
+    Returns ``{word, sentence, model, layer, layer_name, reference, neighbours: [{word,
+    cosine}]}``, best first; the word itself is not listed. ``reference``: a table at the
+    same layer; default :func:`reference_table` of this encoder over ``words`` (default
+    :func:`reference_words`), cached under ``root``. Only the one usage is encoded
+    (:func:`~contextlens.analysis.incontext.usage_vectors`), so a text of any length works.
+    """
+    from .incontext import usage_vectors
+
+    position = encoder.layer_position(layer)  # a layer the encoder lacks fails before encoding
+    k = check_int("k", k, low=1, high=MAX_K)
+    enc = usage_vectors(encoder, sentence, word, occurrence)  # one word: (layers, 1, dim)
+    table = reference if reference is not None else reference_table(encoder, layer, words, root=root)
+    if table.dim != enc.dim:
+        raise InputError(f"the reference table has dim {table.dim}, the encoder {enc.dim}; give a table of "
+                         "this encoder at this layer")
+    found = nearest(table, enc.layers[position, 0], min(k, len(table)), center=center, exclude=[enc.words[0].text])
+    return {"word": enc.words[0].text, "sentence": sentence,
+            "model": enc.meta.get("model") or enc.meta.get("vectors") or enc.meta.get("encoder"),
+            "layer": enc.layer_ids[position], "layer_name": enc.layer_names[position], "reference": table.name,
+            "neighbours": [{"word": w, "cosine": c} for w, c in found]}

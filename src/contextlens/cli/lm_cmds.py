@@ -1,0 +1,77 @@
+"""``contextlens predict`` and ``contextlens lens``: what a model with its language-model
+head expects at a position (:class:`contextlens.encoders.lm.LanguageModel`)."""
+
+from pathlib import Path
+
+import typer
+
+from . import options as o
+from ._common import add_command, fmt, handle_errors, out, print_json, say, spinner, table
+
+LM_MODEL = o.option(..., "--model", "-m", metavar="NAME", help="A model with its language-model head: smollm2 "
+                    "(next word), a local directory or a Hugging Face id of a causal LM or a *ForMaskedLM.")
+MAX_PREDICTIONS = 1000  # LanguageModel.predict / lens: k
+
+
+def _load(model: str):
+    from ..encoders.lm import LanguageModel
+
+    with spinner(f"loading {model}..."):
+        return LanguageModel(model)
+
+
+@handle_errors
+def predict(
+    text: str = typer.Argument(..., metavar="TEXT", help="A text with one [MASK] (masked LM), or the start of a "
+                               "text to continue (causal LM)."),
+    model: str = LM_MODEL,
+    k: int = o.bounded(o.option(10, "-k", metavar="N", help="How many words."), 1, MAX_PREDICTIONS),
+    as_json: bool = o.JSON,
+) -> None:
+    """The most probable words at TEXT's [MASK], or next after TEXT, as whole words."""
+    r = _load(model).predict(text, k=k)
+    if as_json:
+        print_json(r.as_dict())
+        return
+    what = "at the [MASK]" if r.kind == "masked" else "next"
+    out().print(table(f"{r.model}: the words {what} in {text!r}", ["#", "word", "probability", "pieces"],
+                      [(i, p.word, f"{p.probability:.4g}", " ".join(repr(x) for x in p.pieces))
+                       for i, p in enumerate(r.predictions, 1)], left="rlrl"))
+    say(f"{r.rule}{'' if r.exact else ' (search cut off: a word below the last could rank higher)'}")
+
+
+@handle_errors
+def lens(
+    text: str = typer.Argument(..., metavar="TEXT", help="The text to read the lens in."),
+    model: str = LM_MODEL,
+    position: int = o.bounded(o.option(None, "--position", metavar="N", help="The word after which to read the "
+                                       "next-word distribution, 0-based (default: the last; -1 counts from the "
+                                       "end)."), -10**6, 10**6),
+    track: list[str] = o.option([], "--track", "-t", metavar="WORD", help="A next word whose rank and probability "
+                                "to follow layer by layer (repeat for more)."),
+    k: int = o.bounded(o.option(3, "-k", metavar="N", help="Best next words shown per layer."), 1, MAX_PREDICTIONS),
+    as_json: bool = o.JSON, plot: Path = o.PLOT,
+) -> None:
+    """The logit lens: each layer's best next words after word --position, and tracked words."""
+    o.check_plot(plot)
+    r = _load(model).lens(text, position, k=k, track=track)
+    data = r.as_dict()
+    if plot:
+        from .. import plots
+
+        plots.save_figure(plots.lens_ranks(data, title=f"{r.model}: after {r.word!r} (word {r.position})"), plot)
+    if as_json:
+        print_json(data)
+        return
+    tracked = [t["word"] for t in data["layers"][0]["tracked"]]
+    cols = ["layer", f"top {k}"] + [c for w in tracked for c in (f"{w}: rank", "probability")]
+    rows = [(x["layer_name"], ", ".join(f"{w['word']} {fmt(w['probability'])}" for w in x["top"]),
+             *[v for t in x["tracked"] for v in (t["rank"], f"{t['probability']:.3g}")]) for x in data["layers"]]
+    out().print(table(f"{r.model}: the logit lens after {r.word!r} (word {r.position}) in {text!r}", cols, rows,
+                      left="ll" + "r" * (2 * len(tracked)), widths={1: 60}))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``predict`` and ``lens`` to ``app``."""
+    add_command(app, predict)
+    add_command(app, lens)

@@ -1,0 +1,208 @@
+"""Whole words from a language model's pieces: which pieces end a word, and a word's probability.
+
+A *word* is a word of :func:`contextlens.text.tokenize` (the words of every other command),
+never a tokenizer piece. The rules, stated once:
+
+- **next word** (causal LM): ``P(w) = P(p1 | c) · P(p2 | c, p1) ··· P(pn | c, p1..pn-1) · P(end | c, p1..pn)``,
+  the product along the pieces of ``w``'s own (canonical) tokenization, times the
+  probability that the next piece ends the word (it starts with white space, is a
+  special token, or is a symbol that cannot continue the word; a piece holding only part
+  of a UTF-8 character is not counted, as what it becomes depends on the bytes after it). Without that last factor
+  " Par" would always outrank " Paris" (Pimentel & Meister, *How to Compute the
+  Probability of a Word*, EMNLP 2024).
+- **fill-mask** (masked LM): one mask is one piece, so a word's probability is its *first*
+  piece's probability; pieces that continue a word (WordPiece ``##ing``) are not words,
+  and pieces that give the same word are summed.
+
+The next-word search is best-first over piece paths; every word it returns is scored
+exactly by the rule above, and ``exact`` says whether no unexplored path could beat the
+k-th word (a path's probability bounds every word through it).
+
+>>> piece_classes(["", " Paris", "is", "'s", ".", "\\n", "\ufffd"]).tolist()
+[0, 0, 1, 2, 2, 0, 2]
+>>> next_word("is", " Par"), next_word("is", " Paris,"), next_word("is", "land")
+(('open', 'Par'), ('complete', 'Paris'), ('glued', None))
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from ..text import tokenize
+
+__all__ = ["END", "CONTINUE", "CHECK", "WordProbability", "NextWords", "piece_classes", "next_word",
+           "ends_word", "first_piece_words", "next_words"]
+
+log = logging.getLogger(__name__)
+END, CONTINUE, CHECK = 0, 1, 2  # a piece ends the word before it / continues it / depends on the word
+_JOINERS = frozenset("'’-‐.,:/")  # can glue onto a word in tokenize(): don't, well-known, 1,200
+
+
+@dataclass(frozen=True)
+class WordProbability:
+    """One predicted word: its text, probability, and the pieces it was scored on."""
+
+    word: str
+    probability: float
+    pieces: tuple[str, ...]
+
+    def as_dict(self) -> dict:
+        return {"word": self.word, "probability": self.probability, "pieces": list(self.pieces)}
+
+
+@dataclass(frozen=True)
+class NextWords:
+    """The best next words, best first; ``exact``: no unexplored path could outrank the last."""
+
+    words: list[WordProbability]
+    exact: bool
+    expansions: int
+
+
+def piece_classes(texts: Sequence[str]) -> np.ndarray:
+    """``(vocab,)`` int8: per piece (the text it adds), ``END`` if appending it always ends an
+    open word (empty = a special token, leading white space, a symbol that never joins),
+    ``CONTINUE`` if it always continues one (word characters only), else ``CHECK``."""
+    out = np.full(len(texts), CHECK, dtype=np.int8)
+    for i, t in enumerate(texts):
+        if "\ufffd" in t:  # part of a UTF-8 character: what it becomes depends on the bytes after it
+            continue
+        if not t or t[0].isspace():
+            out[i] = END
+        elif all(c.isalnum() or c == "_" for c in t):
+            out[i] = CONTINUE
+        elif not (t[0].isalnum() or t[0] == "_" or t[0] in _JOINERS):
+            out[i] = END
+    return out
+
+
+def next_word(tail: str, added: str) -> tuple[str, str | None]:
+    """The state of the word that follows ``tail`` once ``added`` is appended:
+    ``("none", None)`` (only white space so far), ``("open", w)`` (``w`` may still grow),
+    ``("complete", w)`` (something after ``w`` ends it) or ``("glued", None)`` (``added``
+    changed the last word of ``tail``: it is not a next word).
+
+    >>> next_word("river", "'s"), next_word("river", " "), next_word("a", " well-"), next_word("a", " well-known ")
+    (('glued', None), ('none', None), ('open', 'well'), ('complete', 'well-known'))
+    """
+    before = tokenize(tail)
+    text = tail + added
+    after = tokenize(text)
+    n = len(before)
+    if n and (len(after) < n or (after[n - 1].start, after[n - 1].end) != (before[-1].start, before[-1].end)):
+        return "glued", None
+    rest = after[n:]
+    if not rest:
+        return "none", None
+    word, after_word = rest[0], text[rest[0].end:]
+    if not after_word or after_word[-1] == "\ufffd":  # (a piece may hold part of a UTF-8 character)
+        return "open", word.text
+    if len(after_word) == 1 and _may_join(word.text, after_word):
+        return "open", word.text  # "well-" may still become "well-known"
+    return "complete", word.text
+
+
+def _may_join(word: str, char: str) -> bool:
+    """Whether ``char`` right after ``word`` can still become part of it in tokenize()
+    (``well-`` → ``well-known``; ``1,`` → ``1,200``).
+
+    >>> _may_join("well", "-"), _may_join("Paris", ","), _may_join("1", ",")
+    (True, False, True)
+    """
+    if char in "'’-‐":
+        return word[-1:].isalnum() or word[-1:] == "_"
+    return char in ".,:/" and word[-1:].isdigit()
+
+
+def ends_word(tail: str, added: str, texts: Sequence[str], classes: np.ndarray) -> np.ndarray:
+    """``(vocab,)`` bool: the pieces that, appended after ``tail + added`` (an open word),
+    leave that word exactly as it is (they end it)."""
+    word = next_word(tail, added)[1] or ""
+    out = classes == END
+    if not (word[-1:].isalnum() or word[-1:] == "_"):  # after a symbol, a letter starts a new word
+        out |= classes == CONTINUE
+    for i in np.flatnonzero(classes == CHECK):
+        state, w = next_word(tail, added + texts[i])
+        out[i] = state == "complete" and w == word
+    return out
+
+
+def first_piece_words(probs: np.ndarray, words: Sequence[str | None], pieces: Sequence[str],
+                      k: int) -> list[WordProbability]:
+    """The fill-mask rule: ``probs`` ``(vocab,)`` over pieces; ``words[i]`` the word piece
+    ``i`` starts (None: it continues a word or is special); pieces giving one word are summed.
+
+    >>> first_piece_words(np.array([0.5, 0.3, 0.2]), ["bank", None, "bank"], ["bank", "##s", "Bank"], 2)
+    [WordProbability(word='bank', probability=0.7, pieces=('bank', 'Bank'))]
+    """
+    total: dict[str, float] = {}
+    used: dict[str, list[str]] = {}
+    for i in np.argsort(-probs, kind="stable"):
+        w = words[i]
+        if w is not None:
+            total[w] = total.get(w, 0.0) + float(probs[i])
+            used.setdefault(w, []).append(pieces[i])
+    best = sorted(total, key=lambda w: -total[w])[:k]
+    return [WordProbability(w, total[w], tuple(used[w])) for w in best]
+
+
+def next_words(step: Callable[[list[tuple[int, ...]]], np.ndarray], texts: Sequence[str],
+               canonical: Callable[[str], tuple[int, ...]], tail: str, *, k: int = 10,
+               width: int = 32, batch: int = 8, max_expansions: int = 64) -> NextWords:
+    """The ``k`` most probable next words after a context whose text ends in ``tail``.
+
+    ``step(paths)`` gives ``(len(paths), vocab)`` next-piece probabilities after the
+    context followed by each path of piece ids; ``texts[i]`` is the text piece ``i`` adds
+    (``""`` for special tokens); ``canonical(added)`` the piece ids the tokenizer gives
+    the added text (a word's probability is scored along those pieces only). Each expanded
+    path tries its ``width`` most probable pieces; ``batch`` paths go through ``step``
+    together; at most ``max_expansions`` paths are expanded.
+    """
+    classes = piece_classes(texts)
+    done: dict[str, WordProbability] = {}
+    heap = [(-1.0, (), "")]  # (-probability, path, added text)
+    bound, expansions = 0.0, 0  # bound: the best probability left unexplored outside the heap
+
+    def kth() -> float:
+        return sorted((w.probability for w in done.values()), reverse=True)[k - 1] if len(done) >= k else 0.0
+
+    while heap and expansions < max_expansions:
+        if -heap[0][0] <= kth():
+            break
+        popped = [heapq.heappop(heap) for _ in range(min(batch, len(heap)))]
+        expansions += len(popped)
+        dists = step([path for _, path, _ in popped])  # (paths, vocab)
+        for (neg, path, added), dist in zip(popped, dists):
+            prob = -neg
+            state, word = next_word(tail, added)
+            if state == "open" and word not in done and path == canonical(added):
+                end = float(dist[ends_word(tail, added, texts, classes)].sum())
+                done[word] = WordProbability(word, prob * end, tuple(texts[i] for i in path))
+            top = np.argpartition(-dist, min(width, len(dist) - 1))[:width]
+            for i in top:
+                p = prob * float(dist[i])
+                if p <= 0.0:
+                    continue
+                s, _ = next_word(tail, added + texts[i])
+                if s in ("none", "open"):
+                    heapq.heappush(heap, (-p, path + (int(i),), added + texts[i]))
+            rest = np.ones(len(dist), dtype=bool)
+            rest[top] = False
+            if state == "open":
+                rest &= classes != END  # those end the word: counted above, they start no new one
+            if rest.any():
+                bound = max(bound, prob * float(dist[rest].max()))
+    best = sorted(done.values(), key=lambda w: -w.probability)[:k]
+    floor = best[-1].probability if len(best) == k else 0.0
+    exact = len(best) == k and floor >= bound and (not heap or -heap[0][0] <= floor)
+    if not best:
+        raise InputError("the model gave no whole next word within the search budget; "
+                         "raise max_expansions or give a longer context")
+    log.debug("next words after %r: %d expansions, exact=%s", tail, expansions, exact)
+    return NextWords(best, exact, expansions)
