@@ -134,8 +134,8 @@ def test_errors_show_in_the_page(index_page, index_url):
     page.fill("#index-occurrence", "1")
     page.fill("#index-k", "51")
     page.click("#index-run")
-    page.wait_for_function("document.getElementById('index-error').textContent.includes('limit')")
-    assert "the limit is 50 usages per search" in page.inner_text("#index-error")
+    page.wait_for_function("document.getElementById('index-error').textContent.includes('k:')")
+    assert "k: Input should be less than or equal to 50" in page.inner_text("#index-error")  # the schema's cap
     page.fill("#index-k", "3")
     page.click("#index-run")
     page.wait_for_function("document.querySelectorAll('#index-results tbody tr[data-usage-id]').length === 3")

@@ -99,7 +99,7 @@ def test_senses_skips_sentences_on_request(files):
 
 @pytest.mark.parametrize("args, message", [
     (["-s", "money bank", "-s", "the river"], "sentence 2 ('the river') lacks 'bank'"),
-    (["-s", "money bank", "-s", "river bank", "--k", "3"], "integer 1..2"),
+    (["-s", "money bank", "-s", "river bank", "--k", "3"], "whole number from 1 to 2"),
     (["-s", "money bank", "-s", "river bank", "--k", "two"], "--k must be 'auto' or a whole number"),
     (["-s", "money bank", "-s", "river bank", "--projection", "mds"], "unknown projection 'mds'"),
     (["-s", "money bank", "-s", "river bank", "--plot", "out.jpg"], "unknown figure format (file suffix) 'jpg'"),

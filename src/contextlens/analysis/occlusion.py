@@ -12,7 +12,7 @@ not (Jain & Wallace 2019 found it low for RNN attention).
 >>> occlude("We sat on the bank.", 3)  # "the" left out
 ('We sat on bank.', 4)
 >>> occlude("We sat on the bank.", 4)  # "bank": the space before it goes with it
-('We sat on the.', 4)
+('We sat on the.', 5)
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def occlude(text: str, index: int) -> tuple[str, int]:
 def cosine_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``1 − cos`` row by row of two ``(n, dim)`` arrays (0 = the same direction).
 
-    >>> cosine_distance(np.array([[1.0, 0.0], [1.0, 1.0]]), np.array([[2.0, 0.0], [-1.0, -1.0]])).tolist()
+    >>> cosine_distance(np.array([[1.0, 0.0], [1.0, 1.0]]), np.array([[2.0, 0.0], [-1.0, -1.0]])).round(12).tolist()
     [0.0, 2.0]
     """
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)

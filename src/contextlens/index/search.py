@@ -1,4 +1,4 @@
-"""Search a usage index by meaning: the usages nearest a query usage.
+r"""Search a usage index by meaning: the usages nearest a query usage.
 
 The query is a sentence and a word in it (encoded with the index's own model and
 layers), or the id of a usage already in the index. Only usages of the same target word
