@@ -1,9 +1,9 @@
 """Mapping the senses induced from a usage index to WordNet senses (SemCor sense embeddings
 of the index's own model), with the packaged minilm and the shared WordNet and SemCor.
 
-The SemCor pass (an archive parse of ~40 s, then the few hundred sentences tagged with a
-sense of "bank") runs once, in the module fixture, into a module-wide cache; the CLI test
-reads its result from that cache."""
+The SemCor pass (the parsed archive, shared with the other tests through the cache, then
+the few hundred sentences tagged with a sense of "bank") runs once, in the module fixture,
+into a module-wide cache; the CLI test reads its result from that cache."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ need("transformers")
 from contextlens.bench.datasets import DatasetMissingError  # noqa: E402
 from contextlens.encoders import models  # noqa: E402
 from contextlens.errors import InputError  # noqa: E402
+from contextlens.files import cache_dir  # noqa: E402
 from contextlens.index import build_index, induce_senses  # noqa: E402
 
 MONEY = [
@@ -53,6 +54,8 @@ def mapped(tmp_path_factory, data_dir):
     (root / "corpus.txt").write_text("\n".join(MONEY + RIVER) + "\n")
     db = root / "db"
     build_index(root / "corpus.txt", db, ["bank"], model="minilm")
+    (root / "cache").mkdir()
+    (root / "cache" / "datasets").symlink_to(cache_dir("datasets"))  # the parsed SemCor is shared
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CONTEXTLENS_CACHE", str(root / "cache"))  # hermetic: the pass below is this module's own
         out = induce_senses(db, "bank", k=2, wordnet=True, data_dir=data_dir)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from contextlens.bench.datasets import SEMCOR_ARCHIVE, DatasetMissingError, load_semcor, universal_tag
+from contextlens.bench.datasets import SEMCOR_ARCHIVE, DatasetMissingError, load_semcor, semcor, universal_tag
 from contextlens.errors import EmptyInputError, FileFormatError, InputError
 
 DOC1 = """<?xml version='1.0' encoding='UTF-8'?>
@@ -49,6 +49,12 @@ DOC1 = """<?xml version='1.0' encoding='UTF-8'?>
 </NAF>
 """
 DOC2 = DOC1.replace("jury", "panel")
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    """The parsed copies these small archives leave go to a cache of the test's own."""
+    monkeypatch.setenv("CONTEXTLENS_CACHE", str(tmp_path / "cache"))
 
 
 def archive(root: Path, docs: dict[str, str]) -> Path:
@@ -113,3 +119,26 @@ def test_semcor_errors(tmp_path):
                                        ("PRP$", "PRON"), ("IN", "ADP"), ("''", "."), ("UH", "X")])
 def test_universal_tag(penn, tag):
     assert universal_tag(penn) == tag
+
+
+def test_a_whole_read_is_kept_parsed_and_a_damaged_copy_is_parsed_again(tmp_path, monkeypatch, caplog):
+    archive(tmp_path, {"brown1/br-a01": DOC1, "brownv/br-e04": DOC2})
+    first = list(load_semcor(tmp_path))
+    (copy,) = (tmp_path / "cache" / "datasets").glob("semcor-*.pickle")
+    real_parse = semcor._parse
+    with monkeypatch.context() as mp:
+        mp.setattr(semcor, "_parse", lambda *a: pytest.fail("parsed although a copy is kept"))
+        assert list(load_semcor(tmp_path)) == first
+        assert [s.id for s in islice(load_semcor(tmp_path), 1)] == [first[0].id]
+    copy.write_bytes(copy.read_bytes()[:40])  # damaged
+    assert list(load_semcor(tmp_path)) == first and "damaged" in caplog.text
+    assert semcor._parse is real_parse and len(list((tmp_path / "cache" / "datasets").glob("*.pickle"))) == 1
+    archive(tmp_path, {"brown1/br-a01": DOC2})  # another archive at the same path: its own copy
+    assert [s.tokens[1] for s in load_semcor(tmp_path)] == ["panel", "rummy"]
+
+
+def test_a_read_that_stops_early_keeps_no_copy(tmp_path):
+    archive(tmp_path, {"brown1/br-a01": DOC1, "brownv/br-e04": DOC2})
+    next(iter(load_semcor(tmp_path)))
+    list(load_semcor(tmp_path, documents=["brownv/br-e04"]))
+    assert not list((tmp_path / "cache").glob("datasets/*.pickle"))

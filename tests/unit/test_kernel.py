@@ -206,8 +206,11 @@ def test_a_kernel_that_fails_to_load_falls_back_with_a_warning(monkeypatch, capl
 @pytest.mark.data
 @pytest.mark.parametrize("kw", [dict(window=5), dict(window=10, weighting="harmonic", lower=True,
                                                        min_count=5, vocab_order="alphabetical")])
-def test_brown_equals_the_numpy_engine(brown, kw):
-    assert_same(cooccurrence_matrix(brown, engine="numba", **kw), cooccurrence_matrix(brown, engine="numpy", **kw),
+def test_brown_equals_the_numpy_engine(brown, kw, tmp_path):
+    part = tmp_path / "brown-part.txt"  # a quarter of Brown: every kind of line, a quarter of the time
+    with open(brown, encoding="utf-8") as f:
+        part.write_text("".join(line for i, line in enumerate(f) if i % 4 == 0), encoding="utf-8")
+    assert_same(cooccurrence_matrix(part, engine="numba", **kw), cooccurrence_matrix(part, engine="numpy", **kw),
                 exact=kw.get("weighting", "none") == "none")
 
 

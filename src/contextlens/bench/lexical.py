@@ -25,7 +25,7 @@ from scipy import stats
 
 from ..encoders.base import layer_position
 from ..errors import EmptyInputError, InputError, check_choice, check_int
-from ..vectors import COSMUL_EPSILON
+from ..vectors import COSMUL_EPSILON, top_k_rows
 
 __all__ = ["ok_vocab", "similarity_spearman", "analogy_accuracy", "spearman", "GENSIM_RESTRICT"]
 
@@ -125,15 +125,12 @@ def analogy_accuracy(table, sections: Sequence, *, method: str = "3cosadd",
         if method == "3cosadd":
             mean = (unit[b] + unit[c] - unit[a]) / 3.0  # gensim: weighted mean of unit vectors
             mean /= np.linalg.norm(mean, axis=1, keepdims=True)
-            scores = (vectors @ mean.T).T / norms  # (batch, limit)
+            scores = (mean @ vectors.T) / norms  # (batch, limit)
         else:
-            ca, cb, cc = ((unit @ unit[x].T).T for x in (a, b, c))
+            ca, cb, cc = (unit[x] @ unit.T for x in (a, b, c))
             scores = ((1 + cb) / 2) * ((1 + cc) / 2) / ((1 + ca) / 2 + epsilon)
         scores[np.arange(len(batch))[:, None], np.stack([a, b, c], 1)] = -np.inf
-        k = min(8, scores.shape[1] - 1)
-        part = np.argpartition(-scores, k, axis=1)[:, :k]  # the 8 best, unordered
-        order = np.argsort(-np.take_along_axis(scores, part, 1), axis=1, kind="stable")
-        top = np.take_along_axis(part, order, 1)
+        top = top_k_rows(scores, min(8, scores.shape[1] - 1))  # the 8 best, best first
         for (name, words, _), cand in zip(batch, top):
             predicted = None
             for i in cand[:5]:

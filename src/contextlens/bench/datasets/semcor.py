@@ -17,6 +17,12 @@ the corpus. POS tags are mapped from the Penn tags of the NAF to the framework's
 (NOUN, VERB, ADJ, ADV, ...); an instance's POS comes from its sense key (``%1`` noun,
 ``%2`` verb, ``%3``/``%5`` adjective, ``%4`` adverb).
 
+Parsing the 221 MB of XML takes 20-40 s, so a whole read is kept, once complete, as a
+pickle in the cache (``cache_dir("datasets")``, named by a hash of the archive and this
+reader's format version): later whole reads take about a
+second. A damaged or unreadable copy is parsed again; a read of chosen ``documents``
+always parses.
+
 >>> universal_tag("NNS"), universal_tag("VBD"), universal_tag(","), universal_tag("NN|SYM")
 ('NOUN', 'VERB', '.', 'NOUN')
 """
@@ -24,13 +30,16 @@ the corpus. POS tags are mapped from the Penn tags of the NAF to the framework's
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
+import pickle
 import tarfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from ...errors import EmptyInputError, FileFormatError, InputError
+from ...errors import EmptyInputError, FileFormatError, InputError, OutputPathError
+from ...files import atomic_output, cache_dir
 from .registry import require
 from .wsd import WsdInstance, WsdSentence
 
@@ -38,6 +47,7 @@ __all__ = ["load_semcor", "universal_tag", "SEMCOR_ARCHIVE"]
 
 log = logging.getLogger(__name__)
 SEMCOR_ARCHIVE = "wsd/semcor/semcor3.0_naf.tar.gz"
+PARSED_VERSION = 1  # bump when the sentences this reader makes change
 
 _PENN = {
     **dict.fromkeys(("NN", "NNS", "NNP", "NNPS", "NP", "NPS"), "NOUN"),
@@ -126,7 +136,49 @@ def load_semcor(root: str | Path, *, documents: Iterable[str] | None = None) -> 
     :func:`~contextlens.bench.datasets.wordnet.unknown_keys`); they are kept as published.
     """
     (archive,) = require(root, "semcor", SEMCOR_ARCHIVE)
-    wanted = set(documents) if documents is not None else None
+    if documents is not None:
+        return _parse(archive, set(documents))
+    return _whole(archive)
+
+
+def _parsed_copy(archive: Path) -> Path:
+    """The cached copy's path: named by the archive's content (a SHA-256 of 19 MB takes
+    ~0.05 s; size and time alone miss a rewrite within the clock's resolution)."""
+    with open(archive, "rb") as f:
+        digest = hashlib.file_digest(f, "sha256").hexdigest()[:16]
+    return cache_dir("datasets") / f"semcor-{digest}-v{PARSED_VERSION}.pickle"
+
+
+def _whole(archive: Path) -> Iterator[WsdSentence]:
+    """Every sentence: from the parsed copy in the cache, else parsed (and the copy written
+    once the whole archive was read)."""
+    try:
+        copy = _parsed_copy(archive)
+    except OutputPathError as e:  # no cache folder: parse every time
+        log.info("SemCor is parsed without a cached copy: %s", e)
+        yield from _parse(archive, None)
+        return
+    if copy.is_file():
+        try:
+            with open(copy, "rb") as f:
+                sentences = pickle.load(f)
+            if isinstance(sentences, list) and sentences and isinstance(sentences[0], WsdSentence):
+                yield from sentences
+                return
+        except Exception as e:  # noqa: BLE001 - a damaged copy of our own: parse again
+            log.warning("the parsed copy of SemCor %s is damaged (%s); parsing the archive again", copy, e)
+    sentences = []
+    for sentence in _parse(archive, None):
+        sentences.append(sentence)
+        yield sentence
+    try:
+        with atomic_output(copy) as tmp, open(tmp, "wb") as f:
+            pickle.dump(sentences, f, protocol=pickle.HIGHEST_PROTOCOL)
+    except OutputPathError as e:
+        log.info("could not keep a parsed copy of SemCor: %s", e)
+
+
+def _parse(archive: Path, wanted: set[str] | None) -> Iterator[WsdSentence]:
     seen = 0
     try:
         with tarfile.open(archive, mode="r|gz") as tar:
