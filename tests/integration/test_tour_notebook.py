@@ -21,13 +21,14 @@ TOUR = Path(__file__).resolve().parents[2] / "examples" / "tour.ipynb"
 
 
 @pytest.fixture(scope="module")
-def executed():
+def executed(tmp_path_factory):
     import nbformat
     from nbclient import NotebookClient
 
     nb = nbformat.read(TOUR, as_version=4)
     src = str(Path(__file__).resolve().parents[2] / "src")  # the kernel runs this checkout's code
-    env = {"PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH", "")) if p)}
+    env = {"PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH", "")) if p),
+           "TMPDIR": str(tmp_path_factory.mktemp("tour"))}  # the tour's index folder goes with the test's files
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(TOUR.parent)}},
                    env={**os.environ, **env}).execute()
     return nb

@@ -44,6 +44,21 @@ def test_every_draw_is_the_weat_of_one_choice_of_contexts():
     assert len(drawn) > 30  # the draws do vary the contexts
 
 
+def test_the_batched_draws_are_the_draws_one_at_a_time():
+    sets = WordSets("toy", X=("x1", "x2", "x3"), Y=("y1", "y2"), A=("a1", "a2"), B=("b1",))
+    rng = np.random.default_rng(7)
+    ctx = {w: rng.normal(size=(int(rng.integers(1, 6)), 4)) for key in "XYAB" for w in getattr(sets, key)}
+    draws = np.random.default_rng(11)  # one context per word, X, Y, A, B in order, draw after draw
+    expected = []
+    for _ in range(1203):  # more than two chunks of draws
+        X, Y, A, B = ([ctx[w][draws.integers(len(ctx[w]))] for w in getattr(sets, key)] for key in "XYAB")
+        r = association_test(X, Y, A, B, permutations=None)
+        expected.append((r.effect_size, r.variance))
+    effects, variances = ceat_samples(ctx, sets, samples=1203, seed=11)
+    np.testing.assert_allclose(effects, [e for e, _ in expected], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(variances, [v for _, v in expected], rtol=1e-12, atol=1e-12)
+
+
 def test_ceat_combines_its_draws_by_dersimonian_laird():
     ctx = _contexts(2, per_word=5, shift=1.0)
     effects, variances = ceat_samples(ctx, SETS, samples=500, seed=3)
