@@ -23,9 +23,10 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats
 
+from ..analysis.similarity import top_k_rows
 from ..encoders.base import layer_position
 from ..errors import EmptyInputError, InputError, check_choice, check_int
-from ..vectors import COSMUL_EPSILON, top_k_rows
+from ..vectors import COSMUL_EPSILON
 
 __all__ = ["ok_vocab", "similarity_spearman", "analogy_accuracy", "spearman", "GENSIM_RESTRICT"]
 

@@ -82,11 +82,11 @@ def ceat_samples(contexts: Mapping[str, np.ndarray], sets: WordSets, *, samples:
     stacks = [_unit_rows(np.asarray(contexts[w], dtype=np.float64), f"the contexts of {w!r}")
               for key in SET_KEYS for w in getattr(sets, key)]
     counts = [len(c) for c in stacks]
-    picks = np.array([[rng.integers(n) for n in counts] for _ in range(samples)], dtype=np.int64).reshape(samples, -1)
+    picks = np.array([[rng.integers(n) for n in counts] for _ in range(samples)], dtype=np.int64)
     rows = picks + np.cumsum([0, *counts[:-1]])  # (samples, words): rows of `units`
     units = np.concatenate(stacks)
-    n_x, n_y, n_a, _ = (len(getattr(sets, key)) for key in SET_KEYS)
-    parts = np.cumsum([0, n_x, n_y, n_a, len(counts) - n_x - n_y - n_a])
+    parts = np.cumsum([0, *(len(getattr(sets, key)) for key in SET_KEYS)])  # X, Y, A, B columns of `rows`
+    n_x = parts[1]
     effects, variances = np.empty(samples), np.empty(samples)
     for start in range(0, samples, _CHUNK):
         draw = rows[start : start + _CHUNK]

@@ -17,11 +17,10 @@ the corpus. POS tags are mapped from the Penn tags of the NAF to the framework's
 (NOUN, VERB, ADJ, ADV, ...); an instance's POS comes from its sense key (``%1`` noun,
 ``%2`` verb, ``%3``/``%5`` adjective, ``%4`` adverb).
 
-Parsing the 221 MB of XML takes 20-40 s, so a whole read is kept, once complete, as a
+Parsing the 221 MB of XML takes 40-60 s, so a whole read is kept, once complete, as a
 pickle in the cache (``cache_dir("datasets")``, named by a hash of the archive and this
-reader's format version): later whole reads take about a
-second. A damaged or unreadable copy is parsed again; a read of chosen ``documents``
-always parses.
+reader's format version): later whole reads take about 7 s. A damaged or unreadable copy
+is parsed again; a read of chosen ``documents`` always parses.
 
 >>> universal_tag("NNS"), universal_tag("VBD"), universal_tag(","), universal_tag("NN|SYM")
 ('NOUN', 'VERB', '.', 'NOUN')
