@@ -85,3 +85,25 @@ def test_added_models_are_offered_and_drawn(tmp_path):
 def test_a_typo_of_a_packaged_model_fails_at_start():
     with pytest.raises(ModelNotFoundError, match="did you mean 'minilm'"):
         create_app(add_models=["minlm"])
+
+
+def test_neighbours_view_is_the_librarys(client):
+    from contextlens.analysis.neighbours import contextual_neighbours
+    from contextlens.views import neighbours_view
+
+    got = ok(client.post("/api/views/neighbours", json={"encoder": "static", "sentence": S[1], "word": "bank",
+                                                        "k": 5}))["view"]
+    want = neighbours_view(contextual_neighbours(make_encoder("static", vectors="glove-6b-50d"), S[1], "bank", k=5))
+    assert got == want.data and got["kind"] == "neighbours" and len(got["neighbours"]) == 5
+    assert S[1][slice(*got["span"])] == "bank"
+
+
+@pytest.mark.parametrize("body, code, match", [
+    ({"sentence": S[1], "word": "bank", "k": 51}, 422, "less than or equal to 50"),
+    ({"sentence": S[1], "word": "bank", "k": 0}, 422, "greater than or equal to 1"),
+    ({"sentence": S[1], "word": "money"}, 400, "'money'"),
+    ({"sentence": S[1], "word": "bank", "layer": 3}, 400, "layer"),
+])
+def test_neighbours_view_errors(client, body, code, match):
+    resp = client.post("/api/views/neighbours", json={"encoder": "static", **body})
+    assert resp.status_code == code and match in resp.json()["detail"], resp.text

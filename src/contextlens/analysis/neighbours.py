@@ -166,8 +166,9 @@ def contextual_neighbours(encoder: Encoder, sentence: str, word: str, *, layer: 
                           root: str | Path | None = None) -> dict[str, Any]:
     """The ``k`` reference words nearest ``word`` as used in ``sentence``, at ``layer``.
 
-    Returns ``{word, sentence, model, layer, layer_name, reference, neighbours: [{word,
-    cosine}]}``, best first; the word itself is not listed. ``reference``: a table at the
+    Returns ``{word, sentence, start, end, model, layer, layer_name, reference, neighbours:
+    [{word, cosine}]}`` (``start``/``end``: the usage's characters in ``sentence``), best
+    first; the word itself is not listed. ``reference``: a table at the
     same layer; default :func:`reference_table` of this encoder over ``words`` (default
     :func:`reference_words`), cached under ``root``. Only the one usage is encoded
     (:func:`~contextlens.analysis.incontext.usage_vectors`), so a text of any length works.
@@ -182,7 +183,7 @@ def contextual_neighbours(encoder: Encoder, sentence: str, word: str, *, layer: 
         raise InputError(f"the reference table has dim {table.dim}, the encoder {enc.dim}; give a table of "
                          "this encoder at this layer")
     found = nearest(table, enc.layers[position, 0], min(k, len(table)), center=center, exclude=[enc.words[0].text])
-    return {"word": enc.words[0].text, "sentence": sentence,
+    return {"word": enc.words[0].text, "sentence": sentence, "start": enc.words[0].start, "end": enc.words[0].end,
             "model": enc.meta.get("model") or enc.meta.get("vectors") or enc.meta.get("encoder"),
             "layer": enc.layer_ids[position], "layer_name": enc.layer_names[position], "reference": table.name,
             "neighbours": [{"word": w, "cosine": c} for w, c in found]}

@@ -188,7 +188,8 @@ def attention(
     """Attention attribution: the weights WORD gave every word, per layer and head.
 
     --html writes the head view (at --layer, --head), the model view of WORD and, where the
-    encoder has queries and keys, its neuron view."""
+    encoder has queries and keys, its neuron view; with --occlusion, those views (at the last
+    layer, mean over heads) followed by the occlusion view."""
     from ..analysis.attribution import attribute
 
     o.check_plot(plot)
@@ -202,7 +203,7 @@ def attention(
 
             raise InputError(f"{', '.join(given)} do not apply to --occlusion (it reports every layer, the mean "
                              "over heads and rollout): drop them")
-        return _occlusion(encoder, text, word, occ, as_json, plot)
+        return _occlusion(encoder, text, word, occ, as_json, plot, html)
     r = attribute(encoder, text, word, occurrence=occ, layer=layer, head=head, rollout=rollout)
     if plot:
         from .. import plots
@@ -240,7 +241,8 @@ def attention(
     out().print(table(f"weights {r['word']!r} gave each word", ["layer · head"] + cols, rows))
 
 
-def _occlusion(encoder, text: str, word: str, occurrence, as_json: bool, plot: Path | None) -> None:
+def _occlusion(encoder, text: str, word: str, occurrence, as_json: bool, plot: Path | None,
+               html: Path | None) -> None:
     from ..analysis.occlusion import occlusion_vs_attention
 
     r = occlusion_vs_attention(encoder, text, word, occurrence=occurrence)
@@ -248,6 +250,11 @@ def _occlusion(encoder, text: str, word: str, occurrence, as_json: bool, plot: P
         from .. import plots
 
         plots.save_figure(plots.occlusion_lines(r, title=f"{r['word']!r}: occlusion vs attention"), plot)
+    if html:
+        from .. import views
+
+        views.Page(*views.attention_views(encoder, text, word, occurrence=occurrence), views.occlusion_view(r),
+                   title=f"attention and occlusion of {word!r}").save_html(html)
     if as_json:
         print_json(r)
         return

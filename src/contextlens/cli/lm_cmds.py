@@ -50,16 +50,24 @@ def lens(
     track: list[str] = o.option([], "--track", "-t", metavar="WORD", help="A next word whose rank and probability "
                                 "to follow layer by layer (repeat for more)."),
     k: int = o.bounded(o.option(3, "-k", metavar="N", help="Best next words shown per layer."), 1, MAX_PREDICTIONS),
-    as_json: bool = o.JSON, plot: Path = o.PLOT,
+    as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
 ) -> None:
-    """The logit lens: each layer's best next words after word --position, and tracked words."""
+    """The logit lens: each layer's best next words after word --position, and tracked words.
+
+    --html writes the lens view: the layers × k grid of best next words and the tracked
+    words' rank and probability layer by layer."""
     o.check_plot(plot)
+    o.check_html(html)
     r = _load(model).lens(text, position, k=k, track=track)
     data = r.as_dict()
     if plot:
         from .. import plots
 
         plots.save_figure(plots.lens_ranks(data, title=f"{r.model}: after {r.word!r} (word {r.position})"), plot)
+    if html:
+        from .. import views
+
+        views.lens_view(data).save_html(html)
     if as_json:
         print_json(data)
         return

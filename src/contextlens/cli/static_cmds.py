@@ -178,14 +178,21 @@ def neighbours(
                               "that layer (e.g. one `static distill` wrote; default: 20,000 common words each "
                               "encoded alone, built once per model and cached)."),
     k: int = o.top_k(10, "How many neighbours."), as_json: bool = o.JSON,
+    html: Path = o.HTML,
 ) -> None:
-    """The nearest neighbours of WORD by cosine; with --in, of WORD as used in that sentence."""
+    """The nearest neighbours of WORD by cosine; with --in, of WORD as used in that sentence.
+
+    --html (with --in) writes the neighbours view: the sentence with WORD marked and its
+    neighbours' cosines as bars."""
     from ..encoders.registry import resolve_vectors
 
     if text is not None:
-        return _contextual_neighbours(word, text, vectors, model, method, layer, occurrence, reference, k, as_json)
+        o.check_html(html)
+        return _contextual_neighbours(word, text, vectors, model, method, layer, occurrence, reference, k, as_json,
+                                      html)
     given = [f for f, v in (("--model", model), ("--method", method), ("--layer", layer),
-                            ("--occurrence", occurrence), ("--reference", reference)) if v is not None]
+                            ("--occurrence", occurrence), ("--reference", reference), ("--html", html))
+             if v is not None]
     if given:
         raise InputError(f"{', '.join(given)} only apply to contextual neighbours: add --in \"a sentence with "
                          f"{word}\"")
@@ -197,7 +204,8 @@ def neighbours(
         out().print(_neighbours_table(rows, f"nearest to {word!r} in {vecs.name}"))
 
 
-def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence, reference, k, as_json) -> None:
+def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence, reference, k, as_json,
+                           html) -> None:
     from ..analysis.neighbours import contextual_neighbours
     from ..encoders.registry import resolve_vectors
 
@@ -207,6 +215,10 @@ def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence
     with spinner("finding neighbours (the first time per model: encoding the reference words)..."):
         r = contextual_neighbours(encoder, text, word, layer=layer, k=k, occurrence=o.parse_occurrence(occurrence),
                                   reference=table)
+    if html:
+        from .. import views
+
+        views.neighbours_view(r).save_html(html)
     if as_json:
         print_json(r)
         return

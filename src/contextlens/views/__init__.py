@@ -19,7 +19,7 @@ the same script. :class:`Page` puts several views in one file.
 
 Views of attention (head, model, neuron, mask, input) are drawn by our own SVG and
 canvas script (a page of a few hundred kB); the projection, layers, cosine and senses
-views by Plotly, inlined once per page (about 4.8 MB).
+views, and the lens, occlusion and neighbours views, by Plotly, inlined once per page (about 4.8 MB).
 """
 
 from .attention import AttentionData, attention_data, head_view, model_view
@@ -27,9 +27,11 @@ from .base import KINDS, Page, View, check_html_path
 from .experiments import attention_views
 from .figures import cosine_view, layers_view, projection_view, senses_view
 from .inputs import input_view
+from .inside import lens_view, neighbours_view, occlusion_view
 from .neuron import leaked_weight, mask_view, neuron_view
 
 __all__ = [
     "View", "Page", "KINDS", "check_html_path", "attention_views", "AttentionData", "attention_data", "head_view", "model_view", "neuron_view",
     "mask_view", "leaked_weight", "input_view", "projection_view", "layers_view", "cosine_view", "senses_view",
+    "lens_view", "occlusion_view", "neighbours_view",
 ]

@@ -42,11 +42,12 @@ __all__ = ["View", "Page", "check_html_path", "jsonable", "short", "FAMILIES", "
 #: "figures": Plotly)
 KINDS = {"head": "attention", "model": "attention", "neuron": "attention", "mask": "attention",
          "input": "attention", "projection": "figures", "layers": "figures", "cosine": "figures",
-         "senses": "figures"}
+         "senses": "figures", "lens": "figures", "occlusion": "figures", "neighbours": "figures"}
 FAMILIES = {"attention": ("core.js", "attention.js"), "figures": ("core.js", "figures.js")}
 SHARE_ABOVE = 8_000  # characters: a larger top-level part of a view's data is stored once per page
 HEIGHTS = {"head": 640, "model": 720, "neuron": 560, "mask": 560, "input": 480, "projection": 620,
-           "layers": 440, "cosine": 520, "senses": 560}  # iframe heights before the page fits itself
+           "layers": 440, "cosine": 520, "senses": 560, "lens": 760, "occlusion": 820,
+           "neighbours": 480}  # iframe heights before the page fits itself
 
 
 def jsonable(obj: Any) -> Any:
@@ -89,7 +90,7 @@ def _plotly() -> str:
     try:
         import plotly
     except ImportError:
-        raise MissingDependencyError("plotly", "web", "views drawn with Plotly (projection, layers, cosine, senses)") from None
+        raise MissingDependencyError("plotly", "web", "views drawn with Plotly (projection, layers, cosine, senses, lens, occlusion, neighbours)") from None
     return (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text(encoding="utf-8")
 
 

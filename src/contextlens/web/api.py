@@ -13,12 +13,13 @@ from ..analysis.attribution import attribute
 from ..analysis.explore import explore
 from ..analysis.incontext import compare, contextualize
 from ..analysis.layers import layer_divergence
+from ..analysis.neighbours import contextual_neighbours
 from ..analysis.senses import senses
 from ..analysis.toy import TOY_AXES, TOY_METHODS, TOY_VECTORS, course_example, toy_compare
 from ..index.search import like_usage, search_usages
 from ..index.stats import index_stats
 from ..text import tokenize
-from ..views import attention_views
+from ..views import attention_views, neighbours_view
 from . import schemas as s
 from .state import NO_INDEX, LabState
 
@@ -154,6 +155,17 @@ def attention_views_route(req: s.AttentionViewsRequest, state: LabState = Depend
     found = attention_views(_encoder(state, req), req.sentence, req.word, layer=req.layer, head=req.head,
                             occurrence=req.occurrence)
     return {"views": [v.data for v in found]}
+
+
+@router.post("/views/neighbours", response_model=s.ViewResponse,
+             summary="The contextual neighbours view: the reference words nearest the word as used in the sentence")
+def neighbours_view_route(req: s.NeighboursViewRequest, state: LabState = Depends(lab)):
+    """The first call for an encoder builds its reference table (20,000 words each encoded
+    alone: seconds over the table, minutes for a transformer); it is cached on disk."""
+    state.limits.check_sentences([req.sentence])
+    result = contextual_neighbours(_encoder(state, req), req.sentence, req.word, layer=req.layer, k=req.k,
+                                   occurrence=req.occurrence)
+    return {"view": neighbours_view(plain(result)).data}
 
 
 @router.post("/senses", response_model=s.SensesResponse, responses=WORKER_ERRORS,

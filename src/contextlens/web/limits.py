@@ -45,6 +45,7 @@ class Limits:
     # fixed by the request schema
     max_word_chars: int = 100  # a word, a probe, an encoder or model name
     max_probes: int = 20  # probe words per request
+    max_neighbours: int = 50  # contextual neighbours per view
     max_layer: int = 100  # |layer|: no lab model has more layers
     max_head: int = 63  # the largest attention head index
     max_occurrence: int = 100  # which occurrence of a word (0-based)

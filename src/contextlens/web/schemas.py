@@ -92,6 +92,14 @@ class AttentionViewsRequest(EncoderOptions):
     head: int | None = Field(None, ge=0, le=CAPS.max_head, description="a head, or none for the mean over heads")
 
 
+class NeighboursViewRequest(EncoderOptions):
+    sentence: Sentence = Field(..., examples=["We sat on the bank of the river."])
+    word: Word = Field(..., examples=["bank"])
+    occurrence: Occurrence | None = None
+    layer: Layer = -1
+    k: Annotated[int, Field(ge=1, le=CAPS.max_neighbours)] = Field(10, description="how many neighbours")
+
+
 class AttentionRequest(AttentionViewsRequest):
     rollout: bool = True
 
@@ -202,6 +210,10 @@ class AttentionResponse(Open):
 
 class ViewsResponse(BaseModel):
     views: list[dict[str, Any]] = Field(..., description="each view's data, drawn by CLViews.render (/views/*.js)")
+
+
+class ViewResponse(BaseModel):
+    view: dict[str, Any] = Field(..., description="the view's data, drawn by CLViews.render (/views/*.js)")
 
 
 class ToyResponse(Open):

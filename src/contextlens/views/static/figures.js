@@ -1,6 +1,7 @@
 /* contextlens views drawn with Plotly (inlined in the page): the projection of usages,
-   layer divergence, the cosine matrix of a word's usages, and its senses. Every number is
-   the library's (contextlens.views.figures); this script only draws them. */
+   layer divergence, the cosine matrix of a word's usages, and its senses; the logit lens,
+   occlusion beside attention, and contextual neighbours. Every number is the library's
+   (contextlens.views.figures, contextlens.views.inside); this script only draws them. */
 "use strict";
 (function () {
   const CLV = window.CLViews, h = CLV.h, fmt = CLV.fmt;
@@ -136,5 +137,97 @@
     }
     side.append(list);
     el.append(side);
+  });
+
+  // ---- the logit lens ----------------------------------------------------------------------
+  CLV.register("lens", (el, d) => {
+    const L = d.layers, k = Math.max(...L.map((x) => x.top.length));
+    const names = L.map((x) => `${x.layer}: ${x.layer_name}`);
+    const grid = h("div", { class: "clv-plot clv-lens-grid" });
+    el.append(h("p", { class: "clv-info" }, `After word ${d.position} ('${d.word}') of “${short(d.text, 120)}”: each layer's ` +
+      `hidden state read through the model's final norm and output head. Rows: layers (bottom: embedding output; top: ` +
+      `the model's own prediction); columns: the ${k} most probable next words, darker = more probable.`), grid);
+    const z = L.map((x) => [...Array(k).keys()].map((j) => (x.top[j] ? x.top[j].probability : null)));
+    const text = L.map((x) => [...Array(k).keys()].map((j) => (x.top[j] ? `${x.top[j].word}<br>${fmt(x.top[j].probability)}` : "")));
+    plot(grid, [{ type: "heatmap", z, x: [...Array(k).keys()].map((j) => `#${j + 1}`), y: names, text, texttemplate: "%{text}",
+      zmin: 0, zmax: Math.max(1e-9, ...z.flat().filter((v) => v !== null)), colorscale: [[0, "#f7fbff"], [0.5, "#6baed6"], [1, "#08306b"]],
+      colorbar: { title: { text: "p" } }, hovertemplate: "%{y}, %{x}: %{text}<extra></extra>", xgap: 2, ygap: 2 }],
+    { xaxis: { side: "top" }, margin: { l: 150, r: 16, t: 32, b: 16 }, height: Math.max(260, 46 * L.length + 60) });
+    const tracked = L[0].tracked.map((t) => t.word);
+    if (!tracked.length) {
+      el.append(h("p", { class: "clv-info clv-lens-untracked" }, "No word tracked: give words to track (--track) to follow their rank layer by layer."));
+      return;
+    }
+    const st = { y: "rank" };
+    const controls = h("div", { class: "clv-controls" }), lines = h("div", { class: "clv-plot clv-lens-lines" });
+    el.append(controls, lines);
+    function draw() {
+      controls.innerHTML = "";
+      controls.append(CLV.select("show", [["rank", "rank (1 = the top)"], ["probability", "probability"]], st.y,
+        (v) => { st.y = v; draw(); }, "clv-lens-y"));
+      const traces = tracked.map((w, i) => ({ type: "scatter", mode: "lines+markers", name: w, x: names,
+        y: L.map((x) => x.tracked[i][st.y]), customdata: L.map((x) => [x.tracked[i].rank, x.tracked[i].probability]),
+        line: { color: CLV.colour(i) }, hovertemplate: `${CLV.esc(w)} at %{x}: rank %{customdata[0]}, p %{customdata[1]:.3g}<extra></extra>` }));
+      const yaxis = st.y === "rank" ? { type: "log", autorange: "reversed", title: { text: "rank of the first piece (log)" } }
+        : { type: "log", title: { text: "probability (log)" } };
+      plot(lines, traces, { yaxis, xaxis: { type: "category", title: { text: "layer" } }, legend: { orientation: "h", y: -0.3 }, showlegend: true });
+    }
+    draw();
+  });
+
+  // ---- occlusion beside attention ----------------------------------------------------------
+  CLV.register("occlusion", (el, d) => {
+    const L = d.layers, words = d.others.map((o) => o.word);
+    const st = { layer: L.length - 1 };
+    const controls = h("div", { class: "clv-controls" }), bars = h("div", { class: "clv-plot clv-occ-bars" });
+    const corr = h("div", { class: "clv-plot clv-occ-spearman" });
+    el.append(h("p", { class: "clv-info" }, `Each other word of “${short(d.sentence, 120)}” left out in turn: how far ` +
+      `'${d.word}' moves (cosine distance) beside the attention '${d.word}' gave that word (mean over heads) and ` +
+      "attention rollout."), controls, bars,
+    h("p", { class: "clv-info" }, "Spearman correlation between the occlusion effect and attention, across the words, per layer. " +
+      "High (near 1): attention ranks the words as leaving them out does — the words attended to most are the ones that " +
+      "move the vector most. Low, or negative: it does not, and the weights are no measure of a word's influence there. " +
+      "A gap means undefined (a constant column, or fewer than two words)."), corr);
+    function draw() {
+      const x = L[st.layer];
+      controls.innerHTML = "";
+      controls.append(CLV.select("layer", L.map((y, i) => [i, `${y.layer}: ${y.layer_name}`]), st.layer,
+        (v) => { st.layer = Number(v); draw(); }, "clv-occ-layer"));
+      const rows = [["occlusion", "occlusion (1 − cos)", "y"], ["attention", "attention (mean of heads)", "y2"], ["rollout", "rollout", "y3"]];
+      const traces = rows.map(([key, name, ax], i) => ({ type: "bar", name, x: words, y: x[key], yaxis: ax, xaxis: "x",
+        marker: { color: CLV.colour(i) }, hovertemplate: `%{x}: ${name} %{y:.4f}<extra></extra>` }));
+      plot(bars, traces, { height: 520, showlegend: true, legend: { orientation: "h", y: -0.12 }, bargap: 0.3,
+        xaxis: { type: "category", anchor: "y3" },
+        yaxis: { domain: [0.70, 1], title: { text: "occlusion" }, rangemode: "tozero" },
+        yaxis2: { domain: [0.36, 0.64], title: { text: "attention" }, rangemode: "tozero" },
+        yaxis3: { domain: [0, 0.30], title: { text: "rollout" }, rangemode: "tozero" } });
+      bars.dataset.layer = String(x.layer);
+    }
+    draw();
+    const names = L.map((y) => `${y.layer}: ${y.layer_name}`);
+    plot(corr, [["spearman_attention", "attention"], ["spearman_rollout", "rollout"]].map(([key, name], i) => ({
+      type: "scatter", mode: "lines+markers", name: `occlusion vs ${name}`, x: names, y: L.map((y) => y[key]),
+      line: { color: CLV.colour(i + 1) }, connectgaps: false, hovertemplate: `%{x}: Spearman %{y:.3f}<extra>${name}</extra>` })),
+    { height: 320, yaxis: { range: [-1.05, 1.05], title: { text: "Spearman" }, zeroline: true },
+      xaxis: { type: "category", title: { text: "layer" } }, legend: { orientation: "h", y: -0.35 }, showlegend: true });
+  });
+
+  // ---- contextual neighbours ---------------------------------------------------------------
+  CLV.register("neighbours", (el, d) => {
+    const s = d.sentence, sp = d.span;
+    const sentence = sp ? h("p", { class: "clv-usage" }, s.slice(0, sp[0]), h("mark", {}, s.slice(sp[0], sp[1])), s.slice(sp[1]))
+      : h("p", { class: "clv-usage" }, s);
+    el.append(sentence, h("p", { class: "clv-info" }, `The ${d.neighbours.length} reference words nearest this '${d.word}' at ` +
+      `${d.layer} (${d.layer_name})${d.model ? ` of ${d.model}` : ""}, by cosine after taking the reference mean off both sides` +
+      `${d.reference ? `; reference: ${d.reference}` : ""}.`));
+    const top = Math.max(1e-9, ...d.neighbours.map((n) => Math.abs(n.cosine)));
+    const ol = h("ol", { class: "clv-bars" });
+    for (const n of d.neighbours) {
+      const width = `${(100 * Math.max(0, n.cosine)) / top}%`;
+      ol.append(h("li", { "data-value": String(n.cosine) }, h("span", { class: "clv-bar-word" }, n.word),
+        h("span", { class: "clv-bar-track" }, h("span", { class: "clv-bar", style: `width:${width}` })),
+        h("span", { class: "clv-bar-num" }, fmt(n.cosine))));
+    }
+    el.append(ol);
   });
 })();

@@ -100,7 +100,7 @@
       l: $("#lab-layer").value, as: $("#lab-att-sentence").value || null });
   }
 
-  const FIGS = ["fig-layers", "fig-matrix", "fig-attention", "fig-projection"];
+  const FIGS = ["fig-layers", "fig-matrix", "fig-attention", "fig-projection", "fig-neighbours"];
   /** Say why there is nothing to show, in the form and in every figure (no stale figure stays). */
   function clearFigures(message) {
     $("#lab-error").textContent = message;
@@ -120,7 +120,7 @@
     $("#lab-error").textContent = "";
     if (req.sentences.length < 2) { $("#lab-error").textContent = "Give two or more sentences, one per line."; return; }
     if (!req.word) { $("#lab-error").textContent = "Pick a word: click it in a sentence above."; return; }
-    const figs = FIGS;
+    const figs = FIGS.filter((f) => f !== "fig-neighbours");  // the neighbours card keeps its own veil (runNeighbours)
     figs.forEach((f) => busy(f, true));
     try {
       const without = await sentencesWithout(req);
@@ -139,6 +139,7 @@
       fillSentenceSelect(req.sentences);
       await Promise.all([runExplore(req), runAttention(req)]);
       status(`'${req.word}' in ${req.sentences.length} sentences with ${req.encoder}.`);
+      neighboursLater(req);  // the first time per encoder it builds the reference: the other figures do not wait
     } catch (e) {
       clearFigures(e.message);
     } finally {
@@ -201,6 +202,33 @@
       }
     } catch (e) { note("fig-attention", e.message); }
   }
+  /** The library's neighbours view of the word in the chosen sentence at the chosen layer. */
+  let neighboursRun = 0;  // only the latest request draws: an earlier, slower one is dropped
+  async function runNeighbours(req) {
+    const n = ++neighboursRun;
+    const i = Number($("#lab-att-sentence").value || 0);
+    const layer = Number($("#lab-layer").value);
+    const body = { encoder: req.encoder, alpha: req.alpha, include_self: req.include_self, sentence: req.sentences[i],
+      word: req.word, layer, k: 10 };
+    busy("fig-neighbours", true, "Finding the nearest reference words… The first time for an encoder it encodes " +
+      "20,000 reference words alone: seconds over the table, a few minutes for a transformer (cached on disk after).");
+    try {
+      const r = await api("/api/views/neighbours", body);
+      if (n !== neighboursRun) return;
+      lab.result.neighbours = r.view;
+      const box = $("#fig-neighbours");
+      box.innerHTML = "";
+      const el = document.createElement("section");
+      el.className = "lab-view";
+      box.appendChild(el);
+      window.CLViews.render(el, r.view);
+    } catch (e) {
+      if (n === neighboursRun) note("fig-neighbours", e.message);
+    } finally {
+      if (n === neighboursRun) busy("fig-neighbours", false);
+    }
+  }
+  const neighboursLater = (req) => { runNeighbours(req); };  // not awaited: the other figures do not wait for it
   function initLab() {
     $("#lab-sentences").value = getParam("s", DEFAULT_SENTENCES);
     $("#lab-word").value = getParam("w", "bank");
@@ -214,11 +242,11 @@
     $("#lab-word").addEventListener("input", markTokens);
     const again = (fn) => async () => { saveLabURL(); const req = labRequest(); busy("fig-matrix", true); busy("fig-attention", true);
       try { await fn(req); } finally { busy("fig-matrix", false); busy("fig-attention", false); busy("fig-projection", false); } };
-    $("#lab-layer").addEventListener("change", again((req) => Promise.all([runExplore(req), runAttention(req)])));
-    $("#lab-att-sentence").addEventListener("change", again(runAttention));
+    $("#lab-layer").addEventListener("change", again((req) => { neighboursLater(req); return Promise.all([runExplore(req), runAttention(req)]); }));
+    $("#lab-att-sentence").addEventListener("change", again((req) => { neighboursLater(req); return runAttention(req); }));
     $("#lab-json").addEventListener("click", () => saveJSON({ request: labRequest(), ...lab.result }, "contextlens-sentence-lab.json"));
     document.querySelectorAll("#panel-sentences .downloads[data-fig]").forEach((d) => figureButtons(d, d.dataset.fig));
-    ["fig-layers", "fig-matrix", "fig-attention", "fig-projection"].forEach((f) => note(f, "Press Show to compute."));
+    FIGS.forEach((f) => note(f, "Press Show to compute."));
     showTokens();
   }
 
