@@ -23,7 +23,8 @@ table), a word of about 2 % (``mid_word``) and the rarest (``rare_word``), each 
 p50/p95 latency and recall@10 against exact search (numpy, float32 over the same float16
 vectors). With ``--brown-db`` (a real index, e.g. ``contextlens index build
 brown_plain.txt --all-words``) the same contenders are timed on its vectors, queried with
-its own stored usages (exact search as the reference).
+its own stored usages (exact search as the reference); an index whose build stopped is
+searched over what it committed (its side index written first; `build_complete` says so).
 
     python benchmarks/index_search.py [--rows 1000000] [--queries 200] [--brown-db PATH] [--json]
 """
@@ -34,6 +35,7 @@ import argparse
 import json
 import os
 import platform
+import sys
 import tempfile
 import time
 
@@ -220,45 +222,63 @@ def synthetic(folder: str, rows: int, n_queries: int, lance_kind: str) -> dict:
         mask = None if word is None else words == word
         got = measure(c, x16, make_queries(x16, words, n_queries, word), name, mask)
         info = {} if word is None else {"usages": int(counts[word])}
-        out[key] = {**info, "nprobes": reader.nprobes(name), **got.pop("contextlens"),
+        out[key] = {**info, "path": search_path(reader, name), **got.pop("contextlens"),
                     **{f"vs_{k}": v for k, v in got.items()}}
-    out["nprobes_sweep"] = nprobes_sweep(reader, x16, make_queries(x16, words, n_queries, None, seed=3))
+    out["ef_search_sweep"] = ef_search_sweep(reader, x16, make_queries(x16, words, n_queries, None, seed=3))
     return out
 
 
-def nprobes_sweep(reader, x16: np.ndarray, queries: np.ndarray) -> dict:
-    """contextlens over every word with other numbers of probed lists: p50 latency and recall@10."""
+def search_path(reader, word: str | None) -> str:
+    """How contextlens searches: the graph, inverted lists (how many probed) or exactly."""
+    from contextlens.index import side_index
+
+    side = reader.side()
+    if word is None and side.hnsw:
+        return f"HNSW, ef {side_index.EF_SEARCH}"
+    probes = reader.nprobes(word)
+    return "exact" if probes >= side.lists else f"IVF, {probes} of {side.lists} lists"
+
+
+def ef_search_sweep(reader, x16: np.ndarray, queries: np.ndarray) -> dict:
+    """contextlens over every word with other graph beam widths: p50 latency and recall@10."""
     from contextlens.index import side_index
 
     truth = exact_top(x16, None, queries)
-    out, default = {}, side_index.NPROBES
+    out, default = {}, side_index.EF_SEARCH
     try:
-        for probes in (2, 5, 10, 20, 40):
-            side_index.NPROBES = probes
+        for ef in (16, 32, 64, 128):
+            side_index.EF_SEARCH = ef
             lat, rec = [], []
             for q, t in zip(queries, truth):
                 started = time.perf_counter()
                 rows = reader.search(q, k=K, layer=6)
                 lat.append((time.perf_counter() - started) * 1000)
                 rec.append(len(t & {int(r["usage_id"]) for r in rows}) / K)
-            out[str(probes)] = {"p50_ms": float(np.percentile(lat, 50)), "recall_at_10": float(np.mean(rec))}
+            out[str(ef)] = {"p50_ms": float(np.percentile(lat, 50)), "recall_at_10": float(np.mean(rec))}
     finally:
-        side_index.NPROBES = default
+        side_index.EF_SEARCH = default
     return out
 
 
 def brown(db: str, n_queries: int, folder: str, lance_kind: str) -> dict:
     """The contenders on a real index: its stored vectors, queried with its own usages."""
-    from contextlens.index.store import open_store
+    from contextlens.index.side_index import build_side_index
+    from contextlens.index.store import ROW_COLUMNS, open_store
 
     reader = open_store(db)
+    complete = reader.checkpoint()["done"]
+    if reader.side() is None:  # a build that stopped: search what it committed, as a finished build would
+        build_side_index(reader.path, reader.table, reader.table.version, ROW_COLUMNS, reader.layers,
+                         int(reader.params["dim"]))
+        reader = open_store(db)
     layer = reader.layers[-1]
     table = reader.table.search().select(["usage_id", "word", f"v{layer}"]).limit(None).to_arrow()
     ids = table.column("usage_id").to_pylist()
     words = np.asarray(table.column("word").to_pylist(), dtype=object)
     x16 = table.column(f"v{layer}").combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(len(ids), -1)
     x16 = x16.astype(np.float16)
-    out = {"usages": len(ids), "words": len(set(words)), "layer": layer, "lists": reader.side().lists}
+    out = {"usages": len(ids), "words": len(set(words)), "layer": layer, "lists": reader.side().lists,
+           "build_complete": complete}
     c = Contenders(reader, x16, ids, list(words), layer, os.path.join(folder, "brown-peer"), out, lance_kind)
     values, counts = np.unique(words, return_counts=True)
     frequent = str(values[np.argmax(counts)])
@@ -269,7 +289,7 @@ def brown(db: str, n_queries: int, folder: str, lance_kind: str) -> dict:
         queries = x16[pool[rng.integers(0, len(pool), n_queries)]].astype(np.float32)
         got = measure(c, x16, queries, word, mask)
         info = {} if word is None else {"word": word, "usages": int(mask.sum())}
-        out[key] = {**info, "nprobes": reader.nprobes(word), **got.pop("contextlens"),
+        out[key] = {**info, "path": search_path(reader, word), **got.pop("contextlens"),
                     **{f"vs_{k}": v for k, v in got.items()}}
     random_words = rng.choice(values, size=n_queries)  # words drawn uniformly: mostly rare ones
     lat = []
@@ -295,6 +315,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         if args.rows:
             out.update(synthetic(tmp, args.rows, args.queries, args.lancedb))
+            print(json.dumps(out), file=sys.stderr, flush=True)  # kept if the Brown part fails
         if args.brown_db:
             out["brown"] = brown(args.brown_db, args.queries, tmp, args.lancedb)
     out["load_at_end"] = round(os.getloadavg()[0], 1)

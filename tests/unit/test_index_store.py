@@ -127,6 +127,7 @@ def test_a_large_table_gets_an_ann_side_index(tmp_path, monkeypatch):
     assert info == {"usages": 1000, "ann_index": True}
     reader = open_store(tmp_path / "db")
     assert reader.has_ann_index() and reader.side().lists == 32 and reader.nprobes("bank") == 10
+    assert set(reader.side().hnsw) == set(reader.layers)  # the search over every word walks a graph
     q = x[7] + 0.05
     for word in ("bank", None):
         ann = reader.search(q, word=word, k=10)

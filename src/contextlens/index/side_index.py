@@ -9,17 +9,23 @@ version. It lives in ``<db>/search-v<table version>/``:
   and a word's usages are one contiguous range of positions (``meta.json`` lists them);
 - ``v<layer>.ivf`` per stored layer: a FAISS inverted-file index of the unit vectors,
   stored as float16 (``IVF<n>,SQfp16``, inner product, ids = positions);
+- ``v<layer>.hnsw`` per stored layer, when the table has more than one list: a FAISS HNSW
+  graph over the same float16 unit vectors (``HNSW32,SQfp16``, ids = positions);
 - ``ids.npy`` / ``ids_pos.npy``: the usage ids sorted, and their positions (to find a usage);
 - ``meta.json``: the table version and row count it was made from, layers, lists, words.
 
 The rows and ids are memory-mapped when opened (Arrow IPC, ``.npy``); the inverted lists are
 read into memory (FAISS's memory-mapped lists cost about 0.4 ms per probed list here, against
-microseconds in memory: 770 bytes per usage per layer). A search over every word probes ``nprobe`` lists; a
-search of one word uses FAISS's sorted-range selector, which scans only that word's slice of
-each probed list, so its cost follows the word's share of the table; a word of at most
-``exact_rows`` usages probes every list, i.e. it is searched exactly. A table below
-``ANN_MIN_ROWS`` usages gets one list: every search is exact. See benchmarks/RESULTS.md
-for the measurements behind this design (against FAISS HNSW and LanceDB's own indexes).
+microseconds in memory: 770 bytes per usage per layer, and about 1,060 more for the graph).
+A search over every word walks the HNSW graph (``EF_SEARCH`` candidates): on real vectors
+(a Brown index) the inverted lists needed a tenth of them probed for recall@10 0.95, the
+graph reaches 0.97 in a millisecond. A search of one word uses the inverted lists with
+FAISS's sorted-range selector, which scans only that word's slice of each probed list, so
+its cost follows the word's share of the table (a graph walk filtered to a small word
+loses its way: recall 0.7 for a word of 2 %); a word of at most ``exact_rows`` usages
+probes every list, i.e. it is searched exactly. A table below ``ANN_MIN_ROWS`` usages gets
+one list and no graph: every search is exact. See benchmarks/RESULTS.md for the
+measurements behind this design (against FAISS HNSW and LanceDB's own indexes).
 
 Written atomically: into a temporary folder renamed into place when complete, so a build
 killed while writing it leaves no side index, and the next build or reader writes it again.
@@ -53,9 +59,11 @@ __all__ = ["SideIndex", "build_side_index", "open_side_index", "side_folder", "l
            "ANN_MIN_ROWS", "NPROBES", "MIN_WORD_ROWS_PROBED", "EXACT_MAX_WORD_ROWS"]
 
 log = logging.getLogger(__name__)
-FORMAT, FORMAT_VERSION = "contextlens-side-index", 1
+FORMAT, FORMAT_VERSION = "contextlens-side-index", 2  # 2: the HNSW graph
 ANN_MIN_ROWS = 20_000  # below this, one list: every search is an exact scan (a few ms at 20k usages)
-NPROBES = 10  # lists probed by a search over every word
+NPROBES = 10  # lists probed over every word where there is no graph; the fewest a word's search probes
+HNSW_M, HNSW_EF_CONSTRUCTION = 32, 40  # the graph over every word: neighbours per node, build beam
+EF_SEARCH = 64  # candidates a graph search keeps
 # a word-filtered search probes enough lists to meet about this many of the word's usages
 MIN_WORD_ROWS_PROBED = 2_000
 EXACT_MAX_WORD_ROWS = 10_000  # a word with at most this many usages: every list probed (exact)
@@ -102,6 +110,7 @@ class SideIndex:
     meta: dict[str, Any]
     rows: Any  # pyarrow.Table, memory-mapped, in position order
     ivf: dict[int, Any]  # layer -> faiss index
+    hnsw: dict[int, Any]  # layer -> faiss HNSW graph (tables of more than one list)
     ids: np.ndarray  # (n,) usage ids, sorted (bytes)
     ids_pos: np.ndarray  # (n,) their positions
 
@@ -124,7 +133,9 @@ class SideIndex:
         faiss = _faiss()
         index = self.ivf[layer]
         q = np.ascontiguousarray(unit_query, dtype=np.float32).reshape(1, -1)  # (1, dim)
-        if word is None:
+        if word is None and layer in self.hnsw:
+            sims, pos = self.hnsw[layer].search(q, int(k), params=faiss.SearchParametersHNSW(efSearch=max(EF_SEARCH, k)))
+        elif word is None:
             params = faiss.SearchParametersIVF(nprobe=probes_for(None, self.lists))
             sims, pos = index.search(q, int(k), params=params)
         else:
@@ -156,16 +167,18 @@ def open_side_index(db: str | os.PathLike, table_version: int) -> SideIndex | No
             return None
         rows = pa.ipc.open_file(pa.memory_map(str(folder / "rows.arrow"))).read_all()
         ivf = {int(k): faiss.read_index(str(folder / f"v{int(k)}.ivf")) for k in meta["layers"]}
+        hnsw = {int(k): faiss.read_index(str(folder / f"v{int(k)}.hnsw")) for k in meta["layers"]} \
+            if meta.get("hnsw") else {}
         ids = np.load(folder / "ids.npy", mmap_mode="r")
         ids_pos = np.load(folder / "ids_pos.npy", mmap_mode="r")
     except (OSError, ValueError, KeyError, RuntimeError) as e:  # absent, half-deleted or damaged: rebuilt
         if folder.exists():
             log.warning("side index %s unreadable (%s); it will be rebuilt", folder, e)
         return None
-    if rows.num_rows != meta["rows"] or any(ix.ntotal != meta["rows"] for ix in ivf.values()):
+    if rows.num_rows != meta["rows"] or any(ix.ntotal != meta["rows"] for ix in (*ivf.values(), *hnsw.values())):
         log.warning("side index %s does not match its meta.json; it will be rebuilt", folder)
         return None
-    return SideIndex(folder, meta, rows, ivf, ids, ids_pos)
+    return SideIndex(folder, meta, rows, ivf, hnsw, ids, ids_pos)
 
 
 def build_side_index(db: str | os.PathLike, table, table_version: int, columns: Sequence[str],
@@ -202,8 +215,10 @@ def build_side_index(db: str | os.PathLike, table, table_version: int, columns: 
             log.info("side index: %d usages, layer %d, %d list(s)", n, k, lists)
             x = data.column(col).combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(-1, dim)  # (n, dim)
             _write_ivf(faiss, x, positions, lists, dim, tmp / f"{col}.ivf")
+            if lists > 1:
+                _write_hnsw(faiss, x, positions, dim, tmp / f"{col}.hnsw")
         meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "table_version": int(table_version), "rows": n,
-                "layers": [int(k) for k in layers], "lists": lists,
+                "layers": [int(k) for k in layers], "lists": lists, "hnsw": lists > 1,
                 "words": {str(words[a]): [int(a), int(b)] for a, b in zip(starts, ends)}}
         (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
         if final.exists():  # unreadable (why it is rebuilt): moved aside, then removed
@@ -256,4 +271,15 @@ def _write_ivf(faiss, x: np.ndarray, positions: np.ndarray, lists: int, dim: int
     for a in range(0, n, ADD_BATCH):
         index.add(_unit(x[positions[a:a + ADD_BATCH]]))
     index.make_direct_map()
+    faiss.write_index(index, str(path))
+
+
+def _write_hnsw(faiss, x: np.ndarray, positions: np.ndarray, dim: int, path: Path) -> None:
+    """Write an ``HNSW32,SQfp16`` inner-product graph of the unit rows ``x[positions]``,
+    added in position order (ids = positions)."""
+    index = faiss.IndexHNSWSQ(dim, faiss.ScalarQuantizer.QT_fp16, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+    index.train(np.zeros((1, dim), np.float32))  # fp16 needs no training; FAISS asks for the call
+    for a in range(0, len(positions), ADD_BATCH):
+        index.add(_unit(x[positions[a:a + ADD_BATCH]]))
     faiss.write_index(index, str(path))
