@@ -229,12 +229,12 @@ def synthetic(folder: str, rows: int, n_queries: int, lance_kind: str) -> dict:
 
 
 def search_path(reader, word: str | None) -> str:
-    """How contextlens searches: the graph, inverted lists (how many probed) or exactly."""
+    """How contextlens searches: the graph and the lists, the lists alone (how many probed) or exactly."""
     from contextlens.index import side_index
 
     side = reader.side()
     if word is None and side.hnsw:
-        return f"HNSW, ef {side_index.EF_SEARCH}"
+        return f"HNSW ef {side_index.EF_SEARCH} + IVF {reader.nprobes(None)} of {side.lists} lists, merged"
     probes = reader.nprobes(word)
     return "exact" if probes >= side.lists else f"IVF, {probes} of {side.lists} lists"
 
