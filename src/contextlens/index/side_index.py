@@ -12,7 +12,8 @@ version. It lives in ``<db>/search-v<table version>/``:
 - ``v<layer>.hnsw`` per stored layer, when the table has more than one list: a FAISS HNSW
   graph over the same float16 unit vectors (``HNSW32,SQfp16``, ids = positions);
 - ``ids.npy`` / ``ids_pos.npy``: the usage ids sorted, and their positions (to find a usage);
-- ``meta.json``: the table version and row count it was made from, layers, lists, words.
+- ``meta.json``: the table version and row count it was made from, layers, lists, words,
+  whether there is a graph.
 
 The rows and ids are memory-mapped when opened (Arrow IPC, ``.npy``); the inverted lists are
 read into memory (FAISS's memory-mapped lists cost about 0.4 ms per probed list here, against
@@ -20,7 +21,7 @@ microseconds in memory: 770 bytes per usage per layer, and about 1,060 more for 
 A search over every word walks the HNSW graph (``EF_SEARCH`` candidates) *and* probes
 ``NPROBES`` lists, and merges the two by cosine: on real vectors (a Brown index) the lists
 alone needed a tenth of them probed for recall@10 0.95 where the graph reaches 0.96 in a
-millisecond, and on tight synthetic clusters the graph alone recalls 0.77 where the lists
+millisecond, and on tight synthetic clusters the graph alone recalls 0.78 where the lists
 are near-exact. A search of one word uses the inverted lists with
 FAISS's sorted-range selector, which scans only that word's slice of each probed list, so
 its cost follows the word's share of the table (a graph walk filtered to a small word
