@@ -38,8 +38,10 @@ $(STAMP): pyproject.toml Makefile
 demo: $(STAMP)
 	$(BIN)/contextlens demo --out out/demo
 
+# two pytest workers: 7 minutes instead of 11 on two cores (TEST_WORKERS=0 runs in one process)
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/cooccurrence.py
