@@ -125,6 +125,25 @@ def test_the_export_is_cached_by_weights_and_settings(cache, monkeypatch):
     assert len(list(cache.iterdir())) == 2 + 2  # two folders and their lock files
 
 
+def test_old_exports_are_removed_past_the_cache_budget(cache, monkeypatch):
+    import fcntl
+    import os
+
+    first = OnnxRunner(tiny("bert"), threads=1)
+    first.session()
+    old = first.paths[False]
+    os.utime(old, (1, 1))  # used long ago
+    monkeypatch.setattr(onnx_engine, "CACHE_BYTES", 1)  # any two exports are over budget
+    with open(cache / f".{old.name}.lock") as lock:  # another process is (re)building it: it stays
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        OnnxRunner(tiny("bert", seed=1), threads=1).session()
+        assert old.is_dir()
+    newest = OnnxRunner(tiny("bert", seed=2), threads=1)
+    newest.session()  # the lock is free now: the least recently used go, the new one stays
+    assert [p for p in cache.iterdir() if not p.name.startswith(".")] == [newest.paths[False]]
+    assert not (cache / f".{old.name}.lock").exists()
+
+
 @pytest.mark.parametrize("damage", ["truncate", "garble"])
 def test_a_corrupt_export_is_rebuilt(damage):
     model = tiny("bert")

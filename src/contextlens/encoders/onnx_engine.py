@@ -26,6 +26,9 @@ a checksum of the weights, the model's config, the export settings and the libra
 versions; it is built in a temporary folder and renamed into place under a lock (the
 pattern of :mod:`contextlens.encoders.model_cache`), with a marker written last. A folder
 whose marker does not match its files, or whose graph onnxruntime cannot load, is rebuilt.
+Every use stamps its folder; after a new export, the least recently used exports are
+removed until the cache holds at most ``CACHE_BYTES`` (the new one always stays), so
+exports of models and settings no longer used do not pile up.
 
 >>> settings = ExportSettings(attention=True)
 >>> output_names(2, settings)
@@ -40,7 +43,9 @@ import importlib.metadata as md
 import io
 import json
 import logging
+import os
 import re
+import shutil
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -56,12 +61,13 @@ from .model_cache import _building, _write_marker, check_marker
 __all__ = [
     "EXPORTERS", "ExportSettings", "OnnxOutput", "OnnxRunner", "OnnxExportError",
     "weights_checksum", "cache_key", "output_names", "export", "exported", "session_options",
-    "require_onnxruntime",
+    "require_onnxruntime", "prune_exports", "CACHE_BYTES",
 ]
 
 log = logging.getLogger(__name__)
 EXPORTERS = ("torchscript", "dynamo")
 GRAPH = "model.onnx"
+CACHE_BYTES = 4 * 2**30  # exports kept: the packaged models' six (with and without attentions) take ~2 GB
 
 
 class OnnxExportError(ContextLensError):
@@ -231,13 +237,76 @@ def exported(model, settings: ExportSettings = ExportSettings(), *, rebuild: boo
     target = cache_dir("onnx") / f"{_safe_label(model)}-{cache_key(model, settings)[:24]}"
     with _building(target, rebuild, check=_check) as tmp:
         if tmp is None:
+            _stamp(target)
             return target
         export(model, tmp, settings)
         (tmp / "export.json").write_text(json.dumps(
             {"class": type(model).__name__, "settings": asdict(settings), "versions": _versions(),
              "outputs": output_names(int(model.config.num_hidden_layers), settings)}, indent=1))
         _write_marker(tmp, f"onnx: {_safe_label(model)} ({settings.exporter})")
+    _stamp(target)
+    prune_exports(target.parent, keep=target)
     return target
+
+
+def _stamp(folder: Path) -> None:
+    """Mark an export as just used (its folder's modification time)."""
+    with contextlib.suppress(OSError):
+        os.utime(folder)
+
+
+def prune_exports(root: Path, *, keep: Path | None = None, budget: int | None = None) -> list[Path]:
+    """Remove the least recently used exports under ``root`` until they take at most
+    ``budget`` bytes (default :data:`CACHE_BYTES`); ``keep`` and exports another process
+    is building (their lock held) stay. Returns the folders removed.
+
+    >>> import pathlib, tempfile
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> for i, name in enumerate(["bert-old", "bert-new"]):
+    ...     (root / name).mkdir(); _ = (root / name / GRAPH).write_bytes(b"x" * 600)
+    ...     os.utime(root / name, (i, i))
+    >>> [p.name for p in prune_exports(root, budget=1000)], sorted(p.name for p in root.iterdir())
+    (['bert-old'], ['bert-new'])
+    """
+    budget = CACHE_BYTES if budget is None else budget
+    found = []
+    for folder in root.iterdir():
+        if folder.name.startswith(".") or not folder.is_dir():
+            continue  # locks and half-built temporary folders
+        with contextlib.suppress(OSError):
+            size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+            found.append((folder.stat().st_mtime, folder, size))
+    total = sum(size for _, _, size in found)
+    removed = []
+    for _, folder, size in sorted(found, key=lambda t: t[0]):
+        if total <= budget:
+            break
+        if keep is not None and folder == keep:
+            continue
+        if _remove_unlocked(folder):
+            total -= size
+            removed.append(folder)
+    if removed:
+        log.info("ONNX cache: removed %d least recently used export(s), %.1f GB kept", len(removed), total / 1e9)
+    return removed
+
+
+def _remove_unlocked(folder: Path) -> bool:
+    """Remove ``folder`` unless another process holds its build lock."""
+    lock_path = folder.parent / f".{folder.name}.lock"
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): never remove what might be in use
+        return False
+    with open(lock_path, "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False
+        shutil.rmtree(folder, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        lock_path.unlink()
+    return not folder.exists()
 
 
 def session_options(threads: int, spinning: bool = False):
