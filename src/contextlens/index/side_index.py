@@ -12,8 +12,7 @@ version. It lives in ``<db>/search-v<table version>/``:
 - ``v<layer>.hnsw`` per stored layer, when the table has more than one list: a FAISS HNSW
   graph over the same float16 unit vectors (``HNSW32,SQfp16``, ids = positions);
 - ``ids.npy`` / ``ids_pos.npy``: the usage ids sorted, and their positions (to find a usage);
-- ``meta.json``: the table version and row count it was made from, layers, lists, words,
-  whether there is a graph.
+- ``meta.json``: the table version and row count it was made from, layers, lists, words.
 
 The rows and ids are memory-mapped when opened (Arrow IPC, ``.npy``); the inverted lists are
 read into memory (FAISS's memory-mapped lists cost about 0.4 ms per probed list here, against
@@ -186,7 +185,7 @@ def open_side_index(db: str | os.PathLike, table_version: int) -> SideIndex | No
         rows = pa.ipc.open_file(pa.memory_map(str(folder / "rows.arrow"))).read_all()
         ivf = {int(k): faiss.read_index(str(folder / f"v{int(k)}.ivf")) for k in meta["layers"]}
         hnsw = {int(k): faiss.read_index(str(folder / f"v{int(k)}.hnsw")) for k in meta["layers"]} \
-            if meta.get("hnsw") else {}
+            if meta["lists"] > 1 else {}
         ids = np.load(folder / "ids.npy", mmap_mode="r")
         ids_pos = np.load(folder / "ids_pos.npy", mmap_mode="r")
     except (OSError, ValueError, KeyError, RuntimeError) as e:  # absent, half-deleted or damaged: rebuilt
@@ -236,7 +235,7 @@ def build_side_index(db: str | os.PathLike, table, table_version: int, columns: 
             if lists > 1:
                 _write_hnsw(faiss, x, positions, dim, tmp / f"{col}.hnsw")
         meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "table_version": int(table_version), "rows": n,
-                "layers": [int(k) for k in layers], "lists": lists, "hnsw": lists > 1,
+                "layers": [int(k) for k in layers], "lists": lists,
                 "words": {str(words[a]): [int(a), int(b)] for a, b in zip(starts, ends)}}
         (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
         if final.exists():  # unreadable (why it is rebuilt): moved aside, then removed
