@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from contextlens.analysis.layers import layer_divergence
 from contextlens.analysis.toy import COURSE_NEIGHBOURS, course_example
 from contextlens.encoders.registry import make_encoder
 from tests.browser.test_lab_browser import assert_toy_matches_library, open_lab
@@ -87,3 +88,37 @@ def test_senses_says_how_few_sentences_have_the_word(page, lab_url):
     page.wait_for_function("document.getElementById('senses-error').textContent.length > 0")
     assert page.inner_text("#senses-error").startswith("only 2 sentences contain 'loan'")
     assert "give k" not in page.inner_text("#senses-error")
+
+
+SLOW_AVERAGE = """(() => {  // the average encoder's answers arrive 1.5 s late: the earlier run finishes last
+  const fetch0 = window.fetch;
+  window.slow = { seen: 0, pending: 0 };
+  window.fetch = async (url, opts) => {
+    if (!(opts && typeof opts.body === "string" && opts.body.includes('"encoder":"average"'))) return fetch0(url, opts);
+    window.slow.seen++; window.slow.pending++;
+    try { await new Promise((r) => setTimeout(r, 1500)); return await fetch0(url, opts); } finally { window.slow.pending--; }
+  };
+})();"""
+
+
+def test_an_earlier_slower_run_never_replaces_the_latest(page, lab_url):
+    page.add_init_script(SLOW_AVERAGE)
+    open_lab(page, lab_url)
+    page.click("#tab-sentences")
+    page.fill("#lab-sentences", "\n".join(S2))
+    page.select_option("#lab-encoder", "average")
+    page.click("#lab-tokens .token-row:first-child .token:text-is('bank')")  # a token click runs the lab (average)
+    page.wait_for_function("window.slow.seen > 0")  # ... and it is waiting for the server
+    page.select_option("#lab-encoder", "attention")
+    page.click("#lab-run")  # the latest run (attention) answers first
+    page.wait_for_function("document.querySelectorAll('#fig-attention .clv[data-rendered=\"1\"]').length === 3")
+    for _ in range(3):  # the average run's late answers have all come back, and none started after
+        page.wait_for_function("window.slow.seen > 0 && window.slow.pending === 0")
+        page.wait_for_timeout(400)
+    assert page.evaluate("window.slow.pending") == 0
+    kinds = page.eval_on_selector_all("#fig-attention .clv", "vs => vs.map(v => v.dataset.kind)")
+    assert kinds == ["head", "model", "neuron"]  # the attention encoder's views (average has no queries and keys)
+    want = layer_divergence(make_encoder("attention", vectors="glove-6b-50d", include_self=True), [tuple(S2)], "bank")
+    ys = page.evaluate("document.getElementById('fig-layers').data.map((t) => t.y)")
+    assert ys == [p["cosine_by_layer"] for p in want["pairs"]]
+    assert page.is_hidden("#fig-attention ~ .veil") or page.locator("#fig-attention ~ .veil").count() == 0

@@ -24,7 +24,7 @@ transformers = need("transformers")
 from contextlens.errors import FileFormatError, InputError  # noqa: E402
 from contextlens.index import build_index, index_stats, induce_senses, like_usage, open_store, search_usages  # noqa: E402
 from contextlens.index.build import make_index_encoder  # noqa: E402
-from contextlens.index.store import IndexMismatchError  # noqa: E402
+from contextlens.index.store import IndexMismatchError, open_progress_rows  # noqa: E402
 from tests.integration.tiny_models import tiny_bert  # noqa: E402
 
 WORDS = ["bank", "spring", "river"]
@@ -132,7 +132,7 @@ def test_readers_search_while_a_build_appends_then_it_is_killed_and_resumed(setu
     seen, query = [], np.ones(32, dtype=np.float32)
     deadline = time.time() + 120
     while time.time() < deadline and child.poll() is None:
-        if (db / "progress.lance").exists():
+        if open_progress_rows(db) > 0:  # the first chunk is committed: both tables are there
             store = open_store(db)  # a reader in this process while the child appends
             seen.append(store.count())
             hits = store.search(query, word="bank", k=3)
@@ -145,6 +145,16 @@ def test_readers_search_while_a_build_appends_then_it_is_killed_and_resumed(setu
     assert child.returncode == -signal.SIGKILL, child.stderr.read().decode()[-2000:]
     assert seen == sorted(seen) and any(0 < n < setup["result"].usages for n in seen)
     resume_and_compare(setup, db)
+
+
+def test_an_index_still_being_created_says_so(tmp_path):
+    import lancedb
+    import pyarrow as pa
+
+    db = tmp_path / "db"  # what a reader meets between the build's two create_table calls
+    lancedb.connect(str(db)).create_table("progress", schema=pa.schema([pa.field("chunk", pa.int64())]))
+    with pytest.raises(FileFormatError, match="being created.*wait a moment"):
+        open_store(db)
 
 
 def test_search_senses_and_model_mismatch(setup):

@@ -454,6 +454,10 @@ def _open_checked(path: str | os.PathLike):
     try:
         db = lancedb.connect(str(path))
         names = _tables(db)
+        if names == [PROGRESS]:
+            raise FileFormatError(path, None, "the index is being created (its usages table is not there yet): if a "
+                                              "build is running, wait a moment and try again; otherwise run the "
+                                              "build again, it starts this index afresh")
         if USAGES not in names or PROGRESS not in names:
             raise FileFormatError(path, None, f"not a contextlens usage index (tables: {', '.join(names) or 'none'}); "
                                               "give the --db folder of `contextlens index build`")

@@ -114,7 +114,11 @@
     return r.sentences.map((ws, i) => (ws.some((t) => t.text.toLowerCase() === w) ? null : i + 1)).filter((i) => i !== null);
   }
 
+  /** Each run of the figures (Show, a token click, a new layer or sentence) has a number; only the
+   * latest draws, so a slower earlier answer never replaces a newer one (nor another encoder's). */
+  let labRun = 0;
   async function runLab() {
+    const n = ++labRun;
     const req = labRequest();
     saveLabURL();
     $("#lab-error").textContent = "";
@@ -124,6 +128,7 @@
     figs.forEach((f) => busy(f, true));
     try {
       const without = await sentencesWithout(req);
+      if (n !== labRun) return;
       if (without.length) {
         const which = without.length === 1 ? `sentence ${without[0]}` : `sentences ${without.join(", ")}`;
         clearFigures(`'${req.word}' is not in ${which}: these figures compare its usages across every sentence. ` +
@@ -131,19 +136,22 @@
         return;
       }
       await prepare(req.encoder);
+      if (n !== labRun) return;
       figs.forEach((f) => busy(f, true, "Computing…"));
       const layers = await api("/api/layers", req);
+      if (n !== labRun) return;
       lab.result.layers = layers;
       drawLayers(layers);
       fillLayerSelect(layers.layer_ids, layers.layer_names);
       fillSentenceSelect(req.sentences);
-      await Promise.all([runExplore(req), runAttention(req)]);
+      await Promise.all([runExplore(req, n), runAttention(req, n)]);
+      if (n !== labRun) return;
       status(`'${req.word}' in ${req.sentences.length} sentences with ${req.encoder}.`);
       neighboursLater(req);  // the first time per encoder it builds the reference: the other figures do not wait
     } catch (e) {
-      clearFigures(e.message);
+      if (n === labRun) clearFigures(e.message);
     } finally {
-      figs.forEach((f) => busy(f, false));
+      if (n === labRun) figs.forEach((f) => busy(f, false));
     }
   }
   function fillLayerSelect(ids, names) {  // option values are layer numbers (0 = static row)
@@ -166,10 +174,11 @@
     plot("fig-layers", data, { yaxis: { title: { text: "cosine" }, range: [Math.max(-1.02, low - 0.05), 1.02] },
       xaxis: { type: "category", title: { text: "layer" } }, legend: { orientation: "h", y: -0.25 }, showlegend: true });
   }
-  async function runExplore(req) {
+  async function runExplore(req, n) {
     const layer = Number($("#lab-layer").value);
     try {
       const r = await api("/api/explore", { ...req, layer });
+      if (n !== labRun) return;
       lab.result.explore = r;
       const m = r.words[0];
       const labels = m.positions.map((p) => `S${p + 1}`);
@@ -181,9 +190,9 @@
         text: labels, textposition: "top center", hovertext: r.projection.sentence, hoverinfo: "text",
         marker: { size: 12, color: m.positions.map((p) => COLORS[p % COLORS.length]) } }],
       { xaxis: { title: { text: "PC 1" }, zeroline: false }, yaxis: { title: { text: "PC 2" }, zeroline: false } });
-    } catch (e) { note("fig-matrix", e.message); note("fig-projection", e.message); }
+    } catch (e) { if (n === labRun) { note("fig-matrix", e.message); note("fig-projection", e.message); } }
   }
-  async function runAttention(req) {  // the library's views (contextlens.views), drawn by its own script
+  async function runAttention(req, n) {  // the library's views (contextlens.views), drawn by its own script
     const i = Number($("#lab-att-sentence").value || 0);
     const layerIds = lab.result.layers ? lab.result.layers.layer_ids : [];
     const chosen = Number($("#lab-layer").value);  // attention needs a contextual layer: layer 0 shows the first
@@ -191,6 +200,7 @@
     try {
       const r = await api("/api/views/attention", { encoder: req.encoder, alpha: req.alpha, include_self: req.include_self,
         sentence: req.sentences[i], word: req.word, layer });
+      if (n !== labRun) return;
       lab.result.attention = r;
       const box = $("#fig-attention");
       box.innerHTML = "";
@@ -200,7 +210,7 @@
         box.appendChild(el);
         window.CLViews.render(el, data);
       }
-    } catch (e) { note("fig-attention", e.message); }
+    } catch (e) { if (n === labRun) note("fig-attention", e.message); }
   }
   /** The library's neighbours view of the word in the chosen sentence at the chosen layer. */
   let neighboursRun = 0;  // only the latest request draws: an earlier, slower one is dropped
@@ -240,10 +250,14 @@
     $("#lab-form").addEventListener("submit", (ev) => { ev.preventDefault(); runLab(); });
     $("#lab-sentences").addEventListener("input", () => { clearTimeout(tokenTimer); tokenTimer = setTimeout(showTokens, 250); });
     $("#lab-word").addEventListener("input", markTokens);
-    const again = (fn) => async () => { saveLabURL(); const req = labRequest(); busy("fig-matrix", true); busy("fig-attention", true);
-      try { await fn(req); } finally { busy("fig-matrix", false); busy("fig-attention", false); busy("fig-projection", false); } };
-    $("#lab-layer").addEventListener("change", again((req) => { neighboursLater(req); return Promise.all([runExplore(req), runAttention(req)]); }));
-    $("#lab-att-sentence").addEventListener("change", again((req) => { neighboursLater(req); return runAttention(req); }));
+    const again = (fn) => async () => {
+      const n = ++labRun;
+      saveLabURL(); const req = labRequest(); busy("fig-matrix", true); busy("fig-attention", true);
+      try { await fn(req, n); } finally {
+        if (n === labRun) { busy("fig-matrix", false); busy("fig-attention", false); busy("fig-projection", false); }
+      } };
+    $("#lab-layer").addEventListener("change", again((req, n) => { neighboursLater(req); return Promise.all([runExplore(req, n), runAttention(req, n)]); }));
+    $("#lab-att-sentence").addEventListener("change", again((req, n) => { neighboursLater(req); return runAttention(req, n); }));
     $("#lab-json").addEventListener("click", () => saveJSON({ request: labRequest(), ...lab.result }, "contextlens-sentence-lab.json"));
     document.querySelectorAll("#panel-sentences .downloads[data-fig]").forEach((d) => figureButtons(d, d.dataset.fig));
     FIGS.forEach((f) => note(f, "Press Show to compute."));
