@@ -13,6 +13,7 @@ ray = need("ray")
 torch = need("torch")
 transformers = need("transformers")
 
+from contextlens.errors import InputError  # noqa: E402
 from contextlens.index import build_index, open_store  # noqa: E402
 from contextlens.index.build import make_index_encoder  # noqa: E402
 from tests.integration.tiny_models import tiny_bert  # noqa: E402
@@ -26,6 +27,12 @@ def rows(db):
     vec = {k: table.column(k).combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(table.num_rows, -1)
            for k in ("v1", "v2")}
     return table.drop_columns(["v1", "v2"]).to_pylist(), vec
+
+
+def encoder_actors() -> int:
+    """The Ray actors (alive or gone) that ran the usage encoder."""
+    return sum(a["ActorClassName"] == "MapWorker(MapBatches(UsageEncoderActor))"
+               for a in ray._private.state.actors().values())
 
 
 @pytest.fixture(scope="module")
@@ -51,3 +58,35 @@ def test_ray_engine_equals_local_engine(tmp_path, local_ray):
     assert a == b  # same ids, words, documents and spans
     for k in ("v1", "v2"):
         np.testing.assert_allclose(vb[k].astype(np.float32), va[k].astype(np.float32), atol=2e-3, rtol=2e-3)
+
+
+def test_distillation_on_ray_equals_the_local_one(tmp_path, local_ray):
+    from contextlens.analysis.distill import distill
+    from contextlens.encoders.transformer import TransformerEncoder
+
+    model = str(tiny_bert(tmp_path))
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(f"the bank {'of the river' if i % 2 else 'lends money'} in spring {i} ."
+                                for i in range(30)) + "\n")
+    encoder = TransformerEncoder(model, attention=False)
+    kw = {"layers": "all", "pools": ["mean", "max"], "min_count": 2, "max_usages": 12, "chunk_size": 10}
+    local = distill(corpus, encoder, **kw)
+    out = tmp_path / "ray.npz"
+
+    def stop(done, _):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):  # a local run stopped after its first chunk...
+        distill(corpus, encoder, out, progress=stop, **kw)
+    before = encoder_actors()
+    far = distill(corpus, encoder, out, engine="ray", concurrency=2, **kw)  # ... resumed on Ray
+    assert encoder_actors() >= before + 2  # the usages were encoded by Ray actors
+    assert far.resumed_at == 10 and far.usages == local.usages and set(far.tables) == set(local.tables) == {
+        (k, p) for k in (0, 1, 2) for p in ("mean", "max")}
+    for key, table in local.tables.items():  # the pooling is the driver's: only the engine's 1e-5 differs
+        assert far.tables[key].keys == table.keys
+        np.testing.assert_allclose(far.tables[key].vectors, table.vectors, atol=1e-5)
+    assert sorted(p.name for p in tmp_path.glob("ray*")) == [f"ray.layer{k}.{p}.npz" for k in (0, 1, 2)
+                                                             for p in ("max", "mean")]
+    with pytest.raises(InputError, match="pools a word's pieces by their mean"):
+        distill(corpus, TransformerEncoder(model, attention=False, pooling="first"), engine="ray", min_count=2)

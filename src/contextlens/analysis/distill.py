@@ -11,6 +11,9 @@ Two passes over the corpus (read with :func:`~contextlens.index.extract.iter_cor
    one bounded heap per word.
 2. **encoding**: the sentences holding chosen usages, chunk by chunk, only those words
    kept (``targets=``); each usage's vector at each layer is added to its word's state.
+   ``engine="ray"`` encodes each chunk on Ray Data with the usage index's engine
+   (:class:`contextlens.scale.ray_engine.RayEncoder`: actors load the same model by name);
+   the pooling stays here, in the driver, so the checkpoints and the tables are the same.
 
 State, per layer: a float64 sum and a count (``mean``), running minimum and maximum
 (``min``, ``max``), and for ``median`` every chosen vector (so ``median`` needs
@@ -25,6 +28,7 @@ checkpoint when started again with the same arguments, and ends with the same ta
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import heapq
 import itertools
@@ -42,7 +46,7 @@ from ..corpus import ReadStats, resolve_source
 from ..encoders.base import Encoder
 from ..errors import EmptyInputError, InputError, check_choice, check_int
 from ..files import atomic_output
-from ..index.extract import LAYOUTS, MATCHES, Sentence, WordMatcher, iter_corpus_sentences
+from ..index.extract import LAYOUTS, MATCHES, Sentence, Usage, WordMatcher, iter_corpus_sentences
 from ..text import tokenize
 from ..vectors import EmbeddingTable
 
@@ -50,7 +54,8 @@ __all__ = ["POOLS", "distill", "DistillResult", "pool_state", "sample_key", "tab
 
 log = logging.getLogger(__name__)
 POOLS = ("mean", "median", "min", "max")
-CHUNK_SENTENCES = 2048
+CHUNK_SENTENCES = 2048  # sentences per chunk and checkpoint (the Ray engine: its own, larger)
+ENGINES = ("local", "ray")
 MEMORY_LIMIT = 4 << 30  # bytes of pooling state allowed before asking for fewer words / layers
 #: ``progress(sentences_done, usages_pooled)`` after each chunk of the encoding pass
 DistillProgress = Callable[[int, int], None]
@@ -245,6 +250,32 @@ def _chosen(chunk: list[Sentence], first: int, matcher: WordMatcher, index: dict
     return out
 
 
+def _check_ray_encoder(encoder: Encoder) -> None:
+    """The Ray actors load the model by its name with the index's settings (mean pooling)."""
+    from ..encoders.transformer import TransformerEncoder
+
+    if not isinstance(encoder, TransformerEncoder):
+        raise InputError("engine='ray' runs a transformer model on Ray actors; this encoder is "
+                         f"{type(encoder).__name__}: use engine='local' (a static table is fast without Ray)")
+    if encoder.pooling != "mean":
+        raise InputError(f"engine='ray' pools a word's pieces by their mean (as the usage index does); this "
+                         f"encoder pools by {encoder.pooling!r}: use engine='local', or pooling='mean'")
+
+
+def _encode_on(runner, words: list[str], index: dict[str, int], layer_ids: list[int],
+               items) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_encode_chunk` on an index engine (Ray): the chosen usages as planned
+    sentences, their vectors back as ``(rows, (layers, usages, dim))``."""
+    from ..index.encode import PlannedSentence
+
+    planned = [PlannedSentence("", n, text, tuple(Usage(str(n), words[r], text[a:b], a, b)
+                                                  for (a, b), r in zip(spans, rows)))
+               for n, (text, spans, rows) in enumerate(items)]
+    got = runner.encode(planned)
+    rows = np.fromiter((index[u.word] for u in got.rows), dtype=np.int64, count=len(got.rows))
+    return rows, np.stack([got.vectors[k] for k in layer_ids])
+
+
 def _encode_chunk(encoder: Encoder, items, positions: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """``(rows (usages,), vectors (layers, usages, dim))`` of a chunk's chosen usages; a
     usage the encoder gives no vector (no piece, not in its table) is left out."""
@@ -269,8 +300,9 @@ def _encode_chunk(encoder: Encoder, items, positions: list[int]) -> tuple[np.nda
 def distill(
     corpus, encoder: Encoder, out: str | Path | None = None, *, words: Iterable[str] | None = None,
     layers=None, pools: str | Sequence[str] = "mean", min_count: int = 5, max_usages: int | None = None,
-    seed: int = 0, match: str = "lower", layout: str = "lines", chunk_size: int = CHUNK_SENTENCES,
+    seed: int = 0, match: str = "lower", layout: str = "lines", chunk_size: int | None = None,
     wordnet=None, progress: DistillProgress | None = None, memory_limit: int = MEMORY_LIMIT,
+    engine: str = "local", address: str | None = None, concurrency: int = 1,
 ) -> DistillResult:
     """Distil one static table per layer (and pool) from the usages of words in ``corpus``.
 
@@ -281,6 +313,10 @@ def distill(
     ``max_usages``: at most this many usages per word, a seeded uniform sample (``seed``).
     ``out``: write the tables there (:func:`table_paths`), checkpointing beside it
     (``<out>.distill.npz``, removed at the end) so a killed run resumes.
+    ``engine``: ``local`` (this process) or ``ray`` (a transformer ``encoder`` with mean
+    pooling, run by name on Ray Data: ``address`` and ``concurrency`` as for
+    :func:`contextlens.index.build_index`); ``chunk_size``: sentences per chunk and
+    checkpoint (default 2,048 locally, 20,000 on Ray).
     """
     pools = [pools] if isinstance(pools, str) else list(dict.fromkeys(pools))
     if not pools:
@@ -290,7 +326,12 @@ def distill(
     check_choice("match", match, MATCHES)
     check_choice("layout", layout, LAYOUTS)
     min_count = check_int("min_count", min_count, low=1)
-    chunk_size = check_int("chunk_size", chunk_size, low=1)
+    check_choice("engine", engine, ENGINES)
+    if engine == "ray":
+        from ..scale.ray_engine import CHUNK_SENTENCES as RAY_CHUNK
+
+        _check_ray_encoder(encoder)
+    chunk_size = check_int("chunk_size", chunk_size or (RAY_CHUNK if engine == "ray" else CHUNK_SENTENCES), low=1)
     seed = check_int("seed", seed)
     if max_usages is not None:
         max_usages = check_int("max_usages", max_usages, low=1)
@@ -320,7 +361,7 @@ def distill(
     log.info("distilling %d words (%d usages found) from %d sentences, layers %s, %s", len(vocab.words),
              sum(vocab.counts.values()), vocab.sentences, layer_ids, "/".join(pools))
     params = {"encoder": encoder.params(), "layers": layer_ids, "pools": pools, "min_count": min_count,
-              "max_usages": max_usages, "seed": seed, "match": match, "layout": layout, "chunk_size": chunk_size,
+              "max_usages": max_usages, "seed": seed, "match": match, "layout": layout,
               "corpus": vocab.fingerprint, "words": len(vocab.words)}
     state = _State(len(positions), len(vocab.words), encoder.dim, pools, max_usages)
     checkpoint = None if out is None else Path(f"{out}.distill.npz")
@@ -330,16 +371,29 @@ def distill(
     stream = iter_corpus_sentences(corpus, layout=layout, stats=ReadStats())
     for _ in itertools.islice(stream, done):  # already pooled: read, not encoded
         pass
-    for chunk in _chunks(stream, chunk_size):
-        items = _chosen(chunk, done, matcher, index, vocab.thresholds, seed)
-        rows, vectors = _encode_chunk(encoder, items, positions)
-        state.add(rows, vectors)
-        done += len(chunk)
-        encoded += len(items)
-        if checkpoint is not None:
-            _save(checkpoint, params, state, done)
-        if progress is not None:
-            progress(done, int(state.count.sum()))
+    if engine == "ray":
+        from ..scale.ray_engine import RayEncoder
+
+        runner = RayEncoder({"model": encoder.name, "layers": layer_ids, "dim": encoder.dim,
+                             "precision": encoder.precision}, address=address, concurrency=concurrency,
+                            batch_size=encoder.batch_size)
+        encode = functools.partial(_encode_on, runner, vocab.words, index, layer_ids)
+    else:
+        runner, encode = None, functools.partial(_encode_chunk, encoder, positions=positions)
+    try:
+        for chunk in _chunks(stream, chunk_size):
+            items = _chosen(chunk, done, matcher, index, vocab.thresholds, seed)
+            rows, vectors = encode(items)
+            state.add(rows, vectors)
+            done += len(chunk)
+            encoded += len(items)
+            if checkpoint is not None:
+                _save(checkpoint, params, state, done)
+            if progress is not None:
+                progress(done, int(state.count.sum()))
+    finally:
+        if runner is not None:
+            runner.close()
     result = _result(vocab, state, layer_ids, pools, encoder, params)
     result.resumed_at, result.encoded_sentences = resumed_at, encoded
     if out is not None:

@@ -46,12 +46,8 @@ def build(
     dtype: str = o.option("float16", "--dtype", metavar="TYPE", help="float16 | float32: how vectors are stored."),
     layout: str = o.option("lines", "--layout", metavar="KIND", help="lines (one sentence per line) | text (free "
                            "text, split here)."),
-    engine: str = o.option("local", "--engine", metavar="NAME", help="local | ray (Ray Data)."),
-    model_engine: str = o.engine_option("--model-engine"), precision: str = o.PRECISION,
-    address: str = o.option(None, "--address", metavar="ADDRESS", help="With --engine ray: auto (the running "
-                            "cluster) or ray://HOST:10001."),
-    concurrency: int = o.bounded(o.option(1, "--concurrency", metavar="N", help="With --engine ray: encoder actors "
-                                          "(one model each)."), 1, 1024),
+    engine: str = o.RUN_ENGINE, model_engine: str = o.MODEL_ENGINE, precision: str = o.PRECISION,
+    address: str = o.ADDRESS, concurrency: int = o.CONCURRENCY,
     batch_size: int = o.bounded(o.option(32, "--batch-size", metavar="N", help="Sentences per forward pass "
                                          "(length-sorted)."), 1, MAX_BATCH),
     as_json: bool = o.JSON,

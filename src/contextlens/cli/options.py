@@ -88,6 +88,13 @@ def engine_option(*decls: str) -> Any:
 
 
 ENGINE = engine_option()
+MODEL_ENGINE = engine_option("--model-engine")
+# corpus-scale commands (index build, static distill): where the encoding runs
+RUN_ENGINE = option("local", "--engine", metavar="NAME", help="local | ray (Ray Data).")
+ADDRESS = option(None, "--address", metavar="ADDRESS", help="With --engine ray: auto (the running cluster) or "
+                 "ray://HOST:10001 (default: a local cluster on this machine's cores).")
+CONCURRENCY = bounded(option(1, "--concurrency", metavar="N", help="With --engine ray: encoder actors (one model "
+                             "each)."), 1, 1024)
 PRECISION = option(None, "--precision", metavar="KIND", help=f"With a model: {PRECISIONS_HELP} (default fp32; "
                    "bf16 is torch only and changes the vectors: it prints its cosine to fp32 per layer).")
 

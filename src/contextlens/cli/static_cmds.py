@@ -96,12 +96,15 @@ def distill(
                            "ignored)."),
     max_usages: int = o.bounded(o.option(None, "--max-usages", metavar="N", help="Pool at most N usages per word, "
                                          "a seeded uniform sample (the same on every run)."), 1, 10**9),
+    engine: str = o.RUN_ENGINE, model_engine: str = o.MODEL_ENGINE, precision: str = o.PRECISION,
+    address: str = o.ADDRESS, concurrency: int = o.CONCURRENCY,
     seed: int = o.SEED, as_json: bool = o.JSON,
 ) -> None:
     """Static vectors distilled from context: each word's usages in CORPUS encoded and pooled per layer.
 
     Resumable: a run stopped at any point continues from its checkpoint (OUT.distill.npz)
-    when started again with the same arguments.
+    when started again with the same arguments (on either engine). --engine ray encodes
+    on Ray Data, for corpora too big for one machine's cores.
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -114,7 +117,7 @@ def distill(
     _check_table_suffix(out_path)
     chosen = layers if layers == "all" else o.parse_ints("--layers", layers) if layers is not None else layer
     vocabulary = read_lines(words, "words") if words is not None else None
-    encoder = o.encoder_from_options(model=model, layer=layer)
+    encoder = o.encoder_from_options(model=model, layer=layer, engine=model_engine, precision=precision)
     with Progress(
         TextColumn("[bold]distilling"), BarColumn(), TextColumn("{task.completed:,} sentences, {task.fields[n]:,} "
                                                                 "usages pooled"),
@@ -123,7 +126,8 @@ def distill(
         task = bar.add_task("distill", total=None, n=0)
         r = distill_tables(list(corpus), encoder, out_path, words=vocabulary, layers=chosen,
                            pools=o.parse_words("--pool", pool), min_count=min_count, max_usages=max_usages,
-                           seed=seed, progress=lambda done, n: bar.update(task, completed=done, n=n))
+                           seed=seed, engine=engine, address=address, concurrency=concurrency,
+                           progress=lambda done, n: bar.update(task, completed=done, n=n))
     summary = r.as_dict()
     if as_json:
         print_json(summary)
