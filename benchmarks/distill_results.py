@@ -22,13 +22,13 @@ from pathlib import Path
 
 from contextlens.analysis.distill import distill, table_paths
 from contextlens.bench.datasets import available_similarity, load_similarity
+from contextlens.bench.datasets.registry import resolve_data_dir
 from contextlens.bench.lexical import similarity_spearman
 from contextlens.bench.runner import evaluate, make_task_encoder
 from contextlens.files import atomic_output
 from contextlens.static.pretrained import load_vectors
 from contextlens.vectors import EmbeddingTable
 
-DATA = "/work/shared/data"
 SETS = ("ws353", "men-dev", "rg65", "mc30", "mturk287", "yp130", "ws353-sim", "ws353-rel")
 CORPORA = {"brown": "corpora/brown_plain.txt", "abc": "corpora/abc_plain.txt",
            "movie_reviews": "corpora/movie_reviews_plain.txt"}
@@ -97,7 +97,7 @@ def main(argv=None) -> None:
     p.add_argument("--pools", default="mean,min,max")
     p.add_argument("--max-usages", type=int, default=100)
     p.add_argument("--min-count", type=int, default=1)
-    p.add_argument("--data", type=Path, default=Path(DATA))
+    p.add_argument("--data", type=Path, default=resolve_data_dir(), help="default: CONTEXTLENS_DATA")
     p.add_argument("--keep", type=Path, help="folder for the distilled tables (and checkpoints)")
     p.add_argument("--out", type=Path, help="write the JSON here")
     p.add_argument("--json", action="store_true", help="print the JSON on stdout")
