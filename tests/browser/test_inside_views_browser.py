@@ -1,6 +1,7 @@
 """The lens, occlusion and neighbours views, saved as one page and opened in Chromium with the
 network off, draw the library's numbers without a JavaScript error; the lab's sentence tab
-draws the neighbours view from /api/views/neighbours."""
+draws the neighbours view from /api/views/neighbours and the occlusion view from
+/api/views/occlusion."""
 
 from __future__ import annotations
 
@@ -64,3 +65,22 @@ def test_the_sentence_tab_shows_the_contextual_neighbours(page, lab_url):
     got = page.eval_on_selector_all("#fig-neighbours .clv-bars li .clv-bar-word", "ws => ws.map(w => w.textContent)")
     assert got == [n["word"] for n in want["neighbours"]]
     assert page.inner_text("#fig-neighbours .clv-usage mark") == "bank"
+
+
+def test_the_sentence_tab_shows_occlusion_beside_attention(page, lab_url):
+    open_lab(page, lab_url)
+    run_lab(page, S2, "bank", encoder="attention")
+    page.wait_for_selector("#fig-occlusion .clv[data-kind='occlusion'][data-rendered='1']")
+    want = occlusion_vs_attention(make_encoder("attention", vectors="glove-6b-50d", include_self=True), S2[0], "bank")
+    shown = page.evaluate("document.querySelector('#fig-occlusion .clv-occ-bars').data.map(t => t.y)")
+    assert shown == [want["layers"][-1][k] for k in ("occlusion", "attention", "rollout")]
+    page.select_option("#lab-att-sentence", index=1)  # the other sentence (by index: its label "1" is option 0)
+    want = occlusion_vs_attention(make_encoder("attention", vectors="glove-6b-50d", include_self=True), S2[1], "bank")
+    page.wait_for_function("document.querySelector('#fig-occlusion .clv-occ-bars') && "
+                           f"document.querySelector('#fig-occlusion .clv-occ-bars').data[0].y.length === "
+                           f"{len(want['others'])}")
+    shown = page.evaluate("document.querySelector('#fig-occlusion .clv-occ-bars').data.map(t => t.y)")
+    assert shown == [want["layers"][-1][k] for k in ("occlusion", "attention", "rollout")]
+    run_lab(page, S2, "bank", encoder="static")  # no attention to compare with: said in the card
+    page.wait_for_function("document.querySelector('#fig-occlusion .fig-note') && "
+                           "document.querySelector('#fig-occlusion .fig-note').textContent.includes('no attention')")

@@ -98,6 +98,29 @@ def test_neighbours_view_is_the_librarys(client):
     assert S[1][slice(*got["span"])] == "bank"
 
 
+def test_occlusion_view_is_the_librarys(client):
+    from contextlens.analysis.occlusion import occlusion_vs_attention
+    from contextlens.views import occlusion_view
+
+    got = ok(client.post("/api/views/occlusion", json={"encoder": "attention", "include_self": True,
+                                                       "sentence": S[1], "word": "bank"}))["view"]
+    encoder = make_encoder("attention", vectors="glove-6b-50d", include_self=True)
+    assert got == occlusion_view(plain(occlusion_vs_attention(encoder, S[1], "bank"))).data
+    assert got["kind"] == "occlusion" and [o["word"] for o in got["others"]] == ["we", "sat", "on", "the", "of",
+                                                                                  "the", "river", "."]
+
+
+@pytest.mark.parametrize("body, code, match", [
+    ({"encoder": "static", "sentence": S[1], "word": "bank"}, 400, "gives no attention weights"),
+    ({"encoder": "attention", "sentence": S[1], "word": "money"}, 400, "'money'"),
+    ({"encoder": "attention", "sentence": "bank", "word": "bank"}, 400, "no other word"),
+    ({"encoder": "attention", "sentence": " ".join(["bank"] * 400), "word": "bank"}, 422, "at most"),
+])
+def test_occlusion_view_errors(client, body, code, match):
+    resp = client.post("/api/views/occlusion", json=body)
+    assert resp.status_code == code and match in resp.json()["detail"], resp.text
+
+
 @pytest.mark.parametrize("body, code, match", [
     ({"sentence": S[1], "word": "bank", "k": 51}, 422, "less than or equal to 50"),
     ({"sentence": S[1], "word": "bank", "k": 0}, 422, "greater than or equal to 1"),

@@ -14,12 +14,13 @@ from ..analysis.explore import explore
 from ..analysis.incontext import compare, contextualize
 from ..analysis.layers import layer_divergence
 from ..analysis.neighbours import contextual_neighbours
+from ..analysis.occlusion import occlusion_vs_attention
 from ..analysis.senses import senses
 from ..analysis.toy import TOY_AXES, TOY_METHODS, TOY_VECTORS, course_example, toy_compare
 from ..index.search import like_usage, search_usages
 from ..index.stats import index_stats
 from ..text import tokenize
-from ..views import attention_views, neighbours_view
+from ..views import attention_views, neighbours_view, occlusion_view
 from . import schemas as s
 from .state import NO_INDEX, LabState
 
@@ -155,6 +156,15 @@ def attention_views_route(req: s.AttentionViewsRequest, state: LabState = Depend
     found = attention_views(_encoder(state, req), req.sentence, req.word, layer=req.layer, head=req.head,
                             occurrence=req.occurrence)
     return {"views": [v.data for v in found]}
+
+
+@router.post("/views/occlusion", response_model=s.ViewResponse,
+             summary="Occlusion beside attention: how far the word's vector moves without each other word, per layer")
+def occlusion_view_route(req: s.OcclusionViewRequest, state: LabState = Depends(lab)):
+    state.limits.check_sentences([req.sentence])
+    state.limits.check_attention(len(tokenize(req.sentence)))
+    result = occlusion_vs_attention(_encoder(state, req), req.sentence, req.word, occurrence=req.occurrence)
+    return {"view": occlusion_view(plain(result)).data}
 
 
 @router.post("/views/neighbours", response_model=s.ViewResponse,

@@ -100,6 +100,12 @@ class NeighboursViewRequest(EncoderOptions):
     k: Annotated[int, Field(ge=1, le=CAPS.max_neighbours)] = Field(10, description="how many neighbours")
 
 
+class OcclusionViewRequest(EncoderOptions):
+    sentence: Sentence = Field(..., examples=["We sat on the bank of the river."])
+    word: Word = Field(..., examples=["bank"])
+    occurrence: Occurrence | None = None
+
+
 class AttentionRequest(AttentionViewsRequest):
     rollout: bool = True
 

@@ -100,7 +100,7 @@
       l: $("#lab-layer").value, as: $("#lab-att-sentence").value || null });
   }
 
-  const FIGS = ["fig-layers", "fig-matrix", "fig-attention", "fig-projection", "fig-neighbours"];
+  const FIGS = ["fig-layers", "fig-matrix", "fig-attention", "fig-occlusion", "fig-projection", "fig-neighbours"];
   /** Say why there is nothing to show, in the form and in every figure (no stale figure stays). */
   function clearFigures(message) {
     $("#lab-error").textContent = message;
@@ -144,7 +144,7 @@
       drawLayers(layers);
       fillLayerSelect(layers.layer_ids, layers.layer_names);
       fillSentenceSelect(req.sentences);
-      await Promise.all([runExplore(req, n), runAttention(req, n)]);
+      await Promise.all([runExplore(req, n), runAttention(req, n), runOcclusion(req, n)]);
       if (n !== labRun) return;
       status(`'${req.word}' in ${req.sentences.length} sentences with ${req.encoder}.`);
       neighboursLater(req);  // the first time per encoder it builds the reference: the other figures do not wait
@@ -212,6 +212,22 @@
       }
     } catch (e) { if (n === labRun) note("fig-attention", e.message); }
   }
+  /** The library's occlusion view of the word in the chosen sentence (every layer at once). */
+  async function runOcclusion(req, n) {
+    const i = Number($("#lab-att-sentence").value || 0);
+    try {
+      const r = await api("/api/views/occlusion", { encoder: req.encoder, alpha: req.alpha,
+        include_self: req.include_self, sentence: req.sentences[i], word: req.word });
+      if (n !== labRun) return;
+      lab.result.occlusion = r.view;
+      const box = $("#fig-occlusion");
+      box.innerHTML = "";
+      const el = document.createElement("section");
+      el.className = "lab-view";
+      box.appendChild(el);
+      window.CLViews.render(el, r.view);
+    } catch (e) { if (n === labRun) note("fig-occlusion", e.message); }
+  }
   /** The library's neighbours view of the word in the chosen sentence at the chosen layer. */
   let neighboursRun = 0;  // only the latest request draws: an earlier, slower one is dropped
   async function runNeighbours(req) {
@@ -257,7 +273,8 @@
         if (n === labRun) { busy("fig-matrix", false); busy("fig-attention", false); busy("fig-projection", false); }
       } };
     $("#lab-layer").addEventListener("change", again((req, n) => { neighboursLater(req); return Promise.all([runExplore(req, n), runAttention(req, n)]); }));
-    $("#lab-att-sentence").addEventListener("change", again((req, n) => { neighboursLater(req); return runAttention(req, n); }));
+    $("#lab-att-sentence").addEventListener("change", again((req, n) => {
+      neighboursLater(req); return Promise.all([runAttention(req, n), runOcclusion(req, n)]); }));
     $("#lab-json").addEventListener("click", () => saveJSON({ request: labRequest(), ...lab.result }, "contextlens-sentence-lab.json"));
     document.querySelectorAll("#panel-sentences .downloads[data-fig]").forEach((d) => figureButtons(d, d.dataset.fig));
     FIGS.forEach((f) => note(f, "Press Show to compute."));
