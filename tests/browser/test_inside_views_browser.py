@@ -1,7 +1,7 @@
 """The lens, occlusion and neighbours views, saved as one page and opened in Chromium with the
 network off, draw the library's numbers without a JavaScript error; the lab's sentence tab
-draws the neighbours view from /api/views/neighbours and the occlusion view from
-/api/views/occlusion."""
+draws the neighbours view from /api/views/neighbours, the occlusion view from
+/api/views/occlusion and, for a causal model, the lens view from /api/views/lens."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from contextlens import views
 from contextlens.analysis.neighbours import contextual_neighbours
 from contextlens.analysis.occlusion import occlusion_vs_attention
 from contextlens.encoders.registry import make_encoder
+from tests.browser.conftest import lab_page, serve_lab
 from tests.browser.test_lab_browser import open_lab
 from tests.browser.test_lab_views_browser import S2, run_lab
 from tests.browser.test_views_browser import offline_page
@@ -84,3 +85,22 @@ def test_the_sentence_tab_shows_occlusion_beside_attention(page, lab_url):
     run_lab(page, S2, "bank", encoder="static")  # no attention to compare with: said in the card
     page.wait_for_function("document.querySelector('#fig-occlusion .fig-note') && "
                            "document.querySelector('#fig-occlusion .fig-note').textContent.includes('no attention')")
+
+
+def test_the_sentence_tab_shows_the_logit_lens_of_a_causal_model(browser, tmp_path):
+    from contextlens.encoders.lm import LanguageModel
+    from tests.integration.tiny_models import tiny_lms
+
+    causal = str(tiny_lms(tmp_path) / "causal")
+    with serve_lab(add_models=[causal]) as url, lab_page(browser, url) as page:
+        open_lab(page, url)
+        run_lab(page, S2, "bank", encoder=causal)
+        page.wait_for_selector("#fig-lens .clv[data-kind='lens'][data-rendered='1']", timeout=60_000)
+        want = LanguageModel(causal, threads=1).lens(S2[0], 1, k=5, track=["approved"])  # after "bank": "approved"?
+        assert page.evaluate("document.querySelector('#fig-lens .clv-lens-grid').data[0].z") == [
+            [w.probability for w in layer.top] for layer in want.layers]
+        assert page.evaluate("document.querySelector('#fig-lens .clv-lens-lines').data.map(t => t.y)") == [
+            [layer.tracked[0].rank for layer in want.layers]]
+        run_lab(page, S2, "bank", encoder="static")  # not a language model: the card says what to pick
+        page.wait_for_function("document.querySelector('#fig-lens .fig-note') && "
+                               "document.querySelector('#fig-lens .fig-note').textContent.includes('causal model')")

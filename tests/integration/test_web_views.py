@@ -130,3 +130,25 @@ def test_occlusion_view_errors(client, body, code, match):
 def test_neighbours_view_errors(client, body, code, match):
     resp = client.post("/api/views/neighbours", json={"encoder": "static", **body})
     assert resp.status_code == code and match in resp.json()["detail"], resp.text
+
+
+def test_lens_view_is_the_librarys_and_needs_a_causal_model(tmp_path):
+    need("torch")
+    from contextlens.encoders.lm import LanguageModel
+    from contextlens.views import lens_view
+    from tests.integration.tiny_models import tiny_lms
+
+    root = tiny_lms(tmp_path)
+    causal, masked = str(root / "causal"), str(root / "mlm")
+    with TestClient(create_app(add_models=[causal, masked]), raise_server_exceptions=False,
+                    base_url="http://127.0.0.1") as client:
+        body = {"model": causal, "sentence": "the bank of the river", "position": 2, "k": 4, "track": ["river"]}
+        got = ok(client.post("/api/views/lens", json=body))["view"]
+        want = LanguageModel(causal, threads=1).lens("the bank of the river", 2, k=4, track=["river"])  # as the lab
+        assert got == lens_view(want).data and got["kind"] == "lens"
+        for model, code, match in [("static", 400, "pick a causal model"), (masked, 400, "causal"),
+                                   ("nonesuch", 400, "nonesuch")]:
+            resp = client.post("/api/views/lens", json={**body, "model": model})
+            assert resp.status_code == code and match in resp.json()["detail"], resp.text
+        resp = client.post("/api/views/lens", json={**body, "track": ["w"] * 21})
+        assert resp.status_code == 422

@@ -20,7 +20,7 @@ from ..analysis.toy import TOY_AXES, TOY_METHODS, TOY_VECTORS, course_example, t
 from ..index.search import like_usage, search_usages
 from ..index.stats import index_stats
 from ..text import tokenize
-from ..views import attention_views, neighbours_view, occlusion_view
+from ..views import attention_views, lens_view, neighbours_view, occlusion_view
 from . import schemas as s
 from .state import NO_INDEX, LabState
 
@@ -156,6 +156,16 @@ def attention_views_route(req: s.AttentionViewsRequest, state: LabState = Depend
     found = attention_views(_encoder(state, req), req.sentence, req.word, layer=req.layer, head=req.head,
                             occurrence=req.occurrence)
     return {"views": [v.data for v in found]}
+
+
+@router.post("/views/lens", response_model=s.ViewResponse,
+             summary="The logit lens: a causal model's next-word predictions read from every layer after a word")
+def lens_view_route(req: s.LensViewRequest, state: LabState = Depends(lab)):
+    state.limits.check_sentences([req.sentence])
+    lm, lock = state.language_model(req.model)
+    with lock:
+        result = lm.lens(req.sentence, req.position, k=req.k, track=req.track)
+    return {"view": lens_view(result).data}
 
 
 @router.post("/views/occlusion", response_model=s.ViewResponse,

@@ -106,6 +106,16 @@ class OcclusionViewRequest(EncoderOptions):
     occurrence: Occurrence | None = None
 
 
+class LensViewRequest(Request):
+    model: Name = Field(..., description="a causal language model the lab offers (smollm2, or one given with "
+                        "`contextlens lab --model`)", examples=["smollm2"])
+    sentence: Sentence = Field(..., examples=["We sat on the bank of the river."])
+    position: int | None = Field(None, ge=0, le=CAPS.max_chars,
+                                 description="the word (0-based) after which to read the predictions; default the last")
+    k: Annotated[int, Field(ge=1, le=CAPS.max_neighbours)] = Field(5, description="best next words per layer")
+    track: list[Word] = Field([], max_length=CAPS.max_probes, description="words whose rank to follow layer by layer")
+
+
 class AttentionRequest(AttentionViewsRequest):
     rollout: bool = True
 

@@ -235,6 +235,21 @@ class LabState:
         return self._load(name, lambda: SharedEncoder(make_encoder(model=name, threads=self.threads, engine=self.engine), self.cache,
                                                       ("model", name), self.closing))
 
+    def language_model(self, name: str):
+        """``(LanguageModel, lock)`` of the model ``name`` with its language-model head (for the
+        logit lens), loaded once beside its encoder; the lock serialises its use."""
+        if name in STATIC_METHODS:
+            raise InputError(f"the logit lens reads a causal language model's next-word predictions; {name!r} "
+                             "mixes a static table: pick a causal model (start the lab with --model smollm2)")
+        check_choice("model", name, [m["name"] for m in self.models()])
+
+        def load():
+            from ..encoders.lm import LanguageModel
+
+            return LanguageModel(name, threads=self.threads), threading.Lock()
+
+        return self._load(f"{name} (language-model head)", load)
+
     def preload(self, name: str) -> dict[str, Any]:
         """Start loading a table or model in the background; returns its status at once."""
         if name == self.vectors:

@@ -100,7 +100,7 @@
       l: $("#lab-layer").value, as: $("#lab-att-sentence").value || null });
   }
 
-  const FIGS = ["fig-layers", "fig-matrix", "fig-attention", "fig-occlusion", "fig-projection", "fig-neighbours"];
+  const FIGS = ["fig-layers", "fig-matrix", "fig-attention", "fig-occlusion", "fig-lens", "fig-projection", "fig-neighbours"];
   /** Say why there is nothing to show, in the form and in every figure (no stale figure stays). */
   function clearFigures(message) {
     $("#lab-error").textContent = message;
@@ -124,7 +124,7 @@
     $("#lab-error").textContent = "";
     if (req.sentences.length < 2) { $("#lab-error").textContent = "Give two or more sentences, one per line."; return; }
     if (!req.word) { $("#lab-error").textContent = "Pick a word: click it in a sentence above."; return; }
-    const figs = FIGS.filter((f) => f !== "fig-neighbours");  // the neighbours card keeps its own veil (runNeighbours)
+    const figs = FIGS.filter((f) => f !== "fig-neighbours" && f !== "fig-lens");  // these keep their own veils
     figs.forEach((f) => busy(f, true));
     try {
       const without = await sentencesWithout(req);
@@ -148,6 +148,7 @@
       if (n !== labRun) return;
       status(`'${req.word}' in ${req.sentences.length} sentences with ${req.encoder}.`);
       neighboursLater(req);  // the first time per encoder it builds the reference: the other figures do not wait
+      runLens(req, n);  // it may load the model's language-model head: not awaited either
     } catch (e) {
       if (n === labRun) clearFigures(e.message);
     } finally {
@@ -228,6 +229,30 @@
       window.CLViews.render(el, r.view);
     } catch (e) { if (n === labRun) note("fig-occlusion", e.message); }
   }
+  /** The logit lens of a causal model after the word in the chosen sentence, following the
+   * sentence's own next word; any other encoder gets the server's word on what to pick. */
+  async function runLens(req, n) {
+    const sentence = req.sentences[Number($("#lab-att-sentence").value || 0)];
+    busy("fig-lens", true, "Reading the predictions of every layer… (the first time it loads the model's head)");
+    try {
+      const words = (await api("/api/tokens", { sentences: [sentence] })).sentences[0].map((w) => w.text);
+      const position = words.findIndex((w) => w.toLowerCase() === req.word.toLowerCase());
+      const next = words[position + 1];
+      const r = await api("/api/views/lens", { model: req.encoder, sentence, position, k: 5, track: next ? [next] : [] });
+      if (n !== labRun) return;
+      lab.result.lens = r.view;
+      const box = $("#fig-lens");
+      box.innerHTML = "";
+      const el = document.createElement("section");
+      el.className = "lab-view";
+      box.appendChild(el);
+      window.CLViews.render(el, r.view);
+    } catch (e) {
+      if (n === labRun) note("fig-lens", e.message);
+    } finally {
+      if (n === labRun) busy("fig-lens", false);
+    }
+  }
   /** The library's neighbours view of the word in the chosen sentence at the chosen layer. */
   let neighboursRun = 0;  // only the latest request draws: an earlier, slower one is dropped
   async function runNeighbours(req) {
@@ -274,7 +299,7 @@
       } };
     $("#lab-layer").addEventListener("change", again((req, n) => { neighboursLater(req); return Promise.all([runExplore(req, n), runAttention(req, n)]); }));
     $("#lab-att-sentence").addEventListener("change", again((req, n) => {
-      neighboursLater(req); return Promise.all([runAttention(req, n), runOcclusion(req, n)]); }));
+      neighboursLater(req); runLens(req, n); return Promise.all([runAttention(req, n), runOcclusion(req, n)]); }));
     $("#lab-json").addEventListener("click", () => saveJSON({ request: labRequest(), ...lab.result }, "contextlens-sentence-lab.json"));
     document.querySelectorAll("#panel-sentences .downloads[data-fig]").forEach((d) => figureButtons(d, d.dataset.fig));
     FIGS.forEach((f) => note(f, "Press Show to compute."));
