@@ -1,6 +1,6 @@
 """``examples/tour.ipynb`` executed in a real kernel (nbclient + ipykernel): no cell errs, the
 worked example's numbers are the course's, and the HTML outputs hold the views (head, model,
-neuron, layers, senses), each with the data the library computes."""
+neuron, layers, senses, occlusion, lens), each with the data the library computes."""
 
 from __future__ import annotations
 
@@ -46,13 +46,17 @@ def test_the_tour_runs_and_shows_the_views(executed):
     assert "k = 2 silhouette 0.407 labels [0, 0, 0, 1, 1, 1]" in text  # as the README's senses example
     shown = [v for o in outputs(executed, "execute_result") if "text/html" in o["data"]
              for v in page_views(o["data"]["text/html"])]
-    assert [v["kind"] for v in shown] == ["neuron", "head", "model", "neuron", "layers", "senses"]
+    assert [v["kind"] for v in shown] == ["neuron", "head", "model", "neuron", "layers", "senses", "occlusion", "lens"]
     neuron = shown[0]
     assert neuron["tokens"] == ["bank", "loan"] and neuron["scale"] == pytest.approx(2 ** -0.5)
     head = shown[1]["attention"]
     assert head["words"]["tokens"] == ["We", "sat", "on", "the", "bank", "of", "the", "river", "."]
     assert head["pieces"]["tokens"][0] == "[CLS]" and head["heads"] == 12 and len(head["layer_ids"]) == 6
     assert shown[5]["labels"] == [0, 0, 0, 1, 1, 1]
+    occlusion, lens = shown[6], shown[7]
+    assert [o["word"] for o in occlusion["others"]] == ["We", "sat", "on", "the", "of", "the", "river", "."]
+    assert len(occlusion["layers"]) == 6 and "Spearman(occlusion, attention) by layer:" in text
+    assert [t["word"] for t in lens["layers"][-1]["tracked"]] == ["river"] and len(lens["layers"]) == 31
 
 
 def test_the_tour_is_stored_without_outputs():
