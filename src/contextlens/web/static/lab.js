@@ -213,6 +213,15 @@
       }
     } catch (e) { if (n === labRun) note("fig-attention", e.message); }
   }
+  /** Draw one of the library's views (its data from the server) in a figure card. */
+  function drawView(figId, view) {
+    const box = $(`#${figId}`);
+    box.innerHTML = "";
+    const el = document.createElement("section");
+    el.className = "lab-view";
+    box.appendChild(el);
+    window.CLViews.render(el, view);
+  }
   /** The library's occlusion view of the word in the chosen sentence (every layer at once). */
   async function runOcclusion(req, n) {
     const i = Number($("#lab-att-sentence").value || 0);
@@ -221,12 +230,7 @@
         include_self: req.include_self, sentence: req.sentences[i], word: req.word });
       if (n !== labRun) return;
       lab.result.occlusion = r.view;
-      const box = $("#fig-occlusion");
-      box.innerHTML = "";
-      const el = document.createElement("section");
-      el.className = "lab-view";
-      box.appendChild(el);
-      window.CLViews.render(el, r.view);
+      drawView("fig-occlusion", r.view);
     } catch (e) { if (n === labRun) note("fig-occlusion", e.message); }
   }
   /** The logit lens of a causal model after the word in the chosen sentence, following the
@@ -241,12 +245,7 @@
       const r = await api("/api/views/lens", { model: req.encoder, sentence, position, k: 5, track: next ? [next] : [] });
       if (n !== labRun) return;
       lab.result.lens = r.view;
-      const box = $("#fig-lens");
-      box.innerHTML = "";
-      const el = document.createElement("section");
-      el.className = "lab-view";
-      box.appendChild(el);
-      window.CLViews.render(el, r.view);
+      drawView("fig-lens", r.view);
     } catch (e) {
       if (n === labRun) note("fig-lens", e.message);
     } finally {
@@ -267,12 +266,7 @@
       const r = await api("/api/views/neighbours", body);
       if (n !== neighboursRun) return;
       lab.result.neighbours = r.view;
-      const box = $("#fig-neighbours");
-      box.innerHTML = "";
-      const el = document.createElement("section");
-      el.className = "lab-view";
-      box.appendChild(el);
-      window.CLViews.render(el, r.view);
+      drawView("fig-neighbours", r.view);
     } catch (e) {
       if (n === neighboursRun) note("fig-neighbours", e.message);
     } finally {
