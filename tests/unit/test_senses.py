@@ -1,4 +1,6 @@
-"""The sense probe: agglomerative clustering on cosine distance, silhouette, purity, ARI."""
+"""The sense probe: centred spectral clustering (k by eigengap) or agglomerative (k by
+silhouette), silhouette in the model's space, a sample above the bound with the other usages
+assigned to the nearest centroid, purity, ARI."""
 
 from __future__ import annotations
 
@@ -30,8 +32,8 @@ def test_separates_two_obvious_clusters():
     model = SenseClusterer().fit(x)
     assert model.k_ == 2
     assert model.labels_.tolist() == [0, 1] * 6
-    assert sorted(model.silhouette_by_k_) == list(range(2, 9))
-    assert model.silhouette_ == max(model.silhouette_by_k_.values()) > 0.8
+    assert model.k_chosen_by_ == "eigengap" and sorted(model.score_by_k_) == list(range(2, 9))
+    assert model.score_by_k_[2] == max(model.score_by_k_.values()) and model.silhouette_ > 0.8
     r = cluster_senses(x, gold=gold)
     assert r["purity"] == 1.0 and r["ari"] == pytest.approx(1.0)
 
@@ -39,18 +41,20 @@ def test_separates_two_obvious_clusters():
 def test_silhouette_by_hand():
     # a=[1,0], b=[1,.5], c=[0,1]: clusters {a, b}, {c}; cosine distances ab 1-2/√5, bc 1-1/√5, ac 1
     x = np.array([[1.0, 0.0], [1.0, 0.5], [0.0, 1.0]])
-    model = SenseClusterer(k=2).fit(x)
+    model = SenseClusterer(k=2, method="average").fit(x)
     d_ab, d_bc = 1 - 2 / math.sqrt(5), 1 - 1 / math.sqrt(5)
     s_a = (1 - d_ab) / 1
     s_b = (d_bc - d_ab) / d_bc
     assert model.labels_.tolist() == [0, 0, 1]
     assert model.silhouette_ == pytest.approx((s_a + s_b + 0) / 3)  # a singleton scores 0
-    assert model.silhouette_by_k_ == {2: model.silhouette_}
+    assert model.score_by_k_ == {} and model.k_chosen_by_ == "given"
+    assert SenseClusterer(k=2).fit(x).silhouette_ == model.silhouette_  # the model's space, whatever the method
 
 
 def test_auto_k_range_stops_at_n_minus_one():
     x, _ = two_senses(n_each=2)
-    assert sorted(SenseClusterer().fit(x).silhouette_by_k_) == [2, 3]
+    assert sorted(SenseClusterer().fit(x).score_by_k_) == [2, 3]
+    assert sorted(SenseClusterer(method="complete").fit(x).score_by_k_) == [2, 3]
 
 
 def test_purity_by_hand():
@@ -74,8 +78,9 @@ def test_bad_k_and_inputs():
         SenseClusterer(k=5).fit(x)
     with pytest.raises(InputError, match="at least 3 usages"):
         SenseClusterer().fit(x[:2])
-    with pytest.raises(UnknownOptionError, match="valid values: average, complete, single"):
-        SenseClusterer(linkage="ward").fit(x)
+    with pytest.raises(UnknownOptionError, match="unknown clustering method 'ward'; valid values: spectral, "
+                       "average, complete, single"):
+        SenseClusterer(method="ward").fit(x)
     with pytest.raises(InputError, match=r"k_max must be a whole number from 2 to 100, got 1000000000"):
         SenseClusterer(k_max=10**9).fit(x)
     with pytest.raises(ZeroVectorError, match=r"usages \[1\]"):
@@ -95,8 +100,8 @@ def test_identical_usages_give_fewer_clusters():
 
 
 def test_init_stores_parameters_only():
-    model = SenseClusterer(k="nonsense", linkage="nonsense")
-    assert (model.k, model.linkage, model.k_max) == ("nonsense", "nonsense", 8)
+    model = SenseClusterer(k="nonsense", method="nonsense")
+    assert (model.k, model.method, model.k_max, model.centre) == ("nonsense", "nonsense", 8, True)
     assert not hasattr(model, "labels_")
 
 

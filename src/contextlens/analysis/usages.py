@@ -100,9 +100,10 @@ class Usages:
 
 def usages_in(
     encodings: Sequence[Encoding], word: str, *, occurrence: int | str | None = None,
-    missing: str = "error", sentences: Sequence[str] | None = None,
+    missing: str = "error", sentences: Sequence[str] | None = None, start: int = 0,
 ) -> Usages:
-    """The usages of ``word`` in already encoded sentences (see :func:`collect_usages`)."""
+    """The usages of ``word`` in already encoded sentences (see :func:`collect_usages`);
+    ``start``: the position of the first of them in a longer list (encoded in parts)."""
     check_choice("missing-word policy", missing, MISSING_POLICIES)
     if occurrence is not None and occurrence != "all":
         check_int("occurrence", occurrence, low=0, high=MAX_OCCURRENCE, hint="or None, or 'all'")
@@ -110,7 +111,7 @@ def usages_in(
         raise EmptyInputError(f"no sentences to look for {word!r} in; give at least one")
     texts = list(sentences) if sentences is not None else [e.text for e in encodings]
     usages, rows, skipped = [], [], []
-    for pos, (enc, text) in enumerate(zip(encodings, texts, strict=True)):
+    for pos, (enc, text) in enumerate(zip(encodings, texts, strict=True), start):
         try:
             if occurrence == "all":
                 hits = [i for i, w in enumerate(enc.words) if w.text.lower() == word.lower()]
@@ -143,7 +144,7 @@ def usages_in(
     if skipped:
         log.info("skipped %d sentence(s) without %r", len(skipped), word)
     vectors = np.stack(rows).astype(np.float64)  # (n_usages, layers + 1, dim)
-    first = encodings[usages[0].position]
+    first = encodings[usages[0].position - start]
     return Usages(word, usages, vectors, tuple(first.layer_names), skipped, dict(first.meta), first.layer_ids)
 
 
