@@ -133,3 +133,136 @@ def test_senses_errors(encoder):
         senses(encoder, SENTENCES, "bank", gold=["a", "b"], missing="skip")
     with pytest.raises(InputError, match=r"k must be a whole number from 1 to 5, got 9"):
         senses(encoder, SENTENCES, "bank", k=9, missing="skip")
+
+
+def skewed(seed: int = 0, dim: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """Usage vectors shaped like a skewed word's on a transformer's last layer: every usage
+    shares a large common direction (norm 4); 270 'money' usages spread over three topics,
+    27 'river' usages (a tenth), 4 odd ones far out."""
+    rng = np.random.default_rng(seed)
+
+    def direction():
+        v = rng.standard_normal(dim)
+        return v / np.linalg.norm(v)
+
+    common, money, river, odd = 4 * direction(), direction(), direction(), direction()
+    topics = [direction() for _ in range(3)]
+    noise = lambda: 1.2 * rng.standard_normal(dim) / np.sqrt(dim)  # noqa: E731
+    rows = [common + money + 0.8 * topics[i % 3] + noise() for i in range(270)]
+    rows += [common + river + noise() for _ in range(27)] + [common + 2.5 * odd + noise() for _ in range(4)]
+    gold = np.array(["money"] * 270 + ["river"] * 27 + ["odd"] * 4)
+    order = rng.permutation(len(rows))
+    return np.array(rows)[order], gold[order]
+
+
+def river_cluster(labels: np.ndarray, gold: np.ndarray) -> tuple[float, float]:
+    """(recall, precision) of the river usages in the cluster that holds most of them."""
+    best = max(set(labels.tolist()), key=lambda c: int(((labels == c) & (gold == "river")).sum()))
+    inside = labels == best
+    return float((inside & (gold == "river")).sum() / (gold == "river").sum()), float((gold[inside] == "river").mean())
+
+
+def test_a_small_sense_keeps_its_own_cluster():
+    x, gold = skewed()
+    recall, precision = river_cluster(SenseClusterer().fit(x).labels_, gold)
+    assert recall >= 0.9 and precision >= 0.8, (recall, precision)
+    # what the defaults were (average linkage on raw cosine, k by silhouette): the 4 odd usages
+    # split off and the river sense stays with the money one
+    old = SenseClusterer(method="average", centre=False).fit(x)
+    assert sorted(np.bincount(old.labels_).tolist()) == [4, 297] and river_cluster(old.labels_, gold)[1] < 0.1
+
+
+def test_predict_joins_the_nearest_centroid_and_a_sample_is_clustered_above_the_bound():
+    x, gold = skewed()
+    model = SenseClusterer().fit(x)
+    agree = (model.predict(x) == model.labels_).mean()  # spectral clusters need not be nearest-centroid ones,
+    assert agree >= 0.95, agree  # but here nearly all are (in the centred space the clustering saw)
+    r = cluster_senses(x, max_clustered=100, seed=3)
+    assert r["n_clustered"] == 100 and len(r["labels"]) == len(x) and r["labels"][0] == 0
+    sample = np.sort(np.random.default_rng(3).choice(len(x), size=100, replace=False))
+    fitted = SenseClusterer().fit(x[sample])
+    rest = np.setdiff1d(np.arange(len(x)), sample)
+    same = {}  # the clustering's ids, renumbered by first appearance over all usages
+    want = np.empty(len(x), dtype=int)
+    want[sample], want[rest] = fitted.labels_, fitted.predict(x[rest])
+    for mine, theirs in zip(r["labels"], want.tolist()):
+        assert same.setdefault(theirs, mine) == mine
+    assert cluster_senses(x)["n_clustered"] == len(x)
+    with pytest.raises(InputError, match=r"max_clustered must be a whole number from 2 to 10,000, got 20000"):
+        cluster_senses(x, max_clustered=20_000)
+
+
+def test_one_clustering_is_bounded():
+    with pytest.raises(InputError, match=r"usages clustered must be a whole number from 1 to 10,000, got 10001; "
+                       r"cluster a sample"):
+        SenseClusterer().fit(np.ones((10_001, 2)))
+
+
+def test_the_cli_bounds_are_the_librarys():
+    from contextlens.analysis import senses as lib
+    from contextlens.cli import experiments, index_cmd
+
+    assert index_cmd.MAX_CLUSTERED == lib.MAX_CLUSTERED  # was 20,000 against the library's 10,000
+    assert (experiments.MAX_SENTENCES, experiments.MAX_SENTENCES_LIMIT) == (lib.MAX_SENTENCES, lib.MAX_SENTENCES_LIMIT)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 40), st.integers(1, 12), st.integers(1, 7), st.integers(0, 10**6))
+def test_nearest_neighbours_in_blocks_are_the_brute_force_ones(n, neighbours, block, seed):
+    from contextlens.analysis import spectral
+
+    z = np.random.default_rng(seed).standard_normal((n, 5)).round(1)  # rounded: ties happen
+    z[z.any(axis=1) == 0] = 1.0
+    z /= np.linalg.norm(z, axis=1, keepdims=True)
+    d = 1 - z @ z.T
+    np.fill_diagonal(d, np.inf)
+    m = min(neighbours, n - 1)
+    want = np.array([sorted(range(n), key=lambda j: (d[i, j], j))[:m] for i in range(n)])
+    old = spectral.BLOCK
+    spectral.BLOCK = block
+    try:
+        idx, dist = spectral.knn_cosine(z, neighbours)
+    finally:
+        spectral.BLOCK = old
+    np.testing.assert_allclose(dist, np.take_along_axis(d, want, 1), atol=1e-12)
+    # equal distances may come in either order of index only when they are tied
+    assert all(sorted(a) == sorted(b) or np.allclose(d[i, a], d[i, b]) for i, (a, b) in enumerate(zip(idx, want)))
+
+
+def test_sentences_are_numbered_across_chunks(encoder, monkeypatch):
+    from contextlens.analysis import senses as module
+
+    whole = senses(encoder, SENTENCES, "bank", k=2, missing="skip")
+    monkeypatch.setattr(module, "CHUNK", 2)
+    parts = senses(encoder, SENTENCES, "bank", k=2, missing="skip")
+    assert parts["labels"] == whole["labels"] == [0, 1, 0, None, 1, 0] and parts["skipped"] == [3]
+    with pytest.raises(TargetNotFoundError, match=r"sentence 4 \('the river'\) lacks 'bank'"):
+        senses(encoder, SENTENCES, "bank")
+    monkeypatch.setattr(module, "CHUNK", 1)
+    assert senses(encoder, ["the river", *SENTENCES[:3]], "bank", k=2, missing="skip")["skipped"] == [0]
+
+
+def test_more_sentences_than_asked_for_is_one_line(encoder):
+    with pytest.raises(InputError, match=r"^6 sentences given; senses encodes at most 5 unless asked for more "
+                       r"\(max_sentences=, --max-sentences N; about a minute per 2,000 with minilm\)$"):
+        senses(encoder, SENTENCES, "bank", max_sentences=5)
+
+
+def test_memory_stays_bounded_with_many_usages():
+    """The issue's 13,146 usages: encoded in chunks keeping one layer, a sample of 2,000
+    clustered (before: every usage's encoding in memory, then average linkage's
+    13,146² / 2 distances, 690 MB, and a silhouette per k)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    context = [f"w{i}" for i in range(300)]
+    table = EmbeddingTable(["bank", *context], np.vstack([np.ones(32), rng.standard_normal((300, 32))]))
+    sentences = [f"{context[i % 300]} bank {context[(7 * i) % 300]}" for i in range(13_146)]
+    tracemalloc.start()
+    try:
+        r = senses(NeighbourAverage(table, alpha=0.5), sentences, "bank", max_sentences=20_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert r["n_usages"] == 13_146 and r["n_clustered"] == 2_000 and None not in r["labels"]
+    assert peak < 200 * 2**20, f"{peak / 2**20:.0f} MiB"  # 116 MiB here; before: 2,446 MiB (tracemalloc), 337 s

@@ -226,13 +226,13 @@ def _unit_mean(rows: np.ndarray) -> np.ndarray:
 
 def _silhouette(x: np.ndarray, labels: np.ndarray) -> float | None:
     """Mean silhouette (cosine) of ``labels`` over the rows ``x``; None unless 2..n − 1 clusters.
-    The distances are read in blocks of at most 64 MiB."""
+    The distances are read in blocks of at most 16 MiB."""
     from sklearn import config_context
     from sklearn.metrics import silhouette_score
 
     if not 2 <= len(set(labels.tolist())) <= len(x) - 1:
         return None
-    with config_context(working_memory=64):
+    with config_context(working_memory=16):
         return float(silhouette_score(x, labels, metric="cosine"))
 
 
