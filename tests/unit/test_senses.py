@@ -218,12 +218,12 @@ def test_nearest_neighbours_in_blocks_are_the_brute_force_ones(n, neighbours, bl
     np.fill_diagonal(d, np.inf)
     m = min(neighbours, n - 1)
     want = np.array([sorted(range(n), key=lambda j: (d[i, j], j))[:m] for i in range(n)])
-    old = spectral.BLOCK
-    spectral.BLOCK = block
+    old = spectral.BLOCK_FLOATS
+    spectral.BLOCK_FLOATS = block * n  # blocks of `block` rows
     try:
         idx, dist = spectral.knn_cosine(z, neighbours)
     finally:
-        spectral.BLOCK = old
+        spectral.BLOCK_FLOATS = old
     np.testing.assert_allclose(dist, np.take_along_axis(d, want, 1), atol=1e-12)
     # equal distances may come in either order of index only when they are tied
     assert all(sorted(a) == sorted(b) or np.allclose(d[i, a], d[i, b]) for i, (a, b) in enumerate(zip(idx, want)))

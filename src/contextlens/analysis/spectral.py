@@ -21,7 +21,7 @@ written as small pure functions. For unit rows ``z`` (``n × dim``):
    length, then k-means (Ng, Jordan & Weiss, NIPS 2002), seeded.
 
 Memory and time grow with ``n × neighbours`` except the nearest-neighbour search, which
-reads the ``n × n`` cosines in blocks of :data:`BLOCK` rows (``BLOCK × n`` floats at once).
+reads the ``n × n`` cosines in blocks of rows, at most :data:`BLOCK_FLOATS` floats at once.
 
 >>> z = np.array([[1.0, 0.0], [0.99, 0.14], [0.98, 0.2], [0.0, 1.0], [0.14, 0.99], [0.2, 0.98]])
 >>> z = z / np.linalg.norm(z, axis=1, keepdims=True)
@@ -44,9 +44,9 @@ from scipy.linalg import eigh
 from scipy.sparse.linalg import eigsh
 
 __all__ = ["knn_cosine", "self_tuning_affinity", "laplacian_spectrum", "eigengap_k", "spectral_labels",
-           "BLOCK", "DENSE_MAX"]
+           "BLOCK_FLOATS", "DENSE_MAX"]
 
-BLOCK = 1024  # rows of the cosine matrix held at once by knn_cosine
+BLOCK_FLOATS = 2**22  # cosines knn_cosine holds at once (32 MiB)
 DENSE_MAX = 500  # up to this many points the Laplacian's eigenvalues come from a dense solver
 TINY = 1e-12  # a local scale of 0 (duplicated points) is read as this
 
@@ -62,8 +62,9 @@ def knn_cosine(z: np.ndarray, neighbours: int) -> tuple[np.ndarray, np.ndarray]:
     neighbours = min(int(neighbours), n - 1)
     idx = np.empty((n, neighbours), dtype=np.int64)
     dist = np.empty((n, neighbours))
-    for lo in range(0, n, BLOCK):
-        d = 1.0 - z[lo: lo + BLOCK] @ z.T  # (block, n)
+    block = max(1, BLOCK_FLOATS // n)
+    for lo in range(0, n, block):
+        d = 1.0 - z[lo: lo + block] @ z.T  # (block, n)
         rows = np.arange(len(d))
         d[rows, lo + rows] = np.inf  # not its own neighbour
         near = np.argpartition(d, neighbours - 1, axis=1)[:, :neighbours] if neighbours < n - 1 else \
