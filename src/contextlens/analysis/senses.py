@@ -47,6 +47,7 @@ import numpy as np
 
 from ..encoders.base import Encoder, check_texts
 from ..errors import DimensionError, EmptyInputError, InputError, ZeroVectorError, check_choice, check_int
+from ..text import tokenize
 from .projection import COINCIDE, PROJECTIONS, check_points, project, run_here
 from .spectral import eigengap_k, knn_cosine, laplacian_spectrum, self_tuning_affinity, spectral_labels
 from .usages import Usage, usages_in
@@ -317,20 +318,43 @@ class LayerUsages(NamedTuple):
     encoder: dict  # the first encoding's meta
 
 
+def _kept_words(sentences: list[str], word: str, occurrence) -> list[list[int] | None]:
+    """Per sentence, the indices of ``word``'s occurrences when the one used is known from
+    the words alone (the sentence is encoded keeping only them: no attention weights, no
+    other word's vectors), else None (encoded whole, so its error or skip says why).
+
+    >>> _kept_words(["the bank", "a bank by the bank", "the river"], "bank", None)
+    [[1], None, None]
+    >>> _kept_words(["the bank", "a bank by the bank"], "bank", 1)
+    [None, [1, 4]]
+    """
+    out = []
+    for text in sentences:
+        hits = [i for i, w in enumerate(tokenize(text)) if w.text.lower() == word.lower()]
+        known = len(hits) == 1 if occurrence is None else 0 <= occurrence < len(hits)
+        out.append(hits if hits and known else None)
+    return out
+
+
 def collect_layer(encoder: Encoder, sentences: list[str], word: str, layer: int, *, occurrence=None,
                   missing: str = "error") -> LayerUsages:
     """The usages of ``word`` at ``layer``, encoded :data:`CHUNK` sentences at a time keeping
-    only that layer, so memory grows with the usages, not with sentences × layers × words
-    (as :func:`~contextlens.analysis.usages.collect_usages` holds them); same errors."""
+    only that layer and only the word (:func:`_kept_words`), so memory grows with the usages,
+    not with sentences × layers × words and their attention (as
+    :func:`~contextlens.analysis.usages.collect_usages` holds them); same errors."""
     usages: list[Usage] = []
     rows: list[np.ndarray] = []
     skipped: list[int] = []
     first = None
     for lo in range(0, len(sentences), CHUNK):
         part = sentences[lo: lo + CHUNK]
+        keep = _kept_words(part, word, occurrence)
+        encodings = encoder.encode(part, targets=keep)
+        for i, (enc, wanted) in enumerate(zip(encodings, keep)):
+            if wanted is not None and not len(enc.words):  # the encoder could not keep it (not in its table)
+                encodings[i] = encoder.encode([part[i]])[0]  # whole: the error says why
         try:
-            got = usages_in(encoder.encode(part), word, occurrence=occurrence, missing=missing, sentences=part,
-                            start=lo)
+            got = usages_in(encodings, word, occurrence=occurrence, missing=missing, sentences=part, start=lo)
         except EmptyInputError:  # no sentence of this chunk has the word (missing="skip"): others may
             skipped += range(lo, lo + len(part))
             continue
