@@ -244,7 +244,7 @@ def test_sentences_are_numbered_across_chunks(encoder, monkeypatch):
 
 def test_more_sentences_than_asked_for_is_one_line(encoder):
     with pytest.raises(InputError, match=r"^6 sentences given; senses encodes at most 5 unless asked for more "
-                       r"\(max_sentences=, --max-sentences N; about a minute per 2,000 with minilm\)$"):
+                       r"\(max_sentences=, --max-sentences N: each is encoded, which takes time\)$"):
         senses(encoder, SENTENCES, "bank", max_sentences=5)
 
 

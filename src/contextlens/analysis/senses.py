@@ -379,8 +379,8 @@ def senses(
 
     ``gold``: one label per input sentence (aligned with ``sentences``). ``run(fn, *args,
     **kwargs)`` calls the numeric steps (clustering, projection): here by default; the lab
-    passes its worker processes. At most ``max_sentences`` sentences are read (encoding
-    takes about a minute per 2,000 with minilm here); above :data:`MAX_SAMPLE` usages a
+    passes its worker processes. At most ``max_sentences`` sentences are read (each is
+    encoded: times in ``benchmarks/RESULTS.md``); above :data:`MAX_SAMPLE` usages a
     seeded sample is clustered and projected (``n_clustered``). Returns
     ``{word, layer, layer_name, n_usages, n_clustered, k, k_chosen_by, method, centred,
     silhouette, score_by_k, labels, clusters, skipped, encoder}`` (+ ``purity``, ``ari``
@@ -390,10 +390,10 @@ def senses(
     """
     sentences = check_texts(sentences)
     check_int("max_sentences", max_sentences, low=1, high=MAX_SENTENCES_LIMIT,
-              hint="sentences encoded (about a minute per 2,000 with minilm)")
+              hint="sentences encoded")
     if len(sentences) > max_sentences:
         raise InputError(f"{len(sentences):,} sentences given; senses encodes at most {max_sentences:,} unless "
-                         f"asked for more (max_sentences=, --max-sentences N; about a minute per 2,000 with minilm)")
+                         f"asked for more (max_sentences=, --max-sentences N: each is encoded, which takes time)")
     if projection is not None:
         check_choice("projection", projection, PROJECTIONS)
     check_choice("clustering method", method, METHODS)

@@ -96,8 +96,8 @@ def senses(
     projection: str = o.PROJECTION, seed: int = o.SEED, as_json: bool = o.JSON, plot: Path = o.PLOT,
     html: Path = o.HTML,
     max_sentences: int = o.bounded(o.option(MAX_SENTENCES, "--max-sentences", metavar="N", help="Read at most this "
-                                            "many sentences (each is encoded: about a minute per 2,000 with "
-                                            "minilm)."), 1, MAX_SENTENCES_LIMIT, hint="sentences encoded"),
+                                            "many sentences (each is encoded; see benchmarks/RESULTS.md for "
+                                            "times)."), 1, MAX_SENTENCES_LIMIT, hint="sentences encoded"),
 ) -> None:
     """Sense probe: cluster WORD's usages; purity and adjusted Rand index with --labels."""
     from ..analysis.senses import senses as probe_senses
@@ -134,7 +134,7 @@ def senses(
     say(f"{word!r}: {r['n_usages']} usages at {r['layer_name']}{sample}, k = {r['k']} ({r['k_chosen_by']}), "
         f"silhouette {fmt(r['silhouette'])}{extra}")
     if r["score_by_k"]:
-        out().print(table(f"{r['k_chosen_by']} of each k", ["k", r["k_chosen_by"]], r["score_by_k"].items()))
+        out().print(table(f"{r['k_chosen_by']} by k", ["k", r["k_chosen_by"]], r["score_by_k"].items()))
     rows = [(c["id"], c["size"], s, ", ".join(f"{g}×{n}" for g, n in c.get("gold", {}).items()))
             if j == 0 else ("", "", s, "")
             for c in r["clusters"] for j, s in enumerate(c["sentences"])]
