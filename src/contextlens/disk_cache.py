@@ -59,7 +59,7 @@ from .files import atomic_output, cache_dir, cache_root, output_dir
 
 __all__ = [
     "KINDS", "CacheKind", "DiskCache", "Lease", "Entry", "CacheInfo", "Cleared", "MARKER", "parse_size",
-    "write_marker", "check_marker", "lease_for", "cache_info", "clear_caches",
+    "format_size", "write_marker", "check_marker", "lease_for", "cache_info", "clear_caches",
 ]
 
 log = logging.getLogger(__name__)
@@ -125,6 +125,18 @@ def parse_size(text: str, *, setting: str = "the size") -> int:
         raise InputError(f"{setting}={text!r} is not a size; give bytes with an optional unit, e.g. 4GiB, "
                          "500MB, or 0 to keep only what is in use")
     return int(value)
+
+
+def format_size(n: int) -> str:
+    """Bytes as people read them (binary units).
+
+    >>> format_size(512), format_size(215_000_000), format_size(4 * GIB)
+    ('512 B', '205.0 MiB', '4.0 GiB')
+    """
+    for unit, size in (("TiB", 2**40), ("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
 
 
 def _hash(path: Path) -> str:
