@@ -91,14 +91,16 @@ KINDS = {k.name: k for k in (
     # mpnet's zip extracted: 438 MB; SmolLM2 de-quantised to float32: 540 MB
     CacheKind("models", "packaged models prepared once (mpnet's zip parts joined, SmolLM2 de-quantised)",
               4 * GIB),
-    # 20,000 words x every layer x dim x 4 bytes: minilm 215 MB, mpnet 799 MB, SmolLM2 1.43 GB
+    # 20,000 words x every layer x dim x 4 bytes: minilm 225 MB, mpnet ~0.8 GB, SmolLM2 1.47 GB (measured)
     CacheKind("neighbours", "reference tables of the contextual neighbours (20,000 words alone, every layer)",
               4 * GIB),
-    # float16 target vectors, every layer: WiC for minilm ~80 MB, all of SemCor for mpnet ~4.5 GB
+    # float16 target vectors, every layer: 215 MB for minilm's tasks here; all of SemCor for mpnet ~4.5 GB
     CacheKind("encodings", "evaluation encodings (target vectors per encoder and task)", 8 * GIB),
-    # glove-6b-50d: vectors, unit rows and norms for memory-mapping: 164 MB
+    # glove-6b-50d: vectors, unit rows and norms for memory-mapping: 167 MB
     CacheKind("tables", "packaged tables prepared for memory-mapping (vectors, norms, unit rows)", 1 * GIB),
+    # about 1 MB per install (source folder)
     CacheKind("numba", "the co-occurrence kernels compiled by numba (one folder per install)", 256 * MIB),
+    # SemCor parsed: 32 MB
     CacheKind("datasets", "parsed datasets (SemCor's 221 MB of XML, parsed once)", 1 * GIB),
 )}
 

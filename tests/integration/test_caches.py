@@ -13,6 +13,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from contextlens.cli import app
@@ -130,3 +132,16 @@ def test_a_bad_bound_is_one_line_naming_the_variable(caches, monkeypatch):
     monkeypatch.setenv("CONTEXTLENS_CACHE_LIMIT_ONNX", "four gigs")
     result = runner.invoke(app, ["cache", "info"])
     assert result.exit_code == 2 and "CONTEXTLENS_CACHE_LIMIT_ONNX='four gigs' is not a size" in result.output
+
+
+@settings(max_examples=40, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.one_of(st.sampled_from(["", "onnx", "ONNX", "\udcff", "x" * 5000, "../onnx", "data", "-"]),
+                      st.text(max_size=12)),
+       command=st.sampled_from(["info", "clear"]), as_json=st.booleans())
+def test_any_cache_name_exits_0_or_2_and_clears_nothing_else(caches, name, command, as_json):
+    result = runner.invoke(app, ["cache", command, name, *(["--json"] if as_json else [])])
+    assert result.exit_code in (0, 2) and "Traceback" not in result.output, result.output
+    if as_json and result.exit_code == 0:
+        json.loads(result.stdout)
+    assert (caches / "data" / "wic" / "train.txt").read_text() == "not a cache"
