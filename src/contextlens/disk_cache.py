@@ -503,6 +503,13 @@ class DiskCache:
 
     def _evict(self, entry: Path) -> bool:
         """Remove ``entry`` unless a process builds or uses it; True when it is gone."""
+        try:
+            return self._evict_locked(entry)
+        except OSError as err:  # a read-only cache, a file of another user: it stays
+            log.info("cannot remove the cache entry %s: %s", entry, err)
+            return False
+
+    def _evict_locked(self, entry: Path) -> bool:
         build = _flock(_lock_file(entry, "lock"), shared=False, wait=False)
         if build is None:
             return False

@@ -183,7 +183,8 @@ def first_bad_value(original: np.ndarray, as_float32: np.ndarray) -> tuple[int, 
         why = (f"{value:g}, beyond the float32 range (±3.4e38)" if np.isfinite(value)
                else f"{value}, not a finite number")
         return i, j, why
-    if not as_float32.size or max(as_float32.max(), -as_float32.min()) * np.sqrt(as_float32.shape[1]) <= MAX_LENGTH:
+    largest = max(as_float32.max(), -as_float32.min()) if as_float32.size else 0.0
+    if largest * np.sqrt(as_float32.shape[1]) <= MAX_LENGTH:
         return None  # no row can be longer (the common case: one pass, no copy)
     lengths = _norms(as_float32)  # (n,), in float64
     long = np.flatnonzero(lengths > MAX_LENGTH)
@@ -191,8 +192,9 @@ def first_bad_value(original: np.ndarray, as_float32: np.ndarray) -> tuple[int, 
         return None
     i = int(long[0])
     j = int(np.argmax(np.abs(as_float32[i])))
-    return i, j, (f"{original[i, j]:g}, which makes its vector {lengths[i]:.2g} long: beyond {MAX_LENGTH:.2g}, "
-                  "the longest whose squared length float32 holds (its norm and cosines would overflow)")
+    return i, j, (f"{original[i, j]:g}, which makes its vector {lengths[i]:.2g} long: "
+                  f"beyond {MAX_LENGTH:.2g}, the longest whose squared length float32 holds "
+                  "(its norm and cosines would overflow)")
 
 
 def _norms(vectors: np.ndarray) -> np.ndarray:

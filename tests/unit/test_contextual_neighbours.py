@@ -58,7 +58,8 @@ class ModelLike(Encoder):
     layer_ids = property(lambda self: self.inner.layer_ids)
 
     def params(self):
-        return {**self.inner.params(), "encoder": "model-like", "model": self.model, "batch_size": self.batch_size}
+        return {**self.inner.params(), "encoder": "model-like", "model": self.model,
+                "batch_size": self.batch_size}
 
     def static_vectors(self, words):
         return self.inner.static_vectors(words)

@@ -108,8 +108,8 @@ def test_the_bound_is_a_setting_with_units(cache, monkeypatch):
         cache.prune()
 
 
-@pytest.mark.parametrize("text, want", [("0", 0), ("123", 123), ("1kB", 1000), ("1 KiB", 1024), ("2.5G", 2_500_000_000),
-                                        ("1tib", 2**40), (".5MiB", 2**19)])
+@pytest.mark.parametrize("text, want", [("0", 0), ("123", 123), ("1kB", 1000), ("1 KiB", 1024),
+                                        ("2.5G", 2_500_000_000), ("1tib", 2**40), (".5MiB", 2**19)])
 def test_sizes(text, want):
     assert parse_size(text) == want
 
@@ -220,7 +220,8 @@ def test_info_and_clear_of_every_kind(tmp_path, monkeypatch):
     (tmp_path / "data" / "wic.txt").write_text("keep me")
     info = {i.name: i for i in disk_cache.cache_info()}
     assert list(info) == list(KINDS)
-    assert (info["onnx"].entries, info["onnx"].bytes, info["onnx"].location) == (1, 300, str(tmp_path / "onnx"))
+    onnx = info["onnx"]
+    assert (onnx.entries, onnx.bytes, onnx.location) == (1, 300, str(tmp_path / "onnx"))
     assert (info["datasets"].entries, info["datasets"].bytes) == (1, 50)
     assert info["encodings"].entries == 0 and not (tmp_path / "encodings").exists()  # info creates nothing
     assert info["onnx"].setting == "CONTEXTLENS_CACHE_LIMIT_ONNX" and info["onnx"].limit == 4 * 2**30

@@ -272,6 +272,6 @@ def test_the_longest_vectors_allowed_give_true_cosines_and_longer_ones_are_refus
     with np.errstate(all="raise"):  # float32 arithmetic on the table overflows nowhere
         assert np.isfinite(t.vectors @ t.vectors.T).all() and np.isfinite(t.vectors.sum(axis=0)).all()
     for rows in ([[1e30, 0.0], [0.0, 1.0]], [[1.0, 0.0], [big, 1.4e19]], [[3e38, 1.0], [1.0, 1.0]]):
-        with pytest.raises(InputError, match=r"value 1 of the vector of 'a' is .*, which makes its vector .* long: "
-                                             r"beyond 1.8e\+19|value 2 of the vector of 'b'"):
+        with pytest.raises(InputError, match=r"value 1 of the vector of 'a' is .*, which makes its vector .* "
+                                             r"long: beyond 1.8e\+19|value 2 of the vector of 'b'"):
             EmbeddingTable(["a", "b"], rows)

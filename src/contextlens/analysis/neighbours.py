@@ -158,8 +158,8 @@ def _build(encoder: Encoder, words: list[str], name: str, folder: Path) -> None:
     for pos, k in enumerate(encoder.layer_ids):
         EmbeddingTable(kept, vectors[pos], name=f"{name} layer {k}, {how}").save(folder / f"layer{k}.npz")
     (folder / "identity.json").write_text(json.dumps(
-        {"encoder": encoder.params(), "layer_ids": list(encoder.layer_ids), "words": len(kept), "vectors": how},
-        indent=1, default=str))
+        {"encoder": encoder.params(), "layer_ids": list(encoder.layer_ids), "words": len(kept),
+         "vectors": how}, indent=1, default=str))
     write_marker(folder, f"neighbours: {name}, {len(kept)} words, {how}")
 
 

@@ -24,7 +24,8 @@ def info_cmd(name: str = NAME, as_json: bool = o.JSON) -> None:
         print_json({"root": str(cache_root()), "caches": [asdict(r) for r in rows]})
         return
     t = table(f"caches under {cache_root()}", ["cache", "entries", "size", "bound", "in use", "holds"],
-              [(r.name, r.entries, format_size(r.bytes), format_size(r.limit), r.in_use, r.what) for r in rows],
+              [(r.name, r.entries, format_size(r.bytes), format_size(r.limit), r.in_use, r.what)
+               for r in rows],
               left="lrrrrl")
     t.columns[-1].overflow = "fold"
     out().print(t)

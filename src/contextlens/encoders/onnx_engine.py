@@ -360,9 +360,9 @@ class OnnxRunner:
             out = self.session(want_attention, rebuild=True).run(None, feed)
             if not all_finite(out, feed["attention_mask"]):
                 raise OnnxOutputError(
-                    f"the ONNX export of {type(self.model).__name__} in {self.paths[want_attention]} gives NaN or "
-                    "infinite values even when exported afresh; run the model with the torch engine to see "
-                    "whether the model itself gives them")
+                    f"the ONNX export of {type(self.model).__name__} in {self.paths[want_attention]} gives "
+                    "NaN or infinite values even when exported afresh; run the model with the torch engine "
+                    "to see whether the model itself gives them")
         n = self.n_layers + 1
         return OnnxOutput(out[:n], out[n:] if want_attention else None)
 

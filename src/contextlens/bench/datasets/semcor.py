@@ -167,7 +167,8 @@ def _whole(archive: Path) -> Iterator[WsdSentence]:
                 with open(copy, "rb") as f:
                     sentences = pickle.load(f)
             except Exception as e:  # noqa: BLE001 - a damaged copy of our own: parse again
-                log.warning("the parsed copy of SemCor %s is damaged (%s); parsing the archive again", copy, e)
+                log.warning("the parsed copy of SemCor %s is damaged (%s); parsing the archive again",
+                            copy, e)
     if isinstance(sentences, list) and sentences and isinstance(sentences[0], WsdSentence):
         yield from sentences
         return
