@@ -1,9 +1,15 @@
-"""Small file helpers: atomic output (no half-written files), output folders, cache locations.
+"""Small file helpers: atomic output (no half-written files), outputs that must not be
+inputs, reading small input files, output folders, cache locations.
 
 Every operating-system error on an output path (no such folder, a file where a folder
 should be, no permission, a read-only or full disk, ``/proc``) becomes one
 :class:`~contextlens.errors.OutputPathError` that names the path and says what to do,
-never a traceback.
+never a traceback; an input file that is a folder, a device or unreadable
+(``/proc/self/mem``) is one :class:`~contextlens.errors.InputError` naming it.
+
+:func:`atomic_output` writes to ``.NAME.part-XXXXXXXX.SUFFIX`` beside the output, locked
+(``fcntl.flock``) while it is written: a run killed mid-write (SIGKILL) leaves one behind,
+and the next write of the same output removes every such file no live process holds.
 """
 
 from __future__ import annotations
@@ -12,14 +18,16 @@ import contextlib
 import errno
 import logging
 import os
+import re
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from .errors import OutputPathError
+from .errors import InputError, OutputPathError, TextDecodingError
 
-__all__ = ["atomic_output", "output_dir", "output_error", "cache_dir"]
+__all__ = ["atomic_output", "output_dir", "output_error", "cache_dir", "check_outputs", "same_file",
+           "read_text_file", "remove_leftovers"]
 
 log = logging.getLogger(__name__)
 
@@ -83,17 +91,83 @@ def output_dir(path: str | os.PathLike) -> Path:
     return folder
 
 
-def _create_temp(target: Path, suffix: str) -> Path:
-    """A new empty file next to ``target``, created as ``open()`` would create one: mode
-    ``0o666`` less the umask (``tempfile.mkstemp`` makes it 0600)."""
+def _temp_pattern(target: Path, suffix: str) -> re.Pattern:
+    r"""The names :func:`atomic_output` gives its temporary files for ``target``.
+
+    >>> bool(_temp_pattern(Path("out/t.npz"), ".npz").fullmatch(".t.npz.part-0123abcd.npz"))
+    True
+    """
+    return re.compile(rf"\.{re.escape(target.name)}\.part-[0-9a-f]{{8}}{re.escape(suffix)}")
+
+
+def _flock(fd: int, wait: bool) -> bool:
+    """Lock the open file ``fd`` for this process (True), or say that another holds it
+    (False); where there is no ``flock`` (Windows), never locked and never removable."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on Linux or macOS
+        return not wait
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+    except OSError:
+        return False
+    return True
+
+
+def _create_temp(target: Path, suffix: str) -> tuple[Path, int]:
+    """A new empty file next to ``target``, created as ``open()`` would create one (mode
+    ``0o666`` less the umask; ``tempfile.mkstemp`` makes it 0600), and an open descriptor
+    holding its lock (:func:`remove_leftovers` leaves it alone while the lock is held)."""
     for _ in range(100):
-        tmp = target.parent / f".{target.name}.{secrets.token_hex(4)}{suffix}"
+        tmp = target.parent / f".{target.name}.part-{secrets.token_hex(4)}{suffix}"
         try:
-            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-            return tmp
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except FileExistsError:
             continue
+        _flock(fd, wait=True)
+        try:  # another run's cleaning took it before the lock: take a new name
+            if os.path.samestat(os.fstat(fd), os.stat(tmp)):
+                return tmp, fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)
     raise FileExistsError(errno.EEXIST, "no free temporary name", str(target))  # pragma: no cover
+
+
+def remove_leftovers(path: str | os.PathLike, suffix: str | None = None) -> list[Path]:
+    """Remove the temporary files of :func:`atomic_output` for ``path`` that no live process
+    is writing (a run killed mid-write left them); the ones removed.
+
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (root / ".t.npz.part-0123abcd.npz").write_bytes(b"half")
+    >>> [p.name for p in remove_leftovers(root / "t.npz")], sorted(root.iterdir())
+    (['.t.npz.part-0123abcd.npz'], [])
+    """
+    target = Path(path)
+    pattern = _temp_pattern(target, target.suffix if suffix is None else suffix)
+    removed = []
+    try:
+        names = [e.name for e in os.scandir(target.parent) if pattern.fullmatch(e.name)]
+    except OSError:  # no folder yet, or not one we may list
+        return removed
+    for name in names:
+        leftover = target.parent / name
+        try:
+            fd = os.open(leftover, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            if _flock(fd, wait=False):  # nobody writes it
+                leftover.unlink(missing_ok=True)
+                removed.append(leftover)
+        except OSError as err:
+            log.debug("could not remove %s: %s", leftover, err)
+        finally:
+            os.close(fd)
+    if removed:
+        log.info("removed %d unfinished temporary file(s) of %s left by a stopped run", len(removed), target)
+    return removed
 
 
 @contextlib.contextmanager
@@ -115,11 +189,13 @@ def atomic_output(path: str | os.PathLike, suffix: str | None = None) -> Iterato
     target = Path(path)
     if target.is_dir():
         raise output_error(target, IsADirectoryError(errno.EISDIR, "Is a directory"))
+    suffix = suffix if suffix is not None else target.suffix
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = _create_temp(target, suffix if suffix is not None else target.suffix)
+        tmp, lock = _create_temp(target, suffix)
     except OSError as err:
         raise output_error(target, err) from None
+    remove_leftovers(target, suffix)  # a killed run's: ours is locked
     try:
         yield tmp
         _copy_mode(target, tmp)
@@ -133,6 +209,7 @@ def atomic_output(path: str | os.PathLike, suffix: str | None = None) -> Iterato
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        os.close(lock)
 
 
 def _copy_mode(target: Path, tmp: Path) -> None:
@@ -155,3 +232,118 @@ def cache_dir(*parts: str) -> Path:
         return output_dir(Path(root, *parts))
     except OutputPathError as err:
         raise OutputPathError(f"{err} (the cache folder: set CONTEXTLENS_CACHE to a folder you can write)") from None
+
+
+# -- outputs that are inputs ------------------------------------------------------------
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Whether ``a`` and ``b`` name one file or folder: the same path, a symbolic link to it
+    or a hard link (one device and inode); a path that does not exist yet is compared by its
+    resolved path.
+
+    >>> import tempfile, pathlib, os
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (root / "corpus.txt").write_text("the bank")
+    >>> os.link(root / "corpus.txt", root / "hard.txt"); os.symlink(root / "corpus.txt", root / "soft.txt")
+    >>> same_file(root / "hard.txt", root / "corpus.txt"), same_file(root / "soft.txt", root / "corpus.txt")
+    (True, True)
+    >>> same_file(root / "new.txt", root / "." / "new.txt"), same_file(root / "new.txt", root / "corpus.txt")
+    (True, False)
+    """
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # one does not exist (or holds a NUL): compare where they lead
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _all_files(folder: Path) -> Iterator[Path]:
+    for root, _, names in os.walk(folder):
+        for name in names:
+            yield Path(root, name)
+
+
+def check_outputs(
+    outputs: Iterable[tuple[str, str | os.PathLike]], inputs: Iterable[tuple[str, str | os.PathLike]], *,
+    files_of: Callable[[str, Path], Iterable[Path]] | None = None,
+) -> None:
+    """Refuse, in one line naming both, to write an output over an input: ``outputs`` and
+    ``inputs`` are ``(label, path)`` pairs (the label as the user wrote it: ``--out``,
+    ``CORPUS``); an output is refused when it is the same file or folder as an input
+    (:func:`same_file`: a link or a hard link too), when it is one of the files an input
+    folder is read from (``files_of(label, folder)``; default: every file under it), or when
+    two outputs name one file. Inputs that do not exist are left to their reader.
+
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (root / "words.txt").write_text("bank")
+    >>> check_outputs([("-o", root / "t.npz")], [("--words", root / "words.txt")])
+    >>> check_outputs([("-o", root / "words.txt")], [("--words", root / "words.txt")])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: -o .../words.txt is the input --words .../words.txt (the same file): writing it would destroy that input; choose another output path
+    """
+    outputs = [(label, Path(p)) for label, p in outputs]
+    for i, (label, out) in enumerate(outputs):
+        for other_label, other in outputs[:i]:
+            if same_file(out, other):
+                raise InputError(f"{other_label} {other} and {label} {out} name the same file; give each output "
+                                 "its own path")
+    written = [(label, out, os.stat(out)) for label, out in outputs if out.exists()]
+    if not written:  # a path that does not exist yet is no existing input
+        return
+    for in_label, source in inputs:
+        source = Path(source)
+        try:
+            is_dir = source.is_dir()
+        except (OSError, ValueError):
+            continue
+        for label, out, _ in written:
+            if same_file(out, source):
+                kind = "folder" if is_dir else "file"
+                raise InputError(f"{label} {out} is the input {in_label} {source} (the same {kind}): writing it "
+                                 f"would destroy that input; choose another output path")
+        if not is_dir:
+            continue
+        for member in (files_of or (lambda _, folder: _all_files(folder)))(in_label, source):
+            for label, out, st in written:
+                with contextlib.suppress(OSError):
+                    if os.path.samestat(st, os.stat(member)):
+                        raise InputError(f"{label} {out} is {member}, a file of the input folder {in_label} "
+                                         f"{source}: writing it would destroy that input; choose another output "
+                                         "path")
+
+
+# -- small input files ------------------------------------------------------------------
+def read_text_file(path: str | os.PathLike, what: str = "file", hint: str = "") -> str:
+    """The text of a small UTF-8 input file (a word list, sentences, pairs, sets), its BOM
+    dropped; one clear :class:`InputError` naming ``path`` when it is missing, a folder, not
+    a regular file (``/dev/null``, a pipe: ``what`` says what was expected, ``hint`` what to
+    give) or unreadable (``/proc/self/mem``), a :class:`TextDecodingError` when it is not
+    UTF-8. Split its lines with :func:`contextlens.text.split_lines`.
+
+    >>> read_text_file("/dev/null", "sets file", "give a JSON file")
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: /dev/null: not a regular file (a device, a pipe or a socket), so not a sets file; give a JSON file
+    """
+    path = Path(path)
+    todo = f"; {hint}" if hint else ""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such {what}{todo}") from None
+    except (OSError, ValueError) as err:  # a file in the way of the folders, a name too long, a NUL
+        raise InputError(f"{path}: cannot be read ({getattr(err, 'strerror', None) or err}){todo}") from None
+    if stat.S_ISDIR(mode):
+        raise InputError(f"{path}: a folder, not a {what}{todo}")
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{path}: not a regular file (a device, a pipe or a socket), so not a {what}{todo}")
+    try:
+        raw = path.read_bytes()
+    except PermissionError:
+        raise InputError(f"{path}: permission denied; check the file's read rights") from None
+    except OSError as err:
+        raise InputError(f"{path}: cannot be read ({err.strerror or err}){todo}") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise TextDecodingError(path, err.start + 3 * raw.startswith(b"\xef\xbb\xbf"), err.reason) from None
