@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import EmptyInputError, FileFormatError, InputError, TextDecodingError, check_choice
+from .files import read_error
 from .text import normalize_newlines, words_of
 
 __all__ = [
@@ -272,10 +273,8 @@ def _file_blocks(path: Path, errors: str, stats: ReadStats,
                 line_no += _breaks(raw)
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise FileFormatError(path, None, f"not a readable gzip file ({exc})") from None
-    except PermissionError:
-        raise InputError(f"{path}: permission denied; check the file's read rights") from None
-    except OSError as exc:  # EIO (/proc/self/mem), a device or a network file system that fails
-        raise InputError(f"{path}: cannot be read ({exc.strerror or exc}); give a regular text file") from None
+    except OSError as exc:  # EIO (/proc/self/mem), no permission, a network file system that fails
+        raise read_error(path, exc, "give a regular text file") from None
 
 
 def _item_blocks(items: Iterable[str], block_chars: int, errors: str, stats: ReadStats,

@@ -27,7 +27,7 @@ from pathlib import Path
 from .errors import InputError, OutputPathError, TextDecodingError
 
 __all__ = ["atomic_output", "output_dir", "output_error", "cache_dir", "check_outputs", "same_file",
-           "read_text_file", "remove_leftovers"]
+           "check_input_file", "read_error", "read_text_file", "remove_leftovers"]
 
 log = logging.getLogger(__name__)
 
@@ -313,36 +313,53 @@ def check_outputs(
 
 
 # -- small input files ------------------------------------------------------------------
-def read_text_file(path: str | os.PathLike, what: str = "file", hint: str = "") -> str:
-    """The text of a small UTF-8 input file (a word list, sentences, pairs, sets), its BOM
-    dropped; one clear :class:`InputError` naming ``path`` when it is missing, a folder, not
-    a regular file (``/dev/null``, a pipe: ``what`` says what was expected, ``hint`` what to
-    give) or unreadable (``/proc/self/mem``), a :class:`TextDecodingError` when it is not
-    UTF-8. Split its lines with :func:`contextlens.text.split_lines`.
+def check_input_file(path: str | os.PathLike, what: str = "file", hint: str = "") -> os.stat_result:
+    """``path``'s status if it is a regular file to read; else one :class:`InputError`
+    naming it: missing, a folder, or not a regular file (``/dev/null``, a pipe: reading it
+    gives nothing or never ends). ``what`` says what was expected, ``hint`` what to give.
 
-    >>> read_text_file("/dev/null", "sets file", "give a JSON file")
+    >>> check_input_file("/dev/null", "sets file", "give a JSON file")
     Traceback (most recent call last):
     ...
-    contextlens.errors.InputError: /dev/null: not a regular file (a device, a pipe or a socket), so not a sets file; give a JSON file
+    contextlens.errors.InputError: /dev/null is not a regular file (a device, a pipe or a socket), so not a sets file; give a JSON file
     """
-    path = Path(path)
     todo = f"; {hint}" if hint else ""
     try:
-        mode = os.stat(path).st_mode
+        st = os.stat(path)
     except FileNotFoundError:
         raise InputError(f"{path}: no such {what}{todo}") from None
     except (OSError, ValueError) as err:  # a file in the way of the folders, a name too long, a NUL
         raise InputError(f"{path}: cannot be read ({getattr(err, 'strerror', None) or err}){todo}") from None
-    if stat.S_ISDIR(mode):
-        raise InputError(f"{path}: a folder, not a {what}{todo}")
-    if not stat.S_ISREG(mode):
-        raise InputError(f"{path}: not a regular file (a device, a pipe or a socket), so not a {what}{todo}")
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(f"{path} is a folder, not a {what}{todo}")
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{path} is not a regular file (a device, a pipe or a socket), so not a {what}{todo}")
+    return st
+
+
+def read_error(path: str | os.PathLike, err: OSError, hint: str = "") -> InputError:
+    """The one-line error for an OS error met while reading the input ``path`` (EIO from
+    ``/proc/self/mem``, a failing disk or network file system), naming the path.
+
+    >>> print(read_error("/proc/self/mem", OSError(5, "Input/output error")))
+    /proc/self/mem: cannot be read (Input/output error)
+    """
+    if isinstance(err, PermissionError):
+        return InputError(f"{path}: permission denied; check the file's read rights")
+    return InputError(f"{path}: cannot be read ({err.strerror or err})" + (f"; {hint}" if hint else ""))
+
+
+def read_text_file(path: str | os.PathLike, what: str = "file", hint: str = "") -> str:
+    """The text of a small UTF-8 input file (a word list, sentences, pairs, sets), its BOM
+    dropped: :func:`check_input_file`, then :func:`read_error` on an OS error while reading,
+    a :class:`TextDecodingError` when it is not UTF-8. Split its lines with
+    :func:`contextlens.text.split_lines`.
+    """
+    check_input_file(path, what, hint)
     try:
-        raw = path.read_bytes()
-    except PermissionError:
-        raise InputError(f"{path}: permission denied; check the file's read rights") from None
+        raw = Path(path).read_bytes()
     except OSError as err:
-        raise InputError(f"{path}: cannot be read ({err.strerror or err}){todo}") from None
+        raise read_error(path, err, hint) from None
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:

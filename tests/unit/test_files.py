@@ -220,8 +220,8 @@ def test_files_of_an_input_folder_and_outputs_that_collide(tmp_path, corpus):
 
 # -- small input files --------------------------------------------------------------------------
 @pytest.mark.parametrize(("path", "says"), [
-    ("/dev/null", "/dev/null: not a regular file (a device, a pipe or a socket), so not a word list; give words"),
-    ("/tmp", "/tmp: a folder, not a word list; give words"),
+    ("/dev/null", "/dev/null is not a regular file (a device, a pipe or a socket), so not a word list; give words"),
+    ("/tmp", "/tmp is a folder, not a word list; give words"),
     ("/proc/self/mem", "/proc/self/mem: cannot be read (Input/output error); give words"),
     ("/no/such.txt", "/no/such.txt: no such word list; give words"),
     ("/dev/null/x.txt", "/dev/null/x.txt: cannot be read (Not a directory); give words"),
