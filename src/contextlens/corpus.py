@@ -49,6 +49,7 @@ __all__ = [
     "TOKENIZERS",
     "ERROR_MODES",
     "resolve_source",
+    "corpus_files",
     "iter_text_blocks",
     "iter_lines",
     "iter_sentences",
@@ -127,6 +128,23 @@ def _expand(path: Path) -> list[Path]:
     if path.exists():
         raise InputError(f"{path}: not a regular file or directory; give a text file or a folder")
     raise InputError(f"{path}: no such file or directory; check the corpus path")
+
+
+def corpus_files(path: str | os.PathLike) -> list[Path]:
+    """The files a corpus path is read from: the file itself, or a folder's text files (see
+    the module docstring); none when there is no such path or no text file in it.
+
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> for name in ("a.txt", "b.npz", ".hidden.txt"):
+    ...     _ = (root / name).write_text("x")
+    >>> [p.name for p in corpus_files(root)]
+    ['a.txt']
+    """
+    try:
+        return _expand(Path(path))
+    except InputError:
+        return []
 
 
 _PATH_ENDINGS = tuple(sorted(s for s in TEXT_SUFFIXES if s)) + (".gz",)

@@ -298,18 +298,18 @@ def check_outputs(
             continue
         for label, out, _ in written:
             if same_file(out, source):
-                kind = "folder" if is_dir else "file"
-                raise InputError(f"{label} {out} is the input {in_label} {source} (the same {kind}): writing it "
-                                 f"would destroy that input; choose another output path")
+                raise InputError(f"{label} {out} is the input {in_label} {source} " + (
+                    "(the same folder): writing into it would change that input; choose another folder" if is_dir
+                    else "(the same file): writing it would destroy that input; choose another output path"))
         if not is_dir:
             continue
         for member in (files_of or (lambda _, folder: _all_files(folder)))(in_label, source):
             for label, out, st in written:
                 with contextlib.suppress(OSError):
                     if os.path.samestat(st, os.stat(member)):
-                        raise InputError(f"{label} {out} is {member}, a file of the input folder {in_label} "
-                                         f"{source}: writing it would destroy that input; choose another output "
-                                         "path")
+                        alias = "" if os.path.realpath(out) == os.path.realpath(member) else f" ({member})"
+                        raise InputError(f"{label} {out} is a file of the input folder {in_label} {source}{alias}: "
+                                         "writing it would destroy that input; choose another output path")
 
 
 # -- small input files ------------------------------------------------------------------

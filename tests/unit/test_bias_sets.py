@@ -54,3 +54,16 @@ def test_sets_with_crlf_or_cr_line_ends_read_the_same(tmp_path):
         (tmp_path / "s.json").write_bytes(body.replace("\n", eol).encode())
         sets.append(read_sets(tmp_path / "s.json"))
     assert sets[0] == sets[1] == sets[2] and sets[0].X == ("a", "b")
+
+
+def test_a_set_whose_words_are_one_key_once_lower_cased_says_so():
+    from contextlens.bias import WordSets, weat_table
+    from contextlens.vectors import EmbeddingTable
+
+    table = EmbeddingTable(["bank", "river", "money", "good", "bad"], [[1, 0], [0, 1], [1, 1], [1, 2], [2, 1]],
+                           name="toy")
+    sets = WordSets("dup", X=("Bank", "bank"), Y=("river", "money"), A=("good",), B=("bad",))
+    with pytest.raises(InputError) as info:
+        weat_table(table, sets)
+    assert str(info.value) == ("test 'dup': set X needs at least 2 word(s), but its 2 words are only 1 word(s) of "
+                               "toy ('Bank' and 'bank' are both 'bank'); give more words")

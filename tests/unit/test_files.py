@@ -206,9 +206,10 @@ def test_files_of_an_input_folder_and_outputs_that_collide(tmp_path, corpus):
 
     (tmp_path / "model").mkdir()
     (tmp_path / "model" / "config.json").write_text("{}")
-    with pytest.raises(InputError, match=r"config.json, a file of the input folder --model .*model: writing it"):
+    with pytest.raises(InputError, match=r"config.json is a file of the input folder --model .*model: writing it"):
         check_outputs([("--plot", tmp_path / "model" / "config.json")], [("--model", tmp_path / "model")])
-    with pytest.raises(InputError, match=r"--db .*model is the input --model .*model \(the same folder\)"):
+    with pytest.raises(InputError, match=r"--db .*model is the input --model .*model \(the same folder\): writing "
+                                         "into it would change that input; choose another folder"):
         check_outputs([("--db", tmp_path / "model")], [("--model", tmp_path / "model")])
     check_outputs([("--plot", tmp_path / "model" / "new.png")], [("--model", tmp_path / "model")])  # a new file
     only_text = lambda label, folder: [corpus]  # noqa: E731 - a folder read for its text files only
