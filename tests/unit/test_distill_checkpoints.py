@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -59,6 +61,19 @@ def _rewrite(path: Path, drop: str | None = None, **changes) -> None:
         np.savez(f, **arrays)
 
 
+def _huge_header(path: Path, member: str = "sum.npy") -> None:
+    """Rewrite ``member``'s .npy header to claim a 10^6 x 10^6 array (8 TB), its data as it was."""
+    with zipfile.ZipFile(path) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    data = members[member]
+    end = data.index(b"\n") + 1
+    header = re.sub(r"'shape': \([^)]*\)", "'shape': (1000000, 1000000)", data[:end - 1].decode("latin1"))
+    members[member] = header.encode("latin1") + b"\n" + data[end:]
+    with zipfile.ZipFile(path, "w") as z:
+        for name, body in members.items():
+            z.writestr(name, body)
+
+
 BAD = {
     "empty": lambda p: p.write_bytes(b""),
     "truncated": lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]),
@@ -73,6 +88,8 @@ BAD = {
     "a state of another shape": lambda p: _rewrite(p, sum=np.zeros((2, 3, 4))),
     "text arrays": lambda p: _rewrite(p, count=np.array(["x"] * 11)),
     "negative counts": lambda p: _rewrite(p, count=-np.ones(11, dtype=np.int64)),
+    "a header claiming 8 TB": _huge_header,
+    "params claiming 8 TB": lambda p: _huge_header(p, "params.npy"),
 }
 
 

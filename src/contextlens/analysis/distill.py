@@ -204,12 +204,13 @@ class _State:
 
     def load(self, arrays) -> None:
         """The state saved in ``arrays`` (an open checkpoint); KeyError, ValueError or
-        InputError when it is not a state of this shape."""
+        InputError when it is not a state of this shape (checked in each array's header,
+        before its data is read: a damaged header may claim any size)."""
         for k, v in self.arrays().items():
-            saved = arrays[k]
-            if saved.shape != v.shape or saved.dtype.kind not in "iuf":
-                raise InputError(f"its {k} is {saved.dtype} {saved.shape}, expected {v.dtype} {v.shape}")
-            v[...] = saved
+            shape, dtype = _header(arrays, k)
+            if shape != v.shape or dtype.kind not in "iuf":
+                raise InputError(f"its {k} is {dtype} {shape}, expected {v.dtype} {v.shape}")
+            v[...] = arrays[k]
         most = self.kept.shape[2] if self.kept is not None else None
         if (self.count < 0).any() or (most is not None and (self.count > most).any()):
             raise InputError("its usage counts are out of range")
@@ -431,6 +432,10 @@ def _resume(checkpoint: Path, params: dict[str, Any], state: _State, sentences: 
         with np.load(checkpoint, allow_pickle=False) as z:
             if "params" not in z:
                 raise InputError("it holds no 'params': another program's .npz, not a checkpoint of a distillation")
+            for key in ("params", "done"):
+                shape, dtype = _header(z, key)
+                if shape != () or dtype.kind not in ("U" if key == "params" else "iu"):
+                    raise InputError(f"its {key} is {dtype} {shape}, not a distillation's")
             saved, wanted = json.loads(str(z["params"])), json.loads(json.dumps(params))
             if not isinstance(saved, dict):
                 raise InputError("its 'params' are not a distillation's")
@@ -452,6 +457,15 @@ def _resume(checkpoint: Path, params: dict[str, Any], state: _State, sentences: 
                           start_over)
     log.info("resuming %s after %d sentences", checkpoint, done)
     return done
+
+
+def _header(npz, key: str) -> tuple[tuple[int, ...], np.dtype]:
+    """``(shape, dtype)`` of array ``key`` of an open ``.npz``, read from its header alone."""
+    with npz.zip.open(f"{key}.npy") as f:
+        version = np.lib.format.read_magic(f)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = read(f)
+    return shape, dtype
 
 
 def _unreadable(checkpoint: Path, why: str, start_over: str) -> InputError:
