@@ -244,3 +244,13 @@ def test_a_small_input_file_drops_its_bom_and_names_the_offset_of_a_bad_byte(tmp
     (tmp_path / "w.txt").write_bytes(b"\xef\xbb\xbfcaf\xe9\n")
     with pytest.raises(TextDecodingError, match="not valid UTF-8 at byte offset 6"):
         read_text_file(tmp_path / "w.txt")
+
+
+def test_library_entry_points_that_write_refuse_their_inputs(tmp_path, corpus):
+    from contextlens.index.build import build_index
+
+    with pytest.raises(InputError, match=r"^db .* is the input corpus .* \(the same folder\): writing into it"):
+        build_index(tmp_path, tmp_path, ["bank"])
+    with pytest.raises(InputError, match=r"^db .* is the input corpus .* \(the same folder\)"):
+        build_index([str(tmp_path)], tmp_path / ".", ["bank"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt"]
