@@ -134,9 +134,9 @@ def _create_temp(target: Path, suffix: str) -> tuple[Path, int]:
     raise FileExistsError(errno.EEXIST, "no free temporary name", str(target))  # pragma: no cover
 
 
-def remove_leftovers(path: str | os.PathLike, suffix: str | None = None) -> list[Path]:
+def remove_leftovers(path: str | os.PathLike, suffix: str | None = None, *, keep: Path | None = None) -> list[Path]:
     """Remove the temporary files of :func:`atomic_output` for ``path`` that no live process
-    is writing (a run killed mid-write left them); the ones removed.
+    is writing (a run killed mid-write left them), except ``keep``; the ones removed.
 
     >>> import tempfile, pathlib
     >>> root = pathlib.Path(tempfile.mkdtemp())
@@ -148,7 +148,8 @@ def remove_leftovers(path: str | os.PathLike, suffix: str | None = None) -> list
     pattern = _temp_pattern(target, target.suffix if suffix is None else suffix)
     removed = []
     try:
-        names = [e.name for e in os.scandir(target.parent) if pattern.fullmatch(e.name)]
+        names = [e.name for e in os.scandir(target.parent)
+                 if pattern.fullmatch(e.name) and (keep is None or e.name != keep.name)]
     except OSError:  # no folder yet, or not one we may list
         return removed
     for name in names:
@@ -195,7 +196,7 @@ def atomic_output(path: str | os.PathLike, suffix: str | None = None) -> Iterato
         tmp, lock = _create_temp(target, suffix)
     except OSError as err:
         raise output_error(target, err) from None
-    remove_leftovers(target, suffix)  # a killed run's: ours is locked
+    remove_leftovers(target, suffix, keep=tmp)  # a killed run's (another live writer's are locked)
     try:
         yield tmp
         _copy_mode(target, tmp)
