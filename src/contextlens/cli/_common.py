@@ -131,7 +131,7 @@ def handle_errors(fn: Callable) -> Callable:
                 check_paths([(labels[name], role, kwargs.get(name)) for name, role in roles.items()])
             return fn(*args, **kwargs)
         except ContextLensError as e:
-            raise fail(str(e)) from None
+            raise fail(e.cli or str(e)) from None
         except OSError as e:
             raise fail(_os_message(e)) from None
 
