@@ -14,7 +14,22 @@ from collections.abc import Iterable
 
 
 class ContextLensError(Exception):
-    """Base class of every error contextlens raises on purpose."""
+    """Base class of every error contextlens raises on purpose.
+
+    ``cli``: the message for a command-line user, when what to do differs there (a library
+    keyword such as ``attention=False`` is no option of any command); the CLI prints it
+    instead of ``str(err)``.
+
+    >>> err = InputError("too long; pass attention=False", cli="too long; give a shorter text")
+    >>> str(err), err.cli, InputError("x").cli
+    ('too long; pass attention=False', 'too long; give a shorter text', None)
+    """
+
+    cli: str | None = None
+
+    def __init__(self, *args, cli: str | None = None):
+        super().__init__(*args)
+        self.cli = cli
 
 
 class InputError(ContextLensError, ValueError):

@@ -20,7 +20,6 @@ import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -30,10 +29,11 @@ from ..errors import (
     EmptyInputError,
     InputError,
     TargetNotFoundError,
-    TextDecodingError,
     check_choice,
     check_int,
 )
+from ..files import read_text_file
+from ..text import split_lines
 
 __all__ = [
     "Usage", "Usages", "collect_usages", "usages_in", "check_pairs", "read_sentences", "read_lines",
@@ -188,16 +188,10 @@ def check_pairs(pairs, what: str = "sentences") -> list[tuple]:
 
 
 def numbered_lines(path: str | os.PathLike, what: str = "lines") -> list[tuple[int, str]]:
-    """``(line number, text)`` of the non-blank, non-``#`` lines of a UTF-8 file, stripped."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: no such file; give a text file of {what}, one per line")
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise TextDecodingError(path, err.start, err.reason) from None
-    return [(n, s) for n, line in enumerate(text.splitlines(), 1)
+    """``(line number, text)`` of the non-blank, non-``#`` lines of a UTF-8 file, stripped;
+    lines end at ``\\n``, ``\\r\\n`` or ``\\r`` only (:func:`contextlens.text.split_lines`)."""
+    text = read_text_file(path, "file", f"give a text file of {what}, one per line")
+    return [(n, s) for n, line in enumerate(split_lines(text), 1)
             if (s := line.strip()) and not s.startswith("#")]
 
 

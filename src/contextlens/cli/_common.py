@@ -109,11 +109,13 @@ def check_text(label: str, value: Any) -> None:
 
 
 def handle_errors(fn: Callable) -> Callable:
-    """Run a command: check its text and bounded options, then turn a ContextLensError or
-    an OSError (a path the user gave) into one clear line on stderr and exit code 2."""
+    """Run a command: check its text, bounded options and declared paths (no output may be an
+    input: ``options.check_paths``), then turn a ContextLensError or an OSError (a path the
+    user gave) into one clear line on stderr and exit code 2."""
     params = inspect.signature(fn).parameters
     labels = {name: _label(name, p.default) for name, p in params.items()}
     checks = {name: p.default.check for name, p in params.items() if callable(getattr(p.default, "check", None))}
+    roles = {name: p.default.path_role for name, p in params.items() if getattr(p.default, "path_role", None)}
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -123,9 +125,13 @@ def handle_errors(fn: Callable) -> Callable:
                     check_text(labels[name], value)
                 if name in checks and value is not None:
                     checks[name](value)
+            if roles:
+                from .options import check_paths
+
+                check_paths([(labels[name], role, kwargs.get(name)) for name, role in roles.items()])
             return fn(*args, **kwargs)
         except ContextLensError as e:
-            raise fail(str(e)) from None
+            raise fail(e.cli or str(e)) from None
         except OSError as e:
             raise fail(_os_message(e)) from None
 

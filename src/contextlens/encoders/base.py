@@ -256,7 +256,8 @@ class Encoding:
         check_choice("sentence pooling", pooling, SENTENCE_POOLINGS)
         if not self.sentence_vectors:
             why = self.meta.get("sentence", "only some words were kept (targets=)")
-            raise InputError(f"this encoding has no sentence vectors ({why}); encode the whole sentence")
+            raise InputError(f"this encoding has no sentence vectors ({why}); encode the whole sentence",
+                             cli=f"this text has no sentence vector ({why}); give a shorter text")
         if pooling not in self.sentence_vectors:
             raise InputError(f"{pooling} pooling is not available for this encoding (only "
                              f"{', '.join(self.sentence_vectors)}): a word-level encoder has no [CLS] piece")

@@ -172,10 +172,10 @@ class Query(NamedTuple):
 def read_queries(path: str | os.PathLike) -> list[Query]:
     """The searches of a queries file: ``word<TAB>sentence`` per line (see the module docstring)."""
     from ..corpus import iter_lines
+    from ..files import check_input_file
 
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: no such queries file; give a file of 'word<TAB>sentence' lines")
+    check_input_file(path, "queries file", "give a file of 'word<TAB>sentence' lines")
     queries = []
     for number, line in enumerate(iter_lines(path), 1):
         if not line.strip() or line.lstrip().startswith("#"):
