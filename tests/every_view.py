@@ -34,12 +34,26 @@ def lens_result(sentence: str, word: str) -> dict:
     words = [w.text for w in tokenize(sentence)]
     position = next(i for i, w in enumerate(words) if w.lower() == word.lower())
     top = words[:5]
-    layers = [{"layer": i, "layer_name": "embedding output" if i == 0 else f"layer {i}",
-               "top": [{"word": w, "probability": 0.5 / (j + 1 + i), "pieces": [w]} for j, w in enumerate(top)],
-               "tracked": [{"word": w, "pieces": [w], "probability": 0.01 * (i + 1), "rank": 50 - 10 * i}
-                           for w in top[:2]]} for i in range(3)]
-    return {"model": "every-view", "text": sentence, "position": position, "word": words[position],
-            "rule": "first piece", "layers": layers}
+    layers = [
+        {
+            "layer": i,
+            "layer_name": "embedding output" if i == 0 else f"layer {i}",
+            "top": [{"word": w, "probability": 0.5 / (j + 1 + i), "pieces": [w]} for j, w in enumerate(top)],
+            "tracked": [
+                {"word": w, "pieces": [w], "probability": 0.01 * (i + 1), "rank": 50 - 10 * i}
+                for w in top[:2]
+            ],
+        }
+        for i in range(3)
+    ]
+    return {
+        "model": "every-view",
+        "text": sentence,
+        "position": position,
+        "word": words[position],
+        "rule": "first piece",
+        "layers": layers,
+    }
 
 
 def every_view(sentences: list[str], word: str, *, sentence: int = 0, occurrence=None) -> list[views.View]:
@@ -60,15 +74,20 @@ def every_view(sentences: list[str], word: str, *, sentence: int = 0, occurrence
         "mask": views.mask_view(parts[-1]),
         "input": views.input_view(encs, word=word),
         "projection": views.projection_view(encs, methods=["pca"], neighbours=3),
-        "layers": views.layers_view(layer_divergence(encoder, [(sentences[sentence - 1], text)], word,
-                                                     occurrences=(0, occurrence or 0))),
+        "layers": views.layers_view(
+            layer_divergence(
+                encoder, [(sentences[sentence - 1], text)], word, occurrences=(0, occurrence or 0)
+            )
+        ),
         "cosine": views.cosine_view(explore(encoder, sentences, word, occurrence="all")),
-        "senses": views.senses_view(senses(encoder, sentences, word, k=2, projection="pca", occurrence=0),
-                                    sentences),
+        "senses": views.senses_view(
+            senses(encoder, sentences, word, k=2, projection="pca", occurrence=0), sentences
+        ),
         "lens": views.lens_view(lens_result(text, word)),
         "occlusion": views.occlusion_view(occlusion_vs_attention(encoder, text, word, **where)),
-        "neighbours": views.neighbours_view(contextual_neighbours(encoder, text, word, k=5, reference=table,
-                                                                  **where)),
+        "neighbours": views.neighbours_view(
+            contextual_neighbours(encoder, text, word, k=5, reference=table, **where)
+        ),
     }
     assert list(made) == list(views.KINDS)
     return list(made.values())

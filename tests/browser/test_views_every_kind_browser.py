@@ -29,15 +29,23 @@ from tests.missing import need
 
 pytestmark = pytest.mark.browser
 
-HOSTILE = ["<!--<script> the bank </script> of the river",
-           'Click <a href="https://example.com/">the bank</a> & &lt;b&gt; now',
-           '<b>bold</b> bank <span style="color:red">red</span> 50%{x} and %{y}',
-           "The bank\u2028of the\u2029river and the trees"]
-REPEATS = ["We sat on the bank of the river.", "the bank by the bank of the river closed.", "Money in the bank.",
-           "A bank loan."]
+HOSTILE = [
+    "<!--<script> the bank </script> of the river",
+    'Click <a href="https://example.com/">the bank</a> & &lt;b&gt; now',
+    '<b>bold</b> bank <span style="color:red">red</span> 50%{x} and %{y}',
+    "The bank\u2028of the\u2029river and the trees",
+]
+REPEATS = [
+    "We sat on the bank of the river.",
+    "the bank by the bank of the river closed.",
+    "Money in the bank.",
+    "A bank loan.",
+]
 EMOJI = ["😀😀 by the 😀 bank we sat.", "The bank by the river closed.", "Money in the bank.", "A bank loan."]
-LONG = ("the old bank by the river where my grandfather kept his savings closed last year after the flood and the "
-        "town council worried about the empty building").split()
+LONG = (
+    "the old bank by the river where my grandfather kept his savings closed last year after the flood and "
+    "the town council worried about the empty building"
+).split()
 
 # every Plotly figure's hover labels, one per trace (its first point), and its texts
 HOVERS = """div => div.data.map((t, c) => {
@@ -69,7 +77,9 @@ def hostile_page(tmp_path_factory):
 def test_a_script_tag_in_a_sentence_leaves_every_view_drawn(browser, hostile_page):
     with offline_page(browser, hostile_page) as page:
         assert kinds_drawn(page) == list(views.KINDS)
-        sentences = page.eval_on_selector_all(".clv[data-kind='senses'] .clv-cluster li", "ls => ls.map(l => l.textContent)")
+        sentences = page.eval_on_selector_all(
+            ".clv[data-kind='senses'] .clv-cluster li", "ls => ls.map(l => l.textContent)"
+        )
         assert sorted(sentences) == sorted(HOSTILE)  # the data reached the page whole
 
 
@@ -80,28 +90,45 @@ def test_user_text_reaches_every_figure_whole_and_inert(browser, hostile_page, s
             divs = page.query_selector_all(f".clv[data-kind='{kind}'] .js-plotly-plot")
             hovers[kind] = [h for div in divs for h in div.evaluate(HOVERS)]
         assert all(h["links"] == 0 for hs in hovers.values() for h in hs), hovers
-        everything = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')].map(d => d.textContent).join('')")
-        assert page.locator(".js-plotly-plot a").count() == 0 and "example.com" not in everything  # no live link
+        everything = page.evaluate(
+            "() => [...document.querySelectorAll('.js-plotly-plot')].map(d => d.textContent).join('')"
+        )
+        assert (
+            page.locator(".js-plotly-plot a").count() == 0 and "example.com" not in everything
+        )  # no live link
         layers = squeeze(hovers["layers"][0]["text"])
         assert squeeze(HOSTILE[3]) in layers and squeeze(HOSTILE[0]) in layers  # the pair's sentences, whole
         projection = squeeze(" ".join(h["text"] for h in hovers["projection"]))
         assert squeeze(HOSTILE[0]) in projection
         cosine = squeeze(hovers["cosine"][0]["text"])
         assert squeeze(HOSTILE[0]) in cosine and squeeze(HOSTILE[1]) in cosine
-        page.evaluate("""() => { const d = document.querySelector(".clv[data-kind='projection'] .js-plotly-plot");
+        page.evaluate("""() => {
+            const d = document.querySelector(".clv[data-kind='projection'] .js-plotly-plot");
             Plotly.Fx.hover(d, [{curveNumber: 2, pointNumber: 0}]); }""")
-        shown = squeeze(page.evaluate("() => document.querySelector(\".clv[data-kind='projection'] .hoverlayer\")"
-                                      ".textContent"))
+        shown = squeeze(
+            page.evaluate(
+                "() => document.querySelector(\".clv[data-kind='projection'] .hoverlayer\").textContent"
+            )
+        )
         assert squeeze(HOSTILE[2]) in shown  # <b>, <span style=…>, %{x} as written
-        spans = page.eval_on_selector_all(".js-plotly-plot tspan[style]", "ts => ts.map(t => t.getAttribute('style'))")
+        spans = page.eval_on_selector_all(
+            ".js-plotly-plot tspan[style]", "ts => ts.map(t => t.getAttribute('style'))"
+        )
         assert not [s for s in spans if "red" in s], spans
         page.screenshot(path=str(screenshots / "views-hostile-hover.png"))
-        others = [o["word"] for o in occlusion_vs_attention(SelfAttention(table_of(HOSTILE), heads=2, n_layers=2),
-                                                            HOSTILE[0], "bank")["others"]]
-        ticks = page.eval_on_selector_all(".clv[data-kind='occlusion'] .clv-occ-bars .xtick text",
-                                          "ts => ts.map(t => t.textContent)")
+        others = [
+            o["word"]
+            for o in occlusion_vs_attention(
+                SelfAttention(table_of(HOSTILE), heads=2, n_layers=2), HOSTILE[0], "bank"
+            )["others"]
+        ]
+        ticks = page.eval_on_selector_all(
+            ".clv[data-kind='occlusion'] .clv-occ-bars .xtick text", "ts => ts.map(t => t.textContent)"
+        )
         assert [t.split(" (")[0] for t in ticks] == others and "<" in others  # each word as written
-        legend = page.eval_on_selector_all(".clv[data-kind='lens'] .legendtext", "ts => ts.map(t => t.textContent)")
+        legend = page.eval_on_selector_all(
+            ".clv[data-kind='lens'] .legendtext", "ts => ts.map(t => t.textContent)"
+        )
         assert legend == [t["word"] for t in lens_result(HOSTILE[0], "bank")["layers"][0]["tracked"]]
 
 
@@ -113,14 +140,18 @@ def test_a_word_is_keyed_by_its_position_in_every_view(browser, tmp_path):
     with offline_page(browser, path) as page:
         at = lambda kind: f".clv[data-kind='{kind}']"  # noqa: E731
         # occlusion: one bar per other word, the two "the" (and "bank") in slots of their own
-        bars = page.evaluate(f"() => document.querySelector(\"{at('occlusion')} .clv-occ-bars\").data[0].x")
+        bars = page.evaluate(f'() => document.querySelector("{at("occlusion")} .clv-occ-bars").data[0].x')
         assert bars == list(range(n - 1))
-        ticks = page.eval_on_selector_all(f"{at('occlusion')} .clv-occ-bars .xtick text", "ts => ts.map(t => t.textContent)")
-        assert len(ticks) == n - 1 == len(set(ticks)) and {"the (0)", "the (3)", "the (6)", "bank"} <= set(ticks)
+        ticks = page.eval_on_selector_all(
+            f"{at('occlusion')} .clv-occ-bars .xtick text", "ts => ts.map(t => t.textContent)"
+        )
+        assert len(ticks) == n - 1 == len(set(ticks)) and {"the (0)", "the (3)", "the (6)", "bank"} <= set(
+            ticks
+        )
         # cosine: every usage of "bank" (twice in sentence 2) is a row and a column of its own
         usages = len(data["cosine"]["words"][0]["positions"])
         assert usages == 5
-        heat = page.evaluate(f"() => document.querySelector(\"{at('cosine')} .js-plotly-plot\").data[0]")
+        heat = page.evaluate(f'() => document.querySelector("{at("cosine")} .js-plotly-plot").data[0]')
         assert heat["x"] == list(range(usages)) and len(heat["z"]) == usages
         ticks = page.eval_on_selector_all(f"{at('cosine')} .xtick text", "ts => ts.map(t => t.textContent)")
         assert len(set(ticks)) == usages and {"S2 #2", "S2 #3"} <= set(ticks)
@@ -129,14 +160,20 @@ def test_a_word_is_keyed_by_its_position_in_every_view(browser, tmp_path):
         assert page.locator(f"{at('mask')} .clv-leak").count() == n
         assert page.locator(f"{at('neuron')} tr[data-j]").count() == n
         assert page.locator(f"{at('input')} table[data-sentence='1'] tr[data-i]").count() == n
-        options = page.eval_on_selector_all(f"{at('model')} select.clv-thumbs option", "os => os.map(o => o.value)")
+        options = page.eval_on_selector_all(
+            f"{at('model')} select.clv-thumbs option", "os => os.map(o => o.value)"
+        )
         assert options == [""] + [str(i) for i in range(n)]
         assert page.input_value(f"{at('model')} select.clv-thumbs") == "4"  # the second "bank", as asked
         # projection: a point per usage; the neighbours view marks the second "bank"
-        points = page.evaluate(f"() => document.querySelector(\"{at('projection')} .js-plotly-plot\").data"
-                               ".reduce((a, t) => a + t.x.length, 0)")
+        points = page.evaluate(
+            f'() => document.querySelector("{at("projection")} .js-plotly-plot").data'
+            ".reduce((a, t) => a + t.x.length, 0)"
+        )
         assert points == sum(len(s["words"]) for s in data["input"]["sentences"])
-        before = page.evaluate(f"() => document.querySelector(\"{at('neighbours')} .clv-usage\").firstChild.textContent")
+        before = page.evaluate(
+            f'() => document.querySelector("{at("neighbours")} .clv-usage").firstChild.textContent'
+        )
         assert before == "the bank by the " and page.inner_text(f"{at('neighbours')} mark") == "bank"
 
 
@@ -145,12 +182,14 @@ def test_spans_after_emoji_mark_the_right_characters(browser, tmp_path):
     path = views.Page(*page_views).save_html(tmp_path / "emoji.html")
     with offline_page(browser, path) as page:
         assert page.inner_text(".clv[data-kind='neighbours'] mark") == "bank"
-        before = page.evaluate("() => document.querySelector(\".clv[data-kind='neighbours'] .clv-usage\").firstChild"
-                               ".textContent")
+        before = page.evaluate(
+            "() => document.querySelector(\".clv[data-kind='neighbours'] .clv-usage\").firstChild.textContent"
+        )
         assert before == "😀😀 by the 😀 "
         cut = page.evaluate("() => CLViews.short('😀'.repeat(30), 10)")
         assert cut == "😀" * 9 + "…"  # cut between characters, never inside one
-        lone = page.evaluate(r"""() => /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+        lone = page.evaluate(r"""() =>
+            /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
             .test(document.body.textContent)""")
         assert not lone
 
@@ -161,10 +200,12 @@ def _shapes(div) -> dict[str, list[dict]]:
     return div.evaluate("""div => {
         const quad = (e) => { const b = e.getBBox(), m = e.getScreenCTM();
             const at = (x, y) => { const p = new DOMPoint(x, y).matrixTransform(m); return [p.x, p.y]; };
-            return {t: e.textContent, q: [at(b.x, b.y), at(b.x + b.width, b.y), at(b.x + b.width, b.y + b.height),
+            return {t: e.textContent, q: [at(b.x, b.y), at(b.x + b.width, b.y),
+                                          at(b.x + b.width, b.y + b.height),
                                           at(b.x, b.y + b.height)]}; };
         const all = (sel) => [...div.querySelectorAll(sel)].filter(e => e.textContent.trim()).map(quad);
-        return {xticks: all('.xtick text'), yticks: all('.ytick text'), titles: all('.g-xtitle text, .g-ytitle text'),
+        return {xticks: all('.xtick text'), yticks: all('.ytick text'),
+                titles: all('.g-xtitle text, .g-ytitle text'),
                 legend: [...div.querySelectorAll('.legend .bg')].map(quad)};
     }""")
 
@@ -185,30 +226,59 @@ def _meet(a: dict, b: dict) -> bool:
 
 def test_labels_do_not_overlap(browser, tmp_path, screenshots):
     """31 layers (SmolLM2 has 30 and the embedding row), a 25-word sentence, a projection's
-    legend: no tick label meets another, an axis title or a legend."""
+    legend, in windows 1300, 640 and 480 pixels wide: no tick label meets another, an axis
+    title or a legend (rotated labels are compared as the rotated boxes they are)."""
     need("sklearn")
-    sentences = [" ".join(LONG[:25]), "the bank closed after the flood", "my savings were in the bank", "a bank loan"]
+    sentences = [
+        " ".join(LONG[:25]),
+        "the bank closed after the flood",
+        "my savings were in the bank",
+        "a bank loan",
+    ]
     encoder = SelfAttention(table_of(sentences), heads=2, n_layers=30)
     lens = lens_result(sentences[0], "bank")
     lens["layers"] = [{**lens["layers"][0], "layer": i, "layer_name": f"layer {i}"} for i in range(31)]
-    page_views = [views.layers_view(layer_divergence(encoder, [(sentences[0], s) for s in sentences[1:]], "bank")),
-                  views.occlusion_view(occlusion_vs_attention(encoder, sentences[0], "bank")),
-                  views.lens_view(lens), *every_view(sentences, "bank")[5:9]]
+    page_views = [
+        views.layers_view(layer_divergence(encoder, [(sentences[0], s) for s in sentences[1:]], "bank")),
+        views.occlusion_view(occlusion_vs_attention(encoder, sentences[0], "bank")),
+        views.lens_view(lens),
+        *every_view(sentences, "bank")[5:9],
+    ]
     path = views.Page(*page_views).save_html(tmp_path / "crowded.html")
     with offline_page(browser, path) as page:
         divs = page.query_selector_all(".js-plotly-plot")
         assert len(divs) == 9
         overlaps = []
-        for div in divs:
-            b = _shapes(div)
-            kind = div.evaluate("d => d.closest('.clv').dataset.kind")
-            for axis in ("xticks", "yticks"):
-                ticks = b[axis]
-                overlaps += [(kind, s["t"], t["t"]) for i, s in enumerate(ticks) for t in ticks[i + 1:] if _meet(s, t)]
-            labels = b["xticks"] + b["yticks"]
-            overlaps += [(kind, t["t"], o["t"] or "legend") for t in labels + b["titles"] for o in b["titles"] + b["legend"]
-                         if t is not o and _meet(t, o)]
+        for width in (1300, 640, 480):  # a page, a lab card, a narrow window
+            page.set_viewport_size({"width": width, "height": 900})
+            page.evaluate(
+                "() => Promise.all([...document.querySelectorAll('.js-plotly-plot')].map(d => "
+                "Plotly.Plots.resize(d)))"
+            )
+            for div in divs:
+                b = _shapes(div)
+                kind = div.evaluate("d => d.closest('.clv').dataset.kind")
+                for axis in ("xticks", "yticks"):
+                    ticks = b[axis]
+                    overlaps += [
+                        (width, kind, s["t"], t["t"])
+                        for i, s in enumerate(ticks)
+                        for t in ticks[i + 1 :]
+                        if _meet(s, t)
+                    ]
+                labels = b["xticks"] + b["yticks"]
+                overlaps += [
+                    (width, kind, t["t"], o["t"] or "legend")
+                    for t in labels + b["titles"]
+                    for o in b["titles"] + b["legend"]
+                    if t is not o and _meet(t, o)
+                ]
         assert not overlaps, overlaps
+        page.set_viewport_size({"width": 1300, "height": 900})
+        page.evaluate(
+            "() => Promise.all([...document.querySelectorAll('.js-plotly-plot')].map(d => "
+            "Plotly.Plots.resize(d)))"
+        )
         page.locator("#clv-0").screenshot(path=str(screenshots / "views-layers-31.png"))
         page.locator("#clv-3").screenshot(path=str(screenshots / "views-projection-legend.png"))
 

@@ -17,8 +17,13 @@ from contextlens.text import tokenize
 from contextlens.views.pieces import CONTINUES, piece_label, token_labels, word_piece_labels
 from tests.missing import need
 
-CORPUS = ["We sat on the riverbank of the river.", "The bank approved my loan.", "A café 😀 in Łódź, naïve!",
-          "Banking banks bank's banked.", "She put money in the bank, then the river flooded."]
+CORPUS = [
+    "We sat on the riverbank of the river.",
+    "The bank approved my loan.",
+    "A café 😀 in Łódź, naïve!",
+    "Banking banks bank's banked.",
+    "She put money in the bank, then the river flooded.",
+]
 TEXTS = ["We sat on the riverbank café 😀 of Łódź.", "The banker's naïve bank, tab\there."]
 
 
@@ -30,23 +35,31 @@ def _tokenizer(kind: str):
         tok = Tokenizer(models.BPE())
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         tok.decoder = decoders.ByteLevel()
-        trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<s>"],
-                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+        trainer = trainers.BpeTrainer(
+            vocab_size=300, special_tokens=["<s>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        )
         tok.train_from_iterator(CORPUS * 3, trainer)
-        tok.post_processor = processors.Sequence([processors.ByteLevel(trim_offsets=False),
-                                                  processors.TemplateProcessing(single="<s> $A",
-                                                                                special_tokens=[("<s>", 0)])])
+        tok.post_processor = processors.Sequence(
+            [
+                processors.ByteLevel(trim_offsets=False),
+                processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 0)]),
+            ]
+        )
     elif kind == "wordpiece":
         tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
         tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-        tok.train_from_iterator(CORPUS * 3, trainers.WordPieceTrainer(vocab_size=120,
-                                                                        special_tokens=["[UNK]", "[CLS]", "[SEP]"]))
-        tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]",
-                                                           special_tokens=[("[CLS]", 1), ("[SEP]", 2)])
+        tok.train_from_iterator(
+            CORPUS * 3, trainers.WordPieceTrainer(vocab_size=120, special_tokens=["[UNK]", "[CLS]", "[SEP]"])
+        )
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 1), ("[SEP]", 2)]
+        )
     else:  # SentencePiece-style: ▁ before a word
         tok = Tokenizer(models.BPE(unk_token="<unk>"))
         tok.pre_tokenizer = pre_tokenizers.Metaspace()
-        tok.train_from_iterator(CORPUS * 3, trainers.BpeTrainer(vocab_size=150, special_tokens=["<unk>", "</s>"]))
+        tok.train_from_iterator(
+            CORPUS * 3, trainers.BpeTrainer(vocab_size=150, special_tokens=["<unk>", "</s>"])
+        )
         tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
     assert tk  # the package is there
     return tok
@@ -73,7 +86,10 @@ def test_each_words_labels_give_back_the_word(kind):
         labels = token_labels(enc.tokens, token_words, [words[w].text for w in kept])
         for p, ws in enumerate(al.piece_words):
             if len(ws) > 1:  # a piece over two words ("bank," "?\""): the text of its span
-                assert labels[p].removeprefix(CONTINUES) == "".join(words[w].text for w in ws), (kind, labels[p])
+                assert labels[p].removeprefix(CONTINUES) == "".join(words[w].text for w in ws), (
+                    kind,
+                    labels[p],
+                )
         for w in kept:
             ps = al.word_pieces[w]
             if any(len(al.piece_words[p]) > 1 for p in ps):
@@ -93,12 +109,20 @@ def test_each_words_labels_give_back_the_word(kind):
 def test_byte_level_pieces_are_decoded_and_others_never_garbled():
     assert piece_label("ĠcafÃ©", "café") == "café"
     assert piece_label("Ġna", "naïve") == "na" and piece_label("Ã¯ve", "naïve", continues=True) == "·ïve"
-    assert [piece_label(p, "Łódź", continues=k > 0) for k, p in enumerate(["ĠÅ", "ģ", "Ã³", "d", "Å", "º"])] == [
-        "\\xc5", "·\\x81", "·ó", "·d", "·\\xc5", "·\\xba"]
+    assert [
+        piece_label(p, "Łódź", continues=k > 0) for k, p in enumerate(["ĠÅ", "ģ", "Ã³", "d", "Å", "º"])
+    ] == ["\\xc5", "·\\x81", "·ó", "·d", "·\\xc5", "·\\xba"]
     assert piece_label("łodz", "Łódź") == "łodz"  # WordPiece's text, in byte stand-in letters, is not bytes
     assert piece_label("##ing", "banking", continues=True) == "·ing"
     assert [piece_label(p) for p in ("[CLS]", "<s>", "<|endoftext|>", "Ġ", "ĊĊ", "▁", "ĉ")] == [
-        "[CLS]", "<s>", "<|endoftext|>", "␣", "↵↵", "␣", "⇥"]
+        "[CLS]",
+        "<s>",
+        "<|endoftext|>",
+        "␣",
+        "↵↵",
+        "␣",
+        "⇥",
+    ]
 
 
 def test_every_view_of_pieces_shows_the_labels():
@@ -110,13 +134,29 @@ def test_every_view_of_pieces_shows_the_labels():
     ids = [[10], [11, 12], [13]]
     rng = np.random.default_rng(0)
     att = rng.dirichlet(np.ones(3), size=(1, 1, 3)).astype(np.float32)
-    enc = Encoding(text, words, rng.normal(size=(2, 3, 4)), att, meta={"pieces": pieces, "piece_ids": ids,
-                                                                      "model": "fake"})
+    enc = Encoding(
+        text,
+        words,
+        rng.normal(size=(2, 3, 4)),
+        att,
+        meta={"pieces": pieces, "piece_ids": ids, "model": "fake"},
+    )
     tokens = ("<s>", "Ġthe", "Ġriver", "bank", "ĠcafÃ©")
     w = rng.dirichlet(np.ones(5), size=(1, 5))
-    parts = AttentionParts(text, tokens, ((), (0,), (1,), (1,), (2,)), ("the", "riverbank", "café"), 1, "layer 1",
-                           rng.normal(size=(1, 5, 2)), rng.normal(size=(1, 5, 2)), 2 ** -0.5,
-                           np.ones((5, 5), bool), w, token_ids=(0, 10, 11, 12, 13))
+    parts = AttentionParts(
+        text,
+        tokens,
+        ((), (0,), (1,), (1,), (2,)),
+        ("the", "riverbank", "café"),
+        1,
+        "layer 1",
+        rng.normal(size=(1, 5, 2)),
+        rng.normal(size=(1, 5, 2)),
+        2**-0.5,
+        np.ones((5, 5), bool),
+        w,
+        token_ids=(0, 10, 11, 12, 13),
+    )
     want = ["<s>", "the", "river", "·bank", "café"]
     head = views.head_view(enc, [parts]).data["attention"]
     assert head["pieces"]["tokens"] == want and head["pieces"]["titles"][3] == "·bank (id 12: bank)"
@@ -124,6 +164,9 @@ def test_every_view_of_pieces_shows_the_labels():
     for view in (views.neuron_view(parts), views.mask_view(parts)):
         assert view.data["tokens"] == want and view.data["titles"][1] == "the (id 10: Ġthe)"
     got = views.input_view([enc]).data["sentences"][0]
-    assert got["pieces"] == word_piece_labels(pieces, ["the", "riverbank", "café"]) == [["the"], ["river", "·bank"],
-                                                                                         ["café"]]
+    assert (
+        got["pieces"]
+        == word_piece_labels(pieces, ["the", "riverbank", "café"])
+        == [["the"], ["river", "·bank"], ["café"]]
+    )
     assert got["raw_pieces"] == pieces

@@ -204,7 +204,8 @@ def test_every_views_data_is_embedded_inert_and_whole():
 
     made = every_view(HOSTILE, "bank")
     page = views.Page(*made).html()
-    bodies = re.findall(r'<script type="application/json" class="clv-(?:data|blob)"[^>]*>(.*?)</script>', page, re.S)
+    data = r'<script type="application/json" class="clv-(?:data|blob)"[^>]*>(.*?)</script>'
+    bodies = re.findall(data, page, re.S)
     assert len(bodies) >= len(made)
     assert not [b for b in bodies if re.search("[<>&\u2028\u2029]", b)]
     assert page_views(page) == [v.data for v in made]

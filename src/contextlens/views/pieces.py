@@ -42,7 +42,11 @@ _WHITE = {" ": "␣", "\n": "↵", "\r": "↵", "\t": "⇥"}
 
 def _byte_table() -> dict[str, int]:
     """Byte-level BPE's printable stand-in of each byte (GPT-2's ``bytes_to_unicode``), inverted."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    printable = [
+        *range(ord("!"), ord("~") + 1),
+        *range(ord("¡"), ord("¬") + 1),
+        *range(ord("®"), ord("ÿ") + 1),
+    ]
     others = [b for b in range(256) if b not in printable]
     table = {chr(b): b for b in printable}
     table.update({chr(256 + n): b for n, b in enumerate(others)})
@@ -100,16 +104,22 @@ def word_piece_labels(pieces: Sequence[Sequence[str]], words: Sequence[str]) -> 
     >>> word_piece_labels([["Ġriver", "bank"], ["Ġof"]], ["riverbank", "of"])
     [['river', '·bank'], ['of']]
     """
-    return [[piece_label(p, w, continues=k > 0) for k, p in enumerate(ps)] for ps, w in zip(pieces, words, strict=True)]
+    return [
+        [piece_label(p, w, continues=k > 0) for k, p in enumerate(ps)]
+        for ps, w in zip(pieces, words, strict=True)
+    ]
 
 
-def token_labels(tokens: Sequence[str], token_words: Sequence[Sequence[int]], words: Sequence[str]) -> list[str]:
+def token_labels(
+    tokens: Sequence[str], token_words: Sequence[Sequence[int]], words: Sequence[str]
+) -> list[str]:
     """The labels of a sequence of pieces (special tokens included), given the words each
     covers (indices into ``words``, empty for a special token; a merged piece such as
     ``bank,`` covers two): a piece continues a word when the piece before it covers the same
     word.
 
-    >>> token_labels(["<s>", "ĠWe", "Ġriver", "bank", "</s>"], [(), (0,), (1,), (1,), ()], ["We", "riverbank"])
+    >>> token_labels(["<s>", "ĠWe", "Ġriver", "bank", "</s>"], [(), (0,), (1,), (1,), ()],
+    ...              ["We", "riverbank"])
     ['<s>', 'We', 'river', '·bank', '</s>']
     """
     out = []
@@ -117,7 +127,8 @@ def token_labels(tokens: Sequence[str], token_words: Sequence[Sequence[int]], wo
         if not ws:
             out.append(piece_label(token))
             continue
-        continues = t > 0 and ws[0] in token_words[t - 1]  # a piece over two words (GPT-2's ``?"``): their text
+        continues = t > 0 and ws[0] in token_words[t - 1]
+        # a piece over two words (GPT-2's ``?"``) stands for their text together
         out.append(piece_label(token, "".join(words[w] for w in ws), continues=continues))
     return out
 

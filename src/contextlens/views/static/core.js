@@ -165,7 +165,8 @@
     const keys = labels.map((_, i) => i);
     const ticktext = shown.map((t) => CLV.plotText(t));
     const axis = { type: "linear", tickmode: "array", tickvals: keys, ticktext,
-      range: [-0.5, labels.length - 0.5], automargin: true, zeroline: false, showgrid: false };
+      range: [-0.5, labels.length - 0.5], automargin: true, autotickangles: [0, 30, 60, 90], zeroline: false,
+      showgrid: false };
     return { keys, shown, axis };
   };
 

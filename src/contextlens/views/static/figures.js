@@ -20,10 +20,12 @@
   };
   const WRAP = 60;  // a sentence in a hover label: lines of about this many characters
   const AXES = { pca: "PC", tsne: "t-SNE", umap: "UMAP" };
-  /** An x axis of layers: one tick per layer number (31 layers fit side by side), the names in the
-      hovers, and layer 0's in the axis title. */
+  /** An x axis of layers: a tick per layer, labelled with its number (every second or third one
+      beyond 16 layers, so that 31 fit a narrow card), the names in the hovers, and layer 0's in
+      the axis title. */
   const layerAxis = (ids, names) => {
-    const s = CLV.slots(ids.map(String));
+    const s = CLV.slots(ids.map(String)), step = Math.ceil(ids.length / 16);
+    s.axis.ticktext = s.axis.ticktext.map((t, i) => (i % step === 0 ? t : ""));
     s.axis.title = { text: ids[0] === 0 ? `layer (0: ${text(names[0])})` : "layer" };
     return s;
   };
@@ -242,7 +244,9 @@
       const traces = rows.map(([key, name, ax], i) => ({ type: "bar", name, x: x.keys, y: at[key], yaxis: ax,
         xaxis: "x", marker: { color: CLV.colour(i) }, hoverinfo: "text", hovertext: d.others.map((o, j) =>
           `<b>${text(o.word)}</b> (word ${o.position}): ${name} ${fmt(at[key][j], 4)}`) }));
+      // the legend above the bars: the words below them get the figure's whole width
       plot(bars, traces, { height: 520, showlegend: true, bargap: 0.3,
+        legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
         xaxis: { ...x.axis, anchor: "y3" },
         yaxis: { domain: [0.70, 1], title: { text: "occlusion" }, rangemode: "tozero" },
         yaxis2: { domain: [0.36, 0.64], title: { text: "attention" }, rangemode: "tozero" },
@@ -258,7 +262,7 @@
       hovertext: L.map((y) => `layer ${y.layer} (${text(y.layer_name)}): Spearman ${fmt(y[key])}, ` +
         `occlusion vs ${name}`) })),
     { height: 320, yaxis: { range: [-1.05, 1.05], title: { text: "Spearman" }, zeroline: true },
-      xaxis: lx.axis, showlegend: true });
+      xaxis: lx.axis, showlegend: true, legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" } });
   });
 
   // ---- contextual neighbours ---------------------------------------------------------------
