@@ -201,9 +201,10 @@ def test_senses_page(page, lab_url, screenshots):
 
 
 def test_shared_url_opens_the_view_and_tabs_use_the_keyboard(page, lab_url):
-    query = f"?tab=sentences&s={quote(chr(10).join(S3[:2]))}&w=bank&m=attention"
+    query = f"?tab=sentences&s={quote(chr(10).join(S3[:2]))}&w=bank&m=attention&l=0&as=1"
     open_lab(page, lab_url, query)
     page.wait_for_function("document.querySelectorAll('#fig-layers .scatterlayer .point').length === 2")
+    assert (page.input_value("#lab-layer"), page.input_value("#lab-att-sentence")) == ("0", "1")  # the URL's
     page.focus("#tab-sentences")
     page.keyboard.press("ArrowRight")
     assert page.is_visible("#panel-senses") and not page.is_visible("#panel-sentences")
@@ -216,3 +217,4 @@ def test_phone_width_has_no_sideways_scroll(browser, lab_url, screenshots):
     assert page.evaluate("document.documentElement.scrollWidth") <= 391
     page.screenshot(path=str(screenshots / "toy-lab-phone.png"), full_page=True)
     context.close()
+
