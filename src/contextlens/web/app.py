@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import json
@@ -29,7 +30,7 @@ from .limits import LimitError, Limits
 from .state import LabState, NoIndexError
 from .worker import WorkerError, WorkerPool
 
-__all__ = ["create_app", "plotly_js", "LOCAL_HOSTS", "api_phrase", "host_name", "HostCheck"]
+__all__ = ["create_app", "plotly_js", "LOCAL_HOSTS", "api_phrase", "host_name", "HostCheck", "StopAnswer"]
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
@@ -104,6 +105,32 @@ class HostCheck:
         response = error(f"this lab does not answer {asked} (a guard against DNS rebinding); open it by one "
                          f"of its names: {', '.join(self.allowed)}", "HostError", 400)
         return await response(scope, receive, send)
+
+
+class StopAnswer:
+    """A request the lab's stop cuts short (uvicorn cancels it after its grace period) answers
+    in the lab's error shape, 503, instead of uvicorn's plain-text 500."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        started = False
+
+        async def watch(message):
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        except asyncio.CancelledError:
+            if not started:
+                await error("the lab stopped before this request finished; start it again and retry",
+                            "LabClosingError", 503)(scope, receive, send)
+            raise
 
 
 def _validation_message(err: RequestValidationError) -> str:
@@ -197,6 +224,7 @@ def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Lim
     app.include_router(router)
     app.add_middleware(BodyLimit, max_bytes=lab_state.limits.max_body_bytes)
     app.add_middleware(HostCheck, allowed=allowed_hosts)
+    app.add_middleware(StopAnswer)
 
     @app.exception_handler(LimitError)
     async def _limit(request: Request, exc: LimitError):
