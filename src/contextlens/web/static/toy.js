@@ -100,20 +100,30 @@ window.ToyLab = (() => {
     }
     return out;
   }
+  /** Small boxes along an arrow from the origin to v (a label may cross one, at a small cost). */
+  function along(v) {
+    const [x0, y0, x1, y1] = [px(0), py(0), px(v[0]), py(v[1])];
+    const n = Math.ceil(Math.hypot(x1 - x0, y1 - y0) / 6);
+    return Array.from({ length: n + 1 }, (_, i) => {
+      const x = x0 + ((x1 - x0) * i) / n, y = y0 + ((y1 - y0) * i) / n;
+      return { box: [x - 2, y - 2, x + 2, y + 2], cost: 1 };
+    });
+  }
   /** Place each label {el, cls, x, y, r} (its point at x, y, radius r) at the first spot whose box
-   * stays on the plane and meets no box placed before it nor any point; else where it meets least. */
+   * stays on the plane and meets nothing in ``taken`` ({box, cost}: other labels and the points
+   * cost a million a pixel, arrows 1); else where it costs least. */
   function placeLabels(labels, taken) {
     for (const lab of labels) {
       let best = null;
       for (const [dx, dy, anchor] of spots(lab.r)) {
         const box = labelBox(lab.el.textContent, lab.cls, lab.x + dx, lab.y + dy, anchor);
         const off = box[0] < 0 || box[1] < 0 || box[2] > SIZE || box[3] > SIZE;
-        const hit = taken.reduce((sum, t) => sum + overlap(box, t), 0) + (off ? 1e6 : 0);
+        const hit = taken.reduce((sum, t) => sum + t.cost * overlap(box, t.box), 0) + (off ? 1e12 : 0);
         if (best === null || hit < best.hit) best = { hit, box, x: lab.x + dx, y: lab.y + dy, anchor };
         if (hit === 0) break;
       }
       lab.el.setAttribute("x", best.x); lab.el.setAttribute("y", best.y); lab.el.setAttribute("text-anchor", best.anchor);
-      taken.push(best.box);
+      taken.push({ box: best.box, cost: 1e6 });
     }
   }
 
@@ -167,7 +177,7 @@ window.ToyLab = (() => {
     const taken = [];  // boxes labels must not meet: the axis labels and every point
     for (const [text, x, y, anchor] of [["finance →", px(HI) - 6, py(0) - 6, "end"], ["nature ↑", px(0) + 6, py(HI) + 14, "start"]]) {
       el("text", { x, y, "text-anchor": anchor, class: "axis-label" }, svg).textContent = text;
-      taken.push(labelBox(text, "axis-label", x, y, anchor));
+      taken.push({ box: labelBox(text, "axis-label", x, y, anchor), cost: 1e6 });
     }
     const words = [], banks = [];  // the labels to place: the words first, then bank (A) and bank (B)
     const arrow = (v, cls, marker) => el("line", { x1: px(0), y1: py(0), x2: px(v[0]), y2: py(v[1]), class: cls, "marker-end": `url(#${marker})` }, svg);
@@ -199,7 +209,10 @@ window.ToyLab = (() => {
       g.addEventListener("keydown", (ev) => keyMove(ev, w));
     }
     const labels = [...words, ...banks];
-    for (const p of labels) taken.push([p.x - p.r, p.y - p.r, p.x + p.r, p.y + p.r]);  // no label over a point
+    for (const p of labels) taken.push({ box: [p.x - p.r, p.y - p.r, p.x + p.r, p.y + p.r], cost: 1e6 });  // no label over a point
+    for (const v of [...Object.values(st.vectors), ...(result ? result.sentences.map((r) => r.contextual) : [])]) {
+      taken.push(...along(v));
+    }
     placeLabels(labels, taken);
   }
 
