@@ -200,8 +200,12 @@
     const data = r.pairs.map((p, k) => ({ x: r.layer_names, y: p.cosine_by_layer, name: `sentences ${p.label}`,
       mode: "lines+markers", type: "scatter", line: { color: COLORS[k % COLORS.length] } }));
     const low = Math.min(...r.pairs.flatMap((p) => p.cosine_by_layer));
+    // the legend above the plot and the tick labels given their room: with 31 layers the names,
+    // the axis title and the legend used to run into one another below the plot
     plot("fig-layers", data, { yaxis: { title: { text: "cosine" }, range: [Math.max(-1.02, low - 0.05), 1.02] },
-      xaxis: { type: "category", title: { text: "layer" } }, legend: { orientation: "h", y: -0.25 }, showlegend: true });
+      xaxis: { type: "category", title: { text: "layer", standoff: 8 }, automargin: true, tickangle: -45 },
+      legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" }, margin: { l: 56, r: 16, t: 40, b: 16 },
+      showlegend: true });
   }
   async function runExplore(req, n) {
     const layer = Number($("#lab-layer").value);
