@@ -105,14 +105,10 @@
       l: lab.layerEncoder === undefined ? lab.urlLayer : $("#lab-layer").value, as: $("#lab-att-sentence").value || lab.urlSentence });
   }
 
-  const FIGS = ["fig-layers", "fig-matrix", "fig-attention", "fig-occlusion", "fig-lens", "fig-projection", "fig-neighbours"];
-  /** Say why there is nothing to show, in the form and in every figure (no stale figure stays). */
-  function clearFigures(message) {
-    $("#lab-error").textContent = message;
-    lab.result = {};
-    FIGS.forEach((f) => note(f, message));
-    showSkipped();
-  }
+  /** The cards of the sentence lab and their figures. */
+  const CARDS = { layers: ["fig-layers"], explore: ["fig-matrix", "fig-projection"], attention: ["fig-attention"],
+    occlusion: ["fig-occlusion"], lens: ["fig-lens"], neighbours: ["fig-neighbours"] };
+  const FIGS = Object.values(CARDS).flat();
   /** What the server says this encoder's figures mean (causal models), on each card. */
   function showNotes(notes) {
     document.querySelectorAll("#panel-sentences .card-note").forEach((p) => {
@@ -129,44 +125,70 @@
     });
   }
 
-  /** Each run of the figures (Show, a token click, a new layer or sentence) has a number; only the
-   * latest draws, so a slower earlier answer never replaces a newer one (nor another encoder's). */
-  let labRun = 0;
+  /** Each run of the figures (Show, a token click, a new layer or sentence) has a number, and each
+   * card remembers the run that last asked it to draw: only that run's answer draws (a slower earlier
+   * answer never replaces a newer one, nor another encoder's), and a run that leaves a card alone (a
+   * new layer does not change the lens) leaves it to the run that asked it. */
+  let labRun = 0, fullRun = 0;
+  const owner = {};  // card -> the run it draws for
+  const claim = (n, cards) => cards.forEach((c) => { owner[c] = n; });
+  const mine = (card, n) => owner[card] === n;
+  /** Card ``name`` for run ``n``: its veil, then ``compute()``'s result kept and drawn (or the reason it
+   * cannot be, in the card), if the card still draws for ``n``. */
+  async function card(name, n, veil, compute, draw) {
+    CARDS[name].forEach((f) => busy(f, true, veil));
+    try {
+      const r = await compute();
+      if (!mine(name, n)) return;
+      lab.result[name] = r;
+      draw(r);
+    } catch (e) {
+      if (!mine(name, n)) return;
+      delete lab.result[name];
+      CARDS[name].forEach((f) => { note(f, e.message); showSkipped(f); });
+    } finally {
+      if (mine(name, n)) CARDS[name].forEach((f) => busy(f, false));
+    }
+  }
+
   /** Every card draws what it can: one that needs the word in two sentences compares those that
    * have it (and says which it left out), one that reads one sentence reads the chosen one; a card
    * that cannot draw says why, and the others still draw. */
   async function runLab() {
-    const n = ++labRun;
     const req = labRequest();
     saveLabURL();
     $("#lab-error").textContent = "";
     if (req.sentences.length < 2) { $("#lab-error").textContent = "Give two or more sentences, one per line."; return; }
     if (!req.word) { $("#lab-error").textContent = "Pick a word: click it in a sentence above."; return; }
-    const figs = FIGS.filter((f) => f !== "fig-neighbours" && f !== "fig-lens");  // these keep their own veils
-    figs.forEach((f) => busy(f, true));
+    const n = fullRun = ++labRun;
+    claim(n, Object.keys(CARDS));
+    FIGS.forEach((f) => busy(f, true));
     try {
       await prepare(req.encoder);
-      if (n !== labRun) return;
+      if (n !== fullRun) return;
       const info = await api("/api/encode", withEncoder(req, { sentences: req.sentences }));
-      if (n !== labRun) return;
+      if (n !== fullRun) return;
       lab.result = { encoder: { causal: info.causal, default_layer: info.default_layer, notes: info.notes } };
       fillLayerSelect(info.layer_ids, info.layer_names, info.default_layer, req.encoder);
       fillSentenceSelect(req.sentences);
       showNotes(info.notes);
-      figs.forEach((f) => busy(f, true, "Computing…"));
       await Promise.all([runLayers(req, n), runExplore(req, n), runAttention(req, n), runOcclusion(req, n)]);
-      if (n !== labRun) return;
-      status(`'${req.word}' in ${req.sentences.length} sentences with ${req.encoder}.`);
-      neighboursLater(req);  // the first time per encoder it builds the reference: the other figures do not wait
-      runLens(req, n);  // it may load the model's language-model head: not awaited either
-    } catch (e) {
-      if (n === labRun) clearFigures(e.message);
-    } finally {
-      if (n === labRun) figs.forEach((f) => busy(f, false));
+      if (n === fullRun) status(`'${req.word}' in ${req.sentences.length} sentences with ${req.encoder}.`);
+      // after the others: the first time per encoder the neighbours build their reference (minutes for a
+      // transformer) and the lens loads the model's head; nothing waits for them
+      if (mine("neighbours", n)) runNeighbours(req, n);
+      if (mine("lens", n)) runLens(req, n);
+    } catch (e) {  // the encoder could not load or encode: every card it still owns says why
+      const cards = Object.keys(CARDS).filter((c) => mine(c, n));
+      if (n === fullRun) $("#lab-error").textContent = e.message;
+      for (const c of cards) {
+        delete lab.result[c];
+        CARDS[c].forEach((f) => { note(f, e.message); showSkipped(f); busy(f, false); });
+      }
     }
   }
   /** The layer options (values: layer numbers, 0 = static row). The encoder's default layer (the
-   * server's: the last, or a middle one for a causal model) is chosen when the encoder changes;
+   * server's: the last, or a third of the way up for a causal model) is chosen when the encoder changes;
    * otherwise the user's choice (or the shared URL's) stays. */
   function fillLayerSelect(ids, names, defaultLayer, encoder) {
     const sel = $("#lab-layer");
@@ -187,15 +209,8 @@
   }
 
   /** The cosine of the word's usages layer by layer, every pair of the sentences that have it. */
-  async function runLayers(req, n) {
-    try {
-      const r = await api("/api/layers", { ...req, missing: "skip" });
-      if (n !== labRun) return;
-      lab.result.layers = r;
-      drawLayers(r);
-      showSkipped("fig-layers", r.skipped.map((s) => s.position), req.word);
-    } catch (e) { if (n === labRun) { delete lab.result.layers; note("fig-layers", e.message); showSkipped("fig-layers"); } }
-  }
+  const runLayers = (req, n) => card("layers", n, "Computing…", () => api("/api/layers", { ...req, missing: "skip" }),
+    (r) => { drawLayers(r); showSkipped("fig-layers", r.skipped.map((s) => s.position), req.word); });
   function drawLayers(r) {
     const data = r.pairs.map((p, k) => ({ x: r.layer_names, y: p.cosine_by_layer, name: `sentences ${p.label}`,
       mode: "lines+markers", type: "scatter", line: { color: COLORS[k % COLORS.length] } }));
@@ -207,14 +222,11 @@
       legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" }, margin: { l: 56, r: 16, t: 40, b: 16 },
       showlegend: true });
   }
-  async function runExplore(req, n) {
-    const layer = Number($("#lab-layer").value);
-    try {
-      const r = await api("/api/explore", { ...req, layer, missing: "skip" });
-      if (n !== labRun) return;
-      lab.result.explore = r;
+  /** The cosine matrix of the usages at the chosen layer, and their projection. */
+  const runExplore = (req, n) => card("explore", n, "Computing…",
+    () => api("/api/explore", { ...req, layer: Number($("#lab-layer").value), missing: "skip" }), (r) => {
       const m = r.words[0];
-      for (const f of ["fig-matrix", "fig-projection"]) showSkipped(f, m.skipped, req.word);
+      for (const f of CARDS.explore) showSkipped(f, m.skipped, req.word);
       const labels = m.positions.map((p) => `S${p}`);  // the sentences' indices, as in the JSON
       plot("fig-matrix", [{ type: "heatmap", z: m.matrix, x: labels, y: labels, zmin: Math.floor(Math.min(...m.matrix.flat()) * 10) / 10, zmax: 1, colorscale: "Viridis",
         text: m.matrix.map((row) => row.map((v) => v.toFixed(3))), texttemplate: "%{text}", hovertemplate: "%{y} · %{x}: %{z:.3f}<extra></extra>" }],
@@ -224,22 +236,15 @@
         text: labels, textposition: "top center", hovertext: r.projection.sentence, hoverinfo: "text",
         marker: { size: 12, color: m.positions.map((p) => COLORS[p % COLORS.length]) } }],
       { xaxis: { title: { text: "PC 1" }, zeroline: false }, yaxis: { title: { text: "PC 2" }, zeroline: false } });
-    } catch (e) {
-      if (n !== labRun) return;
-      delete lab.result.explore;
-      for (const f of ["fig-matrix", "fig-projection"]) { note(f, e.message); showSkipped(f); }
-    }
-  }
-  async function runAttention(req, n) {  // the library's views (contextlens.views), drawn by its own script
+    });
+  /** The library's head, model and neuron views (contextlens.views) at the chosen layer, in the chosen sentence. */
+  function runAttention(req, n) {
     const sel = $("#lab-layer");
     const chosen = Number(sel.value);  // attention needs a contextual layer: layer 0 shows the first
     const layer = chosen > 0 ? chosen : (sel.options.length > 1 ? Number(sel.options[1].value) : -1);
-    try {
-      const r = await api("/api/views/attention", withEncoder(req, { sentence: chosenSentence(req), word: req.word, layer }));
-      if (n !== labRun) return;
-      lab.result.attention = r;
-      drawViews("fig-attention", r.views);
-    } catch (e) { if (n === labRun) { delete lab.result.attention; note("fig-attention", e.message); } }
+    return card("attention", n, "Computing…",
+      () => api("/api/views/attention", withEncoder(req, { sentence: chosenSentence(req), word: req.word, layer })),
+      (r) => drawViews("fig-attention", r.views));
   }
   /** Draw the library's views (their data from the server) in a figure card, one after the other. */
   function drawViews(figId, views) {
@@ -253,52 +258,27 @@
     }
   }
   /** The library's occlusion view of the word in the chosen sentence (every layer at once). */
-  async function runOcclusion(req, n) {
-    try {
-      const r = await api("/api/views/occlusion", withEncoder(req, { sentence: chosenSentence(req), word: req.word }));
-      if (n !== labRun) return;
-      lab.result.occlusion = r.view;
-      drawViews("fig-occlusion", [r.view]);
-    } catch (e) { if (n === labRun) { delete lab.result.occlusion; note("fig-occlusion", e.message); } }
-  }
+  const runOcclusion = (req, n) => card("occlusion", n, "Computing…", async () =>
+    (await api("/api/views/occlusion", withEncoder(req, { sentence: chosenSentence(req), word: req.word }))).view,
+  (view) => drawViews("fig-occlusion", [view]));
   /** The logit lens of a causal model after the word in the chosen sentence, following the
    * sentence's own next word; any other encoder gets the server's word on what to pick. */
-  async function runLens(req, n) {
+  function runLens(req, n) {
     const sentence = chosenSentence(req);
-    busy("fig-lens", true, "Reading the predictions of every layer… (the first time it loads the model's head)");
-    try {
+    return card("lens", n, "Reading the predictions of every layer… (the first time it loads the model's head)", async () => {
       const words = (await api("/api/tokens", { sentences: [sentence] })).sentences[0].map((w) => w.text);
       const position = words.findIndex((w) => w.toLowerCase() === req.word.toLowerCase());
       const next = position >= 0 ? words[position + 1] : undefined;  // (a word not in the sentence: the server says so)
-      const r = await api("/api/views/lens", { model: req.encoder, sentence, word: req.word, k: 5, track: next ? [next] : [] });
-      if (n !== labRun) return;
-      lab.result.lens = r.view;
-      drawViews("fig-lens", [r.view]);
-    } catch (e) {
-      if (n === labRun) { delete lab.result.lens; note("fig-lens", e.message); }
-    } finally {
-      if (n === labRun) busy("fig-lens", false);
-    }
+      return (await api("/api/views/lens", { model: req.encoder, sentence, word: req.word, k: 5, track: next ? [next] : [] })).view;
+    }, (view) => drawViews("fig-lens", [view]));
   }
   /** The library's neighbours view of the word in the chosen sentence at the chosen layer. */
-  let neighboursRun = 0;  // only the latest request draws: an earlier, slower one is dropped
-  async function runNeighbours(req) {
-    const n = ++neighboursRun;
+  function runNeighbours(req, n) {
     const body = withEncoder(req, { sentence: chosenSentence(req), word: req.word, layer: Number($("#lab-layer").value), k: 10 });
-    busy("fig-neighbours", true, "Finding the nearest reference words… The first time for an encoder it encodes " +
-      "20,000 reference words alone: seconds over the table, a few minutes for a transformer (cached on disk after).");
-    try {
-      const r = await api("/api/views/neighbours", body);
-      if (n !== neighboursRun) return;
-      lab.result.neighbours = r.view;
-      drawViews("fig-neighbours", [r.view]);
-    } catch (e) {
-      if (n === neighboursRun) { delete lab.result.neighbours; note("fig-neighbours", e.message); }
-    } finally {
-      if (n === neighboursRun) busy("fig-neighbours", false);
-    }
+    return card("neighbours", n, "Finding the nearest reference words… The first time for an encoder it encodes " +
+      "20,000 reference words alone: seconds over the table, a few minutes for a transformer (cached on disk after).",
+    async () => (await api("/api/views/neighbours", body)).view, (view) => drawViews("fig-neighbours", [view]));
   }
-  const neighboursLater = (req) => { runNeighbours(req); };  // not awaited: the other figures do not wait for it
   function initLab() {
     $("#lab-sentences").value = getParam("s", DEFAULT_SENTENCES);
     $("#lab-word").value = getParam("w", "bank");
@@ -312,15 +292,17 @@
     $("#lab-form").addEventListener("submit", (ev) => { ev.preventDefault(); runLab(); });
     $("#lab-sentences").addEventListener("input", () => { clearTimeout(tokenTimer); tokenTimer = setTimeout(showTokens, 250); });
     $("#lab-word").addEventListener("input", markTokens);
-    const again = (fn) => async () => {
+    /** A new layer or sentence redraws the cards that read it (as a run of its own). */
+    const again = (runs) => () => {
       const n = ++labRun;
-      saveLabURL(); const req = labRequest(); busy("fig-matrix", true); busy("fig-attention", true);
-      try { await fn(req, n); } finally {
-        if (n === labRun) { busy("fig-matrix", false); busy("fig-attention", false); busy("fig-projection", false); }
-      } };
-    $("#lab-layer").addEventListener("change", again((req, n) => { neighboursLater(req); return Promise.all([runExplore(req, n), runAttention(req, n)]); }));
-    $("#lab-att-sentence").addEventListener("change", again((req, n) => {
-      neighboursLater(req); runLens(req, n); return Promise.all([runAttention(req, n), runOcclusion(req, n)]); }));
+      saveLabURL();
+      const req = labRequest();
+      claim(n, Object.keys(runs));
+      for (const run of Object.values(runs)) run(req, n);
+    };
+    $("#lab-layer").addEventListener("change", again({ explore: runExplore, attention: runAttention, neighbours: runNeighbours }));
+    $("#lab-att-sentence").addEventListener("change",
+      again({ attention: runAttention, occlusion: runOcclusion, lens: runLens, neighbours: runNeighbours }));
     $("#lab-json").addEventListener("click", () => saveJSON({ request: labRequest(), ...lab.result }, "contextlens-sentence-lab.json"));
     document.querySelectorAll("#panel-sentences .downloads[data-fig]").forEach((d) => figureButtons(d, d.dataset.fig));
     FIGS.forEach((f) => note(f, "Press Show to compute."));
