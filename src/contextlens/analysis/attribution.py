@@ -107,7 +107,7 @@ def attention_attribution(
     if head is not None:
         check_int("head", head, low=0, high=heads - 1, hint="or None for the mean over heads")
     if head is not None and layer is None:
-        raise InputError(f"a head is chosen within a layer; {ask('layer')} too")
+        raise InputError(f"a head is chosen within a layer; give the layer too ({ask('layer')})")
     out: dict[str, Any] = {
         "sentence": encoding.text, "word": encoding.words[i].text, "index": i, "words": encoding.tokens,
         "layer_names": list(encoding.layer_names[1:]), "layer_ids": list(encoding.layer_ids[1:]), "heads": heads,
