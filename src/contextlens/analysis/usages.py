@@ -29,6 +29,8 @@ from ..errors import (
     EmptyInputError,
     InputError,
     TargetNotFoundError,
+    TextDecodingError,
+    ask,
     check_choice,
     check_int,
 )
@@ -37,7 +39,7 @@ from ..text import split_lines
 
 __all__ = [
     "Usage", "Usages", "collect_usages", "usages_in", "check_pairs", "read_sentences", "read_lines",
-    "numbered_lines", "MISSING_POLICIES",
+    "numbered_lines", "MISSING_POLICIES", "need_usages",
 ]
 
 log = logging.getLogger(__name__)
@@ -124,12 +126,12 @@ def usages_in(
                 continue
             raise TargetNotFoundError(
                 f"sentence {pos + 1} ({text!r}) lacks {word!r}: {err}; fix or remove that "
-                "sentence, or skip such sentences (missing='skip', --skip-missing)"
+                f"sentence, or skip such sentences: {ask('missing', 'skip')}"
             ) from None
         except AmbiguousTargetError as err:
             raise AmbiguousTargetError(
-                f"sentence {pos + 1} ({text!r}): {err}; or take every occurrence (occurrence='all', "
-                "--occurrence all) or the first in each sentence (occurrence=0, --occurrence 0)"
+                f"sentence {pos + 1} ({text!r}): {err}; or take every occurrence ({ask('occurrence', 'all')}) "
+                f"or the first in each sentence ({ask('occurrence', 0)})"
             ) from None
         for i in hits:
             w = enc.words[i]
@@ -145,6 +147,24 @@ def usages_in(
     vectors = np.stack(rows).astype(np.float64)  # (n_usages, layers + 1, dim)
     first = encodings[usages[0].position]
     return Usages(word, usages, vectors, tuple(first.layer_names), skipped, dict(first.meta), first.layer_ids)
+
+
+def need_usages(usages: Usages, n: int = 2) -> Usages:
+    """``usages`` when it holds at least ``n`` usages, else the error every comparison of a
+    word's usages gives (explore's matrix, the lab's pairs of sentences).
+
+    >>> need_usages(Usages("bank", [], np.zeros((0, 1, 2)), ("static",)))
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: 'bank' has 0 usage(s); comparing usages needs at least 2 sentences that \
+contain it (add some, or leave the word out)
+    """
+    if len(usages) < n:
+        raise InputError(
+            f"{usages.word!r} has {len(usages)} usage(s); comparing usages needs at least {n} "
+            "sentences that contain it (add some, or leave the word out)"
+        )
+    return usages
 
 
 def collect_usages(
@@ -214,5 +234,5 @@ def read_sentences(path: str | os.PathLike | None = None, extra: Sequence[str] =
     sentences += [s.strip() for s in extra if s.strip()]
     if not sentences:
         where = f"{path} holds no sentences" if path is not None else "no sentences given"
-        raise EmptyInputError(f"{where}; give sentences with --sentences FILE or -s TEXT")
+        raise EmptyInputError(f"{where}; {ask('sentences')}")
     return sentences
