@@ -92,7 +92,7 @@ def _key(encoder: Encoder, words: Sequence[str]) -> str:
     :data:`ALONE_SETTINGS`, its layers and the words.
 
     >>> class E:
-    ...     layer_ids = (0, 1)
+    ...     layer_ids, causal = (0, 1), False
     ...     def __init__(self, batch): self.batch = batch
     ...     def params(self): return {"model": "m", "pooling": "mean", "batch_size": self.batch}
     >>> _key(E(8), ["bank"]) == _key(E(64), ["bank"]), _key(E(8), ["bank"]) == _key(E(8), ["river"])

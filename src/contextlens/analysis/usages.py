@@ -29,7 +29,6 @@ from ..errors import (
     EmptyInputError,
     InputError,
     TargetNotFoundError,
-    TextDecodingError,
     ask,
     check_choice,
     check_int,
