@@ -18,7 +18,7 @@ from numba.core import config as numba_config
 
 from ...files import cache_dir
 
-__all__ = ["jit"]
+__all__ = ["jit", "is_cached"]
 
 log = logging.getLogger(__name__)
 
@@ -40,3 +40,13 @@ def jit(fn):
             return numba.njit(nogil=True)(fn)
     finally:
         numba_config.CACHE_DIR = saved
+
+
+def is_cached(fn) -> bool:
+    """Whether numba's on-disk cache holds compiled code of the jitted ``fn`` for its
+    current source (so its first call loads instead of compiling). numba has no public
+    call for this: its cache index is read, and anything unexpected counts as not cached."""
+    try:
+        return bool(fn._cache._cache_file._load_index())
+    except Exception:  # noqa: BLE001 - numba's internals changed, or no cache: it compiles
+        return False
