@@ -282,23 +282,17 @@ def fmt(x: float | None) -> str:
 
 
 def table(title: str, columns: list[str], rows, left: int | str = 1, widths: dict[int, int] | None = None):
-    """A Rich table whose title, headers and cells are plain text (a ``[word]`` in a
-    sentence is shown, not read as markup); floats are formatted by :func:`fmt`.
+    """A table whose title, headers and cells are plain text (a ``[word]`` in a sentence is
+    shown, not read as markup), laid out for the width it is printed at without ever
+    cutting a number (:class:`.tables.FitTable`); floats are formatted by :func:`fmt`.
     ``left``: how many first columns are left-aligned (the others right), or one letter
-    per column (``"lrl"``); ``widths``: column index -> at most that many characters,
-    on one line, cut with an ellipsis (long sentences)."""
-    from rich.table import Table
-    from rich.text import Text
+    per column (``"lrl"``); ``widths``: column index -> at most that many characters, on
+    one line, cut with an ellipsis (long sentences; never a column of numbers)."""
+    from .tables import FitTable
 
     align = left if isinstance(left, str) else "l" * left + "r" * (len(columns) - left)
-    t = Table(title=Text(title), title_justify="left")
-    widths = widths or {}
-    for i, (col, a) in enumerate(zip(columns, align)):
-        cut = {"max_width": widths[i], "no_wrap": True, "overflow": "ellipsis"} if i in widths else {}
-        t.add_column(Text(col), justify="left" if a == "l" else "right", **cut)
-    for row in rows:
-        t.add_row(*[Text(fmt(v) if isinstance(v, float) or v is None else str(v)) for v in row])
-    return t
+    cells = [[fmt(v) if isinstance(v, float) or v is None else str(v) for v in row] for row in rows]
+    return FitTable(title, columns, cells, align, widths)
 
 
 def say(*parts: Any) -> None:
