@@ -215,3 +215,24 @@ def test_a_small_faiss_index_is_trained_without_its_warning_on_stderr(capfd, tmp
     x = np.random.default_rng(0).normal(size=(2, 8)).astype(np.float32)
     _write_ivf(faiss, x, np.arange(2), 1, 8, tmp_path / "v.ivf")
     assert "WARNING" not in capfd.readouterr().err
+
+
+def test_where_no_live_display_can_start_a_step_is_told_in_plain_lines(listen, monkeypatch):
+    """A Rich before 14.1 cannot nest live displays: inside a command's own bar, the step's
+    lines are printed plainly instead of failing in the log handler."""
+    from rich.errors import LiveError
+    from rich.progress import Progress
+
+    from contextlens.cli._common import display
+
+    def refuse(self):
+        raise LiveError("Only one live display may be active at once")
+
+    listen(display())
+    screen = _terminal(monkeypatch)
+    monkeypatch.setattr(Progress, "start", refuse)
+    with step("compiling the counting kernel", total=9, unit="functions", once="once, then cached in /c"):
+        pass
+    shown = screen.getvalue()
+    assert "compiling the counting kernel: 0 of 9 functions (once, then cached in /c)..." in shown
+    assert "Logging error" not in shown and display()._unlive == set()

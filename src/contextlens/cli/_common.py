@@ -92,13 +92,14 @@ class ProgressDisplay(logging.Handler):
         self._bar = None  # the Rich Progress while anything runs (terminal)
         self._tasks: dict[Any, Any] = {}  # step id (or spinner key) -> Rich task id
         self._printed: dict[int, float] = {}  # step id -> when its last plain line was printed
+        self._unlive: set[int] = set()  # steps drawn as plain lines on a terminal (no live display there)
 
     def emit(self, record: logging.LogRecord) -> None:
         r = getattr(record, "progress", None)
         if r is None:
             return
         try:
-            if err().is_terminal:
+            if err().is_terminal and r.id not in self._unlive:
                 self._live(r)
             else:
                 self._plain(r)
@@ -118,13 +119,16 @@ class ProgressDisplay(logging.Handler):
                 line(describe(r))
         else:
             self._printed.pop(r.id, None)
+            self._unlive.discard(r.id)
             line(describe(r))
 
     def _live(self, r) -> None:
         from ..progress import describe
 
         if r.state == "start":
-            self.begin(r.id, f"{r.what} ({r.once})" if r.once else r.what, r.total, _count(r))
+            if not self.begin(r.id, f"{r.what} ({r.once})" if r.once else r.what, r.total, _count(r)):
+                self._unlive.add(r.id)
+                self._plain(r)
         elif r.state == "advance":
             if r.id in self._tasks:
                 self._bar.update(self._tasks[r.id], completed=r.done, total=r.total, count=_count(r))
@@ -133,16 +137,22 @@ class ProgressDisplay(logging.Handler):
             if r.state == "end" and r.once:
                 line(describe(r), style="dim")
 
-    def begin(self, key: Any, description: str, total: int | None = None, count: str = "") -> None:
-        """Show a live line for ``key`` (a terminal only)."""
+    def begin(self, key: Any, description: str, total: int | None = None, count: str = "") -> bool:
+        """Show a live line for ``key`` (a terminal only); False when no live display can
+        start (a Rich before 14.1 cannot draw one inside a command's own progress bar)."""
         if self._bar is None:
+            from rich.errors import LiveError
             from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-            self._bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(bar_width=20),
-                                 TextColumn("{task.fields[count]}"), TimeElapsedColumn(), console=err(),
-                                 transient=True)
-            self._bar.start()
+            bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(bar_width=20),
+                           TextColumn("{task.fields[count]}"), TimeElapsedColumn(), console=err(), transient=True)
+            try:
+                bar.start()
+            except LiveError:
+                return False
+            self._bar = bar
         self._tasks[key] = self._bar.add_task(description, total=total, count=count)
+        return True
 
     def finish(self, key: Any) -> None:
         """Take ``key``'s live line away; the display stops with the last one."""
