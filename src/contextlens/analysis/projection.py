@@ -127,10 +127,10 @@ def project(x: np.ndarray, method: str = "pca", *, seed: int = 0, dims: int = 2)
         raise InputError(f"UMAP needs at least {need} points, got {len(x)}; use pca or tsne for so few "
                          f"({dims}-D)")
     n_neighbors = max(2, min(15, len(x) - 1))
-    # UMAP's numba code compiles on its first use (half a minute), then loads from numba's cache; its
-    # warnings (a seed turns parallelism off, no TensorFlow for ParametricUMAP) are not the user's to act on
+    # UMAP's numba code compiles on its first use (27 to 70 s here), then loads from numba's cache; its
+    # warnings (a seed turns parallelism off, no TensorFlow for ParametricUMAP; numba's) are not the user's to act on
     with step(f"UMAP of {len(x):,} points", once="its first run compiles numba code, later runs load it"), \
-            quiet_warnings("umap", "pynndescent"):
+            quiet_warnings("umap", "pynndescent", "numba"):
         try:
             import umap
         except ImportError as e:  # pragma: no cover - depends on the environment
