@@ -80,6 +80,7 @@ CASES = [
                             "1", "-o", "OUT/table.npz"), {"words": str}, model="minilm"),
     Case("models list", ("models", "list")),
     Case("data list", ("data", "list")),
+    Case("cache info", ("cache", "info")),
     Case("index search", ("index", "search", "--db", "DB", BANK[3], "--word", "bank", "-k", "5"),
          {"similarity": F3}, model="minilm"),
     Case("index stats", ("index", "stats", "--db", "DB"), model="minilm"),

@@ -117,7 +117,7 @@ def _in_memory(encoder: Encoder, words: list[str]) -> tuple[np.ndarray, list[str
         if identity in _memo:
             _memo.move_to_end(identity)
             return _memo[identity]
-    found = _alone(encoder, words)
+    found = _counted_alone(encoder, words, "once per encoder in this process, then kept in memory")
     with _memo_lock:
         _memo[identity] = found
         while _memo and sum(v[0].nbytes for v in _memo.values()) > MEMO_BYTES:  # one too large: not kept
@@ -165,15 +165,22 @@ def reference_table(encoder: Encoder, layer: int = -1, words: Sequence[str] | No
 
 def _build(encoder: Encoder, words: list[str], name: str, folder: Path) -> None:
     """Write every layer's reference table into ``folder`` (a build, renamed into place)."""
-    with step(f"encoding {len(words):,} reference words alone with {name}", total=len(words), unit="words",
-              once="once per model, then cached") as s:
-        vectors, kept, how = _alone(encoder, words, s.advance)  # (layers, words, dim)
+    vectors, kept, how = _counted_alone(encoder, words, f"once per model, then cached in {folder.parent}")
     for pos, k in enumerate(encoder.layer_ids):
         EmbeddingTable(kept, vectors[pos], name=f"{name} layer {k}, {how}").save(folder / f"layer{k}.npz")
     (folder / "identity.json").write_text(json.dumps(
         {"encoder": encoder.params(), "layer_ids": list(encoder.layer_ids), "words": len(kept),
          "vectors": how}, indent=1, default=str))
     write_marker(folder, f"neighbours: {name}, {len(kept)} words, {how}")
+
+
+def _counted_alone(encoder: Encoder, words: list[str], once: str) -> tuple[np.ndarray, list[str], str]:
+    """:func:`_alone` as a counted progress step (:func:`contextlens.progress.step`); ``once``
+    says where the result is kept, so that the user knows the wait happens once."""
+    name = getattr(encoder, "name", None) or encoder.params().get("encoder", "encoder")
+    with step(f"encoding {len(words):,} reference words alone with {name}", total=len(words), unit="words",
+              once=once) as s:
+        return _alone(encoder, words, s.advance)
 
 
 def _alone(encoder: Encoder, words: list[str], advance: Callable[[int], None] = lambda n: None

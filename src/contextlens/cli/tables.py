@@ -28,7 +28,8 @@ __all__ = ["NUMBER", "SENTENCE_MIN", "WORD", "FOLD", "Limits", "is_number", "lim
            "wrap_cell", "cut_line", "FitTable"]
 
 NUMBER = re.compile(r"[-+−]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:e[-+]?\d+)?%?")
-_CELL = re.compile(rf"{NUMBER.pattern}(?:\s*[–/-]\s*{NUMBER.pattern})*")
+_UNIT = r"(?:\s?(?:[KMGTP]i?B|B|[mµn]?s|min|h))?"  # a size or a duration: "2.7 GiB", "512 B", "0.01 s"
+_CELL = re.compile(rf"{NUMBER.pattern}{_UNIT}(?:\s*[–/-]\s*{NUMBER.pattern}{_UNIT})*")
 SENTENCE_MIN = 12  # a one-line sentence column is cut down to this many characters before the table splits
 WORD = 12  # a text column folds words longer than this, not shorter ones, while the table fits
 FOLD = 6  # where it does not: text columns fold their words down to this width before the table splits
@@ -57,6 +58,8 @@ def is_number(cell: str) -> bool:
 
     >>> [is_number(c) for c in ("0.862", "-1,204", "7.8e-05", "0.91–0.92", "8/8/8/8", "+0.581", "12%")]
     [True, True, True, True, True, True, True]
+    >>> [is_number(c) for c in ("2.7 GiB", "512 B", "0.01 s", "3 min")]  # sizes and durations stay whole
+    [True, True, True, True]
     >>> [is_number(c) for c in ("", "layer 3", "is 1.000", "–")]
     [False, False, False, False]
     """
