@@ -68,14 +68,21 @@
         const row = document.createElement("div");
         row.className = "token-row";
         row.innerHTML = `<span class="sent-no" title="sentence ${i} (numbered from 0, as in the JSON)">${i}</span>`;
-        for (const w of words) {
+        words.forEach((w, j) => {
           const b = document.createElement("button");
           b.type = "button"; b.className = "token"; b.textContent = w.text;
           b.setAttribute("aria-pressed", String(w.text.toLowerCase() === word));
-          // the word, and its sentence for the cards that read one sentence
-          b.addEventListener("click", () => { $("#lab-word").value = w.text; lab.sentence = i; markTokens(); runLab(); });
+          // the word, and its sentence and occurrence there for the cards that read one sentence
+          const same = words.slice(0, j).filter((x) => x.text.toLowerCase() === w.text.toLowerCase()).length;
+          b.addEventListener("click", () => {
+            $("#lab-word").value = w.text;
+            lab.sentence = i;
+            lab.picked = { sentence: i, word: w.text.toLowerCase(), occurrence: same };
+            markTokens();
+            runLab();
+          });
           row.appendChild(b);
-        }
+        });
         box.appendChild(row);
       });
       $("#lab-error").textContent = "";
@@ -94,8 +101,16 @@
   }
   /** ``body`` with the encoder and its options of ``req`` (what every figure's request carries). */
   const withEncoder = (req, body) => ({ encoder: req.encoder, alpha: req.alpha, include_self: req.include_self, ...body });
-  /** The chosen sentence (0-based) of the cards that read one sentence. */
-  const chosenSentence = (req) => req.sentences[Number($("#lab-att-sentence").value || 0)];
+  /** The chosen sentence's index (0-based) and text, for the cards that read one sentence. */
+  const chosenIndex = () => (lab.sentence !== undefined ? lab.sentence  // a word just clicked in it
+    : Number($("#lab-att-sentence").value || lab.urlSentence || 0));
+  const chosenSentence = (req) => req.sentences[chosenIndex()];
+  /** Which occurrence of the word (0-based) the cards reading one sentence take: the one clicked, when
+   * the word was clicked in the chosen sentence; else null (a word there twice: the card says so). */
+  const occurrenceIn = (req) => {
+    const p = lab.picked;
+    return p && p.word === req.word.toLowerCase() && p.sentence === chosenIndex() ? p.occurrence : null;
+  };
   function mixerOptions() {
     const enc = $("#lab-encoder").value;
     $("#lab-alpha-wrap").hidden = enc !== "average";
@@ -104,7 +119,8 @@
   function saveLabURL() {
     const r = labRequest();
     setParams({ s: r.sentences.join("\n"), w: r.word, m: r.encoder, a: r.alpha, si: r.include_self === false ? 0 : null,
-      l: lab.layerEncoder === undefined ? lab.urlLayer : $("#lab-layer").value, as: $("#lab-att-sentence").value || lab.urlSentence });
+      l: lab.layerEncoder === undefined ? lab.urlLayer : $("#lab-layer").value, as: chosenIndex(),
+      o: occurrenceIn(r) });
   }
 
   /** The cards of the sentence lab and their figures. */
@@ -267,7 +283,8 @@
     const chosen = Number(sel.value);  // attention needs a contextual layer: layer 0 shows the first
     const layer = chosen > 0 ? chosen : (sel.options.length > 1 ? Number(sel.options[1].value) : -1);
     return card("attention", n, "Computing…",
-      () => api("/api/views/attention", withEncoder(req, { sentence: chosenSentence(req), word: req.word, layer })),
+      () => api("/api/views/attention", withEncoder(req, { sentence: chosenSentence(req), word: req.word,
+        occurrence: occurrenceIn(req), layer })),
       (r) => drawViews("fig-attention", r.views));
   }
   /** Draw the library's views (their data from the server) in a figure card, one after the other. */
@@ -283,22 +300,25 @@
   }
   /** The library's occlusion view of the word in the chosen sentence (every layer at once). */
   const runOcclusion = (req, n) => card("occlusion", n, "Computing…", async () =>
-    (await api("/api/views/occlusion", withEncoder(req, { sentence: chosenSentence(req), word: req.word }))).view,
+    (await api("/api/views/occlusion", withEncoder(req, { sentence: chosenSentence(req), word: req.word,
+      occurrence: occurrenceIn(req) }))).view,
   (view) => drawViews("fig-occlusion", [view]));
   /** The logit lens of a causal model after the word in the chosen sentence, following the
    * sentence's own next word; any other encoder gets the server's word on what to pick. */
   function runLens(req, n) {
-    const sentence = chosenSentence(req);
+    const sentence = chosenSentence(req), occurrence = occurrenceIn(req);
     return card("lens", n, "Reading the predictions of every layer… (the first time it loads the model's head)", async () => {
       const words = (await api("/api/tokens", { sentences: [sentence] })).sentences[0].map((w) => w.text);
-      const position = words.findIndex((w) => w.toLowerCase() === req.word.toLowerCase());
-      const next = position >= 0 ? words[position + 1] : undefined;  // (a word not in the sentence: the server says so)
-      return (await api("/api/views/lens", { model: req.encoder, sentence, word: req.word, k: 5, track: next ? [next] : [] })).view;
+      const hits = words.flatMap((w, i) => (w.toLowerCase() === req.word.toLowerCase() ? [i] : []));
+      const next = words[hits[occurrence ?? 0] + 1];  // (a word not in the sentence: the server says so)
+      return (await api("/api/views/lens", { model: req.encoder, sentence, word: req.word, occurrence, k: 5,
+        track: next ? [next] : [] })).view;
     }, (view) => drawViews("fig-lens", [view]));
   }
   /** The library's neighbours view of the word in the chosen sentence at the chosen layer. */
   function runNeighbours(req, n) {
-    const body = withEncoder(req, { sentence: chosenSentence(req), word: req.word, layer: Number($("#lab-layer").value), k: 10 });
+    const body = withEncoder(req, { sentence: chosenSentence(req), word: req.word,
+      occurrence: occurrenceIn(req), layer: Number($("#lab-layer").value), k: 10 });
     return card("neighbours", n, "Finding the nearest reference words… The first time for an encoder it encodes " +
       "20,000 reference words alone: seconds over the table, a few minutes for a transformer (cached on disk after).",
     async () => (await api("/api/views/neighbours", body)).view, (view) => drawViews("fig-neighbours", [view]));
@@ -308,13 +328,22 @@
     $("#lab-word").value = getParam("w", "bank");
     lab.urlLayer = getParam("l", null);  // a shared URL's layer and sentence, before the page rewrites the URL
     lab.urlSentence = getParam("as", null);
+    const o = Number(getParam("o", null) ?? NaN);  // the occurrence clicked, in that sentence
+    if (Number.isInteger(o) && o >= 0) {
+      const word = $("#lab-word").value.trim().toLowerCase();
+      lab.picked = { sentence: Number(lab.urlSentence || 0), word, occurrence: o };
+    }
     fillEncoders($("#lab-encoder"), getParam("m", lab.status.default_model));
     $("#lab-alpha").value = getParam("a", "0");
     $("#lab-self").checked = getParam("si") !== "0";
     $("#lab-encoder").addEventListener("change", mixerOptions);
     mixerOptions();
     $("#lab-form").addEventListener("submit", (ev) => { ev.preventDefault(); runLab(); });
-    $("#lab-sentences").addEventListener("input", () => { clearTimeout(tokenTimer); tokenTimer = setTimeout(showTokens, 250); });
+    $("#lab-sentences").addEventListener("input", () => {
+      lab.picked = null;  // the clicked occurrence was in sentences that changed
+      clearTimeout(tokenTimer);
+      tokenTimer = setTimeout(showTokens, 250);
+    });
     $("#lab-word").addEventListener("input", markTokens);
     /** A new layer or sentence redraws the cards that read it (as a run of its own). */
     const again = (runs) => () => {
