@@ -261,7 +261,7 @@
       const m = r.words[0], count = m.positions.length;
       for (const f of CARDS.explore) showSkipped(f, m.skipped, req.word);
       const ax = V.slots(m.positions.map((p) => `S${p}`), (i) => `#${i}`);
-      const usage = (a) => `usage ${a} (sentence ${m.positions[a]}): ${text(m.sentences[a], WRAP)}`;
+      const usage = (a) => `<b>usage ${a}</b> (sentence ${m.positions[a]}):<br>${text(m.sentences[a], WRAP)}`;
       const pair = (v, a, b) => `${usage(a)}<br>${usage(b)}<br>cosine ${V.fmt(v)}`;
       plot("fig-matrix", [{ type: "heatmap", z: m.matrix, x: ax.keys, y: ax.keys, colorscale: "Viridis",
         zmin: Math.floor(Math.min(...m.matrix.flat()) * 10) / 10, zmax: 1,
