@@ -130,6 +130,20 @@ def test_explore_matrix_and_projection_equal_the_library(client, glove):
     assert len(got["projection"]["points"]) == 3
 
 
+def test_explore_takes_every_occurrence_when_asked(client, glove):
+    """A sentence holding the word twice: explore's error says to send "occurrence": "all", and the
+    lab's matrix asks for it; the request used to be refused (422: "should be a valid integer")."""
+    twice = ["The bank by the bank closed.", *S[1:]]
+    body = {"sentences": twice, "word": "bank", "encoder": "average", "occurrence": "all"}
+    got = ok(client.post("/api/explore", json=body))["words"][0]
+    want = explore(make_encoder("average", vectors=glove), twice, "bank", occurrence="all")["words"][0]
+    assert got["positions"] == [0, 0, 1, 2] and got["matrix"] == want["matrix"]
+    r = client.post("/api/explore", json={**body, "occurrence": None})
+    assert r.status_code == 400 and '"occurrence": "all"' in r.json()["detail"]
+    r = client.post("/api/senses", json={**body, "sentences": SENSES})  # senses: one usage per sentence
+    assert r.status_code == 422 and "occurrence" in r.json()["detail"], r.text
+
+
 def test_attention_equals_the_library(client, glove):
     body = {"sentence": S[1], "word": "bank", "encoder": "attention", "include_self": False, "head": 0, "rollout": True}
     got = ok(client.post("/api/attention", json=body))

@@ -67,9 +67,12 @@ class WordRequest(EncoderOptions):
 class ExploreRequest(WordRequest):
     layer: Layer = -1
     projection: Literal["pca", "tsne", "umap"] = "pca"
+    occurrence: Occurrence | Literal["all"] | None = Field(
+        None, description="which occurrence of the word (0-based), if it occurs twice; all: each one is a usage")
 
 
 class SensesRequest(ExploreRequest):
+    occurrence: Occurrence | None = None  # senses takes one usage per sentence
     k: Annotated[int, Field(ge=1, le=CAPS.max_sentences)] | Literal["auto"] = Field(
         "auto", description="number of clusters, or auto (best silhouette)")
     missing: Literal["error", "skip"] = Field("skip", description="sentences without the word: error or skip")

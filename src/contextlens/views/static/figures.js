@@ -29,6 +29,7 @@
     s.axis.title = { text: ids[0] === 0 ? `layer (0: ${text(names[0])})` : "layer" };
     return s;
   };
+  CLV.layerAxis = layerAxis;  // the lab's own layer charts take it too
 
   // ---- projection --------------------------------------------------------------------------
   CLV.register("projection", (el, d) => {
