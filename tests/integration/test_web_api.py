@@ -180,7 +180,7 @@ def test_limits_give_422_naming_the_limit(client, path, body, limit):
     ({"json": {"sentences": S[:2], "word": "bank", "colour": "red"}}, 422, "colour"),
     ({"json": {"sentences": S[:2], "word": "zebra"}}, 400, "'zebra' is not a word of the text"),
     ({"json": {"sentences": S[:2], "word": "bank", "encoder": "bert"}}, 400, "unknown encoder 'bert'"),
-    ({"json": {"sentences": ["", "the bank"], "word": "bank"}}, 400, "sentence 1 is empty"),
+    ({"json": {"sentences": ["", "the bank"], "word": "bank"}}, 400, "sentence 0 is empty"),
     ({"json": {"sentences": S[:2], "word": "bank", "encoder": "average", "alpha": 3}}, 422,
      "alpha: Input should be less than or equal to 1"),
 ])

@@ -30,7 +30,7 @@ def test_several_pairs_by_hand(table):
                          [("money bank", "river bank"), ("money bank", "money river bank")], "bank")
     assert r["layer_names"] == ["static", "mixed"]
     first, second = r["pairs"]
-    assert first["label"] == "pair 1" and first["sentences"] == ["money bank", "river bank"]
+    assert first["label"] == "pair 0" and first["sentences"] == ["money bank", "river bank"]  # pairs[0]
     assert first["cosine_by_layer"] == pytest.approx([1.0, 0.0], abs=1e-6)
     assert second["cosine_by_layer"] == pytest.approx([1.0, 1 / math.sqrt(2)], abs=1e-6)
     assert first["drop"] == pytest.approx(1.0) and first["min_layer"] == 1
@@ -46,13 +46,14 @@ def test_every_layer_is_reported(table):
 
 def test_errors_name_the_pair(table):
     enc = NeighbourAverage(table)
-    with pytest.raises(TargetNotFoundError, match=r"pair 2, sentence 'money river': 'bank' is not"):
+    with pytest.raises(TargetNotFoundError, match=r"pair 1, sentence 'money river': 'bank' is not"):
         layer_divergence(enc, [("money bank", "river bank"), ("money bank", "money river")], "bank")
-    with pytest.raises(AmbiguousTargetError, match="pair 1"):
+    with pytest.raises(AmbiguousTargetError, match="pair 0"):
         layer_divergence(enc, [("bank money bank", "river bank")], "bank")
     assert layer_divergence(enc, [("bank money bank", "river bank")], "bank",
                             occurrences=(1, None))["pairs"][0]["cosine_by_layer"][0] == pytest.approx(1.0)
-    with pytest.raises(InputError, match="pair 1 has 3 sentence"):
+    with pytest.raises(InputError, match="pair 0 has 3 sentence"):
         layer_divergence(enc, [("a", "b", "c")], "bank")
     with pytest.raises(EmptyInputError):
         layer_divergence(enc, [], "bank")
+

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..encoders.base import Encoder
 from ..encoders.static import StaticEncoder
-from ..errors import AmbiguousTargetError, EmptyInputError, InputError, TargetNotFoundError
+from ..errors import AmbiguousTargetError, EmptyInputError, InputError, TargetNotFoundError, numbered
 from ..vectors import EmbeddingTable, cosine
 from .ranking import static_side
 from .similarity import cosine_by_layer
@@ -58,7 +58,8 @@ def layer_divergence(
         raise EmptyInputError("give at least one pair of sentences")
     bad = [i for i, p in enumerate(pairs) if len(p) != 2]
     if bad:
-        raise InputError(f"pair {bad[0] + 1} has {len(pairs[bad[0]])} sentence(s); each pair needs exactly 2")
+        raise InputError(f"{numbered('pair', bad[0])} has {len(pairs[bad[0]])} sentence(s); each pair needs "
+                         "exactly 2")
     texts = [t for p in pairs for t in p]
     encodings = encoder.encode(texts)
     rows = []
@@ -68,15 +69,16 @@ def layer_divergence(
             try:
                 idx.append(enc.find(word, occurrence=occ))
             except (TargetNotFoundError, AmbiguousTargetError) as err:
-                raise type(err)(f"pair {n + 1}, sentence {enc.text!r}: {err}") from None
+                raise type(err)(f"{numbered('pair', n)}, sentence {enc.text!r}: {err}") from None
         cos = cosine_by_layer(e1.layers[:, idx[0]], e2.layers[:, idx[1]])
-        row = {"label": f"pair {n + 1}", "sentences": [e1.text, e2.text], "cosine_by_layer": cos,
+        row = {"label": numbered("pair", n), "sentences": [e1.text, e2.text], "cosine_by_layer": cos,
                **summarise_divergence(cos, e1.layer_ids)}
         if static is not None:
             a, b = StaticEncoder(static, oov="error").static_vectors([e1.words[idx[0]].text, e2.words[idx[1]].text])
             row["static_cosine"] = cosine(a, b)
             row["drop"] = row["static_cosine"] - row["final_cosine"]
         rows.append(row)
-        log.info("pair %d: %s", n + 1, [round(c, 3) for c in cos])
+        log.info("pair %d: %s", n, [round(c, 3) for c in cos])
     return {"word": word, "layer_names": list(encodings[0].layer_names), "layer_ids": list(encodings[0].layer_ids),
             "static": static_side(static, encodings[0]), "encoder": dict(encodings[0].meta), "pairs": rows}
+

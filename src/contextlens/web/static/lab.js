@@ -252,16 +252,17 @@
       margin: { l: 56, r: 16, t: 40, b: 16 }, showlegend: true });
   }
   /** The cosine matrix of the usages at the chosen layer, and their projection. Every occurrence of
-   * the word is a usage (a sentence holding it twice gives two), keyed by its index: the ticks name
-   * its sentence (S0, numbered as in the JSON), and the usage too where a sentence has two (S1 #2). */
+   * the word is a usage (a sentence holding it twice gives two), keyed by its index: the ticks are the
+   * library's names, its sentence (S0, numbered as in the JSON) and, where a sentence has two, which
+   * occurrence in it (S1 #0, S1 #1). */
   const runExplore = (req, n) => card("explore", n, "Computing…",
     () => api("/api/explore", { ...req, layer: Number($("#lab-layer").value), missing: "skip",
       occurrence: "all" }),
     (r) => {
       const m = r.words[0], count = m.positions.length;
       for (const f of CARDS.explore) showSkipped(f, m.skipped, req.word);
-      const ax = V.slots(m.positions.map((p) => `S${p}`), (i) => `#${i}`);
-      const usage = (a) => `<b>usage ${a}</b> (sentence ${m.positions[a]}):<br>${text(m.sentences[a], WRAP)}`;
+      const ax = V.slots(m.labels);
+      const usage = (a) => `<b>usage ${a}</b> (${text(m.labels[a])}):<br>${text(m.sentences[a], WRAP)}`;
       const pair = (v, a, b) => `${usage(a)}<br>${usage(b)}<br>cosine ${V.fmt(v)}`;
       plot("fig-matrix", [{ type: "heatmap", z: m.matrix, x: ax.keys, y: ax.keys, colorscale: "Viridis",
         zmin: Math.floor(Math.min(...m.matrix.flat()) * 10) / 10, zmax: 1,
