@@ -86,6 +86,20 @@ def test_the_explore_table_names_usages_as_the_json_and_the_lab_do(files):
     assert rows == out["labels"]
 
 
+def test_senses_offers_only_what_it_takes_for_a_word_twice_in_a_sentence(files):
+    """senses takes one usage per sentence: its error offered --occurrence all, which it refuses."""
+    result = run("senses", "bank", "-s", "the bank by the bank", "-s", "money bank", "-s", "river bank",
+                 *vec(files), code=2)
+    said = " ".join(result.output.split())
+    assert said.startswith("error: sentence 0 ('the bank by the bank'): 'bank' occurs 2 times")
+    assert "all" not in said and "use --occurrence 0" in said
+    assert run_json("senses", "bank", "-s", "the bank by the bank", "-s", "money bank", "-s", "river bank",
+                    *vec(files), "--occurrence", "0")["n_usages"] == 3  # the advice works
+    refused = run("senses", "bank", "-s", "money bank", "-s", "river bank", "-s", "cash bank", *vec(files),
+                  "--occurrence", "all", code=2)
+    assert "--occurrence must be a whole number (0 = the first), got 'all'" in refused.output
+
+
 def test_explore_several_words_and_a_projection(files):
     out = run_json("explore", "bank", "river", "--sentences", files / "bank.txt", "-s", "A river of cash.",
                    *vec(files), "--projection", "pca", "--plot", files / "p.svg")

@@ -145,3 +145,22 @@ def test_explore_names_each_usage_by_sentence_and_occurrence(table):
     w = r["words"][0]
     assert (w["positions"], w["occurrences"], w["labels"]) == ([0, 1, 1], [0, 0, 1], ["S0", "S1 #0", "S1 #1"])
 
+
+def test_a_word_twice_in_a_sentence_is_answered_with_what_the_analysis_takes(table):
+    """The error offered occurrence='all' to every analysis, senses too, which refuses it."""
+    twice = ["bank money bank", "river bank", "money bank"]
+    with pytest.raises(AmbiguousTargetError) as err:
+        explore(StaticEncoder(table), twice, "bank")
+    assert "take every occurrence (pass occurrence='all')" in str(err.value)
+    assert "take the first in each sentence (pass occurrence=0)" in str(err.value)
+    assert len(explore(StaticEncoder(table), twice, "bank", occurrence="all")["words"][0]["labels"]) == 4
+    from contextlens.analysis.senses import senses
+
+    with pytest.raises(AmbiguousTargetError) as err:
+        senses(StaticEncoder(table), twice, "bank")
+    message = str(err.value)
+    assert message.startswith("sentence 0 ('bank money bank'): 'bank' occurs 2 times")
+    assert "'all'" not in message and "take the first in each sentence (pass occurrence=0)" in message
+    with pytest.raises(InputError, match="senses takes one usage per sentence"):
+        senses(StaticEncoder(table), twice, "bank", occurrence="all")
+    assert senses(StaticEncoder(table), twice, "bank", occurrence=0)["n_usages"] == 3  # the advice works

@@ -13,7 +13,7 @@ import re
 import pytest
 
 from contextlens.analysis.explore import explore
-from contextlens.analysis.layers import layer_divergence
+from contextlens.analysis.layers import layer_divergence, usage_divergence
 from contextlens.analysis.senses import senses
 from contextlens.analysis.usages import check_pairs, usage_labels
 from contextlens.cli.options import sentence_pairs
@@ -33,6 +33,8 @@ CASES = {  # name: (the list given, the call, the index of the item at fault)
         THIRD_MISSING, lambda s: explore(StaticEncoder(TABLE), s, "bank"), 2),
     "senses, a sentence lacking the word": (
         THIRD_MISSING, lambda s: senses(StaticEncoder(TABLE), s, "bank"), 2),
+    "usage_divergence, the word twice": (SECOND_TWICE,
+                                         lambda s: usage_divergence(StaticEncoder(TABLE), s, "bank"), 1),
     "explore, the word twice": (SECOND_TWICE, lambda s: explore(StaticEncoder(TABLE), s, "bank"), 1),
     "encode, an empty sentence": (["money bank", "river", " "], lambda s: StaticEncoder(TABLE).encode(s), 2),
     "encode, a number for a sentence": (["money bank", 7], lambda s: StaticEncoder(TABLE).encode(s), 1),

@@ -98,7 +98,8 @@ def explore(
     encodings = encoder.encode(sentences)
     per_word, found = [], []
     for word in dict.fromkeys(words):
-        u = usages_in(encodings, word, occurrence=occurrence, missing=missing, sentences=sentences)
+        u = usages_in(encodings, word, occurrence=occurrence, missing=missing, sentences=sentences,
+                      takes_all=True)
         row = usage_similarity(u, layer)
         row["skipped"] = [s["position"] for s in u.skipped]
         per_word.append(row)

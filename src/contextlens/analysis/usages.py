@@ -133,9 +133,11 @@ class Usages:
 
 def usages_in(
     encodings: Sequence[Encoding], word: str, *, occurrence: int | str | None = None,
-    missing: str = "error", sentences: Sequence[str] | None = None,
+    missing: str = "error", sentences: Sequence[str] | None = None, takes_all: bool = False,
 ) -> Usages:
-    """The usages of ``word`` in already encoded sentences (see :func:`collect_usages`)."""
+    """The usages of ``word`` in already encoded sentences (see :func:`collect_usages`);
+    ``takes_all``: whether the caller takes ``occurrence="all"`` (only then does the error for a
+    sentence holding the word twice offer it)."""
     check_choice("missing-word policy", missing, MISSING_POLICIES)
     if occurrence is not None and occurrence != "all":
         check_int("occurrence", occurrence, low=0, high=MAX_OCCURRENCE, hint="or None, or 'all'")
@@ -160,9 +162,10 @@ def usages_in(
                 f"sentence, or skip such sentences: {ask('missing', 'skip')}"
             ) from None
         except AmbiguousTargetError as err:
+            every = f"take every occurrence ({ask('occurrence', 'all')}) or " if takes_all else ""
             raise AmbiguousTargetError(
-                f"{numbered('sentence', pos, text)}: {err}; or take every occurrence ({ask('occurrence', 'all')}) "
-                f"or the first in each sentence ({ask('occurrence', 0)})"
+                f"{numbered('sentence', pos, text)}: {err}; or {every}take the first in each sentence "
+                f"({ask('occurrence', 0)}), or leave the word once in that sentence"
             ) from None
         first = occurrence if isinstance(occurrence, int) else 0
         for occ, i in enumerate(hits, first):

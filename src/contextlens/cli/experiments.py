@@ -101,7 +101,7 @@ def senses(
     o.check_plot(plot)
     o.check_html(html)
     o.check_projection(projection)
-    n_senses, occ = o.parse_k(k), o.parse_occurrence(occurrence, allow_all=True)
+    n_senses, occ = o.parse_k(k), o.parse_occurrence(occurrence)  # one usage per sentence: no 'all'
     texts = read_sentences(sentences, sentence)
     gold = read_lines(labels, "sense labels") if labels is not None else None
     encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer, engine=engine, precision=precision)

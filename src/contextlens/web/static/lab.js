@@ -230,18 +230,21 @@
     sel.value = Number(want) < sentences.length ? want : "0";
   }
 
-  /** The cosine of the word's usages layer by layer, every pair of the sentences that have it. */
-  const runLayers = (req, n) => card("layers", n, "Computing…", () => api("/api/layers", { ...req, missing: "skip" }),
+  /** The cosine of the word's usages layer by layer, every two usages: each pair of the sentences that
+   * have it, and the two occurrences of a sentence that has it twice (as the matrix shows every one). */
+  const runLayers = (req, n) => card("layers", n, "Computing…",
+    () => api("/api/layers", { ...req, missing: "skip", occurrence: "all" }),
     (r) => { drawLayers(r); showSkipped("fig-layers", r.skipped.map((s) => s.position), req.word); });
-  /** One line per pair of sentences over the layers, keyed by layer number (a tick per layer, every
-   * second or third beyond 16: the views' layer axis), the layer names and the sentences in the hovers. */
+  /** One line per two usages over the layers, keyed by layer number (a tick per layer, every second
+   * or third beyond 16: the views' layer axis), named as the library names them (S0–S2; S1 #0–S1 #1:
+   * the word's occurrences 0 and 1 in sentence 1), the layer names and the sentences in the hovers. */
   function drawLayers(r) {
     const x = V.layerAxis(r.layer_ids, r.layer_names);
     const data = r.pairs.map((p, k) => {
-      const said = p.indices.map((i, j) => `${i}. ${text(p.sentences[j], WRAP)}`).join("<br>");
-      const hover = (c, i) => `<b>sentences ${text(p.label)}</b>, layer ${r.layer_ids[i]} ` +
+      const said = p.labels.map((l, j) => `${text(l)}: ${text(p.sentences[j], WRAP)}`).join("<br>");
+      const hover = (c, i) => `<b>${text(p.label)}</b>, layer ${r.layer_ids[i]} ` +
         `(${text(r.layer_names[i])}): cosine ${V.fmt(c)}<br>${said}`;
-      return { type: "scatter", mode: "lines+markers", name: `sentences ${text(p.label)}`, x: x.keys,
+      return { type: "scatter", mode: "lines+markers", name: text(p.label), x: x.keys,
         y: p.cosine_by_layer, line: { color: COLORS[k % COLORS.length] }, hoverinfo: "text",
         hovertext: p.cosine_by_layer.map(hover) };
     });
