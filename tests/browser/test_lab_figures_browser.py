@@ -1,7 +1,10 @@
 """The lab's own Plotly cards (the layers chart, the cosine matrix, the projection, the senses)
 keep to what every view keeps to (tests/browser/test_views_every_kind_browser.py):
 
-- a word is keyed by its position: a sentence holding it twice gives two usages, two rows;
+- a word is keyed by its position: a sentence holding it twice gives two usages, two rows, and
+  the layers card compares them too;
+- a sentence, a usage and a cluster are named alike in the lab and in the views: from 0, as the
+  JSON numbers them (S0, S0 #1, cluster 0);
 - user text reaches a figure whole and inert, from a shared URL too: no live link or style;
 - no label meets another, with 31 layers, in windows 1300, 640 and 480 pixels wide;
 - every card downloads as PNG and SVG with its heading, the view cards with their own buttons
@@ -16,10 +19,14 @@ from urllib.parse import quote
 
 import pytest
 
+from contextlens import views
 from contextlens.analysis.explore import explore
+from contextlens.analysis.layers import usage_divergence
+from contextlens.analysis.senses import senses
 from contextlens.encoders.registry import make_encoder
 from tests.browser.conftest import lab_page, serve_lab
 from tests.browser.test_lab_browser import open_lab
+from tests.browser.test_views_browser import offline_page
 from tests.browser.test_views_every_kind_browser import HOSTILE, HOVERS, label_overlaps, squeeze
 
 pytestmark = pytest.mark.browser
@@ -60,6 +67,53 @@ def test_a_word_twice_in_a_sentence_is_two_usages_of_the_matrix(page, lab_url):
     points = page.evaluate("document.getElementById('fig-projection').data[0]")
     assert points["text"] == ticks and len(points["x"]) == 4
     assert page.locator("#fig-projection .scatterlayer .point").count() == 4
+
+
+def test_the_layers_card_compares_every_two_usages_of_a_word_twice_in_a_sentence(page, lab_url):
+    """The layers card failed on a sentence holding the word twice, telling the user to send
+    "occurrence": "all", which /api/layers refused. It now asks for every usage, as the matrix
+    does: each two are a line (the two of one sentence too), named by sentence and occurrence."""
+    run_lab(page, lab_url, TWICE, "bank", "average", figs=("fig-matrix",))
+    page.wait_for_function("document.getElementById('fig-layers').data !== undefined", timeout=30_000)
+    want = usage_divergence(make_encoder("average", vectors="glove-6b-50d", alpha=0.0), TWICE, "bank",
+                            occurrence="all")["pairs"]
+    lines = page.evaluate("document.getElementById('fig-layers').data.map(t => ({name: t.name, y: t.y}))")
+    assert [t["name"] for t in lines] == [p["label"] for p in want] == [
+        "S0 #0–S0 #1", "S0 #0–S1", "S0 #0–S2", "S0 #1–S1", "S0 #1–S2", "S1–S2"]
+    for got, p in zip(lines, want, strict=True):
+        assert got["y"] == pytest.approx(p["cosine_by_layer"], abs=1e-6)
+    legend = page.eval_on_selector_all("#fig-layers .legendtext", "ts => ts.map(t => t.textContent)")
+    assert legend == [p["label"] for p in want]
+    said = squeeze(page.eval_on_selector("#fig-layers", HOVERS)[0]["text"])  # the first line: S0's two
+    assert squeeze(f"S0 #0: {TWICE[0]}") in said and squeeze(f"S0 #1: {TWICE[0]}") in said
+    assert page.locator("#fig-layers .fig-note").count() == 0 and page.inner_text("#lab-error") == ""
+
+
+def test_the_views_name_sentences_usages_and_clusters_as_the_lab_does(page, browser, lab_url, tmp_path):
+    """The views named sentences, usages and clusters from 1 (S1 #1, cluster 1) beside the lab's S0
+    and cluster 0 for the same ones: a view and the lab now show the same names for the same
+    sentences, the JSON's indices."""
+    run_lab(page, lab_url, TWICE, "bank", "average")
+    lab_ticks = page.eval_on_selector_all("#fig-matrix .xtick text", "ts => ts.map(t => t.textContent)")
+    lab_lines = page.eval_on_selector_all("#fig-layers .legendtext", "ts => ts.map(t => t.textContent)")
+    run_senses(page, lab_url, SENSES, "bank", ATTENTION)
+    lab_clusters = page.eval_on_selector_all("#senses-clusters h3", "hs => hs.map(h => h.textContent)")
+    lab_legend = page.eval_on_selector_all("#fig-senses .legendtext", "ts => ts.map(t => t.textContent)")
+
+    average = make_encoder("average", vectors="glove-6b-50d", alpha=0.0)
+    attention = make_encoder("attention", vectors="glove-6b-50d", include_self=True)
+    made = [views.cosine_view(explore(average, TWICE, "bank", occurrence="all")),
+            views.layers_view(usage_divergence(average, TWICE, "bank", occurrence="all")),
+            views.senses_view(senses(attention, SENSES, "bank", missing="skip", projection="pca"), SENSES)]
+    path = views.Page(*made, title="the lab's names").save_html(tmp_path / "names.html")
+    with offline_page(browser, path) as view:
+        at = lambda kind, sel: view.eval_on_selector_all(  # noqa: E731
+            f".clv[data-kind='{kind}'] {sel}", "ts => ts.map(t => t.textContent)")
+        assert at("cosine", ".xtick text") == lab_ticks == ["S0 #0", "S0 #1", "S1", "S2"]
+        assert at("cosine", ".ytick text") == lab_ticks
+        assert at("layers", ".legendtext") == lab_lines
+        assert at("senses", ".clv-cluster h4") == lab_clusters and lab_clusters[0].startswith("cluster 0 (")
+        assert at("senses", ".legendtext") == lab_legend
 
 
 HOVER_ALL = """div => div.data.flatMap((t, c) => t.x.map((_, p) => {  // every point's hover label

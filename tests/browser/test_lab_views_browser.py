@@ -86,7 +86,7 @@ def test_a_word_missing_from_a_sentence_leaves_the_other_cards_drawn(page, lab_u
     assert page.eval_on_selector_all("#lab-tokens .sent-no", "ns => ns.map(n => n.textContent)") == ["0", "1", "2"]
     page.click("#lab-tokens .token-row:nth-child(1) .token:text-is('loan')")  # in sentences 0 and 2, not 1
     page.wait_for_function("document.querySelectorAll('#fig-layers .scatterlayer .point').length === 2")
-    assert page.evaluate("document.getElementById('fig-layers').data.map(t => t.name)") == ["sentences 0–2"]
+    assert page.evaluate("document.getElementById('fig-layers').data.map(t => t.name)") == ["S0–S2"]
     assert page.inner_text(".card-skipped[data-fig='fig-layers']") == "Left out: sentence 1 (no 'loan' in it)."
     page.wait_for_function("document.getElementById('fig-matrix').data !== undefined")
     assert page.eval_on_selector_all("#fig-matrix .xtick text", "ts => ts.map(t => t.textContent)") == ["S0", "S2"]

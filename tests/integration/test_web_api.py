@@ -117,7 +117,7 @@ def test_layers_every_pair_equals_the_library(client, glove):
     got = ok(client.post("/api/layers", json={"sentences": S, "word": "bank", "encoder": "average", "alpha": 0.2}))
     pairs = [(S[0], S[1]), (S[0], S[2]), (S[1], S[2])]
     want = layer_divergence(make_encoder("average", vectors=glove, alpha=0.2), pairs, "bank")
-    assert [p["label"] for p in got["pairs"]] == ["0–1", "0–2", "1–2"]  # the indices, as the JSON holds them
+    assert [p["label"] for p in got["pairs"]] == ["S0–S1", "S0–S2", "S1–S2"]  # the JSON's indices
     assert [p["cosine_by_layer"] for p in got["pairs"]] == [p["cosine_by_layer"] for p in want["pairs"]]
     assert got["layer_names"] == ["static", "mixed"]
 
@@ -180,7 +180,7 @@ def test_limits_give_422_naming_the_limit(client, path, body, limit):
     ({"json": {"sentences": S[:2], "word": "bank", "colour": "red"}}, 422, "colour"),
     ({"json": {"sentences": S[:2], "word": "zebra"}}, 400, "'zebra' is not a word of the text"),
     ({"json": {"sentences": S[:2], "word": "bank", "encoder": "bert"}}, 400, "unknown encoder 'bert'"),
-    ({"json": {"sentences": ["", "the bank"], "word": "bank"}}, 400, "sentence 1 is empty"),
+    ({"json": {"sentences": ["", "the bank"], "word": "bank"}}, 400, "sentence 0 is empty"),
     ({"json": {"sentences": S[:2], "word": "bank", "encoder": "average", "alpha": 3}}, 422,
      "alpha: Input should be less than or equal to 1"),
 ])

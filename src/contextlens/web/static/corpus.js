@@ -100,7 +100,7 @@ window.CorpusLab = (() => {
       cell("uid", code);
       const more = document.createElement("button");
       more.type = "button"; more.className = "more"; more.textContent = "More like this";
-      more.setAttribute("aria-label", `More usages like number ${i + 1}`);
+      more.setAttribute("aria-label", `More usages like the one ranked ${i + 1}`);
       more.addEventListener("click", async () => { await like(u.usage_id); $("#index-query").focus(); });
       cell("actions", more);
       tr.dataset.usageId = u.usage_id;

@@ -230,18 +230,21 @@
     sel.value = Number(want) < sentences.length ? want : "0";
   }
 
-  /** The cosine of the word's usages layer by layer, every pair of the sentences that have it. */
-  const runLayers = (req, n) => card("layers", n, "Computing…", () => api("/api/layers", { ...req, missing: "skip" }),
+  /** The cosine of the word's usages layer by layer, every two usages: each pair of the sentences that
+   * have it, and the two occurrences of a sentence that has it twice (as the matrix shows every one). */
+  const runLayers = (req, n) => card("layers", n, "Computing…",
+    () => api("/api/layers", { ...req, missing: "skip", occurrence: "all" }),
     (r) => { drawLayers(r); showSkipped("fig-layers", r.skipped.map((s) => s.position), req.word); });
-  /** One line per pair of sentences over the layers, keyed by layer number (a tick per layer, every
-   * second or third beyond 16: the views' layer axis), the layer names and the sentences in the hovers. */
+  /** One line per two usages over the layers, keyed by layer number (a tick per layer, every second
+   * or third beyond 16: the views' layer axis), named as the library names them (S0–S2; S1 #0–S1 #1:
+   * the word's occurrences 0 and 1 in sentence 1), the layer names and the sentences in the hovers. */
   function drawLayers(r) {
     const x = V.layerAxis(r.layer_ids, r.layer_names);
     const data = r.pairs.map((p, k) => {
-      const said = p.indices.map((i, j) => `${i}. ${text(p.sentences[j], WRAP)}`).join("<br>");
-      const hover = (c, i) => `<b>sentences ${text(p.label)}</b>, layer ${r.layer_ids[i]} ` +
+      const said = p.labels.map((l, j) => `${text(l)}: ${text(p.sentences[j], WRAP)}`).join("<br>");
+      const hover = (c, i) => `<b>${text(p.label)}</b>, layer ${r.layer_ids[i]} ` +
         `(${text(r.layer_names[i])}): cosine ${V.fmt(c)}<br>${said}`;
-      return { type: "scatter", mode: "lines+markers", name: `sentences ${text(p.label)}`, x: x.keys,
+      return { type: "scatter", mode: "lines+markers", name: text(p.label), x: x.keys,
         y: p.cosine_by_layer, line: { color: COLORS[k % COLORS.length] }, hoverinfo: "text",
         hovertext: p.cosine_by_layer.map(hover) };
     });
@@ -252,16 +255,17 @@
       margin: { l: 56, r: 16, t: 40, b: 16 }, showlegend: true });
   }
   /** The cosine matrix of the usages at the chosen layer, and their projection. Every occurrence of
-   * the word is a usage (a sentence holding it twice gives two), keyed by its index: the ticks name
-   * its sentence (S0, numbered as in the JSON), and the usage too where a sentence has two (S1 #2). */
+   * the word is a usage (a sentence holding it twice gives two), keyed by its index: the ticks are the
+   * library's names, its sentence (S0, numbered as in the JSON) and, where a sentence has two, which
+   * occurrence in it (S1 #0, S1 #1). */
   const runExplore = (req, n) => card("explore", n, "Computing…",
     () => api("/api/explore", { ...req, layer: Number($("#lab-layer").value), missing: "skip",
       occurrence: "all" }),
     (r) => {
       const m = r.words[0], count = m.positions.length;
       for (const f of CARDS.explore) showSkipped(f, m.skipped, req.word);
-      const ax = V.slots(m.positions.map((p) => `S${p}`), (i) => `#${i}`);
-      const usage = (a) => `<b>usage ${a}</b> (sentence ${m.positions[a]}):<br>${text(m.sentences[a], WRAP)}`;
+      const ax = V.slots(m.labels);
+      const usage = (a) => `<b>usage ${a}</b> (${text(m.labels[a])}):<br>${text(m.sentences[a], WRAP)}`;
       const pair = (v, a, b) => `${usage(a)}<br>${usage(b)}<br>cosine ${V.fmt(v)}`;
       plot("fig-matrix", [{ type: "heatmap", z: m.matrix, x: ax.keys, y: ax.keys, colorscale: "Viridis",
         zmin: Math.floor(Math.min(...m.matrix.flat()) * 10) / 10, zmax: 1,
