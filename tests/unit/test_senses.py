@@ -127,7 +127,7 @@ def test_senses_labels_follow_the_input_order(encoder):
 
 
 def test_senses_errors(encoder):
-    with pytest.raises(TargetNotFoundError, match=r"sentence 4 \('the river'\) lacks 'bank'"):
+    with pytest.raises(TargetNotFoundError, match=r"sentence 3 \('the river'\) lacks 'bank'"):  # SENTENCES[3]
         senses(encoder, SENTENCES, "bank")
     with pytest.raises(InputError, match="2 labels for 6 sentences"):
         senses(encoder, SENTENCES, "bank", gold=["a", "b"], missing="skip")
@@ -236,7 +236,7 @@ def test_sentences_are_numbered_across_chunks(encoder, monkeypatch):
     monkeypatch.setattr(module, "CHUNK", 2)
     parts = senses(encoder, SENTENCES, "bank", k=2, missing="skip")
     assert parts["labels"] == whole["labels"] == [0, 1, 0, None, 1, 0] and parts["skipped"] == [3]
-    with pytest.raises(TargetNotFoundError, match=r"sentence 4 \('the river'\) lacks 'bank'"):
+    with pytest.raises(TargetNotFoundError, match=r"sentence 3 \('the river'\) lacks 'bank'"):
         senses(encoder, SENTENCES, "bank")
     monkeypatch.setattr(module, "CHUNK", 1)
     assert senses(encoder, ["the river", *SENTENCES[:3]], "bank", k=2, missing="skip")["skipped"] == [0]
