@@ -48,7 +48,7 @@ points at their bounds, each in a fresh process: ``senses`` with minilm on 2,000
 ``induce_senses`` clustering 10,000 usages (``max_usages``' bound) of a word with 12,000, on a
 synthetic index of 384-dimensional vectors.
 
-    python benchmarks/index_senses.py --task bounds [--json]
+    python benchmarks/index_senses.py --task bounds [--cases 0,2] [--work DIR] [--json]
 """
 
 from __future__ import annotations
@@ -343,9 +343,10 @@ run(20)  # imports, first forward pass
 with open("/proc/self/clear_refs", "w") as f:
     f.write("5")  # the peak resident size starts again from here (Linux)
 base = status("VmRSS")
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 out = run(n)
-print(json.dumps({"seconds": round(time.perf_counter() - started, 1), "base_mib": round(base / 2**20),
+print(json.dumps({"seconds": round(time.perf_counter() - started, 1),
+                  "cpu_seconds": round(time.process_time() - cpu, 1), "base_mib": round(base / 2**20),
                   "peak_mib": round(status("VmHWM") / 2**20),
                   "k": out["k"], "n_clustered": out["n_clustered"]}))
 """
@@ -370,8 +371,9 @@ def synthetic_index(path: Path, n: int, dim: int = 384, seed: int = 0) -> None:
     store.finish(0, n)
 
 
-def run_bounds(tmp: Path) -> list[dict]:
-    """Each case of :data:`BOUND_CASES` in a fresh process: seconds, peak and base resident MiB."""
+def run_bounds(tmp: Path, cases: list[int] | None = None) -> list[dict]:
+    """Each case of :data:`BOUND_CASES` (or those numbered ``cases``, from 0) in a fresh process:
+    seconds (wall and CPU, every thread), peak and base resident MiB."""
     import subprocess
 
     lines = [t for t in (data_root() / "corpora" / "brown_plain.txt").read_text(encoding="utf-8").splitlines()
@@ -380,7 +382,9 @@ def run_bounds(tmp: Path) -> list[dict]:
     if not (tmp / "synthetic-db").exists():
         synthetic_index(tmp / "synthetic-db", 12_000)
     out = []
-    for name, (kind, n) in BOUND_CASES.items():
+    for number, (name, (kind, n)) in enumerate(BOUND_CASES.items()):
+        if cases is not None and number not in cases:
+            continue
         done = subprocess.run([sys.executable, "-c", _CHILD, kind, str(n), str(tmp)], capture_output=True,
                               text=True, check=True)
         row = {"case": name, **json.loads(done.stdout.strip().splitlines()[-1])}
@@ -400,6 +404,8 @@ def main() -> None:
     ap.add_argument("--semcor-per-lemma", type=int, default=150)
     ap.add_argument("--cluster-layers", type=lambda v: [int(x) for x in v.split(",")], default=None,
                     help="with --task clustering: the layers (default: every stored contextual layer)")
+    ap.add_argument("--cases", type=lambda v: [int(x) for x in v.split(",")], default=None,
+                    help="with --task bounds: the cases to run, numbered from 0 (default: all)")
     ap.add_argument("--work", type=Path, default=None, help="keep corpora and indexes here (default: a temporary "
                     "folder)")
     ap.add_argument("--json", action="store_true")
@@ -411,9 +417,9 @@ def main() -> None:
         work = args.work or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         if args.task == "bounds":
-            out["bounds"] = run_bounds(work)
+            out["bounds"] = run_bounds(work, args.cases)
             print(json.dumps(out) if args.json else "\n".join(
-                f"| {r['case']} | {r['seconds']} s | {r['above_base_mib']:,} MiB (peak {r['peak_mib']:,}, base "
+                f"| {r['case']} | {r['seconds']} s ({r['cpu_seconds']} s CPU) | {r['above_base_mib']:,} MiB (peak {r['peak_mib']:,}, base "
                 f"{r['base_mib']:,}) |" for r in out["bounds"]))
             return
         for dataset in args.datasets.split(","):
