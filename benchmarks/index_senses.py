@@ -21,32 +21,34 @@ counts how many of the ``k`` nearest labelled usages share the query's sense.
 
     python benchmarks/index_senses.py [--models minilm,mpnet] [--datasets coarsewsd,semcor] [--json]
 
-``--task clustering`` measures instead how well sense induction (``index senses``,
-``senses``: :class:`~contextlens.analysis.senses.SenseClusterer`) recovers the labelled
-senses, per clustering method and stored layer, on the same indexes; ``--datasets`` may
-then also name ``bank``: the README's index of the shipped corpora (``--words bank,spring
---match lemma``), whose 326 usages of *bank* are labelled by hand in ``bank_senses.tsv``
-(32 of them the river-side sense). Per word (then the mean over words): the adjusted Rand
-index (ARI) and V-measure against the gold senses, ``minority recall`` (each sense but the
-most frequent one with at least 5 usages: the share of its usages in clusters where it is the
-most common sense; 0 when a larger sense swallows it), and k found against the senses with at
-least 5 usages; for ``bank``, the river sense's recall (its usages in clusters where it is the
-most common sense) and precision (its share of those clusters). Methods (``METHODS``): the previous default (average linkage on raw cosine, k by
-silhouette), average / complete linkage on centred vectors (k by silhouette), spectral on raw
-and on centred vectors (k by eigengap; the new default), and scikit-learn's HDBSCAN on centred
-vectors (minimum cluster 3 % of the usages, noise joined to the nearest cluster).
+``--task clustering`` measures instead how well sense induction (``index senses``, ``senses``:
+:class:`~contextlens.analysis.senses.SenseClusterer`) recovers the labelled senses, per
+clustering method and stored layer, on the same indexes; ``--datasets`` may then also name
+``bank``: the README's index of the shipped corpora (``--words bank,spring --match lemma``),
+whose 326 usages of *bank* are labelled by hand in ``bank_senses.tsv`` (32 of them the
+river-side sense). Per word (then the mean over words): the adjusted Rand index (ARI) and
+V-measure against the gold senses, ``minority recall`` (each sense but the most frequent one
+with at least 5 usages: the share of its usages in clusters where it is the most common sense;
+0 when a larger sense swallows it), and k found against the senses with at least 5 usages; for
+``bank``, the river sense's recall (its usages in clusters where it is the most common sense)
+and precision (its share of those clusters). Methods (``METHODS``): the previous default
+(average linkage on raw cosine, k by silhouette), average / complete linkage on centred vectors
+(k by silhouette), spectral on raw and on centred vectors (k by eigengap; the new default), and
+scikit-learn's HDBSCAN on centred vectors (minimum cluster 3 % of the usages, noise joined to
+the nearest cluster).
 
     python benchmarks/index_senses.py --task clustering --coarse-per-word 400 \
         --datasets coarsewsd,semcor,bank [--models minilm,mpnet] [--work DIR] [--json]
 
 ``--work DIR`` keeps the corpora and indexes there (a complete index is not built again).
 
-``--task bounds`` measures time and peak memory (the peak resident size, reset once the
-imports and model are loaded and a first small run is done, above the resident size then; Linux) of both senses entry
-points at their bounds, each in a fresh process: ``senses`` with minilm on 2,000 Brown sentences (its default
-``max_sentences``) and on the issue's 13,146 (``max_sentences`` raised: the user asks), and
-``induce_senses`` clustering 10,000 usages (``max_usages``' bound) of a word with 12,000, on a
-synthetic index of 384-dimensional vectors.
+``--task bounds`` measures time (wall and CPU, every thread) and peak memory (the peak resident
+size, reset once the imports and model are loaded and a first small run is done, above the
+resident size then; Linux) of both senses entry points at their bounds, each in a fresh
+process: ``senses`` with minilm on 2,000 Brown sentences (its default ``max_sentences``) and on
+the issue's 13,146 (``max_sentences`` raised: the user asks), and ``induce_senses`` clustering
+10,000 usages (``max_usages``' bound) of a word with 12,000, on a synthetic index of
+384-dimensional vectors.
 
     python benchmarks/index_senses.py --task bounds [--cases 0,2] [--work DIR] [--json]
 """
@@ -134,7 +136,8 @@ def precision(db: str, labels: dict[tuple, str], layers: list[int]) -> dict[int,
     store = open_store(db)
     table = store.table.search().select(["usage_id", "word", "doc", "sentence_no", "start", "end"]) \
         .limit(None).to_arrow().to_pylist()
-    sense = {r["usage_id"]: labels.get((Path(r["doc"]).name, r["sentence_no"], r["start"], r["end"])) for r in table}
+    sense = {r["usage_id"]: labels.get((Path(r["doc"]).name, r["sentence_no"], r["start"], r["end"]))
+             for r in table}
     word_of = {r["usage_id"]: r["word"] for r in table}
     unlabelled = Counter(r["word"] for r in table if sense[r["usage_id"]] is None)
     queries = sorted(u for u, s in sense.items() if s is not None)
@@ -240,7 +243,8 @@ def induction_scores(gold: list, labels: np.ndarray) -> dict:
     major = counts.most_common(1)[0][0]
     minority = [s for s, n in counts.items() if s != major and n >= MIN_SENSE]
     return {"ari": float(adjusted_rand_score(gold, labels)), "v": float(v_measure_score(gold, labels)),
-            "minority_recall": [float(np.mean([plural[c] == s for c in labels[gold_a == s]])) for s in minority],
+            "minority_recall": [float(np.mean([plural[c] == s for c in labels[gold_a == s]]))
+                                for s in minority],
             "k": len(set(labels.tolist())), "k_gold": sum(n >= MIN_SENSE for n in counts.values())}
 
 
@@ -248,7 +252,8 @@ def river_scores(gold: list, labels: np.ndarray) -> dict:
     """The river sense's recall (the share of its usages in clusters where it is the most
     common sense) and precision (its share of those clusters' usages); 0 and 0 when swallowed."""
     gold_a = np.asarray(gold)
-    river = [c for c in set(labels.tolist()) if Counter(gold_a[labels == c].tolist()).most_common(1)[0][0] == "river"]
+    river = [c for c in set(labels.tolist())
+             if Counter(gold_a[labels == c].tolist()).most_common(1)[0][0] == "river"]
     inside = np.isin(labels, river)
     hits = int((inside & (gold_a == "river")).sum())
     return {"river_recall": round(hits / int((gold_a == "river").sum()), 3),
@@ -360,9 +365,9 @@ def synthetic_index(path: Path, n: int, dim: int = 384, seed: int = 0) -> None:
 
     rng = np.random.default_rng(seed)
     centres = rng.standard_normal((4, dim))
-    store = UsageStore.create(path, {"model": "synthetic", "model_path": "synthetic", "layers": [1], "dim": dim,
-                                     "dtype": "float16", "match": "lower", "layout": "lines", "words": ["bank"],
-                                     "pooling": "mean"})
+    store = UsageStore.create(path, {"model": "synthetic", "model_path": "synthetic", "layers": [1],
+                                     "dim": dim, "dtype": "float16", "match": "lower", "layout": "lines",
+                                     "words": ["bank"], "pooling": "mean"})
     rows = [UsageRow(usage_id("s.txt", i, 0, 4, "bank"), "bank", "bank", "s.txt", i, 0, 4, f"bank {i}")
             for i in range(n)]
     x = 8 + centres[np.arange(n) % 4] + rng.standard_normal((n, dim))
@@ -406,8 +411,8 @@ def main() -> None:
                     help="with --task clustering: the layers (default: every stored contextual layer)")
     ap.add_argument("--cases", type=lambda v: [int(x) for x in v.split(",")], default=None,
                     help="with --task bounds: the cases to run, numbered from 0 (default: all)")
-    ap.add_argument("--work", type=Path, default=None, help="keep corpora and indexes here (default: a temporary "
-                    "folder)")
+    ap.add_argument("--work", type=Path, default=None, help="keep corpora and indexes here (default: a "
+                    "temporary folder)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     out = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}",
@@ -419,8 +424,8 @@ def main() -> None:
         if args.task == "bounds":
             out["bounds"] = run_bounds(work, args.cases)
             print(json.dumps(out) if args.json else "\n".join(
-                f"| {r['case']} | {r['seconds']} s ({r['cpu_seconds']} s CPU) | {r['above_base_mib']:,} MiB (peak {r['peak_mib']:,}, base "
-                f"{r['base_mib']:,}) |" for r in out["bounds"]))
+                f"| {r['case']} | {r['seconds']} s ({r['cpu_seconds']} s CPU) | {r['above_base_mib']:,} MiB "
+                f"(peak {r['peak_mib']:,}, base {r['base_mib']:,}) |" for r in out["bounds"]))
             return
         for dataset in args.datasets.split(","):
             for model in args.models.split(","):
@@ -433,8 +438,8 @@ def main() -> None:
         if r.get("task") == "clustering":
             print(f"\n{r['dataset']}, {r['model']}: {r['usages']:,} labelled usages of {r['words']} word(s)")
             river = r["dataset"] == "bank"
-            print("| layer | method | ARI | V | minority recall | k (gold) |" + (" river recall | river precision |"
-                                                                               if river else ""))
+            print("| layer | method | ARI | V | minority recall | k (gold) |"
+                  + (" river recall | river precision |" if river else ""))
             print("|---:|---|---:|---:|---:|---:|" + ("---:|---:|" if river else ""))
             for row in r["rows"]:
                 extra = f" {row['river_recall']:.3f} | {row['river_precision']:.3f} |" if river else ""

@@ -48,7 +48,8 @@ def test_silhouette_by_hand():
     assert model.labels_.tolist() == [0, 0, 1]
     assert model.silhouette_ == pytest.approx((s_a + s_b + 0) / 3)  # a singleton scores 0
     assert model.score_by_k_ == {} and model.k_chosen_by_ == "given"
-    assert SenseClusterer(k=2).fit(x).silhouette_ == model.silhouette_  # the model's space, whatever the method
+    # the model's space, whatever the method
+    assert SenseClusterer(k=2).fit(x).silhouette_ == model.silhouette_
 
 
 def test_auto_k_range_stops_at_n_minus_one():
@@ -159,7 +160,8 @@ def river_cluster(labels: np.ndarray, gold: np.ndarray) -> tuple[float, float]:
     """(recall, precision) of the river usages in the cluster that holds most of them."""
     best = max(set(labels.tolist()), key=lambda c: int(((labels == c) & (gold == "river")).sum()))
     inside = labels == best
-    return float((inside & (gold == "river")).sum() / (gold == "river").sum()), float((gold[inside] == "river").mean())
+    recall = (inside & (gold == "river")).sum() / (gold == "river").sum()
+    return float(recall), float((gold[inside] == "river").mean())
 
 
 def test_a_small_sense_keeps_its_own_cluster():
@@ -193,8 +195,8 @@ def test_predict_joins_the_nearest_centroid_and_a_sample_is_clustered_above_the_
 
 
 def test_one_clustering_is_bounded():
-    with pytest.raises(InputError, match=r"usages clustered must be a whole number from 1 to 10,000, got 10001; "
-                       r"cluster a sample"):
+    with pytest.raises(InputError, match=r"usages clustered must be a whole number from 1 to 10,000, "
+                       r"got 10001; cluster a sample"):
         SenseClusterer().fit(np.ones((10_001, 2)))
 
 
@@ -203,7 +205,8 @@ def test_the_cli_bounds_are_the_librarys():
     from contextlens.cli import experiments, index_cmd
 
     assert index_cmd.MAX_CLUSTERED == lib.MAX_CLUSTERED  # was 20,000 against the library's 10,000
-    assert (experiments.MAX_SENTENCES, experiments.MAX_SENTENCES_LIMIT) == (lib.MAX_SENTENCES, lib.MAX_SENTENCES_LIMIT)
+    assert experiments.MAX_SENTENCES == lib.MAX_SENTENCES
+    assert experiments.MAX_SENTENCES_LIMIT == lib.MAX_SENTENCES_LIMIT
 
 
 @settings(max_examples=25, deadline=None)
@@ -226,7 +229,8 @@ def test_nearest_neighbours_in_blocks_are_the_brute_force_ones(n, neighbours, bl
         spectral.BLOCK_FLOATS = old
     np.testing.assert_allclose(dist, np.take_along_axis(d, want, 1), atol=1e-12)
     # equal distances may come in either order of index only when they are tied
-    assert all(sorted(a) == sorted(b) or np.allclose(d[i, a], d[i, b]) for i, (a, b) in enumerate(zip(idx, want)))
+    assert all(sorted(a) == sorted(b) or np.allclose(d[i, a], d[i, b])
+               for i, (a, b) in enumerate(zip(idx, want)))
 
 
 def test_sentences_are_numbered_across_chunks(encoder, monkeypatch):
@@ -243,8 +247,8 @@ def test_sentences_are_numbered_across_chunks(encoder, monkeypatch):
 
 
 def test_more_sentences_than_asked_for_is_one_line(encoder):
-    with pytest.raises(InputError, match=r"^6 sentences given; senses encodes at most 5 unless asked for more "
-                       r"\(max_sentences=, --max-sentences N: each is encoded, which takes time\)$"):
+    with pytest.raises(InputError, match=r"^6 sentences given; senses encodes at most 5 unless asked for "
+                       r"more \(max_sentences=, --max-sentences N: each is encoded, which takes time\)$"):
         senses(encoder, SENTENCES, "bank", max_sentences=5)
 
 
@@ -265,4 +269,5 @@ def test_memory_stays_bounded_with_many_usages():
     finally:
         tracemalloc.stop()
     assert r["n_usages"] == 13_146 and r["n_clustered"] == 2_000 and None not in r["labels"]
-    assert peak < 200 * 2**20, f"{peak / 2**20:.0f} MiB"  # 116 MiB here; before: 2,446 MiB (tracemalloc), 337 s
+    # 116 MiB here; before: 2,446 MiB (tracemalloc), 337 s
+    assert peak < 200 * 2**20, f"{peak / 2**20:.0f} MiB"

@@ -133,7 +133,8 @@ class SenseClusterer:
         check_int("usages clustered", n, low=1, high=MAX_CLUSTERED,
                   hint="cluster a sample and assign the others with predict() (cluster_senses does)")
         check_int("k_max", self.k_max, low=2, high=MAX_K, hint="the most clusters k='auto' tries")
-        check_int("neighbours", self.neighbours, low=1, high=1000, hint="each usage's neighbours in the graph")
+        check_int("neighbours", self.neighbours, low=1, high=1000,
+                  hint="each usage's neighbours in the graph")
         if self.k == "auto":
             if n < 3:
                 raise InputError(f"k='auto' needs at least 3 usages to compare k = 2.., got {n}; give k")
@@ -159,7 +160,8 @@ class SenseClusterer:
         self.mean_ = x.mean(axis=0) if self.centre else np.zeros(x.shape[1])
         z = self.transform(x)  # (n, dim)
         self.score_by_k_: dict[int, float | None] = {}
-        self.k_chosen_by_ = "given" if self.k != "auto" else ("eigengap" if self.method == "spectral" else "silhouette")
+        auto_by = "eigengap" if self.method == "spectral" else "silhouette"
+        self.k_chosen_by_ = "given" if self.k != "auto" else auto_by
         coincide = float(np.abs(x - x[0]).max()) < COINCIDE
         if n == 1 or self.k == 1 or coincide:
             k, labels = (1 if self.k == "auto" else int(self.k)), np.zeros(n, dtype=int)
@@ -189,7 +191,8 @@ class SenseClusterer:
         if k == m:  # as many clusters as distinct rows
             return int(self.k), of
         idx, dist = knn_cosine(rows, self.neighbours)
-        values, vectors = laplacian_spectrum(self_tuning_affinity(idx, dist, SCALE_NEIGHBOUR), k + 1, seed=self.seed)
+        affinity = self_tuning_affinity(idx, dist, SCALE_NEIGHBOUR)
+        values, vectors = laplacian_spectrum(affinity, k + 1, seed=self.seed)
         if self.k == "auto":
             k, self.score_by_k_ = eigengap_k(values, 2, k)
         return k if self.k == "auto" else int(self.k), spectral_labels(vectors, k, copies, seed=self.seed)[of]
@@ -200,7 +203,8 @@ class SenseClusterer:
         tree = linkage(z, method=self.method, metric="cosine")  # (n - 1, 4)
         if self.k != "auto":
             return int(self.k), fcluster(tree, t=int(self.k), criterion="maxclust")
-        cuts = {k: fcluster(tree, t=k, criterion="maxclust") for k in range(2, min(self.k_max, len(z) - 1) + 1)}
+        ks = range(2, min(self.k_max, len(z) - 1) + 1)
+        cuts = {k: fcluster(tree, t=k, criterion="maxclust") for k in ks}
         self.score_by_k_ = {k: _silhouette(z, c) for k, c in cuts.items()}
         scored = {k: s for k, s in self.score_by_k_.items() if s is not None}
         best = max(scored, key=lambda k: (scored[k], -k)) if scored else 2
@@ -278,7 +282,8 @@ def cluster_senses(
     labels[chosen] = model.labels_
     rest = np.setdiff1d(np.arange(len(x)), chosen)
     if rest.size:
-        log.info("clustered a sample of %d of %d usages; the others joined the nearest cluster", len(chosen), len(x))
+        log.info("clustered a sample of %d of %d usages; the others joined the nearest cluster",
+                 len(chosen), len(x))
         labels[rest] = model.predict(x[rest])
     labels = _first_appearance(labels)
     out = {
@@ -392,8 +397,9 @@ def senses(
     check_int("max_sentences", max_sentences, low=1, high=MAX_SENTENCES_LIMIT,
               hint="sentences encoded")
     if len(sentences) > max_sentences:
-        raise InputError(f"{len(sentences):,} sentences given; senses encodes at most {max_sentences:,} unless "
-                         f"asked for more (max_sentences=, --max-sentences N: each is encoded, which takes time)")
+        raise InputError(f"{len(sentences):,} sentences given; senses encodes at most {max_sentences:,} "
+                         "unless asked for more (max_sentences=, --max-sentences N: each is encoded, "
+                         "which takes time)")
     if projection is not None:
         check_choice("projection", projection, PROJECTIONS)
     check_choice("clustering method", method, METHODS)

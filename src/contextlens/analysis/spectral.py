@@ -123,7 +123,8 @@ def eigengap_k(values: np.ndarray, k_min: int = 2, k_max: int = 8) -> tuple[int,
     return max(gaps, key=lambda k: (gaps[k], -k)), gaps
 
 
-def spectral_labels(vectors: np.ndarray, k: int, weights: np.ndarray | None = None, seed: int = 0) -> np.ndarray:
+def spectral_labels(vectors: np.ndarray, k: int, weights: np.ndarray | None = None,
+                    seed: int = 0) -> np.ndarray:
     """``(n,)`` cluster ids: k-means (10 seeded starts; rows weighted by ``weights``) on the
     rows of the first ``k`` eigenvectors scaled to unit length (rows of zeros stay zero)."""
     from sklearn.cluster import KMeans

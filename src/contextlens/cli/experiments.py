@@ -95,9 +95,10 @@ def senses(
     layer: int = o.LAYER, occurrence: str = o.OCCURRENCE, skip_missing: bool = o.SKIP_MISSING,
     projection: str = o.PROJECTION, seed: int = o.SEED, as_json: bool = o.JSON, plot: Path = o.PLOT,
     html: Path = o.HTML,
-    max_sentences: int = o.bounded(o.option(MAX_SENTENCES, "--max-sentences", metavar="N", help="Read at most this "
-                                            "many sentences (each is encoded; see benchmarks/RESULTS.md for "
-                                            "times)."), 1, MAX_SENTENCES_LIMIT, hint="sentences encoded"),
+    max_sentences: int = o.bounded(o.option(MAX_SENTENCES, "--max-sentences", metavar="N",
+                                            help="Read at most this many sentences (each is encoded; see "
+                                            "benchmarks/RESULTS.md for times)."),
+                                   1, MAX_SENTENCES_LIMIT, hint="sentences encoded"),
 ) -> None:
     """Sense probe: cluster WORD's usages; purity and adjusted Rand index with --labels."""
     from ..analysis.senses import senses as probe_senses

@@ -153,8 +153,9 @@ def _print_results(result: dict, prefix: str = "") -> None:
 def senses(
     word: str = typer.Argument(..., metavar="WORD", help="A target word of the index."),
     db: Path = DB, k: str = o.k_senses(), layer: int = STORED_LAYER,
-    max_usages: int = o.bounded(o.option(2000, "--max-usages", metavar="N", help="Cluster at most this many usages "
-                                         "(a fixed sample); every other usage joins the nearest sense."),
+    max_usages: int = o.bounded(o.option(2000, "--max-usages", metavar="N",
+                                         help="Cluster at most this many usages (a fixed sample); every "
+                                         "other usage joins the nearest sense."),
                                 2, MAX_CLUSTERED, hint="the usages clustered; the others join the nearest sense"),
     wordnet: bool = o.flag("--wordnet", help="Match each sense to WordNet senses (SemCor sense embeddings of the "
                            "index's model; needs WordNet and SemCor in the data folder)."),

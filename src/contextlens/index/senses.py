@@ -141,7 +141,8 @@ def _rows(store: UsageReader, where: str, col: str):
 
 def _member(row: dict, similarity: float) -> dict[str, Any]:
     return {"usage_id": row["usage_id"], "doc": row["doc"], "sentence_no": row["sentence_no"],
-            "start": row["start"], "end": row["end"], "sentence": row["sentence"], "similarity": round(similarity, 4)}
+            "start": row["start"], "end": row["end"], "sentence": row["sentence"],
+            "similarity": round(similarity, 4)}
 
 
 def induce_senses(db: str | os.PathLike | UsageReader, word: str, *, k: int | str = "auto",
@@ -231,7 +232,8 @@ def induce_senses(db: str | os.PathLike | UsageReader, word: str, *, k: int | st
     if wordnet:
         from .wordnet_map import map_centroids
 
-        centroids = np.stack([centroid(x, np.flatnonzero(labels == c)) for c in ranked])  # (k, dim), model space
+        # (k, dim), in the model's space
+        centroids = np.stack([centroid(x, np.flatnonzero(labels == c)) for c in ranked])
         mapped = map_centroids(store, candidates, col_layer, centroids, progress=progress)
         for sense, best in zip(senses, mapped["senses"]):
             sense["wordnet"] = best
