@@ -135,7 +135,8 @@ def test_senses_skips_sentences_on_request(files):
     (["-s", "money bank", "-s", "river bank", "--model", "minilm"], "not both"),
     ([], "no sentences given"),
     (["-s", "money bank", "-s", "river bank", "-s", "cash bank", "--max-sentences", "2"],
-     "3 sentences given; senses encodes at most 2 unless asked for more (max_sentences=, --max-sentences N"),
+     "3 sentences given; senses encodes at most 2 unless asked for more (each is encoded, which takes "
+     "time): use --max-sentences 3, or give fewer sentences"),
     (["-s", "money bank", "--max-sentences", "200001"], "--max-sentences must be a whole number from 1 to 200,000"),
 ])
 def test_senses_bad_input_exits_2(files, args, message):

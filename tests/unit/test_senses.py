@@ -248,7 +248,8 @@ def test_sentences_are_numbered_across_chunks(encoder, monkeypatch):
 
 def test_more_sentences_than_asked_for_is_one_line(encoder):
     with pytest.raises(InputError, match=r"^6 sentences given; senses encodes at most 5 unless asked for "
-                       r"more \(max_sentences=, --max-sentences N: each is encoded, which takes time\)$"):
+                       r"more \(each is encoded, which takes time\): pass max_sentences=6, or give fewer "
+                       r"sentences$"):
         senses(encoder, SENTENCES, "bank", max_sentences=5)
 
 

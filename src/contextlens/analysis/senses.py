@@ -46,7 +46,15 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..encoders.base import Encoder, check_texts
-from ..errors import DimensionError, EmptyInputError, InputError, ZeroVectorError, check_choice, check_int
+from ..errors import (
+    DimensionError,
+    EmptyInputError,
+    InputError,
+    ZeroVectorError,
+    ask,
+    check_choice,
+    check_int,
+)
 from ..text import tokenize
 from .projection import COINCIDE, PROJECTIONS, check_points, project, run_here
 from .spectral import eigengap_k, knn_cosine, laplacian_spectrum, self_tuning_affinity, spectral_labels
@@ -398,8 +406,8 @@ def senses(
               hint="sentences encoded")
     if len(sentences) > max_sentences:
         raise InputError(f"{len(sentences):,} sentences given; senses encodes at most {max_sentences:,} "
-                         "unless asked for more (max_sentences=, --max-sentences N: each is encoded, "
-                         "which takes time)")
+                         f"unless asked for more (each is encoded, which takes time): "
+                         f"{ask('max_sentences', len(sentences))}, or give fewer sentences")
     if projection is not None:
         check_choice("projection", projection, PROJECTIONS)
     check_choice("clustering method", method, METHODS)
