@@ -14,9 +14,54 @@ This module imports nothing heavy: the command line reads it at start-up.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from .errors import check_size
+
 __all__ = [
+    "MAX_ENCODING_BYTES", "encoding_word_limit", "check_encoding", "PAIR_BLOCK",
     "MAX_PREDICTIONS", "MAX_TRACKED", "MAX_LM_PIECES", "LM_CACHE_BYTES", "LM_LENS_ROWS",
+    "MAX_PERMUTATION_CELLS", "MIN_PERMUTATIONS", "PERMUTATION_BLOCK_CELLS",
+    "MAX_CEAT_CELLS", "MIN_CEAT_SAMPLES", "CEAT_BLOCK_CELLS",
 ]
+
+# -- encoding many sentences (analysis: explore, geometry, layers, rank, ...; bias: seat, ceat) -------
+#: bytes of word vectors (float32, every layer) the sentences of one call may come to: their
+#: words x layers x dim x 4 (49,932 words for minilm, 13,443 for mpnet, 7,516 for SmolLM2).
+#: The encoding time grows alike (measured here: the three models' words per second are in
+#: the ratio of their bytes per word), so the bound is one of time as well as of memory.
+MAX_ENCODING_BYTES = 512 << 20
+
+
+def encoding_word_limit(layers: int, dim: int) -> int:
+    """The most words of sentences one call may encode with an encoder of ``layers``
+    layers (the static row included) of ``dim`` numbers.
+
+    >>> encoding_word_limit(7, 384), encoding_word_limit(13, 768), encoding_word_limit(31, 576)
+    (49932, 13443, 7516)
+    """
+    return MAX_ENCODING_BYTES // (layers * dim * 4)
+
+
+def check_encoding(encoder, texts: Sequence[str], *, what: str = "the sentences",
+                   todo: str = "give fewer or shorter sentences") -> int:
+    """The number of words (:func:`~contextlens.text.tokenize`) of ``texts``, if ``encoder``
+    may encode them in one call (:data:`MAX_ENCODING_BYTES`), else a LimitError before any
+    work, naming the encoder's cost per word and what to do."""
+    from .text import tokenize
+
+    n = sum(len(tokenize(t)) for t in texts)
+    layers, dim = len(encoder.layer_ids), int(encoder.dim)
+    name = getattr(encoder, "name", type(encoder).__name__)
+    return check_size(what, n, encoding_word_limit(layers, dim), "words",
+                      why=f"{name}: {layers} layers x {dim} numbers a word; time and memory grow with the words",
+                      todo=todo)
+
+
+#: numbers held at once where all pairs of something are compared (geometry's anisotropy
+#: pairs: PAIR_BLOCK // dim pairs of rows; rank's inversions: PAIR_BLOCK sign comparisons)
+PAIR_BLOCK = 1 << 20
+
 
 # -- language models (encoders/lm.py: predict, lens) ----------------------------------------
 #: best words asked of ``predict`` / ``lens`` (-k): each is a word of the answer
@@ -32,3 +77,20 @@ LM_CACHE_BYTES = 256 << 20
 #: rows (positions) put through the unembedding at once under the lens: rows x vocabulary
 #: float64 logits (256 x 49,152 x 8 B = 96 MiB for SmolLM2)
 LM_LENS_ROWS = 256
+
+# -- association tests (bias/stats.py, weat.py, seat.py) ---------------------------------------
+#: random keys drawn for a permutation p-value when the number of partitions is left to the
+#: default: permutations x |X ∪ Y| (one key per word per partition; ~10-40 ns each here), so
+#: 100,000 partitions up to 5,000 target words, fewer (stated in the result) beyond
+MAX_PERMUTATION_CELLS = 500_000_000
+#: ... but never fewer partitions than this (p-values down to 1 / 10,001)
+MIN_PERMUTATIONS = 10_000
+#: random keys held at once while partitions are drawn (float64: 32 MiB)
+PERMUTATION_BLOCK_CELLS = 1 << 22
+#: numbers multiplied by CEAT's draws when their number is left to the default:
+#: samples x words x dim (10,000 draws of 32 words x 768 dims: 2.5e8), fewer draws beyond
+MAX_CEAT_CELLS = 1_000_000_000
+#: ... but never fewer draws than this
+MIN_CEAT_SAMPLES = 1000
+#: numbers of drawn vectors held at once (draws x words x dim, float64: 128 MiB)
+CEAT_BLOCK_CELLS = 1 << 24

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..bounds import check_encoding
 from ..encoders.base import Encoder, check_texts
 from ..errors import EmptyInputError, InputError, check_choice
 from .projection import PROJECTIONS, check_points, project, run_here
@@ -96,6 +97,7 @@ def explore(
     sentences = check_texts(sentences)
     if not sentences:
         raise EmptyInputError("no sentences given; give sentences with --sentences FILE or -s TEXT")
+    check_encoding(encoder, sentences, todo="give fewer or shorter sentences (explore keeps every sentence's vectors)")
     encodings = encoder.encode(sentences)
     per_word, found = [], []
     for word in dict.fromkeys(words):

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..bounds import check_encoding
 from ..encoders.base import Encoder
 from ..encoders.static import StaticEncoder
 from ..errors import AmbiguousTargetError, EmptyInputError, InputError, TargetNotFoundError
@@ -49,7 +50,8 @@ def layer_divergence(
 
     Returns ``{word, layer_names, static, encoder, pairs: [{label, sentences,
     cosine_by_layer, static_cosine, final_cosine, min_cosine, min_layer, drop}]}``; the
-    label is ``"pair N"``. All sentences are encoded in one call. With a ``static`` table,
+    label is ``"pair N"``. All sentences are encoded in one call, each once however many
+    pairs it is in (the lab pairs each of 64 sentences with the 63 others). With a ``static`` table,
     each pair's ``static_cosine`` (and ``drop``) is that table's: the cosine of its rows for
     the word as written in the two sentences; ``static`` names the static side.
     """
@@ -59,8 +61,10 @@ def layer_divergence(
     bad = [i for i, p in enumerate(pairs) if len(p) != 2]
     if bad:
         raise InputError(f"pair {bad[0] + 1} has {len(pairs[bad[0]])} sentence(s); each pair needs exactly 2")
-    texts = [t for p in pairs for t in p]
-    encodings = encoder.encode(texts)
+    unique = list(dict.fromkeys(t for p in pairs for t in p))
+    check_encoding(encoder, unique, todo="give fewer or shorter sentences")
+    encoded = dict(zip(unique, encoder.encode(unique)))
+    encodings = [encoded[t] for p in pairs for t in p]
     rows = []
     for n, (e1, e2) in enumerate(zip(encodings[0::2], encodings[1::2], strict=True)):
         idx = []

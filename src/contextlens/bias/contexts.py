@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from ..bounds import check_encoding
 from ..encoders.base import Encoder
 from ..errors import InputError, check_int
 
@@ -78,6 +79,8 @@ def contexts_from_corpus(encoder: Encoder, lines: Iterable[str], words: Sequence
             owners.append(w)
     log.info("CEAT contexts: %d sentences for %d of %d words (at most %d each)", len(texts), len(picks),
              len(words), per_word)
+    check_encoding(encoder, texts, what=f"CEAT's {len(texts):,} context sentences",
+                   todo="give fewer words, or fewer sentences per word (--per-word)")
     stacks: dict[str, list[np.ndarray]] = {w: [] for w in picks}
     for enc, w in zip(encoder.encode(texts, targets=targets) if texts else [], owners):
         if len(enc.words):  # a word the tokenizer gave no piece is skipped
