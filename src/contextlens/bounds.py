@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from .errors import check_size
 
 __all__ = [
-    "MAX_ENCODING_BYTES", "encoding_word_limit", "check_encoding", "PAIR_BLOCK",
+    "MAX_ENCODING_BYTES", "encoding_word_limit", "check_encoding", "PAIR_BLOCK", "MAX_MATRIX_USAGES",
+    "MAX_EMBED_POINTS",
     "MAX_PREDICTIONS", "MAX_TRACKED", "MAX_LM_PIECES", "LM_CACHE_BYTES", "LM_LENS_ROWS",
     "MAX_PERMUTATION_CELLS", "MIN_PERMUTATIONS", "PERMUTATION_BLOCK_CELLS",
     "MAX_CEAT_CELLS", "MIN_CEAT_SAMPLES", "CEAT_BLOCK_CELLS",
@@ -54,10 +55,17 @@ def check_encoding(encoder, texts: Sequence[str], *, what: str = "the sentences"
     layers, dim = len(encoder.layer_ids), int(encoder.dim)
     name = getattr(encoder, "name", type(encoder).__name__)
     return check_size(what, n, encoding_word_limit(layers, dim), "words",
-                      why=f"{name}: {layers} layers x {dim} numbers a word; time and memory grow with the words",
+                      why=f"{name}: {layers} layer{'s' * (layers != 1)} x {dim} numbers a word; time and memory "
+                      "grow with the words",
                       todo=todo)
 
 
+#: usages whose cosine matrix a result holds (explore): n x n numbers, 4 million at the bound
+#: (32 MB as an array, ~130 MB as the lists a result holds, ~80 MB of JSON)
+MAX_MATRIX_USAGES = 2000
+#: points a t-SNE or UMAP projection places (explore, senses): their time grows faster than
+#: the points (t-SNE: 300 points took 6-8 s on this busy machine); PCA is not bounded here
+MAX_EMBED_POINTS = 2000
 #: numbers held at once where all pairs of something are compared (geometry's anisotropy
 #: pairs: PAIR_BLOCK // dim pairs of rows; rank's inversions: PAIR_BLOCK sign comparisons)
 PAIR_BLOCK = 1 << 20

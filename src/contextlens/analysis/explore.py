@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from ..bounds import check_encoding
+from ..bounds import MAX_MATRIX_USAGES, check_encoding
 from ..encoders.base import Encoder, check_texts
-from ..errors import EmptyInputError, InputError, check_choice
+from ..errors import EmptyInputError, InputError, check_choice, check_size
 from .projection import PROJECTIONS, check_points, project, run_here
 from .similarity import cosine_matrix
 from .usages import MISSING_POLICIES, Usages, usages_in
@@ -60,6 +60,9 @@ def usage_similarity(usages: Usages, layer: int = -1) -> dict[str, Any]:
             f"{usages.word!r} has {len(usages)} usage(s); comparing usages needs at least 2 "
             "sentences that contain it (add some, or leave the word out)"
         )
+    check_size(f"{usages.word!r}", len(usages), MAX_MATRIX_USAGES, "usages",
+               why="its cosine matrix holds the square of the usages",
+               todo="give fewer sentences that contain it (a sample of them)")
     x = check_points(usages.at(layer), f"usages of {usages.word!r}")  # (n_usages, dim)
     m = cosine_matrix(x)  # (n_usages, n_usages)
     return {

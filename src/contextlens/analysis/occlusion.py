@@ -83,7 +83,7 @@ def occlusion_vs_attention(encoder: Encoder, text: str, word: str, *, occurrence
     values) are None.
     """
     n = len(tokenize(text))
-    check_encoding(encoder, [text] * n, what=f"occlusion over {n:,} words (the text once per word)",
+    check_encoding(encoder, [text] * n, what=f"occlusion of a {n:,}-word text (encoded once per word)",
                    todo="give a shorter text: occlusion encodes it once per word, so its cost grows as the square "
                    "of the words")
     full = encoder.encode([text])[0]

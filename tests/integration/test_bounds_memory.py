@@ -1,0 +1,298 @@
+"""Every bound of work and memory (``contextlens.bounds``), run just over it under a memory cap.
+
+Each case runs in a fresh process: what it needs is loaded first, then the address space is
+capped at 2 GiB above what the process holds (``RLIMIT_AS``: the goal of issue 21 is no entry
+point taking more than 2 GB above the loaded model) and the entry point runs just over its
+bound. A bound read before the work answers with one LimitError line naming it; a bound kept
+by working in pieces lets the call finish under the cap (where it once asked for 13.7 GiB or
+23 GB), with the size of any sample it chose stated in the result.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from contextlens import bounds
+from tests.missing import need
+
+CAP = 2 << 30
+
+PRELUDE = textwrap.dedent('''
+    import json, resource, sys
+    from contextlens.errors import ContextLensError
+
+    def cap():
+        """Cap the address space at 2 GiB above what this process holds now."""
+        with open("/proc/self/status") as f:
+            size = next(int(line.split()[1]) for line in f if line.startswith("VmSize:")) * 1024
+        resource.setrlimit(resource.RLIMIT_AS, ({cap} + size, resource.RLIM_INFINITY))
+
+    def report(fn):
+        try:
+            out = fn()
+        except ContextLensError as e:
+            print(json.dumps({{"error": type(e).__name__, "message": str(e)}}))
+        except MemoryError as e:
+            print(json.dumps({{"memory_error": str(e)}}))
+        else:
+            print(json.dumps({{"result": out}}))
+''').format(cap=CAP)
+
+
+def capped(setup: str, call: str, timeout: float = 900) -> dict:
+    """Run ``setup``, cap the memory, then ``call`` (an expression); its JSON report."""
+    code = PRELUDE + textwrap.dedent(setup) + "\ncap()\nreport(lambda: " + call + ")\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def one_line_limit(report: dict, *parts: str) -> str:
+    assert "error" in report, report
+    message = report["message"]
+    assert report["error"] == "LimitError" and "\n" not in message, report
+    for part in parts:
+        assert part in message, (part, message)
+    return message
+
+
+# ---- language models: predict and the logit lens ----------------------------------------------
+@pytest.fixture(scope="module")
+def long_causal(tmp_path_factory):
+    """A tiny Llama causal LM that holds 8,192 positions (as SmolLM2 does), byte-level BPE."""
+    torch = need("torch")
+    transformers = need("transformers")
+    from tests.integration.test_transformer_tiny import bpe_tokenizer
+
+    torch.manual_seed(0)
+    tok = bpe_tokenizer(bos=True)
+    tok.model_max_length = 8192
+    config = transformers.LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=37,
+                                      num_hidden_layers=3, num_attention_heads=2, num_key_value_heads=1,
+                                      max_position_embeddings=8192, bos_token_id=0, pad_token_id=1,
+                                      initializer_range=0.5, tie_word_embeddings=False)
+    path = tmp_path_factory.mktemp("long-causal") / "causal"
+    transformers.LlamaForCausalLM(config).save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+
+LM_SETUP = '''
+from contextlens.encoders.lm import LanguageModel
+from contextlens import bounds
+lm = LanguageModel({path!r})
+lm.lens("We sat on the bank", k=3, track=["of"])
+words = "money water boat river city house tree dog cat friend".split()
+track = [w + str(i) for i in range(bounds.MAX_TRACKED + 1) for w in words][: bounds.MAX_TRACKED + 1]
+base = "We sat on the bank of the river and watched the boats go by. "
+stream = (base * 2000).split()
+def pieces(n):
+    """The longest text of whole words of at most n pieces (n - 3 at least)."""
+    lo, hi = 1, len(stream)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if len(lm.tokenizer(" ".join(stream[:mid]))["input_ids"]) <= n else (lo, mid - 1)
+    return " ".join(stream[:lo])
+def lens(text, track):
+    r = lm.lens(text, k=5, track=track)
+    return {{"layers": len(r.layers), "tracked": len(r.layers[-1].tracked)}}
+'''
+
+
+def test_lens_tracks_at_most_max_tracked_words(long_causal):
+    # before: the lens ran one sequence per tracked word and kept every layer's full
+    # distribution at every position of each (1,000 words with SmolLM2: 23 GB, killed)
+    setup = LM_SETUP.format(path=str(long_causal))
+    over = capped(setup, "lens('We sat on the bank of the', track)")
+    one_line_limit(over, f"{bounds.MAX_TRACKED + 1:,} words", f"limit of {bounds.MAX_TRACKED:,} words",
+                   "run the lens again")
+    at = capped(setup, "lens('We sat on the bank of the', track[:-1])")
+    assert at == {"result": {"layers": 4, "tracked": bounds.MAX_TRACKED}}
+
+
+def test_predict_and_lens_read_at_most_max_lm_pieces(long_causal):
+    # before: a 20,000-word text allocated 10 GB and ended in a traceback; 1,000 words took 162 s
+    setup = LM_SETUP.format(path=str(long_causal))
+    n = bounds.MAX_LM_PIECES
+    for call in (f"lm.predict(pieces({n + 4}), k=3).position", f"lens(pieces({n + 4}), ['money'])"):
+        one_line_limit(capped(setup, call), f"limit of {n:,} pieces", "shorter text")
+    assert "result" in capped(setup, f"lm.predict(pieces({n}), k=3).position")
+    assert capped(setup, f"lens(pieces({n}), words)") == {"result": {"layers": 4, "tracked": 10}}
+
+
+def test_a_models_own_maximum_is_the_bound_below_max_lm_pieces(tmp_path_factory):
+    from tests.integration.tiny_models import tiny_lms
+
+    root = tiny_lms(tmp_path_factory.mktemp("tiny-lm"))  # 64 positions
+    setup = LM_SETUP.format(path=str(root / "causal"))
+    one_line_limit(capped(setup, "lm.predict(pieces(68), k=3).position"), "limit of 64 pieces",
+                   "reads at most 64")
+
+
+def test_the_lens_cli_names_the_tracked_bound(long_causal):
+    from typer.testing import CliRunner
+
+    from contextlens.cli import app
+
+    args = ["lens", "We sat on the bank of the", "-m", str(long_causal)]
+    for i in range(bounds.MAX_TRACKED + 1):
+        args += ["--track", f"money{i}"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 2
+    assert f"limit of {bounds.MAX_TRACKED:,} words" in r.output and len(r.output.strip().splitlines()) == 1
+
+
+# ---- association tests ------------------------------------------------------------------------
+WEAT_SETUP = '''
+import numpy as np
+from contextlens import bounds
+from contextlens.bias import WordSets, weat_table, ceat
+from contextlens.bias.stats import default_permutations
+from contextlens.bias.ceat import default_samples
+from contextlens.vectors import EmbeddingTable
+rng = np.random.default_rng(0)
+n = 10_000
+words = [f"w{i}" for i in range(4 * n)]
+table = EmbeddingTable(words, rng.normal(size=(4 * n, 50)).astype(np.float32), name="random")
+sets = WordSets("big", *(tuple(words[k * n:(k + 1) * n]) for k in range(4)))
+def weat():
+    r = weat_table(table, sets)
+    return {"permutations": r.permutations, "exact": r.exact, "default": default_permutations(2 * n)}
+contexts = {w: rng.normal(size=(2, 64)) for w in words[: 4 * 2000]}
+small = WordSets("ceat", *(tuple(words[k * 2000:(k + 1) * 2000]) for k in range(4)))
+def ceat_run():
+    r = ceat(contexts, small, model="random", layer=1)
+    return {"samples": r.samples, "default": default_samples(8000, 64)}
+'''
+
+
+def test_weat_on_10000_words_a_set_runs_in_blocks_under_the_cap():
+    # before: the sampled p-value drew one (100,000, |X ∪ Y|) array of keys: 14.9 GiB here,
+    # and the mean cosines one (|X ∪ Y|, |A|) matrix
+    r = capped(WEAT_SETUP, "weat()")
+    assert r["result"]["permutations"] == r["result"]["default"] == bounds.MAX_PERMUTATION_CELLS // 20_000
+    assert r["result"]["permutations"] < 100_000 and not r["result"]["exact"]
+
+
+def test_ceat_on_2000_words_a_set_runs_in_blocks_under_the_cap():
+    # before: a Python loop drew 10,000 x 8,000 context indices, and each block of 500 draws
+    # gathered (500, 8,000, 64) float64 vectors (2 GB) and two (500, 4,000, 2,000) score arrays
+    r = capped(WEAT_SETUP, "ceat_run()")
+    assert r["result"]["samples"] == r["result"]["default"] == bounds.MAX_CEAT_CELLS // (8000 * 64)
+
+
+def test_the_weat_cli_states_how_many_partitions_it_drew(tmp_path):
+    from typer.testing import CliRunner
+
+    from contextlens.cli import app
+
+    sets = tmp_path / "sets.json"
+    n = 3000  # |X ∪ Y| = 6,000 > MAX_PERMUTATION_CELLS / 100,000
+    words = [f"w{i}" for i in range(4 * n)]
+    sets.write_text(json.dumps({"name": "big", **{k: words[j * n:(j + 1) * n] for j, k in enumerate("XYAB")}}))
+    import numpy as np
+
+    from contextlens.vectors import EmbeddingTable
+
+    table = tmp_path / "t.npz"
+    EmbeddingTable(words, np.random.default_rng(0).normal(size=(4 * n, 8))).save(table)
+    r = CliRunner().invoke(app, ["bias", "weat", "--sets", str(sets), "--vectors", str(table), "--json"])
+    assert r.exit_code == 0, r.output
+    row = json.loads(r.output)["rows"][0]
+    assert row["permutations"] == bounds.MAX_PERMUTATION_CELLS // (2 * n) and row["exact"] is False
+
+
+# ---- encoding many sentences ------------------------------------------------------------------
+ENCODING_SETUP = '''
+import numpy as np
+from contextlens import bounds
+from contextlens.analysis.explore import explore
+from contextlens.analysis.geometry import geometry
+from contextlens.analysis.layers import layer_divergence
+from contextlens.encoders.static import StaticEncoder
+from contextlens.vectors import EmbeddingTable
+limit = bounds.encoding_word_limit(1, 4096)  # 32,768 words of 4,096 float32 numbers
+vocab = ["bank", "river", "money", "the", "of", "a", "sat"] + [f"w{i}" for i in range(limit // 4 + 1)]
+table = EmbeddingTable(vocab, np.random.default_rng(0).normal(size=(len(vocab), 4096)).astype(np.float32),
+                       name="wide")
+enc = StaticEncoder(table)
+def sentences(words, every=1):
+    """Sentences of 5 words, each other than the others, bank in one in ``every``: ``words`` in all."""
+    out = [f"w{i} sat of the {'river' if i % every else 'bank'}" for i in range(words // 5)]
+    if words % 5:
+        out.append(" ".join("w0 river of the bank".split()[-(words % 5):]))
+    return out
+def run_explore(words, every=1):
+    r = explore(enc, sentences(words, every), "bank", missing="skip")
+    return {"usages": r["words"][0]["n_usages"]}
+'''
+
+
+def test_explore_encodes_at_most_max_encoding_bytes_of_words():
+    one_line_limit(capped(ENCODING_SETUP, "run_explore(limit + 1)"), "32,769 words", "limit of 32,768 words",
+                   "static: 1 layer x 4096 numbers", "give fewer or shorter sentences")
+    limit = bounds.encoding_word_limit(1, 4096)
+    usages = len(range(0, limit // 5, 10)) + (limit % 5 > 0)  # bank in one sentence in 10, and in the last
+    assert capped(ENCODING_SETUP, "run_explore(limit, every=10)") == {"result": {"usages": usages}}
+
+
+def test_explore_holds_the_cosine_matrix_of_at_most_max_matrix_usages():
+    n = bounds.MAX_MATRIX_USAGES
+    one_line_limit(capped(ENCODING_SETUP, f"run_explore({5 * n + 5})"), f"'bank' has {n + 1:,} usages",
+                   f"limit of {n:,} usages", "square of the usages")
+    assert capped(ENCODING_SETUP, f"run_explore({5 * n})") == {"result": {"usages": n}}
+
+
+def test_geometry_and_layer_divergence_read_the_same_bound():
+    pairs = "list(zip(sentences(limit + 1)[0::2], sentences(limit + 1)[1::2]))"  # every sentence in a pair
+    for call in ("geometry(enc, sentences(limit + 1), 'bank')", f"layer_divergence(enc, {pairs}, 'bank')"):
+        one_line_limit(capped(ENCODING_SETUP, call), "32,769 words", "limit of 32,768 words")
+
+
+def test_occlusion_counts_the_text_once_per_word():
+    setup = ENCODING_SETUP + '''
+from contextlens.analysis.occlusion import occlusion_vs_attention
+from contextlens.encoders.mixing import SelfAttention
+att = SelfAttention(table)
+side = int((bounds.encoding_word_limit(2, 4096)) ** 0.5) + 1  # words whose square is over the bound
+text = " ".join(["the"] * (side - 1) + ["bank"])
+'''
+    one_line_limit(capped(setup, "occlusion_vs_attention(att, text, 'bank')"),
+                   "-word text (encoded once per word)",
+                   "limit of 16,384 words", "grows as the square of the words")
+
+
+# ---- all pairs compared, in blocks ------------------------------------------------------------
+def test_anisotropy_pairs_and_rank_inversions_are_compared_in_blocks():
+    # before: 10 million anisotropy pairs gathered two (pairs, dim) float64 arrays at once
+    # (10 GB at 64 dims) and 20,000 ranked pairs three (n, n) float64 matrices (9.6 GB)
+    setup = '''
+import numpy as np
+from contextlens.analysis.geometry import mean_pair_cosine
+from contextlens.analysis.ranking import count_inversions
+rng = np.random.default_rng(0)
+x = rng.normal(size=(5000, 64))
+pairs = rng.integers(0, 5000, size=(10_000_000, 2))
+a, b = rng.normal(size=20_000), rng.normal(size=20_000)
+'''
+    r = capped(setup, "[mean_pair_cosine(x, pairs), count_inversions(a, b)]")
+    mean, inversions = r["result"]
+    assert abs(mean) < 0.01  # random directions
+    assert 0.45 < inversions / (20_000 * 19_999 / 2) < 0.55  # two independent orders disagree on half the pairs
+
+
+def test_count_inversions_in_blocks_is_the_square_matrix_count():
+    import numpy as np
+
+    from contextlens.analysis.ranking import count_inversions
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 7, 300, 2500):
+        a, b = rng.integers(0, 5, n).astype(float), rng.normal(size=n)  # ties in a
+        da, db = np.sign(a[:, None] - a[None, :]), np.sign(b[:, None] - b[None, :])
+        assert count_inversions(a, b) == int(np.triu(da * db < 0, k=1).sum())
