@@ -96,6 +96,172 @@ def case_lens_pieces() -> tuple:
             lambda r: f"{len(r.layers)} layers, {len(r.layers[0].tracked)} tracked")
 
 
+def _lab():
+    """A lab app (its defaults: minilm, glove-6b-50d, one torch thread) and a client."""
+    from fastapi.testclient import TestClient
+
+    from contextlens.web import create_app
+
+    client = TestClient(create_app(), base_url="http://127.0.0.1")
+    client.__enter__()  # runs the app's start-up; the process ends with the case
+    return client
+
+
+def _post(client, route: str, body: dict) -> dict:
+    r = client.post(route, json=body)
+    if r.status_code != 200:
+        raise RuntimeError(f"{route}: {r.status_code} {r.text[:300]}")
+    return r.json()
+
+
+FILLER = "and watched the boats go by while the children played in the warm evening light "
+
+
+def _lab_sentences(n: int, chars: int) -> list[str]:
+    """``n`` different sentences of at most ``chars`` characters, each holding 'bank' once."""
+    return [(f"Sentence {i}: we sat on the bank " + FILLER * 20)[:chars].rsplit(" ", 1)[0] for i in range(n)]
+
+
+def case_lab_lens() -> tuple:
+    """POST /api/views/lens at the lab's limits: 1,000 characters, 20 tracked words, k 50 (smollm2)."""
+    from contextlens.web.limits import CAPS
+
+    client = _lab()
+    _post(client, "/api/views/lens", {"model": "smollm2", "sentence": "We sat on the bank", "track": ["of"]})
+    body = {"model": "smollm2", "sentence": (BASE * 12)[: CAPS.max_chars], "k": CAPS.max_neighbours,
+            "track": list(dict.fromkeys(TRACK_WORDS))[: CAPS.max_probes]}
+    return lambda: _post(client, "/api/views/lens", body), lambda r: f"view {r['view'].get('kind', '')}"
+
+
+def case_lab_layers() -> tuple:
+    """POST /api/layers at the lab's limits: 64 sentences of 1,000 characters (2,016 pairs), minilm."""
+    from contextlens.web.limits import CAPS
+
+    client = _lab()
+    _post(client, "/api/layers", {"encoder": "minilm", "sentences": ["a bank", "the bank"], "word": "bank"})
+    body = {"encoder": "minilm", "sentences": _lab_sentences(CAPS.max_sentences, CAPS.max_chars), "word": "bank"}
+    return lambda: _post(client, "/api/layers", body), lambda r: f"{len(r['pairs'])} pairs"
+
+
+def case_lab_occlusion() -> tuple:
+    """POST /api/views/occlusion at the lab's limits: an 80-word sentence, smollm2."""
+    from contextlens.web.limits import CAPS
+
+    client = _lab()
+    _post(client, "/api/views/occlusion", {"encoder": "smollm2", "sentence": "We sat on the bank", "word": "bank"})
+    sentence = " ".join((FILLER * 8).split()[: CAPS.max_attention_words - 1] + ["bank"])
+    body = {"encoder": "smollm2", "sentence": sentence, "word": "bank"}
+    return lambda: _post(client, "/api/views/occlusion", body), lambda r: f"{len(r['view']['others']) + 1} words"
+
+
+def case_explore_bound() -> tuple:
+    """explore at MAX_ENCODING_BYTES with minilm: sentences of 49,932 words in all, 'bank' in 1 in 25."""
+    from contextlens import bounds
+    from contextlens.analysis.explore import explore
+    from contextlens.encoders.registry import make_encoder
+
+    enc = make_encoder(model="minilm")
+    explore(enc, ["a bank", "the bank"], "bank")
+    limit = bounds.encoding_word_limit(len(enc.layer_ids), enc.dim)
+    sentences = [f"in {i} we sat by the {'bank' if i % 25 == 0 else 'shore'} of the river and watched the boats go"
+                 for i in range(limit // 16)]
+    return (lambda: explore(enc, sentences, "bank", missing="skip"),
+            lambda r: f"{len(sentences)} sentences, {r['words'][0]['n_usages']} usages")
+
+
+def case_geometry_bound() -> tuple:
+    """geometry at MAX_ENCODING_BYTES with minilm: 49,932 words of Brown sentences, 1,000,000 pairs."""
+    from contextlens import bounds
+    from contextlens.analysis.geometry import geometry
+    from contextlens.corpus import iter_lines
+    from contextlens.encoders.registry import make_encoder
+    from contextlens.text import tokenize
+
+    enc = make_encoder(model="minilm")
+    limit = bounds.encoding_word_limit(len(enc.layer_ids), enc.dim)
+    sentences, n = [], 0
+    for line in iter_lines(os.path.join(os.environ.get("CONTEXTLENS_DATA", ""), "corpora", "brown_plain.txt")):
+        k = len(tokenize(line))
+        if n + k > limit:
+            break
+        sentences.append(line)
+        n += k
+    return (lambda: geometry(enc, sentences, ["the", "of", "bank"], n_pairs=1_000_000),
+            lambda r: f"{r['n_sentences']} sentences, {n} words, {r['anisotropy_pairs']} pairs")
+
+
+def case_occlusion_bound() -> tuple:
+    """occlusion at MAX_ENCODING_BYTES with minilm: the largest text (its words squared under the bound)."""
+    from contextlens import bounds
+    from contextlens.analysis.occlusion import occlusion_vs_attention
+    from contextlens.encoders.registry import make_encoder
+
+    enc = make_encoder(model="minilm")
+    occlusion_vs_attention(enc, "We sat on the bank", "bank")
+    n = int(bounds.encoding_word_limit(len(enc.layer_ids), enc.dim) ** 0.5)
+    text = " ".join((FILLER * 30).split()[: n - 1] + ["bank"])
+    return lambda: occlusion_vs_attention(enc, text, "bank"), lambda r: f"{len(r['others']) + 1} words"
+
+
+def _big_sets(n: int, dim: int = 300):
+    import numpy as np
+
+    from contextlens.bias import WordSets
+    from contextlens.vectors import EmbeddingTable
+
+    words = [f"w{i}" for i in range(4 * n)]
+    table = EmbeddingTable(words, np.random.default_rng(0).normal(size=(4 * n, dim)).astype(np.float32), name="r")
+    return table, WordSets("big", *(tuple(words[k * n:(k + 1) * n]) for k in range(4)))
+
+
+def case_weat_sets() -> tuple:
+    """WEAT with 10,000 words a set (the audit's input): the default partitions fitted to MAX_PERMUTATION_CELLS."""
+    from contextlens.bias import weat_table
+
+    table, sets = _big_sets(10_000)
+    return lambda: weat_table(table, sets), lambda r: f"{r.permutations:,} partitions, p = {r.p_value:.3g}"
+
+
+def case_ceat_sets() -> tuple:
+    """CEAT with 2,000 words a set, 5 contexts of 768 numbers each: default draws fitted to MAX_CEAT_CELLS."""
+    import numpy as np
+
+    from contextlens.bias import ceat
+
+    _, sets = _big_sets(2000, dim=2)
+    rng = np.random.default_rng(0)
+    contexts = {w: rng.normal(size=(5, 768)) for key in "XYAB" for w in getattr(sets, key)}
+    return lambda: ceat(contexts, sets, model="r", layer=1), lambda r: f"{r.samples:,} draws"
+
+
+def case_seat_bound() -> tuple:
+    """SEAT with minilm at MAX_ENCODING_BYTES: sets of nouns whose template sentences come to the bound."""
+    from contextlens import bounds
+    from contextlens.bias import WordSets, seat
+    from contextlens.bias.seat import sentences_for
+    from contextlens.encoders.registry import make_encoder
+    from contextlens.text import tokenize
+
+    enc = make_encoder(model="minilm")
+    limit = bounds.encoding_word_limit(len(enc.layer_ids), enc.dim)
+    per_word = sum(len(tokenize(s)) for s in sentences_for("rose"))  # every noun of this form alike
+    n = limit // per_word // 4
+    sets = WordSets("nouns", *(tuple(f"thing{k}x{i}" for i in range(n)) for k in range(4)))
+    return lambda: seat(enc, sets), lambda r: f"{r.n_x + r.n_y + r.n_a + r.n_b:,} sentences, d = {r.effect_size:.3f}"
+
+
+def case_tsne_bound() -> tuple:
+    """A t-SNE projection at MAX_EMBED_POINTS points of 384 numbers."""
+    import numpy as np
+
+    from contextlens import bounds
+    from contextlens.analysis.projection import project
+
+    x = np.random.default_rng(0).normal(size=(bounds.MAX_EMBED_POINTS, 384))
+    project(x[:20], "tsne")
+    return lambda: project(x, "tsne"), lambda r: f"{len(r)} points"
+
+
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 

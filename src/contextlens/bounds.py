@@ -23,7 +23,7 @@ __all__ = [
     "MAX_EMBED_POINTS",
     "MAX_PREDICTIONS", "MAX_TRACKED", "MAX_LM_PIECES", "LM_CACHE_BYTES", "LM_LENS_ROWS",
     "MAX_PERMUTATION_CELLS", "MIN_PERMUTATIONS", "PERMUTATION_BLOCK_CELLS",
-    "MAX_CEAT_CELLS", "MIN_CEAT_SAMPLES", "CEAT_BLOCK_CELLS",
+    "MAX_CEAT_CELLS", "MIN_CEAT_SAMPLES", "CEAT_BLOCK_CELLS", "CEAT_CONTEXT_BYTES", "DISTILL_STATE_BYTES",
 ]
 
 # -- encoding many sentences (analysis: explore, geometry, layers, rank, ...; bias: seat, ceat) -------
@@ -102,3 +102,11 @@ MAX_CEAT_CELLS = 1_000_000_000
 MIN_CEAT_SAMPLES = 1000
 #: numbers of drawn vectors held at once (draws x words x dim, float64: 128 MiB)
 CEAT_BLOCK_CELLS = 1 << 24
+#: bytes of contexts CEAT reads from a usage index: usages x stored layers x dim x 4
+#: (``limit=`` / --limit, usages per word, brings a large index under it)
+CEAT_CONTEXT_BYTES = 1 << 30
+
+# -- corpus passes (analysis/distill.py: static distill) -----------------------------------------
+#: bytes of distillation's pooling state (layers x words x dim float64 sums, and min / max /
+#: median's arrays): the state is held for the whole pass, so it is bounded, not the corpus
+DISTILL_STATE_BYTES = 3 << 29

@@ -296,3 +296,72 @@ def test_count_inversions_in_blocks_is_the_square_matrix_count():
         a, b = rng.integers(0, 5, n).astype(float), rng.normal(size=n)  # ties in a
         da, db = np.sign(a[:, None] - a[None, :]), np.sign(b[:, None] - b[None, :])
         assert count_inversions(a, b) == int(np.triu(da * db < 0, k=1).sum())
+
+
+# ---- bounds read before any work, without a cap ------------------------------------------------
+def test_ceat_reads_at_most_ceat_context_bytes_from_an_index():
+    """The usages to read are counted from the index's word counts first: nothing is read."""
+    from contextlens.bias.contexts import contexts_from_index
+    from contextlens.errors import LimitError
+
+    class Store:  # what contexts_from_index asks of a usage index before reading
+        layers = list(range(13))
+        params = {"dim": 768}
+
+        def word_counts(self):
+            return {"the": 10_000_000, "of": 5_000, "bank": 300}
+
+        def vectors_of(self, *args, **kwargs):
+            raise AssertionError("nothing is read past the bound")
+
+    most = bounds.CEAT_CONTEXT_BYTES // (13 * 768 * 4)  # usages read at 13 layers of 768 numbers
+    with pytest.raises(LimitError) as e:
+        contexts_from_index(Store(), ["the", "of", "bank"])
+    assert str(e.value) == (f"CEAT's contexts in the index has 10,005,300 usages, over the limit of {most:,} usages "
+                            f"(each is read at 13 layers x 768 numbers); read fewer usages per word: "
+                            f"limit={most // 3:,} (--limit {most // 3}) fits")
+    with pytest.raises(AssertionError, match="nothing is read"):  # under the bound it reads
+        contexts_from_index(Store(), ["of", "bank"])
+
+
+def test_t_sne_and_umap_place_at_most_max_embed_points():
+    import numpy as np
+
+    from contextlens.analysis.projection import project
+    from contextlens.errors import LimitError
+
+    x = np.random.default_rng(0).normal(size=(bounds.MAX_EMBED_POINTS + 1, 8))
+    for method in ("tsne", "umap"):
+        with pytest.raises(LimitError, match=f"{bounds.MAX_EMBED_POINTS + 1:,} points, over the limit of "
+                                             f"{bounds.MAX_EMBED_POINTS:,} points .* use pca"):
+            project(x, method)
+    assert project(x, "pca").shape == (len(x), 2)
+
+
+def test_layer_divergence_encodes_each_sentence_once():
+    """The lab pairs each of its 64 sentences with the 63 others: 64 encodings, not 4,032."""
+    import itertools
+
+    import numpy as np
+
+    from contextlens.analysis.layers import layer_divergence
+    from contextlens.encoders.static import StaticEncoder
+    from contextlens.vectors import EmbeddingTable
+
+    table = EmbeddingTable(["bank", "river", "money", "the"], np.eye(4), name="toy")
+    seen = []
+
+    class Counting(StaticEncoder):
+        def encode(self, texts, *, targets=None):
+            seen.extend(texts)
+            return super().encode(texts, targets=targets)
+
+    sentences = [f"the {'river ' * i}bank" for i in range(64)]
+    r = layer_divergence(Counting(table), list(itertools.combinations(sentences, 2)), "bank")
+    assert len(r["pairs"]) == 2016 and sorted(seen) == sorted(sentences)
+
+
+def test_distillation_state_is_bounded_by_distill_state_bytes():
+    from contextlens.analysis import distill as d
+
+    assert d.MEMORY_LIMIT == bounds.DISTILL_STATE_BYTES < 2 << 30

@@ -24,7 +24,7 @@ from ..encoders.base import Encoder, check_texts
 from ..errors import EmptyInputError, InputError, check_choice, check_size
 from .projection import PROJECTIONS, check_points, project, run_here
 from .similarity import cosine_matrix
-from .usages import MISSING_POLICIES, Usages, usages_in
+from .usages import MISSING_POLICIES, Usages, every_word, usages_in
 
 __all__ = ["spread", "usage_similarity", "explore"]
 
@@ -100,8 +100,8 @@ def explore(
     sentences = check_texts(sentences)
     if not sentences:
         raise EmptyInputError("no sentences given; give sentences with --sentences FILE or -s TEXT")
-    check_encoding(encoder, sentences, todo="give fewer or shorter sentences (explore keeps every sentence's vectors)")
-    encodings = encoder.encode(sentences)
+    check_encoding(encoder, sentences, todo="give fewer or shorter sentences")
+    encodings = encoder.encode(sentences, targets=every_word(sentences))  # vectors only
     per_word, found = [], []
     for word in dict.fromkeys(words):
         u = usages_in(encodings, word, occurrence=occurrence, missing=missing, sentences=sentences)

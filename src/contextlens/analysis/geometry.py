@@ -30,6 +30,7 @@ import numpy as np
 from ..bounds import PAIR_BLOCK, check_encoding
 from ..encoders.base import Encoder, check_texts
 from ..errors import DimensionError, EmptyInputError, InputError, ZeroVectorError, check_int
+from .usages import every_word
 
 __all__ = [
     "self_similarity", "intra_sentence_similarity", "cross_sentence_pairs", "mean_pair_cosine",
@@ -172,7 +173,7 @@ def geometry(
     check_int("min_count", min_count, low=1, hint="sentences a word must be found in")
     check_int("n_pairs", n_pairs, low=1, high=MAX_PAIRS, hint="random word pairs for the anisotropy baseline")
     check_encoding(encoder, sentences, todo="give fewer or shorter sentences (geometry keeps every word's vectors)")
-    encodings = encoder.encode(sentences)
+    encodings = encoder.encode(sentences, targets=every_word(sentences))  # vectors only
     tokens = [[t.lower() for t in e.tokens] for e in encodings]
     chosen = _choose_words(tokens, words, min_count)
     where: dict[str, list[tuple[int, int]]] = {w: [] for w in chosen}  # word: [(sentence, index)]

@@ -23,7 +23,7 @@ from ..errors import AmbiguousTargetError, EmptyInputError, InputError, TargetNo
 from ..vectors import EmbeddingTable, cosine
 from .ranking import static_side
 from .similarity import cosine_by_layer
-from .usages import check_pairs
+from .usages import check_pairs, every_word
 
 __all__ = ["layer_divergence", "summarise_divergence"]
 
@@ -63,7 +63,7 @@ def layer_divergence(
         raise InputError(f"pair {bad[0] + 1} has {len(pairs[bad[0]])} sentence(s); each pair needs exactly 2")
     unique = list(dict.fromkeys(t for p in pairs for t in p))
     check_encoding(encoder, unique, todo="give fewer or shorter sentences")
-    encoded = dict(zip(unique, encoder.encode(unique)))
+    encoded = dict(zip(unique, encoder.encode(unique, targets=every_word(unique))))  # vectors only
     encodings = [encoded[t] for p in pairs for t in p]
     rows = []
     for n, (e1, e2) in enumerate(zip(encodings[0::2], encodings[1::2], strict=True)):

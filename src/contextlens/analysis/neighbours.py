@@ -117,17 +117,20 @@ def _alone(encoder: Encoder, words: list[str]) -> tuple[np.ndarray, list[str], s
         kept = [w for w in words if w in rows]
         return np.repeat(np.stack([rows[w] for w in kept])[None], len(encoder.layer_ids), 0), kept, "table rows"
     log.info("encoding %d reference words alone with %s (once; cached)", len(words), encoder.params().get("model", ""))
-    kept, stack = [], []
+    kept = []
     single = [w for w in words if len(tokenize(w)) == 1]  # a reference word is one word of the tokenizer
+    # filled in place: SmolLM2's 20,000 words x 31 layers x 576 numbers are 1.4 GB once (a list of
+    # rows stacked at the end held them twice)
+    stack = np.empty((len(encoder.layer_ids), len(single), encoder.dim), dtype=np.float32)  # (layers, words, dim)
     for start in range(0, len(single), _CHUNK):
         chunk = single[start : start + _CHUNK]
         for w, enc in zip(chunk, encoder.encode(chunk, targets=[[0]] * len(chunk))):
             if len(enc.words) == 1:  # the word alone, with a vector (not skipped)
+                stack[:, len(kept)] = enc.layers[:, 0]  # (layers, dim)
                 kept.append(w)
-                stack.append(enc.layers[:, 0])  # (layers, dim)
     if not kept:
         raise EmptyInputError(f"the encoder gave none of the {len(words)} reference words a vector")
-    return np.stack(stack, axis=1), kept, "words alone"
+    return stack[:, : len(kept)], kept, "words alone"
 
 
 def nearest(table: EmbeddingTable, query: np.ndarray, k: int, *, center: bool = True,

@@ -37,7 +37,7 @@ from ..errors import (
 
 __all__ = [
     "Usage", "Usages", "collect_usages", "usages_in", "check_pairs", "read_sentences", "read_lines",
-    "numbered_lines", "MISSING_POLICIES",
+    "numbered_lines", "MISSING_POLICIES", "every_word",
 ]
 
 log = logging.getLogger(__name__)
@@ -96,6 +96,20 @@ class Usages:
 
     def layer_name(self, layer: int) -> str:
         return self.layer_names[layer_position(self.layer_ids, layer)]
+
+
+def every_word(texts: Sequence[str]) -> list[list[int]]:
+    """``targets=`` that keep every word of each text but no attention weights (an encoding
+    of chosen words has none): what an analysis that reads vectors only asks for. A
+    transformer's word attention over 64 sentences of 200 words is 755 MB, and encoding
+    them with it took 2 GB at the peak (482 MB without).
+
+    >>> every_word(["We sat on the bank.", "A river"])
+    [[0, 1, 2, 3, 4, 5], [0, 1]]
+    """
+    from ..text import tokenize
+
+    return [list(range(len(tokenize(t)))) for t in texts]
 
 
 def usages_in(
