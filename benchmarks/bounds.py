@@ -143,6 +143,27 @@ def case_lab_layers() -> tuple:
     return lambda: _post(client, "/api/layers", body), lambda r: f"{len(r['pairs'])} pairs"
 
 
+def case_lab_encode() -> tuple:
+    """POST /api/encode at the lab's limits: 64 sentences of 1,000 characters, minilm (whole encodings, kept)."""
+    from contextlens.web.limits import CAPS
+
+    client = _lab()
+    _post(client, "/api/encode", {"encoder": "minilm", "sentences": ["a bank"]})
+    body = {"encoder": "minilm", "sentences": _lab_sentences(CAPS.max_sentences, CAPS.max_chars)}
+    return lambda: _post(client, "/api/encode", body), lambda r: f"{len(r['sentences'])} sentences"
+
+
+def case_lab_explore() -> tuple:
+    """POST /api/explore at the lab's limits: 64 sentences of 1,000 characters, minilm, t-SNE."""
+    from contextlens.web.limits import CAPS
+
+    client = _lab()
+    _post(client, "/api/explore", {"encoder": "minilm", "sentences": ["a bank", "the bank"], "word": "bank"})
+    body = {"encoder": "minilm", "sentences": _lab_sentences(CAPS.max_sentences, CAPS.max_chars), "word": "bank",
+            "projection": "tsne"}
+    return lambda: _post(client, "/api/explore", body), lambda r: f"{r['words'][0]['n_usages']} usages"
+
+
 def case_lab_occlusion() -> tuple:
     """POST /api/views/occlusion at the lab's limits: an 80-word sentence, smollm2."""
     from contextlens.web.limits import CAPS

@@ -5,9 +5,47 @@ or more than about a minute on a 2-core machine, unless the user asked for it wi
 explicit option. Each bound below is read by the library function where the size is
 known (so the library, the command line and the lab refuse alike, before the work
 starts, with one :class:`~contextlens.errors.LimitError` line naming the bound and what
-to do), or is the size of the pieces work is done in (memory then stays flat however
-large the input). The lab's per-request limits (:mod:`contextlens.web.limits`) sit below
-these; the command line's options take their caps from here.
+to do; the lab answers it with HTTP 422), or is the size of the pieces work is done in
+(memory then stays flat however large the input), or fits a default to the input (a
+sample whose size the result states). The lab's per-request limits
+(:mod:`contextlens.web.limits`) sit below these; the command line's options take their caps
+from here. ``benchmarks/bounds.py`` measures each entry point at its bound.
+
+================================  ==============================  =======================================
+entry point (CLI / lab route)     what grows                      bound
+================================  ==============================  =======================================
+explore, senses' usages,          words of the sentences          MAX_ENCODING_BYTES (check_encoding);
+geometry, layers, rank,           (x layers x dim)                vectors only, no attention weights
+compare-sentences, contextualize,                                 (analysis.usages.every_word)
+attention; /api/explore,
+/api/layers, /api/contextualize
+explore (/api/explore)            usages of a word, squared       MAX_MATRIX_USAGES
+explore / senses projection       points (t-SNE, UMAP)            MAX_EMBED_POINTS (PCA: the words' bound)
+attention (/api/attention)        words² x layers x heads         context.attention.WEIGHTS_BUDGET
+attention --occlusion             words² (the text once a word)   MAX_ENCODING_BYTES over the n texts
+geometry --pairs, rank            pairs compared                  PAIR_BLOCK at a time
+predict, lens (/api/views/lens)   pieces of the context           MAX_LM_PIECES (and the model's own);
+                                                                  one pass, continuations from its cache
+                                                                  (LM_CACHE_BYTES a chunk)
+lens --track                      tracked words x vocab x layers  MAX_TRACKED; LM_LENS_ROWS at a time
+predict -k, lens -k               words listed                    MAX_PREDICTIONS
+bias weat / seat p-value          permutations x |X ∪ Y|          default fitted to MAX_PERMUTATION_CELLS
+                                                                  (stated); PERMUTATION_BLOCK_CELLS
+bias weat scores                  words x dim                     none needed: mean unit vectors
+bias seat                         template sentences' words       MAX_ENCODING_BYTES
+bias ceat draws                   samples x words x dim           default fitted to MAX_CEAT_CELLS
+                                                                  (stated); CEAT_BLOCK_CELLS
+bias ceat --corpus / --db         sentences / usages x layers     MAX_ENCODING_BYTES / CEAT_CONTEXT_BYTES
+static distill                    words x layers x dim (state)    DISTILL_STATE_BYTES; the corpus in
+                                                                  chunks with checkpoints
+================================  ==============================  =======================================
+
+Bounds kept where they were set before (one place each): ``context.attention.WEIGHTS_BUDGET``
+and ``MAX_WORDS`` (attention weights, masks), ``encoders.transformer.ATTENTION_BUDGET`` (piece
+attention per batch), ``static.cooccurrence.MAX_DENSE_BYTES``, ``static.word2vec.MAX_*``,
+``bias.stats.MAX_EXACT``, ``views.figures.MAX_POINTS``, ``analysis.geometry.MAX_PAIRS``,
+``cli.options.MAX_K``; corpus passes (``index build``, ``static build``, ``eval``) stream their
+input in chunks.
 
 This module imports nothing heavy: the command line reads it at start-up.
 """

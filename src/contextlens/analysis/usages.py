@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..bounds import check_encoding
 from ..encoders.base import Encoder, Encoding, check_texts, layer_position
 from ..errors import (
     AmbiguousTargetError,
@@ -176,8 +177,9 @@ def collect_usages(
     sentences = check_texts(sentences)
     if not sentences:
         raise EmptyInputError(f"no sentences to look for {word!r} in; give at least one")
-    return usages_in(encoder.encode(sentences), word, occurrence=occurrence, missing=missing,
-                     sentences=sentences)
+    check_encoding(encoder, sentences, todo="give fewer or shorter sentences")
+    return usages_in(encoder.encode(sentences, targets=every_word(sentences)), word, occurrence=occurrence,
+                     missing=missing, sentences=sentences)
 
 
 def check_pairs(pairs, what: str = "sentences") -> list[tuple]:
