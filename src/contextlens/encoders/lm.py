@@ -231,14 +231,15 @@ class LanguageModel:
                    todo="give a shorter text (its end: the words just before the prediction matter most)")
         return ids
 
-    def _call(self, ids, cache=None):
+    def _call(self, ids, cache=None, *, last: bool = False):
         """The model on ``ids`` ``(batch, T)`` after ``cache`` (None: from the start):
-        ``(logits, cache)``; only the last position's logits when starting from scratch."""
+        ``(logits, cache)``; with ``last``, only the last position's logits (where the model
+        can skip the others)."""
         torch = self._torch
         kwargs: dict[str, Any] = {"use_cache": True}
         if cache is not None:
             kwargs[self._cache_arg] = cache
-        elif self._keeps_logits:
+        if last and self._keeps_logits:
             kwargs["logits_to_keep"] = 1
         with torch.inference_mode():
             out = self.hf_model(input_ids=ids.to(self.device), **kwargs)
@@ -247,15 +248,18 @@ class LanguageModel:
     def _run_context(self, ids: list[int], hidden: bool = False) -> _Context:
         """Run the context once; what follows it reuses its key/value cache."""
         with self._capture(hidden) as states:
-            logits, cache = self._call(self._torch.tensor([ids]))
-        kv = sum(t.nbytes for layer in cache.layers for t in (layer.keys, layer.values))
+            logits, cache = self._call(self._torch.tensor([ids]), last=True)
+        layers = getattr(cache, "layers", None)  # transformers 5.x; 4.x keeps key_cache / value_cache lists
+        kv = (sum(t.nbytes for layer in layers for t in (layer.keys, layer.values)) if layers is not None
+              else sum(t.nbytes for t in (*cache.key_cache, *cache.value_cache)))
         return _Context(logits[0, -1], cache, dict(states) if hidden else None, kv)
 
     def _continue(self, ctx: _Context, rows: list[list[int]], hidden: bool = False):
         """Run each row of piece ids right after the context, in chunks (as many rows as
         copies of the context's cache fit :data:`~contextlens.bounds.LM_CACHE_BYTES` and
         their positions :data:`~contextlens.bounds.LM_LENS_ROWS`): yields ``(first row,
-        logits (chunk, width, vocab), states {layer: (chunk, width, dim)} or None)``."""
+        logits (chunk, width, vocab; with ``hidden`` the last position's only), states {layer:
+        (chunk, width, dim)} or None)``."""
         torch = self._torch
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         width = max((len(r) for r in rows), default=1)
@@ -269,7 +273,7 @@ class LanguageModel:
             if len(chunk) > 1:
                 cache.batch_repeat_interleave(len(chunk))
             with self._capture(hidden) as states:
-                logits, _ = self._call(ids, cache)
+                logits, _ = self._call(ids, cache, last=hidden)  # the lens reads states, not logits
             yield start, logits, (dict(states) if hidden else None)
 
     @contextlib.contextmanager
