@@ -176,6 +176,17 @@ def case_lab_occlusion() -> tuple:
     return lambda: _post(client, "/api/views/occlusion", body), lambda r: f"{len(r['view']['others']) + 1} words"
 
 
+def case_lab_attention_views() -> tuple:
+    """POST /api/views/attention at the lab's limits: an 80-word sentence, smollm2 (head, model, neuron views)."""
+    from contextlens.web.limits import CAPS
+
+    client = _lab()
+    _post(client, "/api/views/attention", {"encoder": "smollm2", "sentence": "We sat on the bank", "word": "bank"})
+    sentence = " ".join((FILLER * 8).split()[: CAPS.max_attention_words - 1] + ["bank"])
+    body = {"encoder": "smollm2", "sentence": sentence, "word": "bank"}
+    return lambda: _post(client, "/api/views/attention", body), lambda r: f"{len(r['views'])} views"
+
+
 def case_explore_bound() -> tuple:
     """explore at MAX_ENCODING_BYTES with minilm: sentences of 49,932 words in all, 'bank' in 1 in 25."""
     from contextlens import bounds
