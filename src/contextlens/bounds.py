@@ -41,8 +41,7 @@ static distill                    words x layers x dim (state)    DISTILL_STATE_
 ================================  ==============================  =======================================
 
 Bounds kept where they were set before (one place each): ``context.attention.WEIGHTS_BUDGET``
-and ``MAX_WORDS`` (attention weights, masks), ``encoders.transformer.ATTENTION_BUDGET`` (piece
-attention per batch), ``static.cooccurrence.MAX_DENSE_BYTES``, ``static.word2vec.MAX_*``,
+and ``MAX_WORDS`` (attention weights, masks), ``static.cooccurrence.MAX_DENSE_BYTES``, ``static.word2vec.MAX_*``,
 ``bias.stats.MAX_EXACT``, ``views.figures.MAX_POINTS``, ``analysis.geometry.MAX_PAIRS``,
 ``cli.options.MAX_K``; corpus passes (``index build``, ``static build``, ``eval``) stream their
 input in chunks.
@@ -58,7 +57,7 @@ from .errors import check_size
 
 __all__ = [
     "MAX_ENCODING_BYTES", "encoding_word_limit", "check_encoding", "PAIR_BLOCK", "MAX_MATRIX_USAGES",
-    "MAX_EMBED_POINTS",
+    "MAX_EMBED_POINTS", "ATTENTION_BUDGET",
     "MAX_PREDICTIONS", "MAX_TRACKED", "MAX_LM_PIECES", "LM_CACHE_BYTES", "LM_LENS_ROWS",
     "MAX_PERMUTATION_CELLS", "MIN_PERMUTATIONS", "PERMUTATION_BLOCK_CELLS",
     "MAX_CEAT_CELLS", "MIN_CEAT_SAMPLES", "CEAT_BLOCK_CELLS", "CEAT_CONTEXT_BYTES", "DISTILL_STATE_BYTES",
@@ -107,6 +106,12 @@ MAX_EMBED_POINTS = 2000
 #: numbers held at once where all pairs of something are compared (geometry's anisotropy
 #: pairs: PAIR_BLOCK // dim pairs of rows; rank's inversions: PAIR_BLOCK sign comparisons)
 PAIR_BLOCK = 1 << 20
+
+
+#: bytes of piece attention one batch of a transformer holds while its word attention is
+#: made (encoders/transformer.py; copied once per batch): 64 sentences of 1,000 characters
+#: with minilm's attention kept peaked at 2.1 GB with 512 MiB, 1.8 GB with this
+ATTENTION_BUDGET = 128 << 20
 
 
 # -- language models (encoders/lm.py: predict, lens) ----------------------------------------
