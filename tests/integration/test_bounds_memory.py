@@ -44,12 +44,14 @@ PRELUDE = textwrap.dedent('''
 ''').format(cap=CAP)
 
 
-def capped(setup: str, call: str, timeout: float = 900) -> dict:
-    """Run ``setup``, cap the memory, then ``call`` (an expression); its JSON report."""
-    code = PRELUDE + textwrap.dedent(setup) + "\ncap()\nreport(lambda: " + call + ")\n"
+def capped(setup: str, *calls: str, timeout: float = 900) -> dict | list[dict]:
+    """Run ``setup``, cap the memory, then each of ``calls`` (expressions) in turn, in one
+    process; the JSON report of each (one call: its report)."""
+    code = PRELUDE + textwrap.dedent(setup) + "\ncap()\n" + "".join(f"report(lambda: {c})\n" for c in calls)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    reports = [json.loads(line) for line in done.stdout.strip().splitlines()[-len(calls):]]
+    return reports[0] if len(calls) == 1 else reports
 
 
 def one_line_limit(report: dict, *parts: str) -> str:
@@ -108,10 +110,9 @@ def test_lens_tracks_at_most_max_tracked_words(long_causal):
     # before: the lens ran one sequence per tracked word and kept every layer's full
     # distribution at every position of each (1,000 words with SmolLM2: 23 GB, killed)
     setup = LM_SETUP.format(path=str(long_causal))
-    over = capped(setup, "lens('We sat on the bank of the', track)")
+    over, at = capped(setup, "lens('We sat on the bank of the', track)", "lens('We sat on the bank of the', track[:-1])")
     one_line_limit(over, f"{bounds.MAX_TRACKED + 1:,} words", f"limit of {bounds.MAX_TRACKED:,} words",
                    "run the lens again")
-    at = capped(setup, "lens('We sat on the bank of the', track[:-1])")
     assert at == {"result": {"layers": 4, "tracked": bounds.MAX_TRACKED}}
 
 
@@ -119,10 +120,12 @@ def test_predict_and_lens_read_at_most_max_lm_pieces(long_causal):
     # before: a 20,000-word text allocated 10 GB and ended in a traceback; 1,000 words took 162 s
     setup = LM_SETUP.format(path=str(long_causal))
     n = bounds.MAX_LM_PIECES
-    for call in (f"lm.predict(pieces({n + 4}), k=3).position", f"lens(pieces({n + 4}), ['money'])"):
-        one_line_limit(capped(setup, call), f"limit of {n:,} pieces", "shorter text")
-    assert "result" in capped(setup, f"lm.predict(pieces({n}), k=3).position")
-    assert capped(setup, f"lens(pieces({n}), words)") == {"result": {"layers": 4, "tracked": 10}}
+    *over, predicted, lens = capped(setup, f"lm.predict(pieces({n + 4}), k=3).position",
+                                    f"lens(pieces({n + 4}), ['money'])",
+                                    f"lm.predict(pieces({n}), k=3).position", f"lens(pieces({n}), words)")
+    for report in over:
+        one_line_limit(report, f"limit of {n:,} pieces", "shorter text")
+    assert "result" in predicted and lens == {"result": {"layers": 4, "tracked": 10}}
 
 
 def test_a_models_own_maximum_is_the_bound_below_max_lm_pieces(tmp_path_factory):
@@ -171,19 +174,14 @@ def ceat_run():
 '''
 
 
-def test_weat_on_10000_words_a_set_runs_in_blocks_under_the_cap():
-    # before: the sampled p-value drew one (100,000, |X ∪ Y|) array of keys: 14.9 GiB here,
-    # and the mean cosines one (|X ∪ Y|, |A|) matrix
-    r = capped(WEAT_SETUP, "weat()")
-    assert r["result"]["permutations"] == r["result"]["default"] == bounds.MAX_PERMUTATION_CELLS // 20_000
-    assert r["result"]["permutations"] < 100_000 and not r["result"]["exact"]
-
-
-def test_ceat_on_2000_words_a_set_runs_in_blocks_under_the_cap():
-    # before: a Python loop drew 10,000 x 8,000 context indices, and each block of 500 draws
-    # gathered (500, 8,000, 64) float64 vectors (2 GB) and two (500, 4,000, 2,000) score arrays
-    r = capped(WEAT_SETUP, "ceat_run()")
-    assert r["result"]["samples"] == r["result"]["default"] == bounds.MAX_CEAT_CELLS // (8000 * 64)
+def test_weat_and_ceat_on_large_sets_run_in_blocks_under_the_cap():
+    # before: WEAT's sampled p-value drew one (100,000, |X ∪ Y|) array of keys (14.9 GiB here)
+    # and its mean cosines one (|X ∪ Y|, |A|) matrix; CEAT drew 10,000 x 8,000 context indices
+    # in a Python loop, and each block of 500 draws gathered (500, 8,000, 64) float64 vectors
+    weat, ceat = capped(WEAT_SETUP, "weat()", "ceat_run()")
+    assert weat["result"]["permutations"] == weat["result"]["default"] == bounds.MAX_PERMUTATION_CELLS // 20_000
+    assert weat["result"]["permutations"] < 100_000 and not weat["result"]["exact"]
+    assert ceat["result"]["samples"] == ceat["result"]["default"] == bounds.MAX_CEAT_CELLS // (8000 * 64)
 
 
 def test_the_weat_cli_states_how_many_partitions_it_drew(tmp_path):
@@ -234,24 +232,26 @@ def run_explore(words, every=1):
 
 
 def test_explore_encodes_at_most_max_encoding_bytes_of_words():
-    one_line_limit(capped(ENCODING_SETUP, "run_explore(limit + 1)"), "32,769 words", "limit of 32,768 words",
-                   "static: 1 layer x 4096 numbers", "give fewer or shorter sentences")
+    over, at = capped(ENCODING_SETUP, "run_explore(limit + 1)", "run_explore(limit, every=10)")
+    one_line_limit(over, "32,769 words", "limit of 32,768 words", "static: 1 layer x 4096 numbers",
+                   "give fewer or shorter sentences")
     limit = bounds.encoding_word_limit(1, 4096)
     usages = len(range(0, limit // 5, 10)) + (limit % 5 > 0)  # bank in one sentence in 10, and in the last
-    assert capped(ENCODING_SETUP, "run_explore(limit, every=10)") == {"result": {"usages": usages}}
+    assert at == {"result": {"usages": usages}}
 
 
 def test_explore_holds_the_cosine_matrix_of_at_most_max_matrix_usages():
     n = bounds.MAX_MATRIX_USAGES
-    one_line_limit(capped(ENCODING_SETUP, f"run_explore({5 * n + 5})"), f"'bank' has {n + 1:,} usages",
-                   f"limit of {n:,} usages", "square of the usages")
-    assert capped(ENCODING_SETUP, f"run_explore({5 * n})") == {"result": {"usages": n}}
+    over, at = capped(ENCODING_SETUP, f"run_explore({5 * n + 5})", f"run_explore({5 * n})")
+    one_line_limit(over, f"'bank' has {n + 1:,} usages", f"limit of {n:,} usages", "square of the usages")
+    assert at == {"result": {"usages": n}}
 
 
 def test_geometry_and_layer_divergence_read_the_same_bound():
     pairs = "list(zip(sentences(limit + 1)[0::2], sentences(limit + 1)[1::2]))"  # every sentence in a pair
-    for call in ("geometry(enc, sentences(limit + 1), 'bank')", f"layer_divergence(enc, {pairs}, 'bank')"):
-        one_line_limit(capped(ENCODING_SETUP, call), "32,769 words", "limit of 32,768 words")
+    for report in capped(ENCODING_SETUP, "geometry(enc, sentences(limit + 1), 'bank')",
+                         f"layer_divergence(enc, {pairs}, 'bank')"):
+        one_line_limit(report, "32,769 words", "limit of 32,768 words")
 
 
 def test_occlusion_counts_the_text_once_per_word():
