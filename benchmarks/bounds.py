@@ -7,6 +7,9 @@ seconds it took, the peak RSS it added above the loaded model (``VmHWM`` minus t
 before), and what it returned. The goal the bounds keep (issue 21): at most 2 GB above the
 loaded model and about a minute on this 2-core machine. The load average is reported
 beside the figures: on a shared machine the seconds grow with it; the memory does not.
+Run it with ``CONTEXTLENS_THREADS=1`` on a busy machine: two torch threads fighting over
+busy cores made SEAT's sentence vectors 7x slower than one (load 14: 48 s against 7.4 s for
+1,000 sentences), and the lens 5x; the threads used are reported.
 
     python benchmarks/bounds.py [--only CASE[,CASE...]] [--json]
 """
@@ -322,6 +325,7 @@ def run_case(name: str) -> dict:
     out = queue.get()
     p.join()
     out["load_average"] = round(os.getloadavg()[0], 1)
+    out["threads"] = os.environ.get("CONTEXTLENS_THREADS", "all cores")
     return out
 
 
