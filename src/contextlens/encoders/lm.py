@@ -243,7 +243,8 @@ class LanguageModel:
             kwargs["logits_to_keep"] = 1
         with torch.inference_mode():
             out = self.hf_model(input_ids=ids.to(self.device), **kwargs)
-        return out.logits, getattr(out, "cache", None) or out.past_key_values
+        cache = getattr(out, "cache", None)
+        return out.logits, cache if cache is not None else out.past_key_values
 
     def _run_context(self, ids: list[int], hidden: bool = False) -> _Context:
         """Run the context once; what follows it reuses its key/value cache."""
