@@ -20,6 +20,7 @@ compare-sentences, contextualize,                                 (analysis.usag
 attention; /api/explore,
 /api/layers, /api/contextualize
 explore (/api/explore)            usages of a word, squared       MAX_MATRIX_USAGES
+usage_divergence (/api/layers)    pairs of a word's usages        MAX_USAGE_PAIRS
 explore / senses projection       points (t-SNE, UMAP)            MAX_EMBED_POINTS (PCA: the words' bound)
 attention (/api/attention)        words² x layers x heads         context.attention.WEIGHTS_BUDGET
 attention --occlusion             words² (the text once a word)   MAX_ENCODING_BYTES over the n texts
@@ -57,6 +58,7 @@ from .errors import check_size
 
 __all__ = [
     "MAX_ENCODING_BYTES", "encoding_word_limit", "check_encoding", "PAIR_BLOCK", "MAX_MATRIX_USAGES",
+    "MAX_USAGE_PAIRS",
     "MAX_EMBED_POINTS", "ATTENTION_BUDGET",
     "MAX_PREDICTIONS", "MAX_TRACKED", "MAX_LM_PIECES", "LM_CACHE_BYTES", "LM_LENS_ROWS",
     "MAX_PERMUTATION_CELLS", "MIN_PERMUTATIONS", "PERMUTATION_BLOCK_CELLS",
@@ -100,6 +102,10 @@ def check_encoding(encoder, texts: Sequence[str], *, what: str = "the sentences"
 #: usages whose cosine matrix a result holds (explore): n x n numbers, 4 million at the bound
 #: (32 MB as an array, ~130 MB as the lists a result holds, ~80 MB of JSON)
 MAX_MATRIX_USAGES = 2000
+#: pairs of a word's usages compared at every layer (layers' usage_divergence, /api/layers): 100
+#: usages (the lab's 64 sentences, some holding the word twice); each pair is a line of the chart
+#: and carries its two sentences in the JSON
+MAX_USAGE_PAIRS = 5_000
 #: points a t-SNE or UMAP projection places (explore, senses): their time grows faster than
 #: the points (t-SNE: 300 points took 6-8 s on this busy machine); PCA is not bounded here
 MAX_EMBED_POINTS = 2000

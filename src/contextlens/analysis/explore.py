@@ -21,10 +21,10 @@ import numpy as np
 
 from ..bounds import MAX_MATRIX_USAGES, check_encoding
 from ..encoders.base import Encoder, check_texts
-from ..errors import EmptyInputError, InputError, check_choice, check_size
+from ..errors import EmptyInputError, InputError, ask, check_choice, check_size
 from .projection import PROJECTIONS, check_points, project, run_here
 from .similarity import cosine_matrix
-from .usages import MISSING_POLICIES, Usages, every_word, usages_in
+from .usages import MISSING_POLICIES, Usages, every_word, need_usages, usages_in
 
 __all__ = ["spread", "usage_similarity", "explore"]
 
@@ -51,15 +51,13 @@ def spread(matrix: np.ndarray) -> dict[str, Any]:
 def usage_similarity(usages: Usages, layer: int = -1) -> dict[str, Any]:
     """Cosine matrix of ``usages`` at ``layer`` and its :func:`spread`.
 
-    Returns ``{word, layer, layer_name, n_usages, sentences, positions, matrix, spread,
-    mean_cosine, min_cosine, max_cosine, least_similar, most_similar}``; ``matrix`` is a
-    list of lists, row ``i`` = usage ``i`` (in the order of ``sentences``).
+    Returns ``{word, layer, layer_name, n_usages, sentences, positions, occurrences, labels,
+    matrix, spread, mean_cosine, min_cosine, max_cosine, least_similar, most_similar}``;
+    ``matrix`` is a list of lists, row ``i`` = usage ``i`` (in the order of ``sentences``);
+    usage ``i`` is occurrence ``occurrences[i]`` of the word in sentence ``positions[i]``, and
+    ``labels[i]`` names it so (:func:`~contextlens.analysis.usages.usage_labels`: ``S0 #1``).
     """
-    if len(usages) < 2:
-        raise InputError(
-            f"{usages.word!r} has {len(usages)} usage(s); comparing usages needs at least 2 "
-            "sentences that contain it (add some, or leave the word out)"
-        )
+    need_usages(usages)
     check_size(f"{usages.word!r}", len(usages), MAX_MATRIX_USAGES, "usages",
                why="its cosine matrix holds the square of the usages",
                todo="give fewer sentences that contain it (a sample of them)")
@@ -68,6 +66,7 @@ def usage_similarity(usages: Usages, layer: int = -1) -> dict[str, Any]:
     return {
         "word": usages.word, "layer": usages.layer_id(layer), "layer_name": usages.layer_name(layer),
         "n_usages": len(usages), "sentences": usages.sentences, "positions": usages.positions,
+        "occurrences": [u.occurrence for u in usages.usages], "labels": usages.labels,
         "matrix": m.tolist(), **spread(m),
     }
 
@@ -99,12 +98,13 @@ def explore(
     check_choice("missing-word policy", missing, MISSING_POLICIES)
     sentences = check_texts(sentences)
     if not sentences:
-        raise EmptyInputError("no sentences given; give sentences with --sentences FILE or -s TEXT")
+        raise EmptyInputError(f"no sentences given; {ask('sentences')}")
     check_encoding(encoder, sentences, todo="give fewer or shorter sentences")
     encodings = encoder.encode(sentences, targets=every_word(sentences))  # vectors only
     per_word, found = [], []
     for word in dict.fromkeys(words):
-        u = usages_in(encodings, word, occurrence=occurrence, missing=missing, sentences=sentences)
+        u = usages_in(encodings, word, occurrence=occurrence, missing=missing, sentences=sentences,
+                      takes_all=True)
         row = usage_similarity(u, layer)
         row["skipped"] = [s["position"] for s in u.skipped]
         per_word.append(row)

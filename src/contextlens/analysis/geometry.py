@@ -29,7 +29,7 @@ import numpy as np
 
 from ..bounds import PAIR_BLOCK, check_encoding
 from ..encoders.base import Encoder, check_texts
-from ..errors import DimensionError, EmptyInputError, InputError, ZeroVectorError, check_int
+from ..errors import DimensionError, EmptyInputError, InputError, ZeroVectorError, ask, check_int
 from .usages import every_word
 
 __all__ = [
@@ -148,7 +148,7 @@ def _choose_words(tokens: list[list[str]], words: Sequence[str] | None, min_coun
                     key=lambda w: (-counts[w], w))
     if not chosen:
         raise InputError(f"no word occurs in {max(2, min_count)} or more sentences; give more sentences "
-                         "or name the words (--words)")
+                         f"or name the words ({ask('words')})")
     return chosen
 
 
