@@ -211,7 +211,7 @@ import numpy as np
 from contextlens import bounds
 from contextlens.analysis.explore import explore
 from contextlens.analysis.geometry import geometry
-from contextlens.analysis.layers import layer_divergence
+from contextlens.analysis.layers import layer_divergence, usage_divergence
 from contextlens.encoders.static import StaticEncoder
 from contextlens.vectors import EmbeddingTable
 limit = bounds.encoding_word_limit(1, 4096)  # 32,768 words of 4,096 float32 numbers
@@ -250,8 +250,22 @@ def test_explore_holds_the_cosine_matrix_of_at_most_max_matrix_usages():
 def test_geometry_and_layer_divergence_read_the_same_bound():
     pairs = "list(zip(sentences(limit + 1)[0::2], sentences(limit + 1)[1::2]))"  # every sentence in a pair
     for report in capped(ENCODING_SETUP, "geometry(enc, sentences(limit + 1), 'bank')",
-                         f"layer_divergence(enc, {pairs}, 'bank')"):
+                         f"layer_divergence(enc, {pairs}, 'bank')",
+                         "usage_divergence(enc, sentences(limit + 1, every=5000), 'bank', missing='skip')"):
         one_line_limit(report, "32,769 words", "limit of 32,768 words")
+
+
+def test_usage_divergence_compares_at_most_max_usage_pairs():
+    """/api/layers (the lab's layers card) compares every two usages: their number grows as
+    the square of the usages, each pair a line of the chart with its two sentences."""
+    n = 1 + int((2 * bounds.MAX_USAGE_PAIRS) ** 0.5)  # usages whose pairs are just over the bound
+    while n * (n - 1) // 2 <= bounds.MAX_USAGE_PAIRS:
+        n += 1
+    over, at = capped(ENCODING_SETUP, f"usage_divergence(enc, sentences({5 * n}), 'bank')",
+                      f"len(usage_divergence(enc, sentences({5 * (n - 1)}), 'bank')['pairs'])")
+    one_line_limit(over, f"'bank' has {n:,} usages here, {n * (n - 1) // 2:,} pairs",
+                   f"limit of {bounds.MAX_USAGE_PAIRS:,} pairs", "occurrence=0")
+    assert at == {"result": (n - 1) * (n - 2) // 2}
 
 
 def test_occlusion_counts_the_text_once_per_word():
