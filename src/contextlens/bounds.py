@@ -43,8 +43,8 @@ static distill                    words x layers x dim (state)    DISTILL_STATE_
 
 Bounds kept where they were set before (one place each): ``context.attention.WEIGHTS_BUDGET``
 and ``MAX_WORDS`` (attention weights, masks), ``static.cooccurrence.MAX_DENSE_BYTES``, ``static.word2vec.MAX_*``,
-``bias.stats.MAX_EXACT``, ``views.figures.MAX_POINTS``, ``analysis.geometry.MAX_PAIRS``,
-``cli.options.MAX_K``; corpus passes (``index build``, ``static build``, ``eval``) stream their
+``bias.stats.MAX_EXACT``, ``views.figures.MAX_POINTS``, ``analysis.geometry.MAX_PAIRS``;
+corpus passes (``index build``, ``static build``, ``eval``) stream their
 input in chunks.
 
 This module imports nothing heavy: the command line reads it at start-up.
@@ -59,7 +59,7 @@ from .errors import check_size
 __all__ = [
     "MAX_ENCODING_BYTES", "encoding_word_limit", "check_encoding", "PAIR_BLOCK", "MAX_MATRIX_USAGES",
     "MAX_USAGE_PAIRS",
-    "MAX_EMBED_POINTS", "ATTENTION_BUDGET",
+    "MAX_EMBED_POINTS", "ATTENTION_BUDGET", "MAX_K", "MAX_BATCH", "MAX_LAYERS",
     "MAX_PREDICTIONS", "MAX_TRACKED", "MAX_LM_PIECES", "LM_CACHE_BYTES", "LM_LENS_ROWS",
     "MAX_PERMUTATION_CELLS", "MIN_PERMUTATIONS", "PERMUTATION_BLOCK_CELLS",
     "MAX_CEAT_CELLS", "MIN_CEAT_SAMPLES", "CEAT_BLOCK_CELLS", "CEAT_CONTEXT_BYTES", "DISTILL_STATE_BYTES",
@@ -118,6 +118,15 @@ PAIR_BLOCK = 1 << 20
 #: made (encoders/transformer.py; copied once per batch): 64 sentences of 1,000 characters
 #: with minilm's attention kept peaked at 2.1 GB with 512 MiB, 1.8 GB with this
 ATTENTION_BUDGET = 128 << 20
+
+
+# -- sizes of a request or an option (read by the library's checks and the command line's options) ----
+#: results one call lists (neighbours, usages found in an index, answers): -k, --k, k=
+MAX_K = 10_000
+#: sequences a transformer runs per forward pass (batch_size=, --batch-size)
+MAX_BATCH = 4096
+#: stacked layers of the toy attention encoder (n_layers=, --layers)
+MAX_LAYERS = 64
 
 
 # -- language models (encoders/lm.py: predict, lens) ----------------------------------------

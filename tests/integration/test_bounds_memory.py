@@ -379,3 +379,25 @@ def test_distillation_state_is_bounded_by_distill_state_bytes():
     from contextlens.analysis import distill as d
 
     assert d.MEMORY_LIMIT == bounds.DISTILL_STATE_BYTES < 2 << 30
+
+
+def test_each_bound_is_set_in_one_place():
+    """A bound of bounds.py is set there only: the library, the command line and the lab import
+    it (``results listed`` was set three times: cli.options, index.search, analysis.neighbours)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(bounds.__file__).parent
+    names = set(bounds.__all__) - {"encoding_word_limit", "check_encoding"}
+    other = {"analysis/senses.py": {"MAX_K"}}  # the clusters k='auto' tries: another bound of that name
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel == "bounds.py":
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant | ast.BinOp | ast.UnaryOp):
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and target.id in names - other.get(rel, set()):
+                        found.append(f"{rel}: {target.id}")
+    assert found == []

@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from ..bounds import MAX_K
 from ..disk_cache import DiskCache, check_marker, write_marker
 from ..encoders.base import Encoder
 from ..errors import EmptyInputError, InputError, ZeroVectorError, check_int
@@ -62,7 +63,6 @@ REFERENCE_WORDS = 20_000
 #: what comes before a reference word encoded by a causal encoder (so the word is not its first piece)
 CAUSAL_PREFIX = "\n"
 _CHUNK = 4096  # words encoded per call while building a reference table
-MAX_K = 10_000
 
 
 def reference_words(n: int = REFERENCE_WORDS) -> list[str]:

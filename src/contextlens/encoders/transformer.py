@@ -63,7 +63,7 @@ __all__ = ["TransformerEncoder"]
 
 log = logging.getLogger(__name__)
 ATTENTION_BUDGET = bounds.ATTENTION_BUDGET  # bytes of piece attention one batch may hold
-MAX_BATCH = 4096  # sequences per forward pass
+MAX_BATCH = bounds.MAX_BATCH  # sequences per forward pass
 FIDELITY_TEXTS = 16  # bf16: texts of the first call encoded in fp32 too, to measure the difference
 
 
