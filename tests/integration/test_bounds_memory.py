@@ -268,6 +268,37 @@ def test_usage_divergence_compares_at_most_max_usage_pairs():
     assert at == {"result": (n - 1) * (n - 2) // 2}
 
 
+def test_every_other_reader_of_many_words_reads_the_encoding_bound():
+    """Each entry point that encodes texts given to it refuses just over MAX_ENCODING_BYTES,
+    before encoding: contextualize, attention, compare-sentences, rank, SEAT, CEAT's corpus
+    contexts, the usages of senses."""
+    setup = ENCODING_SETUP + '''
+from contextlens.analysis.attribution import attribute
+from contextlens.analysis.incontext import contextualize
+from contextlens.analysis.ranking import rank_pairs
+from contextlens.analysis.sentences import compare_sentences
+from contextlens.analysis.usages import collect_usages
+from contextlens.bias import WordSets, seat
+from contextlens.bias.contexts import contexts_from_corpus
+from contextlens.bias.seat import sentences_for
+from contextlens.text import tokenize
+long = " ".join(["the"] * limit + ["bank"])  # limit + 1 words
+half = " ".join(["the"] * (limit // 2) + ["bank"])  # two of them: limit + 2 words
+template = "the " * 1000 + "{word}"  # 80 words of 40 pairs: 80,080 words
+pairs = [(f"w{2 * i}", f"w{2 * i + 1}") for i in range(40)]
+per_word = sum(len(tokenize(s)) for s in sentences_for("w0"))
+m = limit // per_word // 4 + 1  # words a set whose template sentences come to just over the bound
+sets = WordSets("wide", *(tuple(f"w{k * m + i}" for i in range(m)) for k in range(4)))
+lines = [f"w{i} " + "the " * 1000 + "bank" for i in range(40)]  # 40 contexts of 1,002 words
+'''
+    reports = capped(setup, "contextualize(enc, long, 'bank')", "attribute(enc, long, 'bank')",
+                     "compare_sentences(enc, half, half)", "rank_pairs(enc, pairs, template=template)",
+                     "seat(enc, sets)", "contexts_from_corpus(enc, lines, ['bank'], per_word=40)",
+                     "collect_usages(enc, [long], 'bank')")
+    for report in reports:
+        one_line_limit(report, "limit of 32,768 words", "static: 1 layer x 4096 numbers")
+
+
 def test_occlusion_counts_the_text_once_per_word():
     setup = ENCODING_SETUP + '''
 from contextlens.analysis.occlusion import occlusion_vs_attention
