@@ -246,6 +246,21 @@ def test_sentences_are_numbered_across_chunks(encoder, monkeypatch):
     assert senses(encoder, ["the river", *SENTENCES[:3]], "bank", k=2, missing="skip")["skipped"] == [0]
 
 
+def test_every_sentence_is_encoded_without_attention_weights(encoder, monkeypatch):
+    """A sentence whose usage is not known from its words (the word missing, or twice) keeps
+    every word, not attention weights: it was encoded whole, and a chunk of 64 long such
+    sentences with a transformer's attention took gigabytes."""
+    asked = []
+    encode = encoder.encode
+    monkeypatch.setattr(encoder, "encode", lambda texts, targets=None: asked.append(targets) or
+                        encode(texts, targets=targets))
+    r = senses(encoder, ["money bank", "the river", "river bank", "water bank"], "bank", k=2, missing="skip")
+    assert r["skipped"] == [1] and asked == [[[1], [0, 1], [1], [1]]]
+    with pytest.raises(InputError, match=r"sentence 1 \('bank by the bank'\)"):
+        senses(encoder, ["money bank", "bank by the bank", "river bank"], "bank", k=2)
+    assert asked[-1] == [[1], [0, 1, 2, 3], [1]]
+
+
 def test_more_sentences_than_asked_for_is_one_line(encoder):
     with pytest.raises(InputError, match=r"^6 sentences given; senses encodes at most 5 unless asked for "
                        r"more \(each is encoded, which takes time\): pass max_sentences=6, or give fewer "

@@ -58,7 +58,7 @@ from ..errors import (
 from ..text import tokenize
 from .projection import COINCIDE, PROJECTIONS, check_points, project, run_here
 from .spectral import eigengap_k, knn_cosine, laplacian_spectrum, self_tuning_affinity, spectral_labels
-from .usages import Usage, usages_in
+from .usages import Usage, every_word, usages_in
 
 __all__ = ["SenseClusterer", "cluster_senses", "senses", "purity", "METHODS", "LINKAGES", "MAX_SAMPLE",
            "MAX_CLUSTERED", "MAX_SENTENCES", "MAX_SENTENCES_LIMIT"]
@@ -352,9 +352,9 @@ def _kept_words(sentences: list[str], word: str, occurrence) -> list[list[int] |
 def collect_layer(encoder: Encoder, sentences: list[str], word: str, layer: int, *, occurrence=None,
                   missing: str = "error") -> LayerUsages:
     """The usages of ``word`` at ``layer``, encoded :data:`CHUNK` sentences at a time keeping
-    only that layer and only the word (:func:`_kept_words`), so memory grows with the usages,
-    not with sentences × layers × words and their attention (as
-    :func:`~contextlens.analysis.usages.collect_usages` holds them); same errors."""
+    only that layer and only the word (:func:`_kept_words`; the other sentences every word,
+    without attention weights), so memory grows with the usages, not with sentences × layers
+    × words (as :func:`~contextlens.analysis.usages.collect_usages` holds them); same errors."""
     usages: list[Usage] = []
     rows: list[np.ndarray] = []
     skipped: list[int] = []
@@ -362,10 +362,13 @@ def collect_layer(encoder: Encoder, sentences: list[str], word: str, layer: int,
     for lo in range(0, len(sentences), CHUNK):
         part = sentences[lo: lo + CHUNK]
         keep = _kept_words(part, word, occurrence)
-        encodings = encoder.encode(part, targets=keep)
+        # a sentence whose usage is not known from its words keeps every word (its error or skip
+        # says why), never attention weights (every_word)
+        every = every_word([t for t, k in zip(part, keep) if k is None])[::-1]
+        encodings = encoder.encode(part, targets=[k if k is not None else every.pop() for k in keep])
         for i, (enc, wanted) in enumerate(zip(encodings, keep)):
             if wanted is not None and not len(enc.words):  # the encoder could not keep it (not in its table)
-                encodings[i] = encoder.encode([part[i]])[0]  # whole: the error says why
+                encodings[i] = encoder.encode([part[i]])[0]  # one sentence whole: the error says why
         try:
             got = usages_in(encodings, word, occurrence=occurrence, missing=missing, sentences=part, start=lo)
         except EmptyInputError:  # no sentence of this chunk has the word (missing="skip"): others may
