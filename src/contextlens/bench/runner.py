@@ -67,8 +67,8 @@ def evaluate(task: str, *, model=None, vectors=None, method: str = "static", lay
              progress=None, encoder=None, engine: str | None = None, precision: str | None = None,
              **options) -> dict:
     """Run one task; see the module docstring for the result. ``options`` go to the task
-    (``features``, ``semcor_limit``, ``restrict``, ``template``, ``words``...); ``engine``
-    and ``precision`` to the model's encoder."""
+    (``features``, ``semcor_limit``, ``wsd_method`` (lmms | 1nn), ``static``, ``restrict``,
+    ``template``, ``words``...); ``engine`` and ``precision`` to the model's encoder."""
     from . import datasets
     from .cache import EncodingCache
     from .coarsewsd import run_coarsewsd
@@ -99,7 +99,8 @@ def evaluate(task: str, *, model=None, vectors=None, method: str = "static", lay
         views = options.get("views") or (wanted if wanted is not None else [DEFAULT_WSD_VIEW])
         rows = run_wsd(cache, root, split=split or "semeval2007", views=views,
                        semcor_limit=options.get("semcor_limit"), progress=progress,
-                       all_senses=options.get("all_senses", False))
+                       all_senses=options.get("all_senses", False), method=options.get("wsd_method") or "lmms",
+                       static=options.get("static"))
     elif task == "coarsewsd":
         sweep = wanted if wanted is not None else [options.get("default_layer", -1)]
         rows = []

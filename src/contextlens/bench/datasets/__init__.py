@@ -12,7 +12,7 @@ family        loaders
 registry      DATASETS, resolve_data_dir, dataset_status, require
 WiC           load_wic, load_wic_tsv
 SCWS          load_scws
-WSD           load_wsd_eval, load_semcor, wordnet, candidate_keys, ...
+WSD           load_wsd_eval, load_semcor, wordnet, wordnet_graph, candidate_keys, ...
 CoarseWSD-20  coarsewsd_words, load_coarsewsd
 similarity    load_similarity, SIMILARITY_FILES, gensim_pairs_file
 analogies     load_analogies, ANALOGY_FILES
@@ -43,7 +43,16 @@ from .similarity import (
     load_similarity,
 )
 from .wic import WIC_SPLITS, WicItem, WicTsvItem, load_wic, load_wic_tsv
-from .wordnet import WORDNET_POS, candidate_keys, key_synset, most_frequent_key, unknown_keys, wordnet
+from .wordnet import (
+    WORDNET_POS,
+    WordNetGraph,
+    candidate_keys,
+    key_synset,
+    most_frequent_key,
+    unknown_keys,
+    wordnet,
+    wordnet_graph,
+)
 from .wsd import WSD_POS, WsdInstance, WsdSentence, load_gold_keys, load_wsd_eval
 
 __all__ = [
@@ -56,5 +65,6 @@ __all__ = [
     "SIMILARITY_FILES", "SimilarityPair", "available_similarity", "gensim_pairs_file", "load_similarity",
     "WIC_SPLITS", "WicItem", "WicTsvItem", "load_wic", "load_wic_tsv",
     "WORDNET_POS", "candidate_keys", "key_synset", "most_frequent_key", "unknown_keys", "wordnet",
+    "WordNetGraph", "wordnet_graph",
     "WSD_POS", "WsdInstance", "WsdSentence", "load_gold_keys", "load_wsd_eval",
 ]
