@@ -263,8 +263,8 @@ def score_by_pos(gold: Mapping[str, Iterable[str]], answers: Mapping[str, Iterab
 
 WSD_METHODS = ("lmms", "1nn")
 #: the rows of ``method="lmms"`` after MFS and 1-NN: each adds a part to the sense embeddings
-LMMS_ROWS = (("propagation", ("propagation",)), ("propagation+glosses", ("propagation", "glosses")),
-             ("propagation+glosses+static", ("propagation", "glosses", "static")))
+LMMS_ROWS = (("+propagation", ("propagation",)), ("+glosses", ("propagation", "glosses")),
+             ("+static", ("propagation", "glosses", "static")))
 
 
 def run_wsd(
@@ -275,9 +275,10 @@ def run_wsd(
     """Rows ``{split, method, layer, precision, recall, f1, n, answered, pos_f1}``: the MFS
     baseline, then per view 1-NN over SemCor's senses with (``1nn+mfs``) and without
     (``1nn``) the MFS fallback, and with ``method="lmms"`` (the default) each step of LMMS
-    in full (:mod:`contextlens.bench.lmms`): ``propagation`` (every WordNet sense covered),
-    ``propagation+glosses``, ``propagation+glosses+static`` (``static``: the table of the
-    static part, default GloVe 6B-50d). ``cache`` is an
+    in full (:mod:`contextlens.bench.lmms`), each adding to the one before: ``+propagation``
+    (1-NN over every WordNet sense, SemCor's embeddings propagated: LMMS-1024),
+    ``+glosses`` (LMMS-2048), ``+static`` (LMMS-2348; ``static``: the table of the static
+    part, default GloVe 6B-50d). ``cache`` is an
     :class:`~contextlens.bench.cache.EncodingCache`; ``progress(stage, done, total)``.
 
     With ``method="1nn"``, only the senses the split can ask for (its lemmas' candidates)

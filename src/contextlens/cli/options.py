@@ -151,10 +151,12 @@ def k_senses(help: str = "Number of senses (clusters), or 'auto' (best silhouett
     return option("auto", "--k", "-k", metavar="auto|N", help=help)
 
 
-def method_option(default: str | None = None) -> Any:
-    """``--method`` with another default than :data:`METHOD` (``eval``: static, the table itself)."""
-    return option(default, "--method", metavar="METHOD", help=f"How to use --vectors: {STATIC_METHODS_HELP} "
-                  f"(default: {default or DEFAULT_METHOD}).")
+def method_option(default: str, also: str = "") -> Any:
+    """``--method`` meaning ``default`` when not given (``eval``: static, the table itself),
+    with None as its value so that a --model without --method is not "a model with a
+    method"; ``also``: what else the command's --method chooses (a sentence)."""
+    return option(None, "--method", metavar="METHOD", help=f"How to use --vectors: {STATIC_METHODS_HELP} "
+                  f"(default: {default}).{' ' + also if also else ''}")
 
 
 # -- parsers -----------------------------------------------------------------------------

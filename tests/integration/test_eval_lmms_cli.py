@@ -1,0 +1,72 @@
+"""``contextlens eval wsd --method lmms|1nn`` with a tiny random-weight BERT on semeval2007,
+and ``eval`` with ``--model`` and no ``--method``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from contextlens.cli import app
+from tests.integration.tiny_models import tiny_bert
+from tests.missing import need
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    need("torch")
+    return str(tiny_bert(tmp_path_factory.mktemp("lmms")))
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("lmms-cache"))  # shared: SemCor and WordNet are read once per module
+
+
+def run(args, cache, monkeypatch):
+    monkeypatch.setenv("CONTEXTLENS_CACHE", cache)
+    return runner.invoke(app, args, env={"COLUMNS": "200"})
+
+
+def test_model_without_method(model, cache, data_dir, monkeypatch):
+    # --method used to default to "static", so every `eval --model` failed with "drop --method"
+    res = run(["eval", "scws", "--model", model, "--split", "sample", "--data-dir", str(data_dir), "--json"],
+              cache, monkeypatch)
+    assert res.exit_code == 0, res.output
+    assert [r["layer"] for r in json.loads(res.stdout)["results"]] == [0, 1, 2]
+
+
+def test_wsd_lmms_rows(model, cache, data_dir, monkeypatch):
+    res = run(["eval", "wsd", "--model", model, "--method", "lmms", "--semcor-limit", "40", "--data-dir",
+               str(data_dir), "--json"], cache, monkeypatch)
+    assert res.exit_code == 0, res.output
+    rows = {r["method"]: r for r in json.loads(res.stdout)["results"]}
+    assert list(rows) == ["mfs", "1nn", "1nn+mfs", "+propagation", "+glosses", "+static"]
+    assert rows["1nn"]["answered"] < 455  # 40 SemCor sentences tag few of the candidates
+    for name in ("+propagation", "+glosses", "+static"):
+        r = rows[name]
+        assert r["answered"] == 455 and r["unseen"] == 0  # every candidate sense has an embedding
+        assert set(r["pos_f1"]) == {"NOUN", "VERB"} and r["layer"] == 2
+        src = r["candidate_sources"]
+        assert src["semcor"] > 0 and src["hypernym"] > 0 and src["semcor"] < sum(src.values())
+    assert rows["+static"]["f1"] == rows["+glosses"]["f1"]  # one lemma per instance: the same answers
+    table = run(["eval", "wsd", "--model", model, "--semcor-limit", "40", "--data-dir", str(data_dir)], cache,
+                monkeypatch)
+    assert table.exit_code == 0, table.output
+    assert "+glosses" in table.stdout and "f1 VERB" in table.stdout
+
+
+def test_wsd_1nn_rows(model, cache, data_dir, monkeypatch):
+    res = run(["eval", "wsd", "--model", model, "--method", "1nn", "--semcor-limit", "40", "--data-dir",
+               str(data_dir), "--json"], cache, monkeypatch)
+    assert res.exit_code == 0, res.output
+    assert [r["method"] for r in json.loads(res.stdout)["results"]] == ["mfs", "1nn", "1nn+mfs"]
+
+
+def test_wsd_method_elsewhere_is_refused(cache, data_dir, monkeypatch):
+    res = run(["eval", "wic", "--vectors", "glove-6b-50d", "--method", "lmms", "--data-dir", str(data_dir)], cache,
+              monkeypatch)
+    assert res.exit_code == 2 and "eval wsd" in res.output
