@@ -70,3 +70,14 @@ def test_wsd_method_elsewhere_is_refused(cache, data_dir, monkeypatch):
     res = run(["eval", "wic", "--vectors", "glove-6b-50d", "--method", "lmms", "--data-dir", str(data_dir)], cache,
               monkeypatch)
     assert res.exit_code == 2 and "eval wsd" in res.output
+
+
+def test_wic_senses_rows(model, cache, data_dir, monkeypatch):
+    res = run(["eval", "wic", "--model", model, "--features", "senses", "--semcor-limit", "40", "--data-dir",
+               str(data_dir), "--json"], cache, monkeypatch)
+    assert res.exit_code == 0, res.output
+    rows = {(r["split"], r["method"]): r for r in json.loads(res.stdout)["results"]}
+    for split, n in (("train", 5428), ("dev", 638)):
+        agree, fitted = rows[(split, "senses-agree")], rows[(split, "logreg-senses")]
+        assert agree["n"] == fitted["n"] == n and agree["layer"] == 2
+        assert 0.3 < agree["accuracy"] < 0.8 and 0.3 < fitted["accuracy"] < 0.9

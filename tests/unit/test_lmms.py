@@ -221,3 +221,21 @@ def test_wordnet_graph_is_cached_by_content(tmp_path, monkeypatch, caplog):
     wordnet_graph(root)
     assert len(walks) == 3 and len(list((tmp_path / "cache" / "datasets").glob("wordnet-graph-*.npz"))) == 2
     module._graph.cache_clear()
+
+
+def test_wic_sense_features_by_hand():
+    from contextlens.bench.wic import SENSE_FEATURES, sense_features
+
+    p = sense_parts_by_hand()
+    x1 = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
+    x2 = np.array([[1.0, 0.1], [0.0, 1.0], [0.0, 1.0]])
+    f = sense_features(p, x1, x2, [["bank%1", "bank%2"], ["bank%1", "bank%2"], []])
+    assert SENSE_FEATURES == ("same_sense", "sense_cosine", "match1", "match2")
+    # pair 0: both uses nearest bank%1 (gloss [0, 1], propagated [1, 0]); its match: (1 + 0) / 2
+    assert f[0, 0] == 1.0 and f[0, 1] == pytest.approx(1.0)
+    assert f[0, 2] == pytest.approx(0.5) and f[0, 3] == pytest.approx((0.1 / np.hypot(1, 0.1) + 1 / np.hypot(1, 0.1)) / 2)
+    # pair 1: bank%1 for [1, 0] ((0 + 1) / 2 = 0.5 vs bank%2 (1/sqrt 2 + 0) / 2), bank%2 for [0, 1]
+    assert f[1, 0] == 0.0
+    # cosine of bank%1 and bank%2: the mean of gloss cosine (1/sqrt 2) and propagated cosine (0)
+    assert f[1, 1] == pytest.approx((1 / np.sqrt(2)) / 2)
+    assert np.isnan(f[2]).all()  # no candidate sense

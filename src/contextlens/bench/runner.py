@@ -91,7 +91,9 @@ def evaluate(task: str, *, model=None, vectors=None, method: str = "static", lay
     if task == "wic":
         rows = run_wic(cache, root, split=split or "dev", layer=layer, progress=progress,
                        features=options.get("features", "cosines"),
-                       train_on=options.get("train_on", ("train",)))
+                       train_on=options.get("train_on", ("train",)),
+                       sense_view=options.get("sense_view", DEFAULT_WSD_VIEW),
+                       semcor_limit=options.get("semcor_limit"))
         if layer is not None:
             chosen = next(r["layer"] for r in rows if r["method"] == "threshold")
             rows = [r for r in rows if r["method"] != "threshold-sweep" or r["layer"] == chosen]

@@ -69,7 +69,7 @@ def eval_(
                           "coarsewsd: cv | test; scws: sample; similarity: dataset names, comma-separated."),
     data_dir: Path = o.DATA_DIR,
     features: str = o.option("cosines", "--features", metavar="KIND", help="wic logistic regression: cosines | "
-                             "full."),
+                             "full | senses (+ the senses LMMS picks for the two uses)."),
     semcor_limit: int = o.bounded(o.option(None, "--semcor-limit", metavar="N", help="wsd: learn senses from the "
                                            "first N SemCor sentences only."), 1, 10**9),
     restrict: int = o.bounded(o.option(300000, "--restrict", metavar="N", help="similarity / analogy with static "
