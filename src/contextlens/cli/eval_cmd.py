@@ -1,5 +1,7 @@
 """``contextlens eval TASK``: the evaluation tasks, with the published numbers beside ours."""
 
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import typer
@@ -38,6 +40,26 @@ def _references_table(refs: list[dict]):
     return table("published reference numbers", ["task", "split", "system", "metric", "value", "source"],
                  [(r["task"], r["split"], r["system"], r["metric"], f"{r['value']:g}", r["source"]) for r in refs],
                  left="llllrl")
+
+
+@contextlib.contextmanager
+def stage_progress(quiet: bool) -> Iterator[Callable]:
+    """A progress callback for the library's long work, one bar per stage on stderr:
+    ``progress(done, total)`` (stage "encoding") or ``progress(stage, done, total)``."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err(), transient=True,
+                  disable=quiet or not err().is_terminal) as bar:
+        handles: dict = {}
+
+        def progress(*args):
+            stage, done, total = args if len(args) == 3 else ("encoding", *args)
+            if stage not in handles:
+                handles[stage] = bar.add_task(stage, total=total)
+            bar.update(handles[stage], completed=done, total=total)
+
+        yield progress
 
 
 def _checked_encoder(task: str, model, vectors, method: str, wanted: list[int] | None, running: dict):
@@ -101,19 +123,7 @@ def eval_(
     encoder = _checked_encoder(task, model, vectors, method, wanted, running)
     options = {"features": features, "semcor_limit": semcor_limit, "restrict": restrict, "template": template,
                "wsd_method": wsd_method}
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err(), transient=True,
-                  disable=as_json or not err().is_terminal) as bar:
-        handles: dict = {}
-
-        def progress(*args):
-            stage, done, total = args if len(args) == 3 else ("encoding", *args)
-            if stage not in handles:
-                handles[stage] = bar.add_task(stage, total=total)
-            bar.update(handles[stage], completed=done, total=total)
-
+    with stage_progress(quiet=as_json) as progress:
         if task == "all":
             result = evaluate_all(model=model, vectors=vectors, method=method, data_dir=data_dir,
                                   use_cache=not no_cache, progress=progress, **running, **options)

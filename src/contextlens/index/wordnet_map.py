@@ -82,28 +82,11 @@ def wordnet_candidates(store: UsageReader, word: str, layer: int,
         raise datasets.DatasetMissingError(
             f"mapping senses to WordNet needs WordNet 3.0 (wordnet/index.sense, wordnet/data.noun, ...) and "
             f"SemCor 3.0 ({datasets.SEMCOR_ARCHIVE}) in the data folder ({_RULE}): {e}") from None
-    lemma, keys = word, _keys(wn, word)
-    if not keys:
-        for p in datasets.WORDNET_POS.values():
-            base = wn.morphy(word.lower(), p)
-            if base and base != word.lower():
-                lemma, keys = base, _keys(wn, base)
-                if keys:
-                    break
+    lemma, keys = datasets.word_senses(wn, word)
     if not keys:
         raise InputError(f"{word!r} has no sense in WordNet {wn.get_version()} ({root / 'wordnet'}), as a noun, "
                          "verb, adjective or adverb, nor a base form that has: nothing to map its senses to")
     return WordNetCandidates(word, lemma, keys, root, wn)
-
-
-def _keys(wn, lemma: str) -> list[str]:
-    from ..bench import datasets
-
-    keys: list[str] = []
-    for pos, p in datasets.WORDNET_POS.items():
-        if wn.lemmas("_".join(lemma.split()), pos=p):  # asked first: candidate_keys warns on a miss
-            keys += [k for k in datasets.candidate_keys(wn, lemma, pos) if k not in keys]
-    return keys
 
 
 def _task_encoder(store: UsageReader, layer: int):

@@ -50,6 +50,7 @@ from .wordnet import (
     key_synset,
     most_frequent_key,
     unknown_keys,
+    word_senses,
     wordnet,
     wordnet_graph,
 )
@@ -65,6 +66,6 @@ __all__ = [
     "SIMILARITY_FILES", "SimilarityPair", "available_similarity", "gensim_pairs_file", "load_similarity",
     "WIC_SPLITS", "WicItem", "WicTsvItem", "load_wic", "load_wic_tsv",
     "WORDNET_POS", "candidate_keys", "key_synset", "most_frequent_key", "unknown_keys", "wordnet",
-    "WordNetGraph", "wordnet_graph",
+    "WordNetGraph", "wordnet_graph", "word_senses",
     "WSD_POS", "WsdInstance", "WsdSentence", "load_gold_keys", "load_wsd_eval",
 ]

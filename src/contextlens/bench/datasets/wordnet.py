@@ -34,7 +34,7 @@ from ...errors import FileFormatError, MissingDependencyError, OutputPathError, 
 from .registry import DATASETS, require
 from .wsd import WSD_POS
 
-__all__ = ["wordnet", "candidate_keys", "most_frequent_key", "key_synset", "unknown_keys", "WORDNET_POS",
+__all__ = ["wordnet", "candidate_keys", "word_senses", "most_frequent_key", "key_synset", "unknown_keys", "WORDNET_POS",
            "WordNetGraph", "wordnet_graph", "graph_from_reader"]
 
 log = logging.getLogger(__name__)
@@ -102,6 +102,26 @@ def candidate_keys(wn, lemma: str, pos: str) -> list[str]:
     if not keys:
         log.warning("%r is not a %s in WordNet %s: it has no candidate sense", lemma, pos, wn.get_version())
     return keys
+
+
+def word_senses(wn, word: str) -> tuple[str, list[str]]:
+    """``(lemma, keys)``: the sense keys of ``word`` as every POS WordNet has it as (NOUN,
+    VERB, ADJ, ADV, each in WordNet order), else of its first base form that has some
+    (``wn.morphy``: *banks* → *bank*); ``(word, [])`` when neither has a sense."""
+    def keys_of(lemma: str) -> list[str]:
+        keys: list[str] = []
+        for pos, p in WORDNET_POS.items():
+            if wn.lemmas("_".join(lemma.split()), pos=p):  # asked first: candidate_keys warns on a miss
+                keys += [k for k in candidate_keys(wn, lemma, pos) if k not in keys]
+        return keys
+
+    keys = keys_of(word)
+    if not keys:
+        for p in WORDNET_POS.values():
+            base = wn.morphy(word.lower(), p)
+            if base and base != word.lower() and (found := keys_of(base)):
+                return base, found
+    return word, keys
 
 
 def most_frequent_key(wn, lemma: str, pos: str) -> str | None:
