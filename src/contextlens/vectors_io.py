@@ -50,7 +50,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from .errors import EmptyInputError, FileFormatError, InputError, TextDecodingError, check_choice, check_int
-from .files import atomic_output
+from .files import atomic_output, check_input_file, read_error
 from .vectors import EmbeddingTable, NgramVectors, first_bad_value
 
 __all__ = ["FORMATS", "detect_format", "read_table", "write_table"]
@@ -138,11 +138,7 @@ def read_table(path: str | os.PathLike, format: str | None = None, *, limit: int
         check_choice("vector file format", format, FORMATS)
     if limit is not None:
         check_int("limit", limit, low=1, hint="the number of words to keep")
-    if path.is_dir():
-        raise InputError(f"{path} is a folder, not a vector file; give the file itself "
-                         "(.npz, word2vec text or binary, GloVe text)")
-    if not path.is_file():
-        raise InputError(f"{path}: no such file; check the path")
+    check_input_file(path, "vector file", "give the file itself (.npz, word2vec text or binary, GloVe text)")
     start, stored, ngrams = time.perf_counter(), None, None  # stored: the name in an .npz
     try:
         fmt = format or detect_format(path)
@@ -155,6 +151,8 @@ def read_table(path: str | os.PathLike, format: str | None = None, *, limit: int
             keys, vectors = _read_text(path, fmt == "word2vec", limit)
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise FileFormatError(path, None, f"damaged or truncated gzip data ({exc}); fetch it again") from None
+    except OSError as exc:  # EIO (/proc/self/mem), a failing disk: the path, not "a file"
+        raise read_error(path, exc) from None
     table = EmbeddingTable(keys, vectors, name=name or stored or path.name, ngrams=ngrams)
     log.info("read %s (%s): %d words, dim %d, in %.2f s", path, fmt, len(table), table.dim,
              time.perf_counter() - start)

@@ -201,7 +201,7 @@ def test_unknown_format_lists_the_valid_ones(tmp_path, table):
         read_table(text_file(tmp_path, "a 1\n"), format="fasttext")
     with pytest.raises(errors.UnknownOptionError, match="did you mean 'word2vec'"):
         write_table(table, tmp_path / "x.txt", format="word2vek")
-    with pytest.raises(errors.InputError, match="no such file"):
+    with pytest.raises(errors.InputError, match="missing.txt: no such vector file"):
         read_table(tmp_path / "missing.txt")
 
 

@@ -20,7 +20,6 @@ import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -30,14 +29,16 @@ from ..errors import (
     EmptyInputError,
     InputError,
     TargetNotFoundError,
-    TextDecodingError,
+    ask,
     check_choice,
     check_int,
 )
+from ..files import read_text_file
+from ..text import split_lines
 
 __all__ = [
     "Usage", "Usages", "collect_usages", "usages_in", "check_pairs", "read_sentences", "read_lines",
-    "numbered_lines", "MISSING_POLICIES",
+    "numbered_lines", "MISSING_POLICIES", "need_usages",
 ]
 
 log = logging.getLogger(__name__)
@@ -124,12 +125,12 @@ def usages_in(
                 continue
             raise TargetNotFoundError(
                 f"sentence {pos + 1} ({text!r}) lacks {word!r}: {err}; fix or remove that "
-                "sentence, or skip such sentences (missing='skip', --skip-missing)"
+                f"sentence, or skip such sentences: {ask('missing', 'skip')}"
             ) from None
         except AmbiguousTargetError as err:
             raise AmbiguousTargetError(
-                f"sentence {pos + 1} ({text!r}): {err}; or take every occurrence (occurrence='all', "
-                "--occurrence all) or the first in each sentence (occurrence=0, --occurrence 0)"
+                f"sentence {pos + 1} ({text!r}): {err}; or take every occurrence ({ask('occurrence', 'all')}) "
+                f"or the first in each sentence ({ask('occurrence', 0)})"
             ) from None
         for i in hits:
             w = enc.words[i]
@@ -145,6 +146,24 @@ def usages_in(
     vectors = np.stack(rows).astype(np.float64)  # (n_usages, layers + 1, dim)
     first = encodings[usages[0].position]
     return Usages(word, usages, vectors, tuple(first.layer_names), skipped, dict(first.meta), first.layer_ids)
+
+
+def need_usages(usages: Usages, n: int = 2) -> Usages:
+    """``usages`` when it holds at least ``n`` usages, else the error every comparison of a
+    word's usages gives (explore's matrix, the lab's pairs of sentences).
+
+    >>> need_usages(Usages("bank", [], np.zeros((0, 1, 2)), ("static",)))
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: 'bank' has 0 usage(s); comparing usages needs at least 2 sentences that \
+contain it (add some, or leave the word out)
+    """
+    if len(usages) < n:
+        raise InputError(
+            f"{usages.word!r} has {len(usages)} usage(s); comparing usages needs at least {n} "
+            "sentences that contain it (add some, or leave the word out)"
+        )
+    return usages
 
 
 def collect_usages(
@@ -188,16 +207,10 @@ def check_pairs(pairs, what: str = "sentences") -> list[tuple]:
 
 
 def numbered_lines(path: str | os.PathLike, what: str = "lines") -> list[tuple[int, str]]:
-    """``(line number, text)`` of the non-blank, non-``#`` lines of a UTF-8 file, stripped."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: no such file; give a text file of {what}, one per line")
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise TextDecodingError(path, err.start, err.reason) from None
-    return [(n, s) for n, line in enumerate(text.splitlines(), 1)
+    """``(line number, text)`` of the non-blank, non-``#`` lines of a UTF-8 file, stripped;
+    lines end at ``\\n``, ``\\r\\n`` or ``\\r`` only (:func:`contextlens.text.split_lines`)."""
+    text = read_text_file(path, "file", f"give a text file of {what}, one per line")
+    return [(n, s) for n, line in enumerate(split_lines(text), 1)
             if (s := line.strip()) and not s.startswith("#")]
 
 
@@ -220,5 +233,5 @@ def read_sentences(path: str | os.PathLike | None = None, extra: Sequence[str] =
     sentences += [s.strip() for s in extra if s.strip()]
     if not sentences:
         where = f"{path} holds no sentences" if path is not None else "no sentences given"
-        raise EmptyInputError(f"{where}; give sentences with --sentences FILE or -s TEXT")
+        raise EmptyInputError(f"{where}; {ask('sentences')}")
     return sentences

@@ -20,7 +20,7 @@ from typing import Any
 import typer
 from typer.core import TyperCommand
 
-from ..errors import ContextLensError
+from ..errors import ContextLensError, phrase
 
 
 @functools.cache
@@ -108,12 +108,30 @@ def check_text(label: str, value: Any) -> None:
             raise InputError(f"{label}: a path cannot contain a NUL character, got {text!r}")
 
 
+#: the library's parameters whose flag is not ``--NAME VALUE`` (an :func:`~contextlens.errors.ask` in a message)
+CLI_FLAGS = {("missing", "skip"): "add --skip-missing", ("sentences",): "give --sentences FILE or -s TEXT"}
+
+
+def cli_phrase(name: str, values: list) -> str:
+    """How the CLI words a message's instruction to set the library parameter ``name``.
+
+    >>> cli_phrase("method", ["attention", "average"]), cli_phrase("missing", ["skip"]), cli_phrase("layer", [])
+    ('use --method attention or average', 'add --skip-missing', 'give --layer')
+    """
+    if (name, *values) in CLI_FLAGS:
+        return CLI_FLAGS[(name, *values)]
+    flag = "--" + name.replace("_", "-")
+    return f"use {flag} " + " or ".join(map(str, values)) if values else f"give {flag}"
+
+
 def handle_errors(fn: Callable) -> Callable:
-    """Run a command: check its text and bounded options, then turn a ContextLensError or
-    an OSError (a path the user gave) into one clear line on stderr and exit code 2."""
+    """Run a command: check its text, bounded options and declared paths (no output may be an
+    input: ``options.check_paths``), then turn a ContextLensError or an OSError (a path the
+    user gave) into one clear line on stderr and exit code 2."""
     params = inspect.signature(fn).parameters
     labels = {name: _label(name, p.default) for name, p in params.items()}
     checks = {name: p.default.check for name, p in params.items() if callable(getattr(p.default, "check", None))}
+    roles = {name: p.default.path_role for name, p in params.items() if getattr(p.default, "path_role", None)}
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -123,9 +141,13 @@ def handle_errors(fn: Callable) -> Callable:
                     check_text(labels[name], value)
                 if name in checks and value is not None:
                     checks[name](value)
+            if roles:
+                from .options import check_paths
+
+                check_paths([(labels[name], role, kwargs.get(name)) for name, role in roles.items()])
             return fn(*args, **kwargs)
         except ContextLensError as e:
-            raise fail(str(e)) from None
+            raise fail(e.cli or phrase(e, cli_phrase)) from None
         except OSError as e:
             raise fail(_os_message(e)) from None
 

@@ -86,8 +86,8 @@ def explore(
 def senses(
     word: str = typer.Argument(..., metavar="WORD", help="The word whose usages to cluster."),
     sentences: Path = o.SENTENCES, sentence: list[str] = o.SENTENCE, k: str = o.k_senses(),
-    labels: Path = o.option(None, "--labels", metavar="FILE", help="Gold sense labels, one per sentence, same "
-                            "order."),
+    labels: Path = o.reads(o.option(None, "--labels", metavar="FILE", help="Gold sense labels, one per sentence, "
+                                    "same order.")),
     vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD, heads: int = o.HEADS,
     n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA, include_self: bool = o.INCLUDE_SELF,
     layer: int = o.LAYER, occurrence: str = o.OCCURRENCE, skip_missing: bool = o.SKIP_MISSING,
@@ -270,7 +270,8 @@ def _occlusion(encoder, text: str, word: str, occurrence, as_json: bool, plot: P
 
 @handle_errors
 def rank(
-    pairs_file: Path = typer.Argument(..., metavar="PAIRS", help="Word pairs, 'word1 word2 [score]' per line."),
+    pairs_file: Path = o.reads(typer.Argument(..., metavar="PAIRS", help="Word pairs, 'word1 word2 [score]' per "
+                                              "line.")),
     template: str = o.option(DEFAULT_TEMPLATE, "--template", metavar="TEXT", help="A neutral sentence with {word}."),
     layer: int = o.LAYER, top: int = o.top_k(5, "How many most-moved pairs to list.", "--top"),
     skip_missing: bool = o.flag("--skip-missing", help="Skip pairs with a word lacking a vector."),

@@ -256,7 +256,8 @@ class Encoding:
         check_choice("sentence pooling", pooling, SENTENCE_POOLINGS)
         if not self.sentence_vectors:
             why = self.meta.get("sentence", "only some words were kept (targets=)")
-            raise InputError(f"this encoding has no sentence vectors ({why}); encode the whole sentence")
+            raise InputError(f"this encoding has no sentence vectors ({why}); encode the whole sentence",
+                             cli=f"this text has no sentence vector ({why}); give a shorter text")
         if pooling not in self.sentence_vectors:
             raise InputError(f"{pooling} pooling is not available for this encoding (only "
                              f"{', '.join(self.sentence_vectors)}): a word-level encoder has no [CLS] piece")
@@ -368,13 +369,16 @@ class Encoder(ABC):
     - ``params()``: what identifies the encoder and its settings (recorded in each
       Encoding's ``meta``, keys of caches and index metadata);
     - ``static_vectors(words)``: each word's static row (layer 0), out of any sentence;
-    - ``sentence_vectors(texts)``: each whole text pooled to one vector per layer.
+    - ``sentence_vectors(texts)``: each whole text pooled to one vector per layer;
+    - ``causal``: whether a word's vector is computed from the words before it only (a causal
+      LM, self-attention with ``causal=True``): then later words cannot change it.
 
     Subclasses implement ``_encode_texts(texts, chosen)``, which receives non-empty texts
     and, per text, None or the word indices (into ``tokenize(text)``) to keep.
     """
 
     name = "encoder"
+    causal = False  # the encoders that read only earlier words set it
 
     @property
     @abstractmethod

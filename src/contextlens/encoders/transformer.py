@@ -240,7 +240,7 @@ class TransformerEncoder(Encoder):
             if plan["attention"]:
                 check_weights_size(len(plan["kept"]), len(self.layers), heads, what=f"text {i + 1}", todo=(
                     "pass attention=False (vectors of any length go through windows), keep only some "
-                    "words (targets=), fewer layers, or a shorter text"))
+                    "words (targets=), fewer layers, or a shorter text"), cli_todo="give a shorter text")
         if self.precision == "bf16" and self.fidelity is None:
             self.fidelity = self._measure_fidelity(texts[:FIDELITY_TEXTS], chosen[:FIDELITY_TEXTS])
         self._run(segments, plans, bf16=self.precision == "bf16")
@@ -312,10 +312,10 @@ class TransformerEncoder(Encoder):
             if self.attention:  # every run layer's (batch, heads, T, T) attention is kept
                 per_seq = 4 * heads * max(self.layers, default=1) * width**2
                 if per_seq > 8 * ATTENTION_BUDGET:
-                    raise InputError(
-                        f"the attention weights of a {width}-piece sequence would take {per_seq / 2**30:.1f} GiB; "
-                        "pass max_length= (e.g. 512: longer texts go through windows) or attention=False"
-                    )
+                    problem = (f"the attention weights of a {width}-piece sequence would take "
+                               f"{per_seq / 2**30:.1f} GiB")
+                    raise InputError(f"{problem}; pass max_length= (e.g. 512: longer texts go through windows) or "
+                                     "attention=False", cli=f"{problem}; give a shorter text")
                 size = max(1, min(size, ATTENTION_BUDGET // per_seq))
             batches.append(order[i : i + size])
             i += size
@@ -371,10 +371,10 @@ class TransformerEncoder(Encoder):
 
     def _word_attention(self, batch, plans, attentions, lengths) -> None:
         if not attentions or any(a is None for a in attentions):
-            raise InputError(
-                f"{self.name} returns no attention weights (its attention implementation is "
-                f"{self.hf_model.config._attn_implementation!r}); use attention=False"
-            )
+            problem = (f"{self.name} returns no attention weights (its attention implementation is "
+                       f"{self.hf_model.config._attn_implementation!r})")
+            raise InputError(f"{problem}; use attention=False",
+                             cli=f"{problem}; this command shows attention weights: use another model")
         att = np.stack([_numpy(attentions[k - 1]) for k in self.layers], 1)
         for b, (i, window, _, al, take) in enumerate(batch):  # att[b]: (layers, heads, T, T) float32
             plan = plans[i]

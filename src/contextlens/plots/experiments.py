@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ._base import plt, short
+from ._base import plain_text, plt, short
 
 __all__ = [
     "cosine_heatmap", "spread_bars", "projection_scatter", "attention_heads", "attention_matrix",
@@ -33,6 +33,7 @@ def _heat(ax, m: np.ndarray, xlabels, ylabels, *, cmap="viridis", vmin=None, vma
     return im
 
 
+@plain_text
 def cosine_heatmap(matrix, labels: Sequence[str], *, title: str = ""):
     """Heatmap of a usage cosine matrix ``(n, n)``; ``labels`` are the sentences."""
     m = np.asarray(matrix, dtype=np.float64)
@@ -46,6 +47,7 @@ def cosine_heatmap(matrix, labels: Sequence[str], *, title: str = ""):
     return fig
 
 
+@plain_text
 def spread_bars(words: Sequence[Mapping], *, title: str = ""):
     """Bars of each word's spread (1 − mean cosine of its usages), with whiskers from the
     most similar pair (1 − max cosine) to the least similar one (1 − min cosine)."""
@@ -63,6 +65,7 @@ def spread_bars(words: Sequence[Mapping], *, title: str = ""):
     return fig
 
 
+@plain_text
 def projection_scatter(
     points, groups: Sequence, *, labels: Sequence[str] | None = None, method: str = "pca",
     group_name: str = "cluster", title: str = "",
@@ -86,6 +89,7 @@ def projection_scatter(
     return fig
 
 
+@plain_text
 def attention_matrix(matrix, words: Sequence[str], *, special: Sequence[float] | None = None, title: str = ""):
     """Words × words heatmap (row = the word attending), plus a ``[special]`` column."""
     m = np.asarray(matrix, dtype=np.float64)  # (n, n)
@@ -103,6 +107,7 @@ def attention_matrix(matrix, words: Sequence[str], *, special: Sequence[float] |
     return fig
 
 
+@plain_text
 def attention_heads(result: Mapping, *, title: str = ""):
     """The weights one word gave every word: one row per (layer, head), then the mean over
     heads per layer and, when present, the rollout per layer (analysis.attribution dict)."""
@@ -133,6 +138,7 @@ def attention_heads(result: Mapping, *, title: str = ""):
     return fig
 
 
+@plain_text
 def rank_scatter(result: Mapping, *, title: str = ""):
     """Static vs contextual cosine of each word pair; the pairs that moved most are named."""
     rows = result["pairs"]
@@ -155,6 +161,7 @@ def rank_scatter(result: Mapping, *, title: str = ""):
     return fig
 
 
+@plain_text
 def geometry_lines(result: Mapping, *, title: str = ""):
     """Anisotropy, intra-sentence similarity and mean self-similarity by layer; dashed:
     the anisotropy-adjusted values."""

@@ -27,6 +27,7 @@ from ..errors import (
     MissingDependencyError,
     UnknownOptionError,
 )
+from ..files import check_input_file
 from ..vectors import EmbeddingTable
 
 __all__ = ["PACKAGED", "load_vectors", "packaged_path", "PackageMissingError"]
@@ -181,6 +182,8 @@ def load_vectors(spec: str | os.PathLike) -> EmbeddingTable:
     if path.is_dir():
         raise InputError(f"{spec} is a folder, not a vectors file; give the file itself (.npz, word2vec "
                          f"text or binary, GloVe text) or one of the packaged tables: {', '.join(PACKAGED)}")
+    if path.exists():  # a device (/dev/null), a pipe: one line naming it
+        check_input_file(path, "vectors file", f"give a file or one of the packaged tables: {', '.join(PACKAGED)}")
     if isinstance(spec, str) and not path.suffix and os.sep not in spec:
         close = difflib.get_close_matches(spec, list(_PACKAGES), n=1, cutoff=0.5)
         hint = f" (did you mean {close[0]!r}?)" if close else ""

@@ -29,6 +29,7 @@ from ..errors import EmptyInputError, InputError, TargetNotFoundError
 from ..vectors import cosine
 from .base import View
 from .packing import pack
+from .pieces import word_piece_labels
 
 __all__ = ["input_view"]
 
@@ -37,9 +38,11 @@ MAX_SENTENCES = 16
 
 def _sentence(enc: Encoding) -> dict:
     pieces, ids = enc.meta.get("pieces"), enc.meta.get("piece_ids")
+    real = bool(pieces) and len(pieces) == len(enc.words)
     return {
         "text": enc.text, "words": enc.tokens,
-        "pieces": pieces if pieces and len(pieces) == len(enc.words) else [[w] for w in enc.tokens],
+        "pieces": word_piece_labels(pieces, enc.tokens) if real else [[w] for w in enc.tokens],
+        "raw_pieces": pieces if real else None,  # each piece as the tokenizer spells it (a tooltip)
         "piece_ids": ids if ids and len(ids) == len(enc.words) else None,
         "row": pack(enc.layers[0], "float32"),
         "entered": None if enc.embeddings_output is None else pack(enc.embeddings_output, "float32"),

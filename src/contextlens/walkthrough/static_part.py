@@ -15,6 +15,7 @@ from ..analysis.incontext import compare, contextualize
 from ..analysis.projection import project
 from ..encoders.mixing import NeighbourAverage, SelfAttention
 from ..encoders.registry import resolve_vectors
+from ..text import split_lines
 
 __all__ = ["worked_example", "polysemy", "worked_example_corpus", "markdown", "POLYSEMY"]
 
@@ -38,7 +39,7 @@ POLYSEMY: dict[str, list[tuple[str, str]]] = {
 def worked_example_corpus() -> list[str]:
     """The 16 phrases of the worked 'bank' example (packaged data file ``data/worked_example.txt``)."""
     text = resources.files("contextlens").joinpath("data", "worked_example.txt").read_text("utf-8")
-    return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    return [line for line in split_lines(text) if line.strip() and not line.startswith("#")]
 
 
 def worked_example(out: Path) -> dict[str, Any]:

@@ -93,7 +93,7 @@ window.CorpusLab = (() => {
       sim.append(val, bar);
       cell("similarity", sim).dataset.value = String(u.similarity);
       cell("sentence", marked(u.sentence, u.start, u.end));
-      cell("doc", `${basename(u.doc)}, sentence ${u.sentence_no + 1}`).title = u.doc;
+      cell("doc", `${basename(u.doc)}, sentence ${u.sentence_no}`).title = u.doc;
       const code = document.createElement("code");
       code.textContent = u.usage_id;
       cell("uid", code);
