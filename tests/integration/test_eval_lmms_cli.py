@@ -81,3 +81,35 @@ def test_wic_senses_rows(model, cache, data_dir, monkeypatch):
         agree, fitted = rows[(split, "senses-agree")], rows[(split, "logreg-senses")]
         assert agree["n"] == fitted["n"] == n and agree["layer"] == 2
         assert 0.3 < agree["accuracy"] < 0.8 and 0.3 < fitted["accuracy"] < 0.9
+
+
+FIXTURES = __import__("pathlib").Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def test_cosimlex_rows(model, cache, monkeypatch, data_dir):
+    res = run(["eval", "cosimlex", "--model", model, "--data-dir", str(FIXTURES), "--json"], cache, monkeypatch)
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)["results"]
+    assert [(r["method"], r["layer"]) for r in rows] == [("cosine", 0), ("cosine", 1), ("cosine", 2),
+                                                         ("cosine-last4", "last4")]
+    for r in rows:
+        assert set(r) == {"split", "method", "layer", "subtask1_uncentered_pearson", "subtask2_harmonic_mean", "n"}
+        assert r["split"] == "cosimlex" and r["n"] == 8
+    assert rows[1]["subtask1_uncentered_pearson"] is not None  # a contextual layer predicts some change
+    table = run(["eval", "cosimlex", "--model", model, "--data-dir", str(FIXTURES)], cache, monkeypatch)
+    assert table.exit_code == 0 and "subtask1_uncentered_pearson" in table.stdout
+
+
+def test_cosimlex_senses(model, cache, monkeypatch, data_dir):
+    # the fixture's folder has no WordNet: the senses come from the shared data's, through a copy-free link
+    root = __import__("pathlib").Path(cache) / "cosimlex-data"
+    if not root.exists():
+        root.mkdir()
+        for name in ("wordnet", "wsd"):
+            (root / name).symlink_to(data_dir / name)
+        (root / "cosimlex").symlink_to(FIXTURES / "cosimlex")
+    res = run(["eval", "cosimlex", "--model", model, "--features", "senses", "--semcor-limit", "40", "--layer", "2",
+               "--data-dir", str(root), "--json"], cache, monkeypatch)
+    assert res.exit_code == 0, res.output
+    methods = {r["method"]: r for r in json.loads(res.stdout)["results"]}
+    assert methods["cosine+senses"]["layer"] == 2 and methods["cosine+senses"]["n"] == 8

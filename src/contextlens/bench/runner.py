@@ -3,10 +3,11 @@
 Each returns ``{"task", "model" | "vectors", "results": [rows], "references": [...]}``;
 a row holds ``split``, ``method``, ``layer`` (None where none), the metric under its
 usual name (``accuracy``, ``precision``, ``recall``, ``f1``, ``macro_f1``,
-``spearman``; fractions, not percent), ``n`` and, where it applies, ``oov``.
+``spearman``, ``subtask1_uncentered_pearson`` and ``subtask2_harmonic_mean`` for
+CoSimLex; fractions, not percent), ``n`` and, where it applies, ``oov``.
 
 >>> TASKS
-('wic', 'wsd', 'coarsewsd', 'scws', 'similarity', 'analogy')
+('wic', 'wsd', 'coarsewsd', 'scws', 'cosimlex', 'similarity', 'analogy')
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from .references import SOURCES, references
 __all__ = ["TASKS", "evaluate", "evaluate_all", "make_task_encoder", "DEFAULT_WSD_VIEW"]
 
 log = logging.getLogger(__name__)
-TASKS = ("wic", "wsd", "coarsewsd", "scws", "similarity", "analogy")
+TASKS = ("wic", "wsd", "coarsewsd", "scws", "cosimlex", "similarity", "analogy")
 # the last layer: on semeval2007 it beat LMMS's mean of the last four layers (minilm: 56.7 vs 54.1 F1
 # with the MFS fallback; benchmarks/RESULTS.md); "last4" stays available (--layers / views=)
 DEFAULT_WSD_VIEW = -1
@@ -72,6 +73,7 @@ def evaluate(task: str, *, model=None, vectors=None, method: str = "static", lay
     from . import datasets
     from .cache import EncodingCache
     from .coarsewsd import run_coarsewsd
+    from .cosimlex import run_cosimlex
     from .lexical import GENSIM_RESTRICT, run_analogy, run_similarity
     from .scws import run_scws
     from .wic import run_wic
@@ -114,6 +116,13 @@ def evaluate(task: str, *, model=None, vectors=None, method: str = "static", lay
         if path is None and split in (None, "sample"):
             path = None if (root / "scws" / "ratings.txt").is_file() and split is None else SCWS_SAMPLE
         rows = run_scws(cache, root, path=path, progress=progress)
+        rows = _keep(rows, wanted, cache.layer_ids)
+    elif task == "cosimlex":
+        check_choice("cosimlex features", options.get("features") or "cosines", ("cosines", "senses"))
+        rows = run_cosimlex(cache, root, path=options.get("path"), progress=progress,
+                            senses=options.get("features") == "senses",
+                            sense_view=options.get("sense_view", DEFAULT_WSD_VIEW),
+                            semcor_limit=options.get("semcor_limit"))
         rows = _keep(rows, wanted, cache.layer_ids)
     elif task == "similarity":
         names = split.split(",") if split else None

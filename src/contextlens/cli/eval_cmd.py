@@ -9,8 +9,10 @@ import typer
 from . import options as o
 from ._common import add_command, err, handle_errors, out, print_json, say, spinner, table
 
-TASK_CHOICES = ("wic", "wsd", "coarsewsd", "scws", "similarity", "analogy", "all")  # bench.runner.TASKS + all
-METRICS = ("accuracy", "precision", "recall", "f1", "macro_f1", "spearman")
+TASK_CHOICES = ("wic", "wsd", "coarsewsd", "scws", "cosimlex", "similarity", "analogy", "all")  # runner.TASKS + all
+METRICS = ("accuracy", "precision", "recall", "f1", "macro_f1", "spearman", "subtask1_uncentered_pearson",
+           "subtask2_harmonic_mean")
+CORRELATIONS = ("spearman", "subtask1_uncentered_pearson", "subtask2_harmonic_mean")  # shown as they are, not %
 LEXICAL = ("similarity", "analogy")
 WSD_METHODS = ("lmms", "1nn")  # bench.wsd.WSD_METHODS (not imported: the CLI starts without numpy)
 POS = ("NOUN", "VERB", "ADJ", "ADV")
@@ -27,7 +29,7 @@ def _results_table(result: dict):
     for r in rows:
         row = [str(r.get(k, "")) for k in extra] + [str(r["split"]), str(r["method"]),
                                                     "" if r["layer"] is None else str(r["layer"])]
-        row += ["" if r.get(m) is None else f"{100 * r[m]:.1f}" if m != "spearman" else f"{r[m]:.3f}"
+        row += ["" if r.get(m) is None else f"{100 * r[m]:.1f}" if m not in CORRELATIONS else f"{r[m]:.3f}"
                 for m in metrics]
         row += ["" if (r.get("pos_f1") or {}).get(p) is None else f"{100 * r['pos_f1'][p]:.1f}" for p in pos]
         cells.append(row + [str(r.get("n", "")), "" if r.get("oov") is None else str(r["oov"])])
@@ -91,7 +93,8 @@ def eval_(
                           "coarsewsd: cv | test; scws: sample; similarity: dataset names, comma-separated."),
     data_dir: Path = o.DATA_DIR,
     features: str = o.option("cosines", "--features", metavar="KIND", help="wic logistic regression: cosines | "
-                             "full | senses (+ the senses LMMS picks for the two uses)."),
+                             "full | senses (+ the senses LMMS picks for the two uses); cosimlex: senses adds "
+                             "cosine+senses."),
     semcor_limit: int = o.bounded(o.option(None, "--semcor-limit", metavar="N", help="wsd: learn senses from the "
                                            "first N SemCor sentences only."), 1, 10**9),
     restrict: int = o.bounded(o.option(300000, "--restrict", metavar="N", help="similarity / analogy with static "

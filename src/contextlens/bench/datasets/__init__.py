@@ -14,6 +14,7 @@ WiC           load_wic, load_wic_tsv
 SCWS          load_scws
 WSD           load_wsd_eval, load_semcor, wordnet, wordnet_graph, candidate_keys, ...
 CoarseWSD-20  coarsewsd_words, load_coarsewsd
+CoSimLex      load_cosimlex
 similarity    load_similarity, SIMILARITY_FILES, gensim_pairs_file
 analogies     load_analogies, ANALOGY_FILES
 ============  ===========================================================
@@ -21,6 +22,7 @@ analogies     load_analogies, ANALOGY_FILES
 
 from .analogy import ANALOGY_FILES, AnalogySection, load_analogies
 from .coarse import COARSE_SPLITS, CoarseItem, coarse_classes, coarsewsd_words, load_coarsewsd
+from .cosimlex import COSIMLEX_FILE, CosimlexItem, load_cosimlex, marked_spans
 from .registry import (
     COARSE_WORDS,
     DATASETS,
@@ -58,6 +60,7 @@ from .wsd import WSD_POS, WsdInstance, WsdSentence, load_gold_keys, load_wsd_eva
 
 __all__ = [
     "ANALOGY_FILES", "AnalogySection", "load_analogies",
+    "COSIMLEX_FILE", "CosimlexItem", "load_cosimlex", "marked_spans",
     "COARSE_SPLITS", "CoarseItem", "coarse_classes", "coarsewsd_words", "load_coarsewsd",
     "COARSE_WORDS", "DATASETS", "WSD_EVAL_NAMES", "DatasetMissingError", "DatasetSpec", "Source",
     "dataset_status", "how_to_get", "require", "resolve_data_dir",
