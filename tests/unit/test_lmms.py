@@ -239,3 +239,26 @@ def test_wic_sense_features_by_hand():
     # cosine of bank%1 and bank%2: the mean of gloss cosine (1/sqrt 2) and propagated cosine (0)
     assert f[1, 1] == pytest.approx((1 / np.sqrt(2)) / 2)
     assert np.isnan(f[2]).all()  # no candidate sense
+
+
+def test_sense_parts_propagate_once_per_session(tmp_path, monkeypatch):
+    import contextlens.bench.datasets as datasets
+    import contextlens.bench.wsd as wsd
+    from contextlens.bench.lmms import sense_parts
+
+    graph = make_graph()
+    passes = []
+
+    def semcor(cache, root, views, limit, progress, only):
+        passes.append(list(views))
+        return {v: {"keys": np.array(list(SEMCOR)), "vectors": np.array(list(SEMCOR.values()))} for v in views}
+
+    monkeypatch.setattr(datasets, "wordnet_graph", lambda root: graph)
+    monkeypatch.setattr(wsd, "semcor_sense_embeddings", semcor)
+    enc = StaticEncoder(EmbeddingTable(["a"], [[1.0, 0.0, 0.0]]))
+    cache = EncodingCache(enc, root=tmp_path)
+    first = sense_parts(cache, tmp_path, ["dog%1", "rock%1"], [0], steps=("propagation",))[0]
+    again = sense_parts(cache, tmp_path, ["puppy%1"], [0], steps=("propagation",))[0]
+    assert passes == [[0]]  # the second request reuses the propagation
+    assert first.propagated[0].tolist() == [0.0, 2.0, 0.0] and again.propagated[0].tolist() == [0.0, 1.0, 1.5]
+    assert [SOURCES[s] for s in first.source] == ["hypernym", "lexname"]

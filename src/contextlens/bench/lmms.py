@@ -430,7 +430,6 @@ def sense_parts(cache, root, keys: Sequence[str] | None, views: Sequence, *, ste
     EmbeddingTable). ``progress(stage, done, total)``.
     """
     from . import datasets
-    from .wsd import semcor_sense_embeddings
 
     for s in steps:
         check_choice("LMMS step", s, STEPS)
@@ -443,19 +442,44 @@ def sense_parts(cache, root, keys: Sequence[str] | None, views: Sequence, *, ste
         if unknown:
             raise InputError(f"{len(unknown)} sense key(s) are not in this WordNet (e.g. {unknown[:3]})")
         rows = np.array([graph.key_row[k] for k in keys], dtype=np.int64)
-    tables = semcor_sense_embeddings(cache, root, views, semcor_limit,
-                                     progress and (lambda k: progress("SemCor sentences", k, None)), None)
+    props = _propagations(cache, root, graph, views, semcor_limit, progress)
     glosses = gloss_embeddings(cache, graph, rows, views, progress=progress and (
         lambda k, n: progress("glosses", k, n))) if "glosses" in steps else {}
     static_rows = (static_parts(_static_table(static), [graph.keys[r].split("%")[0] for r in rows.tolist()])
                    if "static" in steps else None)
     out = {}
     for v in views:
-        start = time.perf_counter()
-        prop = propagate(graph, tables[v]["keys"].tolist(), tables[v]["vectors"])
-        log.info("propagation through WordNet: %.2f s", time.perf_counter() - start)
+        prop = props[v]
         out[v] = SenseParts([graph.keys[r] for r in rows.tolist()], rows, prop.vectors(rows), prop.source[rows],
                             prop.source[rows] == SOURCES.index("semcor"), gloss=glosses.get(v), static=static_rows)
+    return out
+
+
+_memo: dict = {}  # the last propagation per view: (cache key, root, view, semcor limit) -> Propagation
+_MEMO_SIZE = 2
+
+
+def _propagations(cache, root, graph, views, semcor_limit, progress) -> dict:
+    """``{view: Propagation}`` from the cached SemCor pass (made when missing), the last
+    :data:`_MEMO_SIZE` kept in memory: a session asking for many words' senses (the lab,
+    a benchmark) reads SemCor's table and propagates once (5 s for mpnet)."""
+    from pathlib import Path
+
+    from .wsd import semcor_sense_embeddings
+
+    key = {v: (cache.key, str(Path(root).resolve()), str(v), semcor_limit, graph.digest) for v in views}
+    missing = [v for v in views if key[v] not in _memo]
+    if missing:
+        tables = semcor_sense_embeddings(cache, root, missing, semcor_limit,
+                                         progress and (lambda k: progress("SemCor sentences", k, None)), None)
+        for v in missing:
+            start = time.perf_counter()
+            _memo[key[v]] = propagate(graph, tables[v]["keys"].tolist(), tables[v]["vectors"])
+            log.info("propagation through WordNet: %.2f s", time.perf_counter() - start)
+    out = {v: _memo.pop(key[v]) for v in views}
+    _memo.update((key[v], out[v]) for v in views)  # most recent last
+    while len(_memo) > max(_MEMO_SIZE, len(views)):
+        del _memo[next(iter(_memo))]
     return out
 
 
