@@ -10,6 +10,7 @@ ones only encode the word's glosses (once).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -24,13 +25,19 @@ SENSE_STEPS = ("propagation", "glosses")
 
 def _task_encoder(encoder):
     """The all-layers encoder the caches are keyed by: the model's task encoder (same
-    precision), or a table encoder itself."""
-    from .runner import make_task_encoder
-
+    precision; the last one kept, so a session asking about many usages loads it once),
+    or a table encoder itself."""
     params = encoder.params()
     if params.get("model") is None:
         return encoder
-    return make_task_encoder(model=params["model"], precision=params.get("precision"), engine=params.get("engine"))
+    return _model_encoder(params["model"], params.get("precision"), params.get("engine"))
+
+
+@functools.lru_cache(maxsize=1)
+def _model_encoder(model: str, precision: str | None, engine: str | None):
+    from .runner import make_task_encoder
+
+    return make_task_encoder(model=model, precision=precision, engine=engine)
 
 
 def usage_senses(encoder, sentence: str, word: str, *, layer: int = -1, occurrence: int | None = None,
