@@ -50,7 +50,7 @@ import logging
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,7 @@ import numpy as np
 from ..disk_cache import DiskCache, check_marker, write_marker
 from ..encoders.base import Encoder
 from ..errors import EmptyInputError, InputError, ZeroVectorError, check_int
+from ..progress import step
 from ..text import tokenize
 from ..vectors import EmbeddingTable
 
@@ -125,7 +126,7 @@ def _in_memory(encoder: Encoder, words: list[str]) -> tuple[np.ndarray, list[str
         if identity in _memo:
             _memo.move_to_end(identity)
             return _memo[identity]
-    found = _alone(encoder, words)
+    found = _counted_alone(encoder, words, "once per encoder in this process, then kept in memory")
     with _memo_lock:
         _memo[identity] = found
         while _memo and sum(v[0].nbytes for v in _memo.values()) > MEMO_BYTES:  # one too large: not kept
@@ -173,7 +174,7 @@ def reference_table(encoder: Encoder, layer: int = -1, words: Sequence[str] | No
 
 def _build(encoder: Encoder, words: list[str], name: str, folder: Path) -> None:
     """Write every layer's reference table into ``folder`` (a build, renamed into place)."""
-    vectors, kept, how = _alone(encoder, words)  # (layers, words, dim)
+    vectors, kept, how = _counted_alone(encoder, words, f"once per model, then cached in {folder.parent}")
     for pos, k in enumerate(encoder.layer_ids):
         EmbeddingTable(kept, vectors[pos], name=f"{name} layer {k}, {how}").save(folder / f"layer{k}.npz")
     (folder / "identity.json").write_text(json.dumps(
@@ -182,9 +183,20 @@ def _build(encoder: Encoder, words: list[str], name: str, folder: Path) -> None:
     write_marker(folder, f"neighbours: {name}, {len(kept)} words, {how}")
 
 
-def _alone(encoder: Encoder, words: list[str]) -> tuple[np.ndarray, list[str], str]:
+def _counted_alone(encoder: Encoder, words: list[str], once: str) -> tuple[np.ndarray, list[str], str]:
+    """:func:`_alone` as a counted progress step (:func:`contextlens.progress.step`); ``once``
+    says where the result is kept, so that the user knows the wait happens once."""
+    name = getattr(encoder, "name", None) or encoder.params().get("encoder", "encoder")
+    with step(f"encoding {len(words):,} reference words alone with {name}", total=len(words), unit="words",
+              once=once) as s:
+        return _alone(encoder, words, s.advance)
+
+
+def _alone(encoder: Encoder, words: list[str], advance: Callable[[int], None] = lambda n: None
+           ) -> tuple[np.ndarray, list[str], str]:
     """``(vectors (layers, kept, dim), kept words, how)``: each word encoded alone, in
-    chunks; words the encoder gives no vector alone are left out. A mixing encoder that
+    chunks (``advance(n)`` after each: n more words done); words the encoder gives no
+    vector alone are left out. A mixing encoder that
     leaves the word itself out has nothing to mix for a word alone: its reference is the
     table row at every layer (what a word alone gives where it may attend to itself)."""
     rows = {}  # word -> its static row, for the words the encoder has one for
@@ -205,16 +217,17 @@ def _alone(encoder: Encoder, words: list[str]) -> tuple[np.ndarray, list[str], s
             raise EmptyInputError(f"the encoder's table holds none of the {len(words)} reference words") from None
         kept = [w for w in words if w in rows]
         return np.repeat(np.stack([rows[w] for w in kept])[None], len(encoder.layer_ids), 0), kept, "table rows"
-    log.info("encoding %d reference words alone with %s (once; cached)", len(words), encoder.params().get("model", ""))
     kept, stack = [], []
     single = [w for w in words if len(tokenize(w)) == 1]  # a reference word is one word of the tokenizer
     prefix = CAUSAL_PREFIX if encoder.causal else ""  # white space: the word is still word 0 of the text
+    advance(len(words) - len(single))
     for start in range(0, len(single), _CHUNK):
         chunk = single[start : start + _CHUNK]
         for w, enc in zip(chunk, encoder.encode([prefix + w for w in chunk], targets=[[0]] * len(chunk))):
             if len(enc.words) == 1:  # the word alone, with a vector (not skipped)
                 kept.append(w)
                 stack.append(enc.layers[:, 0])  # (layers, dim)
+        advance(len(chunk))
     if not kept:
         raise EmptyInputError(f"the encoder gave none of the {len(words)} reference words a vector")
     return np.stack(stack, axis=1), kept, "words alone" + (" after a line break" if prefix else "")

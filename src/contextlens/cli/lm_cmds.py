@@ -77,7 +77,7 @@ def lens(
     rows = [(x["layer_name"], ", ".join(f"{w['word']} {fmt(w['probability'])}" for w in x["top"]),
              *[v for t in x["tracked"] for v in (t["rank"], f"{t['probability']:.3g}")]) for x in data["layers"]]
     out().print(table(f"{r.model}: the logit lens after {r.word!r} (word {r.position}) in {text!r}", cols, rows,
-                      left="ll" + "r" * (2 * len(tracked)), widths={1: 60}))
+                      left="ll" + "r" * (2 * len(tracked))))
 
 
 def register(app: typer.Typer) -> None:

@@ -224,7 +224,7 @@ def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence
     encoder = o.encoder_from_options(model=model, vectors=vectors, method=method, layer=layer)
     number = encoder.layer_ids[encoder.layer_position(layer)]
     table = reference_at_layer(reference, number) if reference is not None else None
-    with spinner("finding neighbours (the first time per model: encoding the reference words)..."):
+    with spinner(f"finding the neighbours of {word!r}..."):
         r = contextual_neighbours(encoder, text, word, layer=layer, k=k, occurrence=o.parse_occurrence(occurrence),
                                   reference=table, keep_forms=keep_forms)
     if senses:
