@@ -41,3 +41,22 @@ def test_propagation_on_real_synsets(graph):
     got = p.vectors([row[k] for k in keys])
     np.testing.assert_allclose(got[:4], [[1.0, 2.0]] * 4)
     assert np.isnan(got[4:]).all()
+
+
+def test_the_keys_a_word_needs_give_its_full_propagation(graph, data_dir):
+    from contextlens.bench.lmms import needed_semcor_keys, tagged_keys
+
+    tagged = tagged_keys(data_dir)  # SemCor's keys, as the parsed corpus has them
+    assert len(tagged) > 30_000
+    rng = np.random.default_rng(0)
+    known = [k for k in tagged if k in graph.key_row]
+    vectors = dict(zip(known, rng.normal(size=(len(known), 4))))
+    full = propagate(graph, known, np.array([vectors[k] for k in known]))
+    wn = datasets.wordnet(data_dir)
+    for word in ("bank", "run", "mole"):
+        rows = [graph.key_row[k] for k in datasets.word_senses(wn, word)[1]]
+        needed = needed_semcor_keys(graph, tagged, rows)
+        assert len(needed) < 100  # a few dozen keys, not SemCor's 35,000
+        part = propagate(graph, needed, np.array([vectors[k] for k in needed]))
+        np.testing.assert_array_equal(part.source[rows], full.source[rows])
+        np.testing.assert_allclose(part.vectors(rows), full.vectors(rows), rtol=1e-5, atol=1e-6)

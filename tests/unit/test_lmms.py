@@ -241,24 +241,50 @@ def test_wic_sense_features_by_hand():
     assert np.isnan(f[2]).all()  # no candidate sense
 
 
-def test_sense_parts_propagate_once_per_session(tmp_path, monkeypatch):
+def test_sense_parts_read_the_needed_keys_once_per_session(tmp_path, monkeypatch):
     import contextlens.bench.datasets as datasets
+    import contextlens.bench.lmms as lmms
     import contextlens.bench.wsd as wsd
-    from contextlens.bench.lmms import sense_parts
 
     graph = make_graph()
     passes = []
 
     def semcor(cache, root, views, limit, progress, only):
-        passes.append(list(views))
-        return {v: {"keys": np.array(list(SEMCOR)), "vectors": np.array(list(SEMCOR.values()))} for v in views}
+        passes.append(sorted(only))
+        keys = [k for k in SEMCOR if k in only]
+        return {v: {"keys": np.array(keys), "vectors": np.array([SEMCOR[k] for k in keys])} for v in views}
 
     monkeypatch.setattr(datasets, "wordnet_graph", lambda root: graph)
     monkeypatch.setattr(wsd, "semcor_sense_embeddings", semcor)
+    monkeypatch.setattr(lmms, "tagged_keys", lambda root, limit: list(SEMCOR))
     enc = StaticEncoder(EmbeddingTable(["a"], [[1.0, 0.0, 0.0]]))
     cache = EncodingCache(enc, root=tmp_path)
-    first = sense_parts(cache, tmp_path, ["dog%1", "rock%1"], [0], steps=("propagation",))[0]
-    again = sense_parts(cache, tmp_path, ["puppy%1"], [0], steps=("propagation",))[0]
-    assert passes == [[0]]  # the second request reuses the propagation
-    assert first.propagated[0].tolist() == [0.0, 2.0, 0.0] and again.propagated[0].tolist() == [0.0, 1.0, 1.5]
+    first = lmms.sense_parts(cache, tmp_path, ["dog%1", "rock%1"], [0], steps=("propagation",))[0]
+    again = lmms.sense_parts(cache, tmp_path, ["dog%1", "rock%1"], [0], steps=("propagation",))[0]
+    # dog walks up to animal (beast%1 tagged); rock takes noun.object's mean (stone%1): nothing else is read
+    assert passes == [["beast%1", "stone%1"]]
+    assert first.propagated.tolist() == again.propagated.tolist() == [[0.0, 2.0, 0.0], [3.0, 0.0, 0.0]]
     assert [SOURCES[s] for s in first.source] == ["hypernym", "lexname"]
+    puppy = lmms.sense_parts(cache, tmp_path, ["puppy%1"], [0], steps=("propagation",))[0]
+    assert passes[1] == ["beast%1", "pet%1", "pet%2"] and puppy.propagated[0].tolist() == [0.0, 1.0, 1.5]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from([k for s in SYNSETS for k, _ in s[3]]), min_size=1, max_size=8, unique=True),
+       st.integers(0, 2**32 - 1))
+def test_needed_keys_give_the_same_embeddings_as_all_of_semcor(tagged, seed):
+    from contextlens.bench.lmms import needed_semcor_keys
+
+    graph = make_graph()
+    rng = np.random.default_rng(seed)
+    vectors = {k: rng.normal(size=3) for k in tagged}
+    full = propagate(graph, tagged, np.array([vectors[k] for k in tagged]))
+    for row in range(len(graph.keys)):
+        needed = needed_semcor_keys(graph, tagged, [row])
+        assert set(needed) <= set(tagged)
+        if not needed:
+            assert full.source[row] < 0  # nothing to read: no embedding either way
+            continue
+        part = propagate(graph, needed, np.array([vectors[k] for k in needed]))
+        assert part.source[row] == full.source[row]
+        np.testing.assert_allclose(part.vectors([row]), full.vectors([row]), rtol=1e-5, atol=1e-6)

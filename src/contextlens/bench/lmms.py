@@ -44,6 +44,7 @@ MFS 65.2, LMMS-1024 (SemCor + propagation) 73.8, LMMS-2048 (+ glosses) 75.4.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -53,9 +54,9 @@ import numpy as np
 
 from ..errors import EmptyInputError, InputError, check_choice
 
-__all__ = ["SOURCES", "STEPS", "Propagation", "propagate", "gloss_text", "gloss_embeddings",
+__all__ = ["SOURCES", "STEPS", "Propagation", "propagate", "needed_semcor_keys", "gloss_text", "gloss_embeddings",
            "static_parts", "concat_cosines", "SenseParts", "sense_parts", "rank_senses", "DEFAULT_STATIC",
-           "GLOSS_BLOCK"]
+           "GLOSS_BLOCK", "tagged_keys"]
 
 log = logging.getLogger(__name__)
 SOURCES = ("semcor", "synset", "hypernym", "lexname")  # where a sense's propagated embedding comes from
@@ -83,6 +84,18 @@ class Propagation:
     lexname_vectors: np.ndarray  # (lexnames, dim)
     key_synset: np.ndarray  # (k,)
     key_lexname: np.ndarray  # (k,)
+    semcor_counts: np.ndarray | None = None  # (m,) occurrences of each SemCor sense, where known
+    base_synsets: np.ndarray | None = None  # (b,) the synset of each base row
+    lexname_weights: object = None  # scipy.sparse CSR (lexnames, b)
+
+    def counts(self, rows: Sequence[int]) -> np.ndarray:
+        """``(len(rows),)``: how often SemCor tags each of these senses (0: never)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.zeros(len(rows), dtype=np.int64)
+        if self.semcor_counts is not None:
+            tagged = self.semcor_row[rows] >= 0
+            out[tagged] = self.semcor_counts[self.semcor_row[rows[tagged]]]
+        return out
 
     def vectors(self, rows: Sequence[int]) -> np.ndarray:
         """``(len(rows), dim)`` float32: the propagated embeddings of these sense rows (a
@@ -107,11 +120,13 @@ class Propagation:
         return {**counts, "none": int((src < 0).sum())}
 
 
-def propagate(graph, semcor_keys: Sequence[str], semcor_vectors: np.ndarray) -> Propagation:
+def propagate(graph, semcor_keys: Sequence[str], semcor_vectors: np.ndarray,
+              semcor_counts: Sequence[int] | None = None) -> Propagation:
     """Propagate SemCor sense embeddings to every sense of ``graph`` (a
     :class:`~contextlens.bench.datasets.wordnet.WordNetGraph`), as the module docstring says.
 
-    ``semcor_keys`` (m,) with ``semcor_vectors`` (m, dim): the SemCor embeddings; keys the
+    ``semcor_keys`` (m,) with ``semcor_vectors`` (m, dim): the SemCor embeddings (and
+    ``semcor_counts``, their occurrences, kept for :meth:`Propagation.counts`); keys the
     graph lacks (SemCor's WordNet 1.6 keys) are left out.
 
     A WordNet of four synsets: *animal* (tagged sense ``animal%1``), *dog* under it (key
@@ -195,7 +210,7 @@ def propagate(graph, semcor_keys: Sequence[str], semcor_vectors: np.ndarray) -> 
                                shape=(n_lex, n_syn))
     sizes = np.asarray(member.sum(axis=1)).ravel()
     lexname_weights = sparse.diags(np.where(sizes > 0, 1.0 / np.maximum(sizes, 1), 0.0)) @ member @ weights
-    lexname_vectors = np.asarray(lexname_weights @ base, dtype=np.float32)  # (lexnames, dim)
+    lexname_vectors = np.asarray(lexname_weights @ base, dtype=np.float32).reshape(n_lex, -1)
     key_lexname = graph.lexname[graph.key_synset].astype(np.int64)
     source = np.full(n_keys, -1, dtype=np.int8)
     source[(sizes[key_lexname] > 0)] = SOURCES.index("lexname")
@@ -204,7 +219,58 @@ def propagate(graph, semcor_keys: Sequence[str], semcor_vectors: np.ndarray) -> 
     source[tagged] = SOURCES.index("semcor")
     log.info("propagated %d SemCor senses to %d of %d WordNet senses", tagged.size, int((source >= 0).sum()), n_keys)
     return Propagation(source, semcor_row, semcor_vectors, base.astype(np.float32), weights, lexname_vectors,
-                       graph.key_synset.astype(np.int64), key_lexname)
+                       graph.key_synset.astype(np.int64), key_lexname,
+                       None if semcor_counts is None else np.asarray(semcor_counts, dtype=np.int64),
+                       base_syn, sparse.csr_matrix(lexname_weights))
+
+
+def needed_semcor_keys(graph, tagged: Sequence[str], rows: Sequence[int]) -> list[str]:
+    """The SemCor keys whose embeddings the propagated embeddings of the sense ``rows`` read,
+    given ``tagged``, the keys SemCor tags (no vector needed to know them): each row's own
+    key when tagged, else every tagged key of the synsets its synset or hypernym walk
+    stops at, or, for a lexicographer-file fallback, of every synset that file's mean
+    reads. Propagating these keys' embeddings alone gives ``rows`` exactly the embeddings
+    a propagation of all of SemCor gives them (the walk stops at the same synsets and the
+    file means are over the same synsets), so a few words' senses need a SemCor pass over
+    the sentences holding these keys only.
+
+    >>> from contextlens.bench.datasets.wordnet import WordNetGraph
+    >>> g = WordNetGraph(("animal%1", "dog%1", "oak%1", "tree%1"), ("animal", "dog", "oak", "tree"),
+    ...                  np.array([0, 1, 2, 3]), ("animal.n.01", "dog.n.01", "oak.n.01", "tree.n.01"), ("", "", "", ""),
+    ...                  ("animal", "dog", "oak", "tree"), np.array([0, 0, 1, 1]), ("noun.animal", "noun.plant"),
+    ...                  np.array([[1, 0], [2, 3]]))
+    >>> needed_semcor_keys(g, ["animal%1", "tree%1"], [1])  # dog walks up to animal; the tree is not read
+    ['animal%1']
+    """
+    known = [k for k in dict.fromkeys(tagged) if k in graph.key_row]
+    if not known:
+        return []
+    prop = _structure(graph, tuple(known))
+    cols: set[int] = set()
+    own: set[str] = set()
+    for r in np.asarray(rows, dtype=np.int64).tolist():
+        src = prop.source[r]
+        if src == SOURCES.index("semcor"):
+            own.add(graph.keys[r])
+        elif src in (SOURCES.index("synset"), SOURCES.index("hypernym")):
+            cols.update(prop.weights[int(graph.key_synset[r])].indices.tolist())
+        elif src == SOURCES.index("lexname"):
+            cols.update(prop.lexname_weights[int(prop.key_lexname[r])].indices.tolist())
+    synsets = set(prop.base_synsets[sorted(cols)].tolist())
+    return sorted(own | {k for k in known if int(graph.key_synset[graph.key_row[k]]) in synsets})
+
+
+_structures: dict = {}
+
+
+def _structure(graph, known: tuple[str, ...]) -> Propagation:
+    """The propagation of ``known`` with empty vectors (what reads what), the last one kept:
+    5 s for all of SemCor's keys, asked again for every word of a session."""
+    key = (graph.digest, hash(known), len(known))
+    if key not in _structures:
+        _structures.clear()
+        _structures[key] = propagate(graph, known, np.zeros((len(known), 1), dtype=np.float32))
+    return _structures[key]
 
 
 # -- glosses ------------------------------------------------------------------------------------
@@ -368,7 +434,7 @@ class SenseParts:
     rows: np.ndarray  # (n,) rows of the graph
     propagated: np.ndarray  # (n, dim); NaN rows for senses with none
     source: np.ndarray  # (n,) int8 into SOURCES
-    semcor: np.ndarray  # (n,) bool: tagged in SemCor (the plain 1-NN's table)
+    semcor_count: np.ndarray  # (n,) how often SemCor tags each sense (0: never; the plain 1-NN has the others)
     gloss: np.ndarray | None = None  # (n, dim)
     static: np.ndarray | None = None  # (n, static dim)
     index: dict[str, int] = field(default_factory=dict)
@@ -424,10 +490,11 @@ def sense_parts(cache, root, keys: Sequence[str] | None, views: Sequence, *, ste
     the encoder of ``cache``, at each layer view (an index of the encoder's layer stack,
     or ``"last4"``).
 
-    The SemCor pass covers all of SemCor (propagation needs every tagged synset; one pass
-    gives every view) and is cached; the glosses are encoded for ``keys`` only (cached by
-    blocks). ``static``: the table of the static step (a name, a file or an
-    EmbeddingTable). ``progress(stage, done, total)``.
+    The SemCor pass (one pass gives every view; cached) covers the sentences holding the
+    keys the propagation to ``keys`` reads (:func:`needed_semcor_keys`; a cached pass over
+    all of SemCor serves too), or all of SemCor for every sense; the glosses are encoded
+    for ``keys`` only (cached by blocks). ``static``: the table of the static step (a
+    name, a file or an EmbeddingTable). ``progress(stage, done, total)``.
     """
     from . import datasets
 
@@ -442,7 +509,8 @@ def sense_parts(cache, root, keys: Sequence[str] | None, views: Sequence, *, ste
         if unknown:
             raise InputError(f"{len(unknown)} sense key(s) are not in this WordNet (e.g. {unknown[:3]})")
         rows = np.array([graph.key_row[k] for k in keys], dtype=np.int64)
-    props = _propagations(cache, root, graph, views, semcor_limit, progress)
+    only = None if keys is None else needed_semcor_keys(graph, tagged_keys(root, semcor_limit), rows)
+    props = _propagations(cache, root, graph, views, semcor_limit, only, progress)
     glosses = gloss_embeddings(cache, graph, rows, views, progress=progress and (
         lambda k, n: progress("glosses", k, n))) if "glosses" in steps else {}
     static_rows = (static_parts(_static_table(static), [graph.keys[r].split("%")[0] for r in rows.tolist()])
@@ -451,30 +519,58 @@ def sense_parts(cache, root, keys: Sequence[str] | None, views: Sequence, *, ste
     for v in views:
         prop = props[v]
         out[v] = SenseParts([graph.keys[r] for r in rows.tolist()], rows, prop.vectors(rows), prop.source[rows],
-                            prop.source[rows] == SOURCES.index("semcor"), gloss=glosses.get(v), static=static_rows)
+                            prop.counts(rows), gloss=glosses.get(v), static=static_rows)
     return out
 
 
-_memo: dict = {}  # the last propagation per view: (cache key, root, view, semcor limit) -> Propagation
+_memo: dict = {}  # the last propagations: (cache key, root, view, semcor limit, keys read) -> Propagation
 _MEMO_SIZE = 2
 
 
-def _propagations(cache, root, graph, views, semcor_limit, progress) -> dict:
-    """``{view: Propagation}`` from the cached SemCor pass (made when missing), the last
-    :data:`_MEMO_SIZE` kept in memory: a session asking for many words' senses (the lab,
-    a benchmark) reads SemCor's table and propagates once (5 s for mpnet)."""
+def tagged_keys(root, semcor_limit: int | None = None) -> list[str]:
+    """The sense keys SemCor tags (in its first ``semcor_limit`` sentences), in order; read
+    from the parsed corpus, nothing encoded (kept per data folder)."""
     from pathlib import Path
 
+    return list(_tagged(str(Path(root).resolve()), semcor_limit))
+
+
+@functools.lru_cache(maxsize=4)
+def _tagged(root: str, semcor_limit: int | None) -> tuple[str, ...]:
+    from . import datasets
+
+    keys: dict[str, None] = {}
+    for i, sent in enumerate(datasets.load_semcor(root)):
+        if semcor_limit is not None and i >= semcor_limit:
+            break
+        for inst in sent.instances:
+            keys.update(dict.fromkeys(inst.keys))
+    return tuple(keys)
+
+
+def _propagations(cache, root, graph, views, semcor_limit, only, progress) -> dict:
+    """``{view: Propagation}`` from the cached SemCor pass over the sentences holding
+    ``only`` (None: all; made when missing), the last :data:`_MEMO_SIZE` kept in memory: a
+    session asking for many words' senses (the lab, a benchmark) propagates once per set
+    of keys read (5 s for all of SemCor with mpnet)."""
+    from pathlib import Path
+
+    from .cache import key_of
     from .wsd import semcor_sense_embeddings
 
-    key = {v: (cache.key, str(Path(root).resolve()), str(v), semcor_limit, graph.digest) for v in views}
+    reads = "all" if only is None else key_of(sorted(only))
+    key = {v: (cache.key, str(Path(root).resolve()), str(v), semcor_limit, graph.digest, reads) for v in views}
     missing = [v for v in views if key[v] not in _memo]
     if missing:
+        if only is not None and not only:
+            raise EmptyInputError("SemCor tags none of the senses these senses' embeddings would come from; "
+                                  "they have no embedding")
         tables = semcor_sense_embeddings(cache, root, missing, semcor_limit,
-                                         progress and (lambda k: progress("SemCor sentences", k, None)), None)
+                                         progress and (lambda k: progress("SemCor sentences", k, None)), only)
         for v in missing:
             start = time.perf_counter()
-            _memo[key[v]] = propagate(graph, tables[v]["keys"].tolist(), tables[v]["vectors"])
+            _memo[key[v]] = propagate(graph, tables[v]["keys"].tolist(), tables[v]["vectors"],
+                                      tables[v].get("counts"))
             log.info("propagation through WordNet: %.2f s", time.perf_counter() - start)
     out = {v: _memo.pop(key[v]) for v in views}
     _memo.update((key[v], out[v]) for v in views)  # most recent last

@@ -281,11 +281,12 @@ def run_wsd(
     part, default GloVe 6B-50d). ``cache`` is an
     :class:`~contextlens.bench.cache.EncodingCache`; ``progress(stage, done, total)``.
 
-    With ``method="1nn"``, only the senses the split can ask for (its lemmas' candidates)
+    Only the senses the split can ask for (its lemmas' candidates; with LMMS, the SemCor
+    senses their propagation reads, :func:`~contextlens.bench.lmms.needed_semcor_keys`)
     are learnt, so SemCor sentences holding none of them are not encoded (on
-    semeval2007: 23,428 of 37,176 sentences); the answers are the same as with every
-    sense. ``all_senses=True`` learns every sense of SemCor (one pass that any split can
-    reuse from the cache); LMMS always does (propagation needs every tagged synset)."""
+    semeval2007 with 1-NN: 23,428 of 37,176 sentences); the answers are the same as with
+    every sense. ``all_senses=True`` learns every sense of SemCor (one pass that any split
+    can reuse from the cache, and that any later request reads)."""
     from . import datasets
     from .lmms import DEFAULT_STATIC, SOURCES, rank_senses, sense_parts, static_parts
 
@@ -320,7 +321,12 @@ def run_wsd(
     views = list(dict.fromkeys(v if v == "last4" else layer_position(ids, v) for v in views))
     vectors = cache.targets(f"wsd-{split}", items, progress=progress and (lambda k, n: progress(split, k, n)))
     union = list(dict.fromkeys(k for cands in candidates for k in cands))
-    only = None if all_senses or method == "lmms" else set(union)
+    only = None if all_senses else set(union)
+    if method == "lmms" and not all_senses:  # the keys LMMS's propagation to the candidates reads: one pass
+        from .lmms import needed_semcor_keys, tagged_keys
+
+        only = set(needed_semcor_keys(datasets.wordnet_graph(root), tagged_keys(root, semcor_limit),
+                                      [datasets.wordnet_graph(root).key_row[k] for k in union]))
     senses = semcor_sense_embeddings(cache, root, views, semcor_limit,
                                      progress and (lambda k: progress("SemCor sentences", k, None)), only)
     parts = {}
