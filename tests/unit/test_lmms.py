@@ -181,7 +181,7 @@ def test_gloss_embeddings_by_hand_and_cached(tmp_path, monkeypatch):
     assert enc.texts == 1
     gloss_embeddings(cache, graph, [row], [0])
     assert enc.texts == 1  # the part asked for is cached under its sentences
-    monkeypatch.setattr("contextlens.bench.lmms.GLOSS_BLOCK", 4)
+    monkeypatch.setattr("contextlens.bench.glosses.GLOSS_BLOCK", 4)
     every = gloss_embeddings(cache, graph, None, [0])[0]  # all of WordNet, by blocks of 4
     assert enc.texts == 1 + len(graph.keys) and every.shape == (len(graph.keys), 2)
     np.testing.assert_allclose(every[row], want)
