@@ -109,3 +109,11 @@ def test_static_table_is_the_no_change_baseline(tmp_path):
     gold = np.column_stack([[it.sim1 for it in items], [it.sim2 for it in items]]).ravel()
     want = harmonic_correlation(np.repeat(cos, 2), gold)  # the context-free similarity, in both contexts
     assert want > 0 and rows[0]["subtask2_harmonic_mean"] == pytest.approx(want, abs=1e-6)
+
+
+def test_fetch_says_cosimlex_is_downloaded_by_hand(tmp_path):
+    from contextlens.bench.fetch import DatasetFetchError, fetch
+
+    with pytest.raises(DatasetFetchError, match=r"knows no download of cosimlex: download them by hand .*11356/1308"):
+        fetch("cosimlex", tmp_path)
+    assert not any(tmp_path.iterdir())  # nothing written
