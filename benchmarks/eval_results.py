@@ -186,7 +186,7 @@ def neighbour_figures(model: str, data: str, per_class: int = 10, k: int = 10, s
                                                                      for n in h.lemma_names())])
             words = [w for w in text.lower().replace("_", " ").replace(";", " ").replace(",", " ").split()
                      if w.isalpha() and w not in STOP and len(w) > 2 and not is_form(word, w) and w in glove]
-            signature[c] = np.mean([glove[w] for w in words], axis=0)
+            signature[c] = np.mean([glove.vector(w) for w in words], axis=0)
         items = datasets.load_coarsewsd(data, word, "train")
         chosen = []
         for c in classes:
@@ -200,7 +200,7 @@ def neighbour_figures(model: str, data: str, per_class: int = 10, k: int = 10, s
             votes = {c: 0 for c in classes}
             for n in r["neighbours"]:
                 if n["word"] in glove:
-                    v = glove[n["word"]]
+                    v = glove.vector(n["word"])
                     best = max(classes, key=lambda c, v=v: float(v @ signature[c]) / (
                         np.linalg.norm(v) * np.linalg.norm(signature[c])))
                     votes[best] += 1
