@@ -9,6 +9,10 @@ front end's spelling of it: the library's text reads ``pass missing='skip'``, th
 ``add --skip-missing``, the lab's ``send "missing": "skip"``; each front end phrases the
 marked instruction through :func:`phrase` (an API answer that named a CLI flag sent its
 users to options they do not have).
+
+A message that names an item of a list the user gave (a sentence, a pair, a text) names
+it with :func:`numbered`: by its index in that list, from 0, as the JSON, the lab, the
+views and the CLI's tables number it.
 """
 
 from __future__ import annotations
@@ -50,6 +54,22 @@ def phrase(message: object, style: Callable[[str, list], str] = library_phrase) 
     """
     text = Exception.__str__(message) if isinstance(message, BaseException) else str(message)
     return _ASK.sub(lambda m: style(m.group(1), [json.loads(v) for v in m.group(2).split("\x1f")[1:]]), text)
+
+
+def numbered(what: str, index: int, text: str | None = None, width: int = 60) -> str:
+    """How a message names item ``index`` of a list the user gave (``what``: sentence, pair,
+    text): by its index in that list, from 0 (what the JSON, the lab and the views show), with
+    the text itself, cut to ``width`` characters, when there is one.
+
+    >>> numbered("sentence", 1, "We sat on the bank of the river.")
+    "sentence 1 ('We sat on the bank of the river.')"
+    >>> numbered("pair", 0), numbered("text", 2, "a bank " * 20, width=12)
+    ('pair 0', "text 2 ('a bank a ba…')")
+    """
+    if text is None:
+        return f"{what} {index}"
+    shown = text if len(text) <= width else text[: width - 1] + "…"
+    return f"{what} {index} ({shown!r})"
 
 
 class ContextLensError(Exception):

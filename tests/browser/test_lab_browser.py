@@ -2,7 +2,8 @@
 
 The toy lab's numbers and drawn positions must equal the library's
 (:mod:`contextlens.analysis.toy`); the sentence lab's chart must have one point per layer
-and pair; figures download as valid PNG and SVG; an over-limit input shows the limit.
+and pair (every figure's PNG and SVG: test_lab_figures_browser.py); an over-limit input
+shows the limit.
 Screenshots go to out/screenshots/.
 """
 
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import json
 import random
-import struct
 from urllib.parse import quote
 
 import pytest
@@ -143,15 +143,7 @@ def test_sentence_lab_chart_has_a_point_per_layer_and_pair(page, lab_url, screen
     assert "m=average" in page.url and "w=bank" in page.url and "a=0.3" in page.url
     page.screenshot(path=str(screenshots / "sentence-lab.png"), full_page=True)
 
-    with page.expect_download() as dl:  # figures download as PNG and SVG
-        page.click(".downloads[data-fig='fig-layers'] button[data-format='png']")
-    png = open(dl.value.path(), "rb").read()
-    assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR"
-    assert struct.unpack(">II", png[16:24]) == (900, 600)
-    with page.expect_download() as dl:
-        page.click(".downloads[data-fig='fig-matrix'] button[data-format='svg']")
-    assert b"<svg" in open(dl.value.path(), "rb").read()[:500]
-    with page.expect_download() as dl:
+    with page.expect_download() as dl:  # (every figure's PNG and SVG: test_lab_figures_browser.py)
         page.click("#lab-json")
     assert json.loads(open(dl.value.path(), encoding="utf-8").read())["layers"]["word"] == "bank"
 
@@ -168,17 +160,6 @@ def test_sentence_lab_with_minilm(page, lab_url):
     assert specials == ["[CLS]", "[SEP]"]
     thumbs = page.locator("#fig-attention .clv[data-kind='model'] canvas.clv-thumb").count()
     assert thumbs == 6 * (12 + 1) + 6  # 6 layers x (12 heads + their mean), and rollout
-
-
-def test_toy_plane_downloads_as_png(page, lab_url):
-    open_lab(page, lab_url)
-    with page.expect_download() as dl:
-        page.click("[data-download='plane'][data-format='png']")
-    png = open(dl.value.path(), "rb").read()
-    assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (800, 800)
-    with page.expect_download() as dl:
-        page.click("[data-download='plane'][data-format='svg']")
-    assert "ctx-A" in open(dl.value.path(), encoding="utf-8").read()
 
 
 def test_over_limit_input_shows_the_limit(page, lab_url):

@@ -86,10 +86,10 @@ def test_a_word_missing_from_a_sentence_leaves_the_other_cards_drawn(page, lab_u
     assert page.eval_on_selector_all("#lab-tokens .sent-no", "ns => ns.map(n => n.textContent)") == ["0", "1", "2"]
     page.click("#lab-tokens .token-row:nth-child(1) .token:text-is('loan')")  # in sentences 0 and 2, not 1
     page.wait_for_function("document.querySelectorAll('#fig-layers .scatterlayer .point').length === 2")
-    assert page.evaluate("document.getElementById('fig-layers').data.map(t => t.name)") == ["sentences 0–2"]
+    assert page.evaluate("document.getElementById('fig-layers').data.map(t => t.name)") == ["S0–S2"]
     assert page.inner_text(".card-skipped[data-fig='fig-layers']") == "Left out: sentence 1 (no 'loan' in it)."
     page.wait_for_function("document.getElementById('fig-matrix').data !== undefined")
-    assert page.evaluate("document.getElementById('fig-matrix').data[0].x") == ["S0", "S2"]
+    assert page.eval_on_selector_all("#fig-matrix .xtick text", "ts => ts.map(t => t.textContent)") == ["S0", "S2"]
     assert page.inner_text(".card-skipped[data-fig='fig-matrix']") == "Left out: sentence 1 (no 'loan' in it)."
     page.wait_for_function("document.querySelectorAll('#fig-attention .clv[data-rendered=\"1\"]').length === 3")
     page.wait_for_function("document.querySelectorAll('#fig-occlusion .clv[data-rendered=\"1\"]').length === 1")
@@ -194,3 +194,28 @@ def test_a_causal_model_says_what_its_figures_mean(browser, causal_lab):
         page.click("#lab-run")
         page.wait_for_function("document.querySelectorAll('#panel-sentences .card-note:not([hidden])').length === 0")
         assert page.input_value("#lab-layer") == "1"  # its own default, the last
+
+
+TWICE = ["The bank by the bank of the river closed.", "We sat on the bank of the river.", "Money in the bank."]
+
+
+def test_the_cards_reading_one_sentence_read_the_occurrence_clicked(page, lab_url):
+    """A sentence holding the word twice: the attention, occlusion, lens and neighbours cards said
+    "'bank' occurs 2 times … choose one with occurrence=0..1" whichever one was clicked; they read
+    the one clicked (the second "bank", word 4), and a shared URL keeps it."""
+    open_lab(page, lab_url)
+    page.click("#tab-sentences")
+    page.fill("#lab-sentences", "\n".join(TWICE))
+    page.select_option("#lab-encoder", "attention")
+    page.locator("#lab-tokens .token-row:nth-child(1) .token:text-is('bank')").nth(1).click()
+    for _ in range(2):  # clicked, then opened again from the URL it left
+        page.wait_for_function("document.querySelectorAll('#fig-attention .clv[data-rendered=\"1\"]').length === 3")
+        assert page.input_value("#fig-attention .clv[data-kind='model'] select.clv-thumbs") == "4"
+        page.wait_for_selector("#fig-occlusion .clv[data-rendered='1']")
+        page.wait_for_selector("#fig-neighbours .clv[data-rendered='1']", timeout=120_000)
+        before = page.evaluate("document.querySelector('#fig-neighbours .clv-usage').firstChild.textContent")
+        assert before == "The bank by the " and page.inner_text("#fig-neighbours mark") == "bank"
+        page.wait_for_function("document.getElementById('fig-matrix').data !== undefined")
+        assert page.evaluate("document.getElementById('fig-matrix').data[0].x") == [0, 1, 2, 3]
+        assert "o=1" in page.url and "as=0" in page.url
+        open_lab(page, lab_url, "?" + page.url.split("?", 1)[1])

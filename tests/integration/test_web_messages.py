@@ -8,6 +8,7 @@ that have the word and list the others; the encoder's reading guide comes with /
 from __future__ import annotations
 
 import itertools
+import json
 import re
 
 import pytest
@@ -162,7 +163,8 @@ def test_layers_and_explore_skip_the_sentences_without_the_word(client, app):
     got = ok(client.post("/api/layers", json={"sentences": S, "word": "loan", "encoder": "average",
                                                 "missing": "skip"}))
     want = layer_divergence(make_encoder("average", vectors=glove), [(S[0], S[2])], "loan")
-    assert [p["indices"] for p in got["pairs"]] == [[0, 2]] and [p["label"] for p in got["pairs"]] == ["0–2"]
+    assert [p["indices"] for p in got["pairs"]] == [[0, 2]]
+    assert [p["label"] for p in got["pairs"]] == ["S0–S2"]
     assert [p["cosine_by_layer"] for p in got["pairs"]] == [p["cosine_by_layer"] for p in want["pairs"]]
     assert [s["position"] for s in got["skipped"]] == [1] and "'loan' is not a word" in got["skipped"][0]["reason"]
     ex = ok(client.post("/api/explore", json={"sentences": S, "word": "loan", "encoder": "average",
@@ -176,9 +178,45 @@ def test_layers_and_explore_skip_the_sentences_without_the_word(client, app):
 
 def test_every_pair_is_labelled_by_the_indices_the_json_holds(client):
     got = ok(client.post("/api/layers", json={"sentences": S, "word": "bank"}))
-    assert [p["label"] for p in got["pairs"]] == [f"{i}–{j}" for i, j in itertools.combinations(range(3), 2)]
+    pairs = itertools.combinations(range(3), 2)
+    assert [p["label"] for p in got["pairs"]] == [f"S{i}–S{j}" for i, j in pairs]
     assert [p["indices"] for p in got["pairs"]] == [list(p) for p in itertools.combinations(range(3), 2)]
     assert got["skipped"] == []
+
+
+TWICE = ["The bank by the bank of the river.", "The bank approved my loan.", "A loan from the bank."]
+SEND = re.compile(r'send "(\w+)": ((?:"[^"]*"|\d+)(?: or (?:"[^"]*"|\d+))*)')
+
+
+@pytest.mark.parametrize("route", ["/api/layers", "/api/explore", "/api/senses"])
+def test_what_an_error_tells_the_user_to_send_the_route_takes(client, route):
+    """A sentence holding the word twice: the layers card's and the senses' errors said to send
+    "occurrence": "all", which both routes refused (422). Every value the answer offers, sent, is
+    taken, and the sentence the answer names is the one at that index of the request."""
+    body = {"sentences": TWICE, "word": "bank", "encoder": "average", "missing": "skip"}
+    detail = fails(client.post(route, json=body))
+    assert detail.startswith("sentence 0 ('The bank by the bank of the river.'): 'bank' occurs 2 times")
+    offers = [(name, json.loads(v)) for name, values in SEND.findall(detail) for v in values.split(" or ")]
+    assert ("occurrence", 0) in offers
+    for name, value in offers:
+        ok(client.post(route, json={**body, name: value}))
+    if route == "/api/senses":
+        assert ("occurrence", "all") not in offers  # one usage per sentence
+    else:
+        assert ("occurrence", "all") in offers
+
+
+def test_the_layers_route_compares_every_two_usages_with_occurrence_all(client, app):
+    got = ok(client.post("/api/layers", json={"sentences": TWICE, "word": "bank", "encoder": "average",
+                                               "occurrence": "all"}))
+    assert [p["label"] for p in got["pairs"]] == [
+        "S0 #0–S0 #1", "S0 #0–S1", "S0 #0–S2", "S0 #1–S1", "S0 #1–S2", "S1–S2"]
+    encoder = make_encoder("average", vectors=app.state.lab.table())
+    for p in got["pairs"]:  # each pair is the library's pair of those two occurrences
+        (i, j), (a, b) = p["indices"], p["occurrences"]
+        want = layer_divergence(encoder, [(TWICE[i], TWICE[j])], "bank", occurrences=(a, b))["pairs"][0]
+        assert p["cosine_by_layer"] == pytest.approx(want["cosine_by_layer"], abs=1e-6)
+    assert [u["label"] for u in got["usages"]] == ["S0 #0", "S0 #1", "S1", "S2"]
 
 
 # ---- how to read an encoder: the reading guide with /api/encode -----------------------------------

@@ -50,9 +50,11 @@ def spread(matrix: np.ndarray) -> dict[str, Any]:
 def usage_similarity(usages: Usages, layer: int = -1) -> dict[str, Any]:
     """Cosine matrix of ``usages`` at ``layer`` and its :func:`spread`.
 
-    Returns ``{word, layer, layer_name, n_usages, sentences, positions, matrix, spread,
-    mean_cosine, min_cosine, max_cosine, least_similar, most_similar}``; ``matrix`` is a
-    list of lists, row ``i`` = usage ``i`` (in the order of ``sentences``).
+    Returns ``{word, layer, layer_name, n_usages, sentences, positions, occurrences, labels,
+    matrix, spread, mean_cosine, min_cosine, max_cosine, least_similar, most_similar}``;
+    ``matrix`` is a list of lists, row ``i`` = usage ``i`` (in the order of ``sentences``);
+    usage ``i`` is occurrence ``occurrences[i]`` of the word in sentence ``positions[i]``, and
+    ``labels[i]`` names it so (:func:`~contextlens.analysis.usages.usage_labels`: ``S0 #1``).
     """
     need_usages(usages)
     x = check_points(usages.at(layer), f"usages of {usages.word!r}")  # (n_usages, dim)
@@ -60,6 +62,7 @@ def usage_similarity(usages: Usages, layer: int = -1) -> dict[str, Any]:
     return {
         "word": usages.word, "layer": usages.layer_id(layer), "layer_name": usages.layer_name(layer),
         "n_usages": len(usages), "sentences": usages.sentences, "positions": usages.positions,
+        "occurrences": [u.occurrence for u in usages.usages], "labels": usages.labels,
         "matrix": m.tolist(), **spread(m),
     }
 
@@ -95,7 +98,8 @@ def explore(
     encodings = encoder.encode(sentences)
     per_word, found = [], []
     for word in dict.fromkeys(words):
-        u = usages_in(encodings, word, occurrence=occurrence, missing=missing, sentences=sentences)
+        u = usages_in(encodings, word, occurrence=occurrence, missing=missing, sentences=sentences,
+                      takes_all=True)
         row = usage_similarity(u, layer)
         row["skipped"] = [s["position"] for s in u.skipped]
         per_word.append(row)

@@ -35,7 +35,7 @@ from typing import Any
 
 import typer
 
-from ..errors import InputError, check_float, check_int
+from ..errors import InputError, check_float, check_int, numbered
 
 DEFAULT_VECTORS = "glove-6b-50d"
 DEFAULT_METHOD = "attention"
@@ -303,8 +303,8 @@ def sentence_pairs(texts: list[str]) -> list[tuple[str, str]]:
             groups[-1].append(t)
     bad = [i for i, g in enumerate(groups) if len(g) != 2]
     if bad:
-        raise InputError(f"pair {bad[0] + 1} has {len(groups[bad[0]])} sentence(s); give exactly two: "
-                         "TEXT1 TEXT2 [--pair TEXT3 TEXT4]...")
+        raise InputError(f"{numbered('pair', bad[0])} has {len(groups[bad[0]])} sentence(s); give exactly "
+                         "two: TEXT1 TEXT2 [--pair TEXT3 TEXT4]...")
     return [(a, b) for a, b in groups]
 
 

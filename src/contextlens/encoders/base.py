@@ -46,6 +46,7 @@ from ..errors import (
     TargetNotFoundError,
     ZeroVectorError,
     check_choice,
+    numbered,
 )
 from ..text import Word, locate, tokenize
 
@@ -299,9 +300,9 @@ def check_texts(texts) -> list[str]:
     out = list(texts)
     for i, text in enumerate(out):
         if not isinstance(text, str):
-            raise InputError(f"sentence {i + 1} is a {type(text).__name__}, not a string")
+            raise InputError(f"{numbered('sentence', i)} is a {type(text).__name__}, not a string")
         if not text.strip():
-            raise EmptyInputError(f"sentence {i + 1} is empty; give some words to encode")
+            raise EmptyInputError(f"{numbered('sentence', i)} is empty; give some words to encode")
     return out
 
 

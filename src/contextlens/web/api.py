@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +11,12 @@ from fastapi import APIRouter, Depends, Request
 from ..analysis.attribution import attribute
 from ..analysis.explore import explore
 from ..analysis.incontext import compare, contextualize
-from ..analysis.layers import layer_divergence
+from ..analysis.layers import usage_divergence
 from ..analysis.neighbours import contextual_neighbours
 from ..analysis.occlusion import occlusion_vs_attention
 from ..analysis.reading import reading_guide
 from ..analysis.senses import senses
 from ..analysis.toy import TOY_AXES, TOY_METHODS, TOY_VECTORS, course_example, toy_compare
-from ..analysis.usages import need_usages, usages_in
 from ..errors import InputError
 from ..index.search import like_usage, search_usages
 from ..index.stats import index_stats
@@ -114,20 +112,12 @@ def encode(req: s.EncodeRequest, state: LabState = Depends(lab)):
 
 
 @router.post("/layers", response_model=s.LayersResponse,
-             summary="Layer divergence: cosine of the word's usages, every pair of sentences with it, every layer")
+             summary="Layer divergence: cosine of every two usages of the word (occurrence all: two in one "
+                     "sentence too), every layer")
 def layers(req: s.WordRequest, state: LabState = Depends(lab)):
     state.limits.check_sentences(req.sentences)
-    encoder = _encoder(state, req)
-    found = need_usages(usages_in(encoder.encode(req.sentences), req.word, occurrence=req.occurrence,
-                                  missing=req.missing, sentences=req.sentences))
-    indices = list(itertools.combinations(found.positions, 2))
-    result = layer_divergence(encoder, [(req.sentences[i], req.sentences[j]) for i, j in indices], req.word,
-                              occurrences=(req.occurrence, req.occurrence))
-    for row, (i, j) in zip(result["pairs"], indices, strict=True):
-        row["label"] = f"{i}–{j}"  # the sentences' indices, as in the JSON (0-based)
-        row["indices"] = [i, j]
-    result["skipped"] = found.skipped
-    return plain(result)
+    return plain(usage_divergence(_encoder(state, req), req.sentences, req.word, occurrence=req.occurrence,
+                                  missing=req.missing))
 
 
 @router.post("/explore", response_model=s.ExploreResponse, responses=WORKER_ERRORS,

@@ -61,7 +61,9 @@ class WordRequest(EncoderOptions):
     word: Word = Field(..., examples=["bank"])
     missing: Literal["error", "skip"] = Field(
         "error", description="sentences without the word: an error, or left out (listed in skipped)")
-    occurrence: Occurrence | None = None
+    occurrence: Occurrence | Literal["all"] | None = Field(
+        None, description="which occurrence of the word (0-based), if it occurs twice; all: each one is a "
+                          "usage")
 
 
 class ExploreRequest(WordRequest):
@@ -70,6 +72,7 @@ class ExploreRequest(WordRequest):
 
 
 class SensesRequest(ExploreRequest):
+    occurrence: Occurrence | None = None  # senses takes one usage per sentence
     k: Annotated[int, Field(ge=1, le=CAPS.max_sentences)] | Literal["auto"] = Field(
         "auto", description="number of clusters, or auto (best silhouette)")
     missing: Literal["error", "skip"] = Field("skip", description="sentences without the word: error or skip")
@@ -209,8 +212,10 @@ class LayersResponse(Open):
     word: str
     layer_names: list[str]
     layer_ids: list[int] = Field(..., description="the layer numbers (0 = static row), one per name")
-    pairs: list[dict[str, Any]] = Field(..., description="one per pair of sentences with the word; indices: the "
-                                        "two sentences (0-based), label: the same, as text")
+    pairs: list[dict[str, Any]] = Field(..., description="one per two usages of the word; indices: their "
+                                        "sentences (0-based), occurrences: which occurrence of the word each "
+                                        "is in its sentence (0-based), labels: the two as S0 or S0 #1, "
+                                        "label: the pair as S0–S2")
     skipped: list[dict[str, Any]] = Field([], description="the sentences without the word (missing: skip): "
                                           "position (0-based), sentence, reason")
 

@@ -13,13 +13,14 @@ window.CorpusLab = (() => {
     return `${Math.max(1, Math.round(bytes / 1024))} KiB`;
   }
 
-  /** The sentence as text nodes, its [start, end) span in a <mark> (offsets count code points, as Python's). */
+  /** The sentence as text nodes, its [start, end) span in a <mark> (the library's offsets, in code
+   * points: CLViews.spanParts maps them, as for every view). */
   function marked(sentence, start, end) {
-    const chars = Array.from(sentence);
+    const [before, inside, after] = window.CLViews.spanParts(sentence, start, end);
     const frag = document.createDocumentFragment();
     const mark = document.createElement("mark");
-    mark.textContent = chars.slice(start, end).join("");
-    frag.append(chars.slice(0, start).join(""), mark, chars.slice(end).join(""));
+    mark.textContent = inside;
+    frag.append(before, mark, after);
     return frag;
   }
 
@@ -99,7 +100,7 @@ window.CorpusLab = (() => {
       cell("uid", code);
       const more = document.createElement("button");
       more.type = "button"; more.className = "more"; more.textContent = "More like this";
-      more.setAttribute("aria-label", `More usages like number ${i + 1}`);
+      more.setAttribute("aria-label", `More usages like the one ranked ${i + 1}`);
       more.addEventListener("click", async () => { await like(u.usage_id); $("#index-query").focus(); });
       cell("actions", more);
       tr.dataset.usageId = u.usage_id;

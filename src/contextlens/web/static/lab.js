@@ -10,6 +10,8 @@
   ].join("\n");
   const COLORS = ["#1f6feb", "#d9480f", "#2f9e44", "#9c36b5", "#e8590c", "#0c8599", "#c2255c", "#5c940d"];
   const lines = (text) => text.split("\n").map((s) => s.trim()).filter(Boolean);
+  const V = window.CLViews, text = V.plotText;  // user text reaches a Plotly figure through plotText only
+  const WRAP = 60;  // a sentence in a hover label: lines of about this many characters
   const lab = { result: {}, status: null };
 
   // ---- tabs (arrow keys move between them) -------------------------------------------------
@@ -66,14 +68,21 @@
         const row = document.createElement("div");
         row.className = "token-row";
         row.innerHTML = `<span class="sent-no" title="sentence ${i} (numbered from 0, as in the JSON)">${i}</span>`;
-        for (const w of words) {
+        words.forEach((w, j) => {
           const b = document.createElement("button");
           b.type = "button"; b.className = "token"; b.textContent = w.text;
           b.setAttribute("aria-pressed", String(w.text.toLowerCase() === word));
-          // the word, and its sentence for the cards that read one sentence
-          b.addEventListener("click", () => { $("#lab-word").value = w.text; lab.sentence = i; markTokens(); runLab(); });
+          // the word, and its sentence and occurrence there for the cards that read one sentence
+          const same = words.slice(0, j).filter((x) => x.text.toLowerCase() === w.text.toLowerCase()).length;
+          b.addEventListener("click", () => {
+            $("#lab-word").value = w.text;
+            lab.sentence = i;
+            lab.picked = { sentence: i, word: w.text.toLowerCase(), occurrence: same };
+            markTokens();
+            runLab();
+          });
           row.appendChild(b);
-        }
+        });
         box.appendChild(row);
       });
       $("#lab-error").textContent = "";
@@ -92,8 +101,16 @@
   }
   /** ``body`` with the encoder and its options of ``req`` (what every figure's request carries). */
   const withEncoder = (req, body) => ({ encoder: req.encoder, alpha: req.alpha, include_self: req.include_self, ...body });
-  /** The chosen sentence (0-based) of the cards that read one sentence. */
-  const chosenSentence = (req) => req.sentences[Number($("#lab-att-sentence").value || 0)];
+  /** The chosen sentence's index (0-based) and text, for the cards that read one sentence. */
+  const chosenIndex = () => (lab.sentence !== undefined ? lab.sentence  // a word just clicked in it
+    : Number($("#lab-att-sentence").value || lab.urlSentence || 0));
+  const chosenSentence = (req) => req.sentences[chosenIndex()];
+  /** Which occurrence of the word (0-based) the cards reading one sentence take: the one clicked, when
+   * the word was clicked in the chosen sentence; else null (a word there twice: the card says so). */
+  const occurrenceIn = (req) => {
+    const p = lab.picked;
+    return p && p.word === req.word.toLowerCase() && p.sentence === chosenIndex() ? p.occurrence : null;
+  };
   function mixerOptions() {
     const enc = $("#lab-encoder").value;
     $("#lab-alpha-wrap").hidden = enc !== "average";
@@ -102,7 +119,8 @@
   function saveLabURL() {
     const r = labRequest();
     setParams({ s: r.sentences.join("\n"), w: r.word, m: r.encoder, a: r.alpha, si: r.include_self === false ? 0 : null,
-      l: lab.layerEncoder === undefined ? lab.urlLayer : $("#lab-layer").value, as: $("#lab-att-sentence").value || lab.urlSentence });
+      l: lab.layerEncoder === undefined ? lab.urlLayer : $("#lab-layer").value, as: chosenIndex(),
+      o: occurrenceIn(r) });
   }
 
   /** The cards of the sentence lab and their figures. */
@@ -133,6 +151,11 @@
   const owner = {};  // card -> the run it draws for
   const claim = (n, cards) => cards.forEach((c) => { owner[c] = n; });
   const mine = (card, n) => owner[card] === n;
+  /** Card ``name`` cannot draw: no result of it kept, each of its figures says why. */
+  function fail(name, message) {
+    delete lab.result[name];
+    CARDS[name].forEach((f) => { note(f, message); showSkipped(f); });
+  }
   /** Card ``name`` for run ``n``: its veil, then ``compute()``'s result kept and drawn (or the reason it
    * cannot be, in the card), if the card still draws for ``n``. */
   async function card(name, n, veil, compute, draw) {
@@ -143,9 +166,7 @@
       lab.result[name] = r;
       draw(r);
     } catch (e) {
-      if (!mine(name, n)) return;
-      delete lab.result[name];
-      CARDS[name].forEach((f) => { note(f, e.message); showSkipped(f); });
+      if (mine(name, n)) fail(name, e.message);
     } finally {
       if (mine(name, n)) CARDS[name].forEach((f) => busy(f, false));
     }
@@ -182,8 +203,8 @@
       const cards = Object.keys(CARDS).filter((c) => mine(c, n));
       if (n === fullRun) $("#lab-error").textContent = e.message;
       for (const c of cards) {
-        delete lab.result[c];
-        CARDS[c].forEach((f) => { note(f, e.message); showSkipped(f); busy(f, false); });
+        fail(c, e.message);
+        CARDS[c].forEach((f) => busy(f, false));
       }
     }
   }
@@ -195,7 +216,8 @@
     let want = lab.layerEncoder === encoder ? Number(sel.value) : (lab.urlLayer != null ? Number(lab.urlLayer) : null);
     lab.urlLayer = null;  // a shared URL's layer holds for its first run only
     if (want === -1) want = ids[ids.length - 1];
-    sel.innerHTML = ids.map((id, i) => `<option value="${id}">${id}: ${names[i]}${id === defaultLayer ? " (default)" : ""}</option>`).join("");
+    const label = (id, i) => `${id}: ${names[i]}${id === defaultLayer ? " (default)" : ""}`;
+    sel.replaceChildren(...ids.map((id, i) => new Option(label(id, i), id)));
     sel.value = String(ids.includes(want) ? want : defaultLayer);
     lab.layerEncoder = encoder;
   }
@@ -208,32 +230,54 @@
     sel.value = Number(want) < sentences.length ? want : "0";
   }
 
-  /** The cosine of the word's usages layer by layer, every pair of the sentences that have it. */
-  const runLayers = (req, n) => card("layers", n, "Computing…", () => api("/api/layers", { ...req, missing: "skip" }),
+  /** The cosine of the word's usages layer by layer, every two usages: each pair of the sentences that
+   * have it, and the two occurrences of a sentence that has it twice (as the matrix shows every one). */
+  const runLayers = (req, n) => card("layers", n, "Computing…",
+    () => api("/api/layers", { ...req, missing: "skip", occurrence: "all" }),
     (r) => { drawLayers(r); showSkipped("fig-layers", r.skipped.map((s) => s.position), req.word); });
+  /** One line per two usages over the layers, keyed by layer number (a tick per layer, every second
+   * or third beyond 16: the views' layer axis), named as the library names them (S0–S2; S1 #0–S1 #1:
+   * the word's occurrences 0 and 1 in sentence 1), the layer names and the sentences in the hovers. */
   function drawLayers(r) {
-    const data = r.pairs.map((p, k) => ({ x: r.layer_names, y: p.cosine_by_layer, name: `sentences ${p.label}`,
-      mode: "lines+markers", type: "scatter", line: { color: COLORS[k % COLORS.length] } }));
+    const x = V.layerAxis(r.layer_ids, r.layer_names);
+    const data = r.pairs.map((p, k) => {
+      const said = p.labels.map((l, j) => `${text(l)}: ${text(p.sentences[j], WRAP)}`).join("<br>");
+      const hover = (c, i) => `<b>${text(p.label)}</b>, layer ${r.layer_ids[i]} ` +
+        `(${text(r.layer_names[i])}): cosine ${V.fmt(c)}<br>${said}`;
+      return { type: "scatter", mode: "lines+markers", name: text(p.label), x: x.keys,
+        y: p.cosine_by_layer, line: { color: COLORS[k % COLORS.length] }, hoverinfo: "text",
+        hovertext: p.cosine_by_layer.map(hover) };
+    });
     const low = Math.min(...r.pairs.flatMap((p) => p.cosine_by_layer));
-    // the legend above the plot and the tick labels given their room: with 31 layers the names,
-    // the axis title and the legend used to run into one another below the plot
+    // the legend above the plot: the layer numbers below it get the card's whole width
     plot("fig-layers", data, { yaxis: { title: { text: "cosine" }, range: [Math.max(-1.02, low - 0.05), 1.02] },
-      xaxis: { type: "category", title: { text: "layer", standoff: 8 }, automargin: true, tickangle: -45 },
-      legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" }, margin: { l: 56, r: 16, t: 40, b: 16 },
-      showlegend: true });
+      xaxis: x.axis, legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
+      margin: { l: 56, r: 16, t: 40, b: 16 }, showlegend: true });
   }
-  /** The cosine matrix of the usages at the chosen layer, and their projection. */
+  /** The cosine matrix of the usages at the chosen layer, and their projection. Every occurrence of
+   * the word is a usage (a sentence holding it twice gives two), keyed by its index: the ticks are the
+   * library's names, its sentence (S0, numbered as in the JSON) and, where a sentence has two, which
+   * occurrence in it (S1 #0, S1 #1). */
   const runExplore = (req, n) => card("explore", n, "Computing…",
-    () => api("/api/explore", { ...req, layer: Number($("#lab-layer").value), missing: "skip" }), (r) => {
-      const m = r.words[0];
+    () => api("/api/explore", { ...req, layer: Number($("#lab-layer").value), missing: "skip",
+      occurrence: "all" }),
+    (r) => {
+      const m = r.words[0], count = m.positions.length;
       for (const f of CARDS.explore) showSkipped(f, m.skipped, req.word);
-      const labels = m.positions.map((p) => `S${p}`);  // the sentences' indices, as in the JSON
-      plot("fig-matrix", [{ type: "heatmap", z: m.matrix, x: labels, y: labels, zmin: Math.floor(Math.min(...m.matrix.flat()) * 10) / 10, zmax: 1, colorscale: "Viridis",
-        text: m.matrix.map((row) => row.map((v) => v.toFixed(3))), texttemplate: "%{text}", hovertemplate: "%{y} · %{x}: %{z:.3f}<extra></extra>" }],
-      { yaxis: { autorange: "reversed" }, title: { text: r.layer_name, font: { size: 12 } }, margin: { l: 48, r: 16, t: 32, b: 40 } });
+      const ax = V.slots(m.labels);
+      const usage = (a) => `<b>usage ${a}</b> (${text(m.labels[a])}):<br>${text(m.sentences[a], WRAP)}`;
+      const pair = (v, a, b) => `${usage(a)}<br>${usage(b)}<br>cosine ${V.fmt(v)}`;
+      plot("fig-matrix", [{ type: "heatmap", z: m.matrix, x: ax.keys, y: ax.keys, colorscale: "Viridis",
+        zmin: Math.floor(Math.min(...m.matrix.flat()) * 10) / 10, zmax: 1,
+        text: m.matrix.map((row) => row.map((v) => V.fmt(v))), texttemplate: count <= 14 ? "%{text}" : "",
+        customdata: m.matrix.map((row, a) => row.map((v, b) => pair(v, a, b))),
+        hovertemplate: "%{customdata}<extra></extra>" }],
+      { xaxis: ax.axis, yaxis: { ...ax.axis, range: [count - 0.5, -0.5] },
+        title: { text: text(r.layer_name), font: { size: 12 } }, margin: { l: 48, r: 16, t: 32, b: 40 } });
       const pts = r.projection.points;
       plot("fig-projection", [{ type: "scatter", mode: "markers+text", x: pts.map((p) => p[0]), y: pts.map((p) => p[1]),
-        text: labels, textposition: "top center", hovertext: r.projection.sentence, hoverinfo: "text",
+        text: ax.shown.map((t) => text(t)), textposition: "top center", hoverinfo: "text",
+        hovertext: m.positions.map((_, a) => usage(a)),
         marker: { size: 12, color: m.positions.map((p) => COLORS[p % COLORS.length]) } }],
       { xaxis: { title: { text: "PC 1" }, zeroline: false }, yaxis: { title: { text: "PC 2" }, zeroline: false } });
     });
@@ -243,7 +287,8 @@
     const chosen = Number(sel.value);  // attention needs a contextual layer: layer 0 shows the first
     const layer = chosen > 0 ? chosen : (sel.options.length > 1 ? Number(sel.options[1].value) : -1);
     return card("attention", n, "Computing…",
-      () => api("/api/views/attention", withEncoder(req, { sentence: chosenSentence(req), word: req.word, layer })),
+      () => api("/api/views/attention", withEncoder(req, { sentence: chosenSentence(req), word: req.word,
+        occurrence: occurrenceIn(req), layer })),
       (r) => drawViews("fig-attention", r.views));
   }
   /** Draw the library's views (their data from the server) in a figure card, one after the other. */
@@ -259,22 +304,25 @@
   }
   /** The library's occlusion view of the word in the chosen sentence (every layer at once). */
   const runOcclusion = (req, n) => card("occlusion", n, "Computing…", async () =>
-    (await api("/api/views/occlusion", withEncoder(req, { sentence: chosenSentence(req), word: req.word }))).view,
+    (await api("/api/views/occlusion", withEncoder(req, { sentence: chosenSentence(req), word: req.word,
+      occurrence: occurrenceIn(req) }))).view,
   (view) => drawViews("fig-occlusion", [view]));
   /** The logit lens of a causal model after the word in the chosen sentence, following the
    * sentence's own next word; any other encoder gets the server's word on what to pick. */
   function runLens(req, n) {
-    const sentence = chosenSentence(req);
+    const sentence = chosenSentence(req), occurrence = occurrenceIn(req);
     return card("lens", n, "Reading the predictions of every layer… (the first time it loads the model's head)", async () => {
       const words = (await api("/api/tokens", { sentences: [sentence] })).sentences[0].map((w) => w.text);
-      const position = words.findIndex((w) => w.toLowerCase() === req.word.toLowerCase());
-      const next = position >= 0 ? words[position + 1] : undefined;  // (a word not in the sentence: the server says so)
-      return (await api("/api/views/lens", { model: req.encoder, sentence, word: req.word, k: 5, track: next ? [next] : [] })).view;
+      const hits = words.flatMap((w, i) => (w.toLowerCase() === req.word.toLowerCase() ? [i] : []));
+      const next = words[hits[occurrence ?? 0] + 1];  // (a word not in the sentence: the server says so)
+      return (await api("/api/views/lens", { model: req.encoder, sentence, word: req.word, occurrence, k: 5,
+        track: next ? [next] : [] })).view;
     }, (view) => drawViews("fig-lens", [view]));
   }
   /** The library's neighbours view of the word in the chosen sentence at the chosen layer. */
   function runNeighbours(req, n) {
-    const body = withEncoder(req, { sentence: chosenSentence(req), word: req.word, layer: Number($("#lab-layer").value), k: 10 });
+    const body = withEncoder(req, { sentence: chosenSentence(req), word: req.word,
+      occurrence: occurrenceIn(req), layer: Number($("#lab-layer").value), k: 10 });
     return card("neighbours", n, "Finding the nearest reference words… The first time for an encoder it encodes " +
       "20,000 reference words alone: seconds over the table, a few minutes for a transformer (cached on disk after).",
     async () => (await api("/api/views/neighbours", body)).view, (view) => drawViews("fig-neighbours", [view]));
@@ -284,13 +332,22 @@
     $("#lab-word").value = getParam("w", "bank");
     lab.urlLayer = getParam("l", null);  // a shared URL's layer and sentence, before the page rewrites the URL
     lab.urlSentence = getParam("as", null);
+    const o = Number(getParam("o", null) ?? NaN);  // the occurrence clicked, in that sentence
+    if (Number.isInteger(o) && o >= 0) {
+      const word = $("#lab-word").value.trim().toLowerCase();
+      lab.picked = { sentence: Number(lab.urlSentence || 0), word, occurrence: o };
+    }
     fillEncoders($("#lab-encoder"), getParam("m", lab.status.default_model));
     $("#lab-alpha").value = getParam("a", "0");
     $("#lab-self").checked = getParam("si") !== "0";
     $("#lab-encoder").addEventListener("change", mixerOptions);
     mixerOptions();
     $("#lab-form").addEventListener("submit", (ev) => { ev.preventDefault(); runLab(); });
-    $("#lab-sentences").addEventListener("input", () => { clearTimeout(tokenTimer); tokenTimer = setTimeout(showTokens, 250); });
+    $("#lab-sentences").addEventListener("input", () => {
+      lab.picked = null;  // the clicked occurrence was in sentences that changed
+      clearTimeout(tokenTimer);
+      tokenTimer = setTimeout(showTokens, 250);
+    });
     $("#lab-word").addEventListener("input", markTokens);
     /** A new layer or sentence redraws the cards that read it (as a run of its own). */
     const again = (runs) => () => {
@@ -335,10 +392,13 @@
       const traces = r.clusters.map((c) => {
         const k = pos.map((p, j) => [p, j]).filter(([p]) => r.labels[p] === c.id);
         return { type: "scatter", mode: "markers", name: `cluster ${c.id}`, x: k.map(([, j]) => pts[j][0]), y: k.map(([, j]) => pts[j][1]),
-          text: k.map(([p]) => req.sentences[p]), hoverinfo: "text", marker: { size: 12, color: COLORS[c.id % COLORS.length] } };
+          hovertext: k.map(([p]) => `sentence ${p}, cluster ${c.id}<br>${text(req.sentences[p], WRAP)}`),
+          hoverinfo: "text", marker: { size: 12, color: COLORS[c.id % COLORS.length] } };
       });
-      plot("fig-senses", traces, { xaxis: { title: { text: "PC 1" }, zeroline: false }, yaxis: { title: { text: "PC 2" }, zeroline: false },
-        legend: { orientation: "h", y: -0.2 } });
+      // the legend above the plot (below, it met the axis title)
+      plot("fig-senses", traces, { xaxis: { title: { text: "PC 1" }, zeroline: false },
+        yaxis: { title: { text: "PC 2" }, zeroline: false }, margin: { l: 56, r: 16, t: 40, b: 48 },
+        legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" } });
     } catch (e) {  // nothing stale stays: the summary, the clusters and the figure say why instead
       $("#senses-error").textContent = e.message;
       $("#senses-summary").textContent = e.message;

@@ -62,7 +62,7 @@ window.ToyMath = (() => {
 })();
 
 window.ToyLab = (() => {
-  const { $, getParam, setParams, saveBlob, saveJSON } = window.CL;
+  const { $, getParam, setParams, saveFigure, saveJSON } = window.CL;
   const SVGNS = "http://www.w3.org/2000/svg";
   const SIZE = 400, LO = -0.25, HI = 1.25;  // the plane shows [LO, HI] on both axes
   const px = (x) => ((x - LO) / (HI - LO)) * SIZE;
@@ -156,7 +156,8 @@ window.ToyLab = (() => {
     $("#toy-reset").addEventListener("click", () => { st.vectors = structuredClone(st.defaults.vectors); hideSteps(); update(); });
     $("#toy-course").addEventListener("click", courseExample);
     $("#toy-json").addEventListener("click", () => saveJSON({ options: opts(), result: st.result }, "contextlens-toy.json"));
-    document.querySelectorAll('[data-download="plane"]').forEach((b) => b.addEventListener("click", () => download(b.dataset.format)));
+    document.querySelectorAll('[data-download="plane"]').forEach((b) => b.addEventListener("click",
+      () => saveFigure(b, "toy-plane", b.dataset.format)));  // the card as drawn, with its caption
   }
 
   function drawPlane(result) {
@@ -341,28 +342,6 @@ window.ToyLab = (() => {
     const [a, b] = ex.comparison.sentences.map((s) => s.words.slice(1).join(","));
     return o.method === "attention" && o.include_self && o.scale === ex.scale && st.sel.A.join(",") === a &&
       st.sel.B.join(",") === b && Object.entries(ex.vectors).every(([w, v]) => st.vectors[w][0] === v[0] && st.vectors[w][1] === v[1]);
-  }
-
-  function download(format) {
-    const svg = $("#plane").cloneNode(true);
-    svg.setAttribute("xmlns", SVGNS);
-    svg.setAttribute("width", SIZE); svg.setAttribute("height", SIZE);
-    const style = document.createElementNS(SVGNS, "style");
-    style.textContent = [...document.styleSheets].flatMap((s) => { try { return [...s.cssRules]; } catch (e) { return []; } })
-      .map((r) => r.cssText).filter((t) => /#plane|\.(grid|axis|vec|ctx|handle|word-label)/.test(t)).join("\n");
-    svg.insertBefore(style, svg.firstChild);
-    const text = new XMLSerializer().serializeToString(svg);
-    if (format === "svg") { saveBlob(new Blob([text], { type: "image/svg+xml" }), "contextlens-toy-plane.svg"); return; }
-    const img = new Image();
-    img.onload = () => {
-      const canvas = document.createElement("canvas");
-      canvas.width = SIZE * 2; canvas.height = SIZE * 2;
-      const ctx = canvas.getContext("2d");
-      ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, canvas.width, canvas.height);
-      ctx.drawImage(img, 0, 0, canvas.width, canvas.height);
-      canvas.toBlob((blob) => saveBlob(blob, "contextlens-toy-plane.png"), "image/png");
-    };
-    img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(text)}`;
   }
 
   async function init() {
