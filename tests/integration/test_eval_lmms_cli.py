@@ -53,6 +53,9 @@ def test_wsd_lmms_rows(model, cache, data_dir, monkeypatch):
         src = r["candidate_sources"]
         assert src["semcor"] > 0 and src["hypernym"] > 0 and src["semcor"] < sum(src.values())
     assert rows["+static"]["f1"] == rows["+glosses"]["f1"]  # one lemma per instance: the same answers
+    refs = {(r["split"], r["system"]) for r in json.loads(res.stdout)["references"]}
+    assert ("semeval2007", "LMMS-2048") in refs and ("ALL", "LMMS-2048") in refs  # the split's own published row
+    assert not {s for s, _ in refs} - {"semeval2007", "ALL"}
     table = run(["eval", "wsd", "--model", model, "--semcor-limit", "40", "--data-dir", str(data_dir)], cache,
                 monkeypatch)
     assert table.exit_code == 0, table.output
@@ -113,3 +116,19 @@ def test_cosimlex_senses(model, cache, monkeypatch, data_dir):
     assert res.exit_code == 0, res.output
     methods = {r["method"]: r for r in json.loads(res.stdout)["results"]}
     assert methods["cosine+senses"]["layer"] == 2 and methods["cosine+senses"]["n"] == 8
+
+
+def test_cosimlex_static_table_is_the_no_change_baseline(cache, monkeypatch):
+    # a table read at the pair's words: "ran"/"walked" in context 1 of run/walk used to give other rows than
+    # "run"/"walk" in context 2, so the "no-change" baseline predicted a change (subtask 1 was -0.306)
+    res = run(["eval", "cosimlex", "--vectors", "glove-6b-50d", "--data-dir", str(FIXTURES), "--json"], cache,
+              monkeypatch)
+    assert res.exit_code == 0, res.output
+    (row,) = json.loads(res.stdout)["results"]
+    assert (row["method"], row["layer"], row["n"], row["subtask1_uncentered_pearson"]) == ("cosine", 0, 8, None)
+
+
+def test_cosimlex_features_are_checked(cache, monkeypatch):
+    res = run(["eval", "cosimlex", "--vectors", "glove-6b-50d", "--features", "full", "--data-dir", str(FIXTURES)],
+              cache, monkeypatch)
+    assert res.exit_code == 2 and "cosimlex features" in res.output and "senses" in res.output

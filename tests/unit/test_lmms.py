@@ -288,3 +288,15 @@ def test_needed_keys_give_the_same_embeddings_as_all_of_semcor(tagged, seed):
         part = propagate(graph, needed, np.array([vectors[k] for k in needed]))
         assert part.source[row] == full.source[row]
         np.testing.assert_allclose(part.vectors([row]), full.vectors([row]), rtol=1e-5, atol=1e-6)
+
+
+def test_published_lmms_table_per_split():
+    # the LMMS_ACL19 README's table: each split's row beside ours; with a split, the others are left out
+    from contextlens.bench.references import references
+
+    table = {(r.split, r.system): r.value for r in references("wsd")}
+    assert table[("semeval2007", "MFS")] == 55.2 and table[("semeval2007", "LMMS-2048")] == 68.1
+    assert table[("semeval2013", "LMMS-1024")] == 72.7 and table[("ALL", "LMMS-2048")] == 75.4
+    shown = {(r.split, r.system) for r in references("wsd", "semeval2007")}
+    assert ("semeval2007", "LMMS-1024") in shown and ("ALL", "LMMS-1024") in shown
+    assert not {s for s, _ in shown} - {"semeval2007", "ALL"}

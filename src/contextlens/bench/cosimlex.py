@@ -11,8 +11,9 @@ each context; the task's scorer (the organisers' evaluation kit) then gives
   values; :func:`harmonic_correlation`).
 
 Methods: ``cosine``, the cosine of the two words' vectors in the context, at each layer
-(with a static table the two contexts give the same vectors: the *no-change* baseline,
-whose subtask-1 correlation is undefined, reported None); ``cosine-last4``, the cosine of
+(a static table is read at the pair's words as the file lists them, not at their forms in
+the contexts, *ran* for *run*: both contexts give the same vectors, the *no-change*
+baseline, whose subtask-1 correlation is undefined, reported None); ``cosine-last4``, the cosine of
 the mean of the last four layers; and, with ``senses=True``, ``cosine+senses``: the mean
 of that cosine and the cosine between the LMMS senses picked for the two words (the
 LMMS-SP entry's recipe, ``evaluation/eval_gwcs.py`` of github.com/danlou/LMMS).
@@ -82,13 +83,24 @@ def _target(text: str, span: tuple[int, int]) -> tuple[tuple[str, ...], int]:
     return (*before, text[a:b], *after), len(before)
 
 
-def cosimlex_items(items) -> list[tuple[tuple[str, ...], int]]:
+def cosimlex_items(items, *, words: bool = False) -> list[tuple[tuple[str, ...], int]]:
     """The ``4n`` targets of ``n`` pairs: word1 in context 1, word2 in context 1, word1 in
-    context 2, word2 in context 2 (each block of ``n`` in pair order)."""
+    context 2, word2 in context 2 (each block of ``n`` in pair order); ``words=True``: the
+    pair's words as the file lists them in place of their forms in the contexts (for a
+    static table, so that both contexts give the same rows).
+
+    >>> from contextlens.bench.datasets.cosimlex import CosimlexItem
+    >>> it = CosimlexItem("run", "walk", "they ran and walked", "run or walk", ((5, 8), (13, 19)), ((0, 3), (7, 11)),
+    ...                   6.8, 2.1)
+    >>> [t[i] for t, i in cosimlex_items([it])], [t[i] for t, i in cosimlex_items([it], words=True)]
+    (['ran', 'walked', 'run', 'walk'], ['run', 'walk', 'run', 'walk'])
+    """
     out = []
     for context, spans, k in (("context1", "spans1", 0), ("context1", "spans1", 1), ("context2", "spans2", 0),
                               ("context2", "spans2", 1)):
-        out += [_target(getattr(it, context), getattr(it, spans)[k]) for it in items]
+        for it in items:
+            tokens, i = _target(getattr(it, context), getattr(it, spans)[k])
+            out.append(((*tokens[:i], (it.word1, it.word2)[k], *tokens[i + 1:]), i) if words else (tokens, i))
     return out
 
 
@@ -108,7 +120,8 @@ def run_cosimlex(cache, root, *, path=None, progress=None, senses: bool = False,
 
     items = datasets.load_cosimlex(root, path)
     n = len(items)
-    vec = cache.targets(f"cosimlex-{n}", cosimlex_items(items), progress=progress)  # (4n, layers, dim)
+    static = cache.encoder.params().get("encoder") == "static"  # a table lookup: the no-change baseline
+    vec = cache.targets(f"cosimlex-{n}", cosimlex_items(items, words=static), progress=progress)  # (4n, layers, dim)
     w1c1, w2c1, w1c2, w2c2 = (vec[i * n:(i + 1) * n] for i in range(4))
     gold1, gold2 = [it.sim1 for it in items], [it.sim2 for it in items]
     cos1, cos2 = pair_cosines(w1c1, w2c1), pair_cosines(w1c2, w2c2)  # (n, layers)

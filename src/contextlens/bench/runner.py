@@ -138,11 +138,12 @@ def evaluate(task: str, *, model=None, vectors=None, method: str = "static", lay
         raise InputError(f"{task}: no result for layer(s) {wanted}; check --layer against the encoder's layers")
     who = {"model": encoder.name} if model is not None else {
         "vectors": static_table.name if static_table is not None else encoder.params()["vectors"], "method": method}
-    return {"task": task, **who, "results": rows, "references": _refs(task)}
+    return {"task": task, **who, "results": rows,
+            "references": _refs(task, (split or "semeval2007") if task == "wsd" else None)}
 
 
-def _refs(task: str) -> list[dict]:
-    return [{**asdict(r), "source": SOURCES[r.source]} for r in references(task)]
+def _refs(task: str, split: str | None = None) -> list[dict]:
+    return [{**asdict(r), "source": SOURCES[r.source]} for r in references(task, split)]
 
 
 def evaluate_all(*, model=None, vectors=None, method: str = "static", data_dir=None, use_cache: bool = True,
