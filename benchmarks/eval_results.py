@@ -1,7 +1,8 @@
 """The evaluation figures of benchmarks/RESULTS.md, from the shared data.
 
     python benchmarks/eval_results.py [--models minilm,mpnet] [--glove] [--json] [--out FILE]
-        [--tasks wic,wsd,coarsewsd,scws,similarity,analogy] [--coarse-max 300]
+        [--tasks wic,wsd,coarsewsd,scws,similarity,analogy,lmms,wicsenses,coverage,neighbours]
+        [--coarse-max 300] [--per-class 10]
 
 Per packaged model: WiC dev accuracy (threshold on the best train layer, and logistic
 regressions), WSD F1 on semeval2007 (MFS, 1-NN, 1-NN + MFS fallback, for every layer
@@ -36,7 +37,8 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def model_figures(model: str, tasks: list[str], coarse_max: int, data: str, save=lambda: None) -> dict:
+def model_figures(model: str, tasks: list[str], coarse_max: int, data: str, save=lambda: None,
+                  per_class: int = 10) -> dict:
     from contextlens.bench.runner import make_task_encoder
 
     encoder = make_task_encoder(model=model)
@@ -97,7 +99,7 @@ def model_figures(model: str, tasks: list[str], coarse_max: int, data: str, save
         save(out)
     if "neighbours" in tasks:
         t = time.perf_counter()
-        out["neighbours"] = neighbour_figures(model, data)
+        out["neighbours"] = neighbour_figures(model, data, per_class=per_class)
         save(out)
         _log(f"{model} neighbours done in {time.perf_counter() - t:.0f} s")
     return out
@@ -249,6 +251,7 @@ def main(argv=None) -> None:
     p.add_argument("--glove", action="store_true", help="also GloVe 6B-50d")
     p.add_argument("--tasks", default="wic,scws,similarity,analogy,coarsewsd,wsd")
     p.add_argument("--coarse-max", type=int, default=300, help="CoarseWSD-20 items per word (stratified)")
+    p.add_argument("--per-class", type=int, default=10, help="neighbours: CoarseWSD-20 train usages per class")
     p.add_argument("--data", default=DATA)
     p.add_argument("--out", type=Path, help="write the JSON here")
     p.add_argument("--json", action="store_true", help="print the JSON on stdout")
@@ -265,7 +268,7 @@ def main(argv=None) -> None:
                 with atomic_output(args.out) as tmp:
                     tmp.write_text(json.dumps(results, indent=1, default=str))
 
-        model_figures(model, tasks, args.coarse_max, args.data, save)
+        model_figures(model, tasks, args.coarse_max, args.data, save, args.per_class)
     if args.out:
         with atomic_output(args.out) as tmp:
             tmp.write_text(json.dumps(results, indent=1, default=str))
