@@ -132,3 +132,10 @@ def test_cosimlex_features_are_checked(cache, monkeypatch):
     res = run(["eval", "cosimlex", "--vectors", "glove-6b-50d", "--features", "full", "--data-dir", str(FIXTURES)],
               cache, monkeypatch)
     assert res.exit_code == 2 and "cosimlex features" in res.output and "senses" in res.output
+
+
+def test_cosimlex_has_no_split(cache, monkeypatch):
+    # --split used to be ignored without a word
+    res = run(["eval", "cosimlex", "--vectors", "glove-6b-50d", "--split", "dev", "--data-dir", str(FIXTURES)],
+              cache, monkeypatch)
+    assert res.exit_code == 2 and "no split 'dev'" in res.output and "drop --split" in res.output

@@ -119,6 +119,9 @@ def evaluate(task: str, *, model=None, vectors=None, method: str = "static", lay
         rows = _keep(rows, wanted, cache.layer_ids)
     elif task == "cosimlex":
         check_choice("cosimlex features", options.get("features") or "cosines", ("cosines", "senses"))
+        if split is not None:
+            raise InputError(f"cosimlex has one set of pairs (cosimlex/cosimlex_en.csv), no split {split!r}; "
+                             "drop --split")
         rows = run_cosimlex(cache, root, path=options.get("path"), progress=progress,
                             senses=options.get("features") == "senses",
                             sense_view=options.get("sense_view", DEFAULT_WSD_VIEW),

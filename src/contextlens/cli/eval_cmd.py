@@ -90,7 +90,7 @@ def eval_(
     layers: str = o.option(None, "--layers", metavar="N,...", help="'all' (default: every layer) or a comma list "
                            "of layer numbers: 1,3,6."),
     split: str = o.option(None, "--split", metavar="NAME", help="wic: dev | test; wsd: semeval2007 | ... | ALL; "
-                          "coarsewsd: cv | test; scws: sample; similarity: dataset names, comma-separated."),
+                          "coarsewsd: cv | test; scws: sample; similarity: dataset names, comma-separated; cosimlex: none."),
     data_dir: Path = o.DATA_DIR,
     features: str = o.option("cosines", "--features", metavar="KIND", help="wic logistic regression: cosines | "
                              "full | senses (+ the senses LMMS picks for the two uses); cosimlex: senses adds "
