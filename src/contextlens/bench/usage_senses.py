@@ -3,9 +3,9 @@ over the word's senses, with their glosses (``contextlens neighbours WORD --in T
 
 The sense embeddings are LMMS's with propagation and glosses (LMMS-2048; the static part
 cannot change a ranking among one lemma's senses), built by the model's all-layers task
-encoder at the usage's layer, so they share the evaluation caches: the first request per
-model and layer makes the SemCor pass (every sense; minutes to an hour, cached), later
-ones only encode the word's glosses (once).
+encoder at the usage's layer, so they share the evaluation caches: the first request for a
+word encodes the SemCor sentences its senses' propagation reads (a few hundred; a cached
+pass over all of SemCor serves every word) and its senses' glosses, both cached.
 """
 
 from __future__ import annotations
