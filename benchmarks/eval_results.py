@@ -206,7 +206,8 @@ def neighbour_figures(model: str, data: str, per_class: int = 10, k: int = 10, s
                     best = max(classes, key=lambda c, v=v: float(v @ signature[c]) / (
                         np.linalg.norm(v) * np.linalg.norm(signature[c])))
                     votes[best] += 1
-            senses = usage_senses(encoder, sentence, it.tokens[it.index], occurrence=occurrence, data_dir=data, top=1)
+            senses = usage_senses(encoder, sentence, it.tokens[it.index], occurrence=occurrence,
+                                  data_dir=data, top=1)
             top = senses["senses"][0]["key"] if senses["senses"] else None
             usages.append({"word": word, "gold": it.label, "votes": votes,
                            "lean": votes[it.label] > max(v for c, v in votes.items() if c != it.label),
@@ -251,7 +252,8 @@ def main(argv=None) -> None:
     p.add_argument("--glove", action="store_true", help="also GloVe 6B-50d")
     p.add_argument("--tasks", default="wic,scws,similarity,analogy,coarsewsd,wsd")
     p.add_argument("--coarse-max", type=int, default=300, help="CoarseWSD-20 items per word (stratified)")
-    p.add_argument("--per-class", type=int, default=10, help="neighbours: CoarseWSD-20 train usages per class")
+    p.add_argument("--per-class", type=int, default=10,
+                   help="neighbours: CoarseWSD-20 train usages per class")
     p.add_argument("--data", default=DATA)
     p.add_argument("--out", type=Path, help="write the JSON here")
     p.add_argument("--json", action="store_true", help="print the JSON on stdout")

@@ -54,7 +54,8 @@ def test_wsd_lmms_rows(model, cache, data_dir, monkeypatch):
         assert src["semcor"] > 0 and src["hypernym"] > 0 and src["semcor"] < sum(src.values())
     assert rows["+static"]["f1"] == rows["+glosses"]["f1"]  # one lemma per instance: the same answers
     refs = {(r["split"], r["system"]) for r in json.loads(res.stdout)["references"]}
-    assert ("semeval2007", "LMMS-2048") in refs and ("ALL", "LMMS-2048") in refs  # the split's own published row
+    # the split's own published row, and ALL's
+    assert ("semeval2007", "LMMS-2048") in refs and ("ALL", "LMMS-2048") in refs
     assert not {s for s, _ in refs} - {"semeval2007", "ALL"}
     table = run(["eval", "wsd", "--model", model, "--semcor-limit", "40", "--data-dir", str(data_dir)], cache,
                 monkeypatch)
@@ -70,8 +71,8 @@ def test_wsd_1nn_rows(model, cache, data_dir, monkeypatch):
 
 
 def test_wsd_method_elsewhere_is_refused(cache, data_dir, monkeypatch):
-    res = run(["eval", "wic", "--vectors", "glove-6b-50d", "--method", "lmms", "--data-dir", str(data_dir)], cache,
-              monkeypatch)
+    res = run(["eval", "wic", "--vectors", "glove-6b-50d", "--method", "lmms", "--data-dir", str(data_dir)],
+              cache, monkeypatch)
     assert res.exit_code == 2 and "eval wsd" in res.output
 
 
@@ -90,13 +91,15 @@ FIXTURES = __import__("pathlib").Path(__file__).resolve().parent.parent / "fixtu
 
 
 def test_cosimlex_rows(model, cache, monkeypatch, data_dir):
-    res = run(["eval", "cosimlex", "--model", model, "--data-dir", str(FIXTURES), "--json"], cache, monkeypatch)
+    res = run(["eval", "cosimlex", "--model", model, "--data-dir", str(FIXTURES), "--json"], cache,
+              monkeypatch)
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)["results"]
     assert [(r["method"], r["layer"]) for r in rows] == [("cosine", 0), ("cosine", 1), ("cosine", 2),
                                                          ("cosine-last4", "last4")]
     for r in rows:
-        assert set(r) == {"split", "method", "layer", "subtask1_uncentered_pearson", "subtask2_harmonic_mean", "n"}
+        assert set(r) == {"split", "method", "layer", "subtask1_uncentered_pearson",
+                          "subtask2_harmonic_mean", "n"}
         assert r["split"] == "cosimlex" and r["n"] == 8
     assert rows[1]["subtask1_uncentered_pearson"] is not None  # a contextual layer predicts some change
     table = run(["eval", "cosimlex", "--model", model, "--data-dir", str(FIXTURES)], cache, monkeypatch)
@@ -111,7 +114,8 @@ def test_cosimlex_senses(model, cache, monkeypatch, data_dir):
         for name in ("wordnet", "wsd"):
             (root / name).symlink_to(data_dir / name)
         (root / "cosimlex").symlink_to(FIXTURES / "cosimlex")
-    res = run(["eval", "cosimlex", "--model", model, "--features", "senses", "--semcor-limit", "40", "--layer", "2",
+    res = run(["eval", "cosimlex", "--model", model, "--features", "senses", "--semcor-limit", "40",
+               "--layer", "2",
                "--data-dir", str(root), "--json"], cache, monkeypatch)
     assert res.exit_code == 0, res.output
     methods = {r["method"]: r for r in json.loads(res.stdout)["results"]}
@@ -129,13 +133,15 @@ def test_cosimlex_static_table_is_the_no_change_baseline(cache, monkeypatch):
 
 
 def test_cosimlex_features_are_checked(cache, monkeypatch):
-    res = run(["eval", "cosimlex", "--vectors", "glove-6b-50d", "--features", "full", "--data-dir", str(FIXTURES)],
+    res = run(["eval", "cosimlex", "--vectors", "glove-6b-50d", "--features", "full", "--data-dir",
+               str(FIXTURES)],
               cache, monkeypatch)
     assert res.exit_code == 2 and "cosimlex features" in res.output and "senses" in res.output
 
 
 def test_cosimlex_has_no_split(cache, monkeypatch):
     # --split used to be ignored without a word
-    res = run(["eval", "cosimlex", "--vectors", "glove-6b-50d", "--split", "dev", "--data-dir", str(FIXTURES)],
+    res = run(["eval", "cosimlex", "--vectors", "glove-6b-50d", "--split", "dev", "--data-dir",
+               str(FIXTURES)],
               cache, monkeypatch)
     assert res.exit_code == 2 and "no split 'dev'" in res.output and "drop --split" in res.output

@@ -85,7 +85,8 @@ def test_clusters_map_to_their_wordnet_senses(mapped):
         assert len(sims) == 3 and sims == sorted(sims, reverse=True) and all(-1 <= s <= 1 for s in sims)
     # every sense of "bank" has an embedding now (propagation), none is left unseen; where each comes from
     assert out["wordnet_unseen"] == []
-    assert {w["source"] for s in out["senses"] for w in s["wordnet"]} <= {"semcor", "synset", "hypernym", "lexname"}
+    assert {w["source"] for s in out["senses"] for w in s["wordnet"]} <= {"semcor", "synset", "hypernym",
+                                                                          "lexname"}
 
 
 def test_cli_wordnet_json(mapped):

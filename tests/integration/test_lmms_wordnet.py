@@ -36,7 +36,8 @@ def test_propagation_on_real_synsets(graph):
     keys = ("dog%1:05:00::", "domestic_dog%1:05:00::", "puppy%1:05:00::", "cat%1:05:00::", "bank%1:17:01::",
             "bank%2:38:00::")
     src = {k: SOURCES[p.source[row[k]]] if p.source[row[k]] >= 0 else None for k in keys}
-    assert src == {"dog%1:05:00::": "semcor", "domestic_dog%1:05:00::": "synset", "puppy%1:05:00::": "hypernym",
+    assert src == {"dog%1:05:00::": "semcor", "domestic_dog%1:05:00::": "synset",
+                   "puppy%1:05:00::": "hypernym",
                    "cat%1:05:00::": "lexname", "bank%1:17:01::": None, "bank%2:38:00::": None}
     got = p.vectors([row[k] for k in keys])
     np.testing.assert_allclose(got[:4], [[1.0, 2.0]] * 4)

@@ -50,7 +50,8 @@ def neighbours(*args):
 
 
 def test_senses_and_forms(model, reference, env):
-    res = neighbours("--model", model, "--reference", str(reference.with_name("ref.npz")), "--senses", "--json")
+    res = neighbours("--model", model, "--reference", str(reference.with_name("ref.npz")), "--senses",
+                     "--json")
     assert res.exit_code == 0, res.output
     r = json.loads(res.stdout)
     assert [n["word"] for n in r["neighbours"]] and not {"banks", "banking", "banker"} & {
@@ -71,7 +72,8 @@ def test_keep_forms(model, reference, env):
     res = neighbours("--model", model, "--reference", str(reference), "-k", "9", "--keep-forms", "--json")
     assert res.exit_code == 0, res.output
     r = json.loads(res.stdout)
-    assert {"banks", "banking", "banker"} <= {n["word"] for n in r["neighbours"]} and r["forms_left_out"] == []
+    assert {"banks", "banking",
+            "banker"} <= {n["word"] for n in r["neighbours"]} and r["forms_left_out"] == []
 
 
 def test_reference_of_another_layer_is_refused(model, reference, env):

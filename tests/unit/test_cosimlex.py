@@ -114,6 +114,7 @@ def test_static_table_is_the_no_change_baseline(tmp_path):
 def test_fetch_says_cosimlex_is_downloaded_by_hand(tmp_path):
     from contextlens.bench.fetch import DatasetFetchError, fetch
 
-    with pytest.raises(DatasetFetchError, match=r"knows no download of cosimlex: download them by hand .*11356/1308"):
+    with pytest.raises(DatasetFetchError,
+                       match=r"knows no download of cosimlex: download them by hand .*11356/1308"):
         fetch("cosimlex", tmp_path)
     assert not any(tmp_path.iterdir())  # nothing written

@@ -49,7 +49,8 @@ def make_graph(synsets=SYNSETS) -> WordNetGraph:
         edges += [(i, h) for h in hyper]
     return WordNetGraph(tuple(keys), tuple(names), np.array(key_synset), tuple(s[0] for s in synsets),
                         tuple(f"the gloss of {s[0].split('.')[0]}" for s in synsets),
-                        tuple(" ".join(n for _, n in s[3]) for s in synsets), np.array([s[1] for s in synsets]),
+                        tuple(" ".join(n for _,
+                                       n in s[3]) for s in synsets), np.array([s[1] for s in synsets]),
                         LEXNAMES, np.array(edges, dtype=np.int32).reshape(-1, 2))
 
 
@@ -80,7 +81,8 @@ def test_propagation_does_not_depend_on_synset_order():
     # extend.py's single pass in WordNet's order would miss puppy -> dog -> animal when puppy comes first
     order = [3, 2, 8, 5, 7, 0, 1, 4, 6]
     moved = {s: i for i, s in enumerate(order)}
-    shuffled = [(n, lex, [moved[h] for h in hyper], lemmas) for n, lex, hyper, lemmas in (SYNSETS[i] for i in order)]
+    shuffled = [(n, lex, [moved[h] for h in hyper], lemmas) for n, lex, hyper,
+                lemmas in (SYNSETS[i] for i in order)]
     _, _, a = propagated()
     _, _, b = propagated(make_graph(shuffled))
     assert a.keys() == b.keys()

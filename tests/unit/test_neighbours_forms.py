@@ -40,7 +40,8 @@ def test_forms_are_left_out_unless_kept(tmp_path):
 
 def test_reference_at_layer_picks_the_layer_file(tmp_path):
     for k in (3, 6):
-        EmbeddingTable(["a", "b"], [[1.0, 0.0], [0.0, float(k)]], name=f"minilm layer {k} mean (distilled)").save(
+        EmbeddingTable(["a", "b"], [[1.0, 0.0], [0.0, float(k)]],
+                       name=f"minilm layer {k} mean (distilled)").save(
             tmp_path / f"t.layer{k}.npz")
     assert reference_at_layer(tmp_path / "t.npz", 6).vectors[1, 1] == 6.0
     assert reference_at_layer(tmp_path / "t.layer3.npz", 3).vectors[1, 1] == 3.0

@@ -63,8 +63,8 @@ from ..progress import step
 from ..text import tokenize
 from ..vectors import EmbeddingTable
 
-__all__ = ["REFERENCE_WORDS", "CAUSAL_PREFIX", "reference_words", "reference_table", "contextual_neighbours", "nearest",
-           "is_form", "reference_at_layer"]
+__all__ = ["REFERENCE_WORDS", "CAUSAL_PREFIX", "reference_words", "reference_table", "contextual_neighbours",
+           "nearest", "is_form", "reference_at_layer"]
 
 log = logging.getLogger(__name__)
 REFERENCE_WORDS = 20_000

@@ -121,7 +121,8 @@ def run_cosimlex(cache, root, *, path=None, progress=None, senses: bool = False,
     items = datasets.load_cosimlex(root, path)
     n = len(items)
     static = cache.encoder.params().get("encoder") == "static"  # a table lookup: the no-change baseline
-    vec = cache.targets(f"cosimlex-{n}", cosimlex_items(items, words=static), progress=progress)  # (4n, layers, dim)
+    vec = cache.targets(f"cosimlex-{n}", cosimlex_items(items, words=static),
+                        progress=progress)  # (4n, layers, dim)
     w1c1, w2c1, w1c2, w2c2 = (vec[i * n:(i + 1) * n] for i in range(4))
     gold1, gold2 = [it.sim1 for it in items], [it.sim2 for it in items]
     cos1, cos2 = pair_cosines(w1c1, w2c1), pair_cosines(w1c2, w2c2)  # (n, layers)
@@ -155,7 +156,8 @@ def _senses_row(cache, root, items, vectors, ok, sense_view, semcor_limit, progr
     cands = {w: datasets.word_senses(wn, w)[1] for it in items for w in (it.word1, it.word2)}
     union = list(dict.fromkeys(k for keys in cands.values() for k in keys))
     steps = ("propagation", "glosses")
-    parts = sense_parts(cache, root, union, [view], steps=steps, semcor_limit=semcor_limit, progress=progress)[view]
+    parts = sense_parts(cache, root, union, [view], steps=steps, semcor_limit=semcor_limit,
+                        progress=progress)[view]
     sides = parts.parts(steps)
     x = [view_vectors(v, view) for v in vectors]  # word1/word2 in context 1, word1/word2 in context 2
     sims = np.full((len(items), 2), np.nan)
@@ -163,7 +165,8 @@ def _senses_row(cache, root, items, vectors, ok, sense_view, semcor_limit, progr
         for c in (0, 1):
             u, v = x[2 * c][i], x[2 * c + 1][i]
             word_cos = float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
-            r1, r2 = rank_senses(parts, u, cands[it.word1], steps), rank_senses(parts, v, cands[it.word2], steps)
+            r1 = rank_senses(parts, u, cands[it.word1], steps)
+            r2 = rank_senses(parts, v, cands[it.word2], steps)
             if not r1 or not r2:
                 sims[i, c] = word_cos  # a word WordNet lacks: its cosine alone
                 continue

@@ -55,9 +55,9 @@ import numpy as np
 from ..errors import EmptyInputError, InputError, check_choice
 from .glosses import GLOSS_BLOCK, gloss_embeddings, gloss_text
 
-__all__ = ["SOURCES", "STEPS", "Propagation", "propagate", "needed_semcor_keys", "gloss_text", "gloss_embeddings",
-           "static_parts", "concat_cosines", "SenseParts", "sense_parts", "rank_senses", "DEFAULT_STATIC",
-           "GLOSS_BLOCK", "tagged_keys"]
+__all__ = ["SOURCES", "STEPS", "Propagation", "propagate", "needed_semcor_keys", "gloss_text",
+           "gloss_embeddings", "static_parts", "concat_cosines", "SenseParts", "sense_parts", "rank_senses",
+           "DEFAULT_STATIC", "GLOSS_BLOCK", "tagged_keys"]
 
 log = logging.getLogger(__name__)
 SOURCES = ("semcor", "synset", "hypernym", "lexname")  # where a sense's propagated embedding comes from
@@ -204,7 +204,8 @@ def propagate(graph, semcor_keys: Sequence[str], semcor_vectors: np.ndarray,
     # step 3: each lexicographer file's mean over its synsets that have an embedding
     has = np.array([m is not None for m in mix])
     n_lex = len(graph.lexnames)
-    member = sparse.csr_matrix((np.ones(int(has.sum())), (graph.lexname[has].astype(np.int64), np.flatnonzero(has))),
+    member = sparse.csr_matrix((np.ones(int(has.sum())), (graph.lexname[has].astype(np.int64),
+                                                          np.flatnonzero(has))),
                                shape=(n_lex, n_syn))
     sizes = np.asarray(member.sum(axis=1)).ravel()
     lexname_weights = sparse.diags(np.where(sizes > 0, 1.0 / np.maximum(sizes, 1), 0.0)) @ member @ weights
@@ -215,7 +216,8 @@ def propagate(graph, semcor_keys: Sequence[str], semcor_vectors: np.ndarray,
     source[has[graph.key_synset]] = SOURCES.index("hypernym")
     source[base_of[graph.key_synset] >= 0] = SOURCES.index("synset")
     source[tagged] = SOURCES.index("semcor")
-    log.info("propagated %d SemCor senses to %d of %d WordNet senses", tagged.size, int((source >= 0).sum()), n_keys)
+    log.info("propagated %d SemCor senses to %d of %d WordNet senses", tagged.size, int((source >= 0).sum()),
+             n_keys)
     return Propagation(source, semcor_row, semcor_vectors, base.astype(np.float32), weights, lexname_vectors,
                        graph.key_synset.astype(np.int64), key_lexname,
                        None if semcor_counts is None else np.asarray(semcor_counts, dtype=np.int64),
@@ -452,7 +454,8 @@ def _propagations(cache, root, graph, views, semcor_limit, only, progress) -> di
     from .wsd import semcor_sense_embeddings
 
     reads = "all" if only is None else key_of(sorted(only))
-    key = {v: (cache.key, str(Path(root).resolve()), str(v), semcor_limit, graph.digest, reads) for v in views}
+    key = {v: (cache.key, str(Path(root).resolve()), str(v), semcor_limit, graph.digest,
+               reads) for v in views}
     missing = [v for v in views if key[v] not in _memo]
     if missing:
         if only is not None and not only:

@@ -27,7 +27,8 @@ SOURCES = {
 }
 
 
-WSD_SPLITS = ("senseval2", "senseval3", "semeval2007", "semeval2013", "semeval2015")  # the framework's, ALL apart
+# the splits of Raganato et al.'s framework (ALL apart)
+WSD_SPLITS = ("senseval2", "senseval3", "semeval2007", "semeval2013", "semeval2015")
 
 
 @dataclass(frozen=True)

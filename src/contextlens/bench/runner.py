@@ -103,7 +103,8 @@ def evaluate(task: str, *, model=None, vectors=None, method: str = "static", lay
         views = options.get("views") or (wanted if wanted is not None else [DEFAULT_WSD_VIEW])
         rows = run_wsd(cache, root, split=split or "semeval2007", views=views,
                        semcor_limit=options.get("semcor_limit"), progress=progress,
-                       all_senses=options.get("all_senses", False), method=options.get("wsd_method") or "lmms",
+                       all_senses=options.get("all_senses", False),
+                       method=options.get("wsd_method") or "lmms",
                        static=options.get("static"))
     elif task == "coarsewsd":
         sweep = wanted if wanted is not None else [options.get("default_layer", -1)]

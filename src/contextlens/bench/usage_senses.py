@@ -81,4 +81,5 @@ def usage_senses(encoder, sentence: str, word: str, *, layer: int = -1, occurren
         s = graph.key_synset[graph.key_row[key]]
         out.append({"key": key, "synset": graph.synsets[s], "gloss": graph.definitions[s], "cosine": cosine,
                     "source": SOURCES[parts.source[parts.index[key]]]})
-    return {"word": enc.words[0].text, "lemma": lemma, "layer": number, "candidates": len(keys), "senses": out}
+    return {"word": enc.words[0].text, "lemma": lemma, "layer": number, "candidates": len(keys),
+            "senses": out}

@@ -142,7 +142,8 @@ def sense_features(parts, x1: np.ndarray, x2: np.ndarray, candidates: Sequence[S
         (k1, m1), (k2, m2) = r1[0], r2[0]
         a, b = parts.index[k1], parts.index[k2]
         sides = parts.parts(SENSE_STEPS)
-        out[i] = (float(k1 == k2), float(concat_cosines([p[a] for p in sides], [p[[b]] for p in sides])[0]), m1, m2)
+        out[i] = (float(k1 == k2), float(concat_cosines([p[a] for p in sides], [p[[b]] for p in sides])[0]),
+                  m1, m2)
     return out
 
 

@@ -332,7 +332,8 @@ def run_wsd(
     parts = {}
     if method == "lmms":
         static = DEFAULT_STATIC if static is None else static
-        parts = sense_parts(cache, root, union, views, static=static, semcor_limit=semcor_limit, progress=progress)
+        parts = sense_parts(cache, root, union, views, static=static, semcor_limit=semcor_limit,
+                            progress=progress)
         lemma_static = dict(zip(dict.fromkeys(i.lemma for i in instances), static_parts(
             _table(static), list(dict.fromkeys(i.lemma for i in instances)))))
     for v in views:

@@ -9,10 +9,12 @@ import typer
 from . import options as o
 from ._common import add_command, err, handle_errors, out, print_json, say, spinner, table
 
-TASK_CHOICES = ("wic", "wsd", "coarsewsd", "scws", "cosimlex", "similarity", "analogy", "all")  # runner.TASKS + all
+# runner.TASKS + all
+TASK_CHOICES = ("wic", "wsd", "coarsewsd", "scws", "cosimlex", "similarity", "analogy", "all")
 METRICS = ("accuracy", "precision", "recall", "f1", "macro_f1", "spearman", "subtask1_uncentered_pearson",
            "subtask2_harmonic_mean")
-CORRELATIONS = ("spearman", "subtask1_uncentered_pearson", "subtask2_harmonic_mean")  # shown as they are, not %
+# shown as they are, not in %
+CORRELATIONS = ("spearman", "subtask1_uncentered_pearson", "subtask2_harmonic_mean")
 LEXICAL = ("similarity", "analogy")
 WSD_METHODS = ("lmms", "1nn")  # bench.wsd.WSD_METHODS (not imported: the CLI starts without numpy)
 POS = ("NOUN", "VERB", "ADJ", "ADV")
@@ -83,7 +85,8 @@ def eval_(
     task: str = typer.Argument(..., metavar="TASK", help=" | ".join(TASK_CHOICES)),
     model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, vectors: str = o.reads(o.option(None, "--vectors", metavar="FILE|NAME", help="A static "
                                                   "table: a vectors file or a packaged name (glove-6b-50d).")),
-    method: str = o.method_option("static", also="wsd: also the disambiguation, lmms (LMMS in full, a row per step; "
+    method: str = o.method_option("static",
+                                  also="wsd: also the disambiguation, lmms (LMMS in full, a row per step; "
                                   "default) | 1nn (SemCor's senses only)."),
     layer: int = o.layer_option(None, help="One layer number (0 = the static / embedding row; negative from the "
                                            "top)."),

@@ -156,7 +156,8 @@ def senses(
     max_usages: int = o.bounded(o.option(2000, "--max-usages", metavar="N", help="Cluster at most this many usages "
                                          "(a fixed sample)."), 2, MAX_CLUSTERED,
                                 hint="clustering needs memory that grows with the square of the usages"),
-    wordnet: bool = o.flag("--wordnet", help="Match each sense to WordNet senses (LMMS sense embeddings of the "
+    wordnet: bool = o.flag("--wordnet",
+                           help="Match each sense to WordNet senses (LMMS sense embeddings of the "
                            "index's model: SemCor propagated through WordNet, and glosses; needs WordNet and "
                            "SemCor in the data folder)."),
     data_dir: Path = o.DATA_DIR, as_json: bool = o.JSON,

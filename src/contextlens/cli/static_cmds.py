@@ -181,10 +181,12 @@ def neighbours(
                                       "words each encoded alone, built once per model and cached).")),
     k: int = o.top_k(10, "How many neighbours."), as_json: bool = o.JSON,
     html: Path = o.HTML,
-    senses: bool = o.flag("--senses", help="With --in: also the WordNet senses of WORD nearest this usage, with "
+    senses: bool = o.flag("--senses",
+                          help="With --in: also the WordNet senses of WORD nearest this usage, with "
                           "their glosses (LMMS sense embeddings; needs WordNet and SemCor in the data folder; the "
                           "first time per model and layer encodes SemCor, cached)."),
-    keep_forms: bool = o.flag("--keep-forms", help="With --in: keep WORD's own forms (banks, banking for bank) "
+    keep_forms: bool = o.flag("--keep-forms",
+                              help="With --in: keep WORD's own forms (banks, banking for bank) "
                               "among the neighbours; by default they are left out."),
     data_dir: Path = o.DATA_DIR,
 ) -> None:
@@ -229,7 +231,8 @@ def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence
                                   reference=table, keep_forms=keep_forms)
     if senses:
         with stage_progress(quiet=as_json) as progress:
-            r["senses"] = usage_senses(encoder, text, word, layer=layer, occurrence=o.parse_occurrence(occurrence),
+            r["senses"] = usage_senses(encoder, text, word, layer=layer,
+                                       occurrence=o.parse_occurrence(occurrence),
                                        data_dir=data_dir, progress=progress)
     if html:
         from .. import views

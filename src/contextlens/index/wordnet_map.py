@@ -142,7 +142,8 @@ def map_centroids(store: UsageReader, candidates: WordNetCandidates, layer: int,
             progress(done)
 
     try:
-        parts = sense_parts(cache, candidates.root, candidates.keys, [view], steps=steps, progress=stage)[view]
+        parts = sense_parts(cache, candidates.root, candidates.keys, [view], steps=steps,
+                            progress=stage)[view]
     except EmptyInputError as e:
         raise InputError(f"no sense embedding can be made for {candidates.lemma!r}: {e}") from None
     seen = [k for k in candidates.keys if parts.source[parts.index[k]] >= 0]

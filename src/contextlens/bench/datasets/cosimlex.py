@@ -5,8 +5,8 @@ The published file is tab-separated with a header line; the columns read here ar
 ``word1_context1``, the inflected form of word1 in context 1, may follow, in any order).
 Each context is a short passage with both words marked ``<strong>…</strong>``; the loader
 removes the marks, keeps the text, and records which marked span is word1 and which
-word2 (by the ``wordN_contextM`` columns when present, else by the words themselves). ``sim1`` / ``sim2`` are the mean annotator similarity (0-10) of
-the pair in each context.
+word2 (by the ``wordN_contextM`` columns when present, else by the words themselves).
+``sim1`` / ``sim2`` are the mean annotator similarity (0-10) of the pair in each context.
 
 >>> marked_spans("their <strong>presence</strong> is almost <strong>absence</strong>.")
 ('their presence is almost absence.', ((6, 14), (25, 32)))
@@ -87,7 +87,8 @@ def _assign(text: str, spans, words: tuple[str, str], forms: tuple[str | None, s
     return None
 
 
-def load_cosimlex(root: str | Path, path: str | Path | None = None, *, lang: str = "en") -> list[CosimlexItem]:
+def load_cosimlex(root: str | Path, path: str | Path | None = None, *,
+                  lang: str = "en") -> list[CosimlexItem]:
     """The CoSimLex pairs of ``root/cosimlex/cosimlex_<lang>.csv``, or of ``path`` (a relative
     path is taken under ``root``). A missing column, a rating that is not a number, or a
     context without its two marked words raises FileFormatError naming the line."""
@@ -103,16 +104,19 @@ def load_cosimlex(root: str | Path, path: str | Path | None = None, *, lang: str
         header = reader.fieldnames or []
         missing = [c for c in COSIMLEX_COLUMNS if c not in header]
         if missing:
-            raise FileFormatError(file, 1, f"the header lacks {', '.join(missing)}; a CoSimLex file is tab-separated "
+            raise FileFormatError(file, 1,
+                                  f"the header lacks {', '.join(missing)}; a CoSimLex file is tab-separated "
                                            f"with the columns {' '.join(COSIMLEX_COLUMNS)} ...")
         items = []
         for line_no, row in enumerate(reader, 2):
             if None in row or any(row[c] is None for c in COSIMLEX_COLUMNS):
-                raise FileFormatError(file, line_no, f"expected {len(header)} tab-separated fields as the header "
+                raise FileFormatError(file, line_no,
+                                      f"expected {len(header)} tab-separated fields as the header "
                                                      "says")
             sims = [parse_float(row[c]) for c in ("sim1", "sim2")]
             if None in sims:
-                raise FileFormatError(file, line_no, f"sim1 and sim2 must be numbers, got {row['sim1']!r} and "
+                raise FileFormatError(file, line_no,
+                                      f"sim1 and sim2 must be numbers, got {row['sim1']!r} and "
                                                      f"{row['sim2']!r}")
             placed = []
             for k in (1, 2):
@@ -120,7 +124,8 @@ def load_cosimlex(root: str | Path, path: str | Path | None = None, *, lang: str
                 forms = (row.get(f"word1_context{k}") or None, row.get(f"word2_context{k}") or None)
                 pair = _assign(text, spans, (row["word1"], row["word2"]), forms) if len(spans) == 2 else None
                 if pair is None:
-                    raise FileFormatError(file, line_no, f"context{k} must mark {row['word1']!r} and {row['word2']!r}"
+                    raise FileFormatError(file, line_no,
+                                          f"context{k} must mark {row['word1']!r} and {row['word2']!r}"
                                                          f" with <strong>...</strong> (found {len(spans)} marked: "
                                                          f"{[text[a:b] for a, b in spans]})")
                 placed.append((text, pair))

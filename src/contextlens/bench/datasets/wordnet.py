@@ -34,8 +34,8 @@ from ...errors import FileFormatError, MissingDependencyError, OutputPathError, 
 from .registry import DATASETS, require
 from .wsd import WSD_POS
 
-__all__ = ["wordnet", "candidate_keys", "word_senses", "most_frequent_key", "key_synset", "unknown_keys", "WORDNET_POS",
-           "WordNetGraph", "wordnet_graph", "graph_from_reader"]
+__all__ = ["wordnet", "candidate_keys", "word_senses", "most_frequent_key", "key_synset", "unknown_keys",
+           "WORDNET_POS", "WordNetGraph", "wordnet_graph", "graph_from_reader"]
 
 log = logging.getLogger(__name__)
 WORDNET_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
