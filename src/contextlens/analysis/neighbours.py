@@ -56,6 +56,7 @@ from typing import Any
 
 import numpy as np
 
+from ..bounds import MAX_K
 from ..disk_cache import DiskCache, check_marker, write_marker
 from ..encoders.base import Encoder
 from ..errors import EmptyInputError, InputError, ZeroVectorError, check_int
@@ -71,7 +72,6 @@ REFERENCE_WORDS = 20_000
 #: what comes before a reference word encoded by a causal encoder (so the word is not its first piece)
 CAUSAL_PREFIX = "\n"
 _CHUNK = 4096  # words encoded per call while building a reference table
-MAX_K = 10_000
 
 
 def reference_words(n: int = REFERENCE_WORDS) -> list[str]:
@@ -217,20 +217,23 @@ def _alone(encoder: Encoder, words: list[str], advance: Callable[[int], None] = 
             raise EmptyInputError(f"the encoder's table holds none of the {len(words)} reference words") from None
         kept = [w for w in words if w in rows]
         return np.repeat(np.stack([rows[w] for w in kept])[None], len(encoder.layer_ids), 0), kept, "table rows"
-    kept, stack = [], []
+    kept = []
     single = [w for w in words if len(tokenize(w)) == 1]  # a reference word is one word of the tokenizer
     prefix = CAUSAL_PREFIX if encoder.causal else ""  # white space: the word is still word 0 of the text
     advance(len(words) - len(single))
+    # filled in place: SmolLM2's 20,000 words x 31 layers x 576 numbers are 1.4 GB once (a list of
+    # rows stacked at the end held them twice)
+    stack = np.empty((len(encoder.layer_ids), len(single), encoder.dim), dtype=np.float32)  # (layers, words, dim)
     for start in range(0, len(single), _CHUNK):
         chunk = single[start : start + _CHUNK]
         for w, enc in zip(chunk, encoder.encode([prefix + w for w in chunk], targets=[[0]] * len(chunk))):
             if len(enc.words) == 1:  # the word alone, with a vector (not skipped)
+                stack[:, len(kept)] = enc.layers[:, 0]  # (layers, dim)
                 kept.append(w)
-                stack.append(enc.layers[:, 0])  # (layers, dim)
         advance(len(chunk))
     if not kept:
         raise EmptyInputError(f"the encoder gave none of the {len(words)} reference words a vector")
-    return np.stack(stack, axis=1), kept, "words alone" + (" after a line break" if prefix else "")
+    return stack[:, : len(kept)], kept, "words alone" + (" after a line break" if prefix else "")
 
 
 #: endings that make a word's inflections and its commonest derivations; "es" only after a

@@ -5,13 +5,13 @@ from pathlib import Path
 
 import typer
 
+from ..bounds import MAX_BATCH
 from ..errors import InputError
 from . import options as o
 from ._common import add_command, err, fmt, group, handle_errors, out, print_json, say, table
 
 DB = o.reads(o.option(..., "--db", metavar="DIR", help="The index folder."))
 STORED_LAYER = o.layer_option(None, help="The stored layer number to use (default: the deepest).")
-MAX_BATCH = 4096  # encoders.transformer's batch_size bound
 MAX_CLUSTERED = 20_000  # average linkage keeps n²/2 distances: 1.6 GB at this size
 
 

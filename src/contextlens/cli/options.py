@@ -35,6 +35,7 @@ from typing import Any
 
 import typer
 
+from ..bounds import MAX_K, MAX_LAYERS
 from ..errors import InputError, check_float, check_int, numbered
 
 DEFAULT_VECTORS = "glove-6b-50d"
@@ -43,10 +44,8 @@ STATIC_METHODS_HELP = "static | average | attention"  # encoders.registry.STATIC
 PROJECTIONS_HELP = "pca | tsne | umap"  # analysis.projection.PROJECTIONS
 ENGINES_HELP = "torch | onnx | auto"  # encoders.engines.ENGINES
 PRECISIONS_HELP = "fp32 | bf16"  # encoders.engines.PRECISIONS
-MAX_K = 10_000  # neighbours, answers, usages, clusters listed
 MAX_WINDOW = 10_000
 MAX_HEADS = 4096
-MAX_LAYERS = 64  # encoders.mixing.MAX_LAYERS
 MAX_LAYER_NUMBER = 10_000
 
 

@@ -24,6 +24,7 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..bounds import MAX_K
 from ..errors import EmptyInputError, FileFormatError, InputError, TargetNotFoundError, ask, check_int
 from ..text import locate, tokenize
 from .store import IndexMismatchError, UsageReader, open_store
@@ -32,7 +33,6 @@ __all__ = ["search_usages", "like_usage", "search_queries", "read_queries", "Que
 
 log = logging.getLogger(__name__)
 _ENCODERS: dict[tuple, Any] = {}
-MAX_K = 10_000  # results per search
 _READERS: dict[str, UsageReader] = {}  # opened indexes by folder, most recent last
 KEEP_READERS = 4
 
