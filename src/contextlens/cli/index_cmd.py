@@ -156,8 +156,10 @@ def senses(
     max_usages: int = o.bounded(o.option(2000, "--max-usages", metavar="N", help="Cluster at most this many usages "
                                          "(a fixed sample)."), 2, MAX_CLUSTERED,
                                 hint="clustering needs memory that grows with the square of the usages"),
-    wordnet: bool = o.flag("--wordnet", help="Match each sense to WordNet senses (SemCor sense embeddings of the "
-                           "index's model; needs WordNet and SemCor in the data folder)."),
+    wordnet: bool = o.flag("--wordnet",
+                           help="Match each sense to WordNet senses (LMMS sense embeddings of the "
+                           "index's model: SemCor propagated through WordNet, and glosses; needs WordNet and "
+                           "SemCor in the data folder)."),
     data_dir: Path = o.DATA_DIR, as_json: bool = o.JSON,
 ) -> None:
     """Induce WORD's senses from its usages in the index."""
@@ -184,10 +186,10 @@ def senses(
             say(f"  {fmt(t['similarity'])}  {t['sentence']}")
         for i, w in enumerate(s.get("wordnet", [])):
             label = "WordNet" if i == 0 else "       "
-            say(f"  {label} {fmt(w['similarity'])}  {w['key']} {w['synset']}: {w['gloss']} "
-                f"({w['semcor_count']} in SemCor)")
+            seen = f"{w['semcor_count']} in SemCor" if w.get("semcor_count") else f"from its {w.get('source')}"
+            say(f"  {label} {fmt(w['similarity'])}  {w['key']} {w['synset']}: {w['gloss']} ({seen})")
     if result.get("wordnet_unseen"):
-        say(f"\nWordNet senses of {result['wordnet_lemma']!r} never tagged in SemCor, so not matched "
+        say(f"\nWordNet senses of {result['wordnet_lemma']!r} with no embedding, so not matched "
             f"(glosses in --json): {', '.join(u['synset'] for u in result['wordnet_unseen'])}")
 
 
