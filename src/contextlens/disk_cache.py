@@ -102,7 +102,7 @@ KINDS = {k.name: k for k in (
     CacheKind("numba", "the co-occurrence kernels compiled by numba (one folder per install)", 256 * MIB),
     # SemCor parsed: 32 MB
     CacheKind("datasets", "parsed datasets (SemCor's 221 MB of XML, parsed once)", 1 * GIB),
-    # a compressed side index: ~100 bytes per usage and layer (100 MB at 1M usages); a full one ~1,900
+    # a compressed side index: ~140 bytes per usage and layer (140 MB at 1M usages); a full one ~1,900
     CacheKind("search", "search indexes of usage indexes kept in object storage (s3://, gs://...)", 8 * GIB),
 )}
 

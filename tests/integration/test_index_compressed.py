@@ -21,7 +21,7 @@ from contextlens.index.encode import EncodedChunk  # noqa: E402
 from contextlens.index.stats import index_stats  # noqa: E402
 from contextlens.index.store import UsageRow, UsageStore, open_store  # noqa: E402
 
-DIM = 48  # 6 PQ codes of one byte
+DIM = 48  # 12 PQ codes of one byte
 
 
 def clustered(n, seed=0, centres=40, noise=0.3):
@@ -66,7 +66,7 @@ def test_compressed_search_finds_what_exact_search_finds(tmp_path):
     x = clustered(3000)
     reader = finished(tmp_path / "db", x)
     side = reader.side()
-    assert side.kind == "compressed" and side.meta["pq_codes"] == 6 and not side.hnsw
+    assert side.kind == "compressed" and side.meta["pq_codes"] == 12 and not side.hnsw
     assert not (side.folder / "rows.arrow").exists()  # rows are read from the table
     rng = np.random.default_rng(1)
     recall = []
@@ -91,7 +91,8 @@ def test_compressed_search_finds_what_exact_search_finds(tmp_path):
 
 def test_stats_give_the_bytes_per_usage_of_each_kind(tmp_path):
     x = clustered(2000, seed=2)
-    packed, full = finished(tmp_path / "packed", x), finished(tmp_path / "full", x, side="full")
+    packed = finished(tmp_path / "packed", x)
+    finished(tmp_path / "full", x, side="full")
     a, b = index_stats(tmp_path / "packed"), index_stats(tmp_path / "full")
     files = sum(f.stat().st_size for f in packed.side().folder.iterdir())
     assert a["search"] == {"kind": "compressed", "bytes": files, "bytes_per_usage": round(files / 2000, 1)}

@@ -120,7 +120,7 @@ def test_cli_searches_repeated_dbs_as_one(built):
 
 
 def test_indexes_that_disagree_are_refused_naming_what_differs(built, tmp_path):
-    root, corpus = built["root"], str(built["corpus"])
+    corpus = str(built["corpus"])
     other = build_index(corpus, tmp_path / "words", ["bank", "river"], model=built["model"], layers=[1, 2])
     with pytest.raises(IndexMismatchError, match=r"they differ in words: bank, spring \(2 words\) in .*part0, "
                                                  r"bank, river \(2 words\)"):

@@ -56,7 +56,7 @@ def build(
     batch_size: int = o.bounded(o.option(32, "--batch-size", metavar="N", help="Sentences per forward pass "
                                          "(length-sorted)."), 1, MAX_BATCH),
     compress: bool = o.flag("--compress/--no-compress", default=None, help="A compressed search index (product "
-                            "quantisation, re-ranked from the stored vectors: ~100 bytes per usage instead of "
+                            "quantisation, re-ranked from the stored vectors: ~140 bytes per usage instead of "
                             "~1,900). Default: compressed from 1,000,000 usages x stored layers."),
     shard: str = o.option(None, "--shard", metavar="I/N", help="Index only the documents of shard I (from 0) of N "
                           "(by a hash of each file's name); search the N indexes as one with repeated --db."),

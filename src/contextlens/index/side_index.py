@@ -32,14 +32,17 @@ measurements behind this design (against FAISS HNSW and LanceDB's own indexes).
 **Compressed** (``kind="compressed"``; chosen by :func:`side_kind` for a large table, or asked
 for): the float16 lists and the graph cost about 1,830 bytes per usage and layer, 1.8 GB of
 memory at 1M usages. A compressed side index keeps, per stored layer, a FAISS ``IVF<n>,PQ<m>``
-index of the unit vectors (``m = dim / 8`` one-byte codes: 48 bytes for dim 384; ids =
-positions, sorted by word as above) and, instead of ``rows.arrow``, each position's LanceDB
-row id (``row_ids.npy``). A search takes the PQ index's best ``rerank_for(k)`` candidates,
-reads their float16 vectors from the LanceDB table (the store of record) by row id, scores
-them exactly and reads the rows of the ``k`` best: about 100 bytes per usage and layer
-in all (see :func:`compressed_bytes_per_usage` and benchmarks/RESULTS.md, "Compressed
-search"). A search over every word probes ``max(NPROBES, lists / ALL_WORDS_PROBE_DIVISOR)``
-lists (there is no graph); a word's search probes as above.
+index of the unit vectors (:func:`pq_codes`: one one-byte code per 4 dimensions, at most
+128: 96 bytes for dim 384; ids = positions, sorted by word as above) and, instead of
+``rows.arrow``, each position's LanceDB row id (``row_ids.npy``). A search takes the PQ
+index's best :func:`rerank_for` ``(k)`` candidates (200 for k = 10), reads their float16
+vectors from the LanceDB table (the store of record) by row id, scores them exactly and
+reads the rows of the ``k`` best: about 140 bytes per usage and layer in all. A search
+over every word probes ``max(NPROBES, lists / ALL_WORDS_PROBE_DIVISOR)`` lists (there is
+no graph); a word's search probes as above. Why these settings (1M synthetic usages in
+tight clusters, the hard case: 48 codes re-ranking 100 candidates recalled 0.68, 96 codes
+0.91 and with 200 candidates 0.99; probing 100 lists instead of 20 recalled the same and
+cost 15 ms): benchmarks/RESULTS.md, "Compressed search".
 
 Written atomically: into a temporary folder renamed into place when complete, so a build
 killed while writing it leaves no side index, and the next build or reader writes it again.
@@ -55,10 +58,10 @@ the same way (:func:`write_side_index` into the cache's temporary folder).
 10
 >>> side_kind(rows=50_000, layers=1, compress=None), side_kind(2_000_000, 1, None), side_kind(300, 2, True)
 ('full', 'compressed', 'compressed')
->>> pq_codes(384), pq_codes(768), pq_codes(32), pq_codes(100)
-(48, 96, 4, 10)
+>>> pq_codes(384), pq_codes(768), pq_codes(576), pq_codes(32), pq_codes(100)
+(96, 128, 96, 8, 25)
 >>> rerank_for(10), rerank_for(50)
-(100, 500)
+(200, 1000)
 """
 
 from __future__ import annotations
@@ -87,7 +90,7 @@ FORMAT, FORMAT_VERSION = "contextlens-side-index", 3  # 2: the HNSW graph; 3: th
 KINDS = ("full", "compressed")
 # usages x stored layers above which a build compresses its side index unless told: the full
 # one holds ~1,830 bytes per usage and layer in memory (1.8 GB at this size), the compressed
-# one ~100; see benchmarks/RESULTS.md ("Compressed search") for the figures behind it
+# one ~140; see benchmarks/RESULTS.md ("Compressed search") for the figures behind it
 COMPRESS_MIN_ROWS = 1_000_000
 ANN_MIN_ROWS = 20_000  # below this, one list: every search is an exact scan (a few ms at 20k usages)
 NPROBES = 10  # lists probed over every word where there is no graph; the fewest a word's search probes
@@ -99,10 +102,10 @@ EXACT_MAX_WORD_ROWS = 10_000  # a word with at most this many usages: every list
 TRAIN_PER_LIST = 64  # k-means training sample: this many vectors per list
 ADD_BATCH = 100_000  # vectors normalised and added at a time (bounded memory)
 PREFIX = "search-v"
-PQ_DIMS_PER_CODE = 8  # one one-byte PQ code per 8 dimensions (dim 384: 48 bytes a vector)
-RERANK = 10  # candidates re-scored exactly per result asked (at least RERANK_MIN)
-RERANK_MIN = 100
-ALL_WORDS_PROBE_DIVISOR = 10  # compressed, over every word: a tenth of the lists (no graph)
+PQ_DIMS_PER_CODE, PQ_MAX_CODES = 4, 128  # one-byte PQ codes: one per 4 dimensions, at most 128 a vector
+RERANK = 20  # candidates re-scored exactly per result asked (at least RERANK_MIN)
+RERANK_MIN = 200
+ALL_WORDS_PROBE_DIVISOR = 50  # compressed, over every word: a fiftieth of the lists (no graph)
 PQ_BITS = 8
 PQ_TRAIN_ROWS = 65_536  # FAISS trains each code book on at most 256 x 256 points
 
@@ -142,9 +145,9 @@ def side_kind(rows: int, layers: int, compress: bool | None) -> str:
 
 
 def pq_codes(dim: int) -> int:
-    """One-byte PQ codes per vector: ``dim / PQ_DIMS_PER_CODE``, or the largest divisor of
-    ``dim`` below it (FAISS splits a vector into equal parts)."""
-    m = max(1, dim // PQ_DIMS_PER_CODE)
+    """One-byte PQ codes per vector: ``dim / PQ_DIMS_PER_CODE`` (at most ``PQ_MAX_CODES``),
+    or the largest divisor of ``dim`` below it (FAISS splits a vector into equal parts)."""
+    m = max(1, min(dim // PQ_DIMS_PER_CODE, PQ_MAX_CODES))
     while dim % m:
         m -= 1
     return m

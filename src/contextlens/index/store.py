@@ -28,8 +28,8 @@ ms each) and its IVF-HNSW-SQ recalled less; inverted lists alone needed a tenth 
 probed for recall 0.95 on real vectors, where the graph is there in a millisecond; but a
 word-filtered graph search collapses for words below a few % of the table, which is why a
 word's search stays on the inverted lists. A large index gets a *compressed* side index
-instead (product quantisation, re-ranked with the table's float16 vectors: about 100 bytes
-per usage and layer against 1,830; see :mod:`.side_index`).
+instead (product quantisation, re-ranked with the table's float16 vectors: about 140 bytes
+per usage and layer against 1,900; see :mod:`.side_index`).
 
 Where it lives: a folder (``--db DIR``), or a LanceDB URI passed through as it is given
 (``s3://bucket/usages``, ``gs://...``, ``az://...``, or ``file:///...``, the same code path
