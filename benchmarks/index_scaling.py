@@ -149,7 +149,8 @@ def run_ray(corpus: str, words: list[str], match: str, db: str, actors: int, que
 
     from contextlens.index import build_index
 
-    ray.init(num_cpus=max(actors, os.cpu_count() or 1), include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=max(actors, os.cpu_count() or 1), include_dashboard=False,
+             log_to_driver=False)
     try:
         with TreeCPU() as tree:
             load0, cpu0, t0 = os.getloadavg()[0], _cpu_self(), time.perf_counter()

@@ -190,6 +190,22 @@ def test_a_worker_node_killed_mid_build_still_gives_the_clean_result(cluster, da
     assert_same_index(tmp_path / "db", data["local"])
 
 
+def test_no_address_starts_a_cluster_of_its_own_beside_a_running_one(cluster, data, tmp_path, monkeypatch):
+    """With no --address the build runs on a local cluster of its own: it never joins a cluster
+    that Ray finds by itself (RAY_ADDRESS, or the last one started on this machine, as this
+    test's cluster is: another test's, or another user's)."""
+    c, workers = cluster
+    monkeypatch.setenv("RAY_ADDRESS", c.address)
+    if ray.is_initialized():
+        ray.shutdown()
+    result = build_index(data["corpus"], tmp_path / "db", WORDS, model=data["model"], layers=[1, 2],
+                         dtype="float32", engine="ray", concurrency=1, batch_size=8)
+    assert result.usages == sum(result.nodes.values()) == 120
+    assert not set(result.nodes) & {*worker_ids(workers), c.head_node.node_id}  # not the running cluster's nodes
+    assert not ray.is_initialized()  # the cluster it started is gone with the build
+    assert_same_index(tmp_path / "db", data["local"])
+
+
 def test_a_chunk_lost_with_a_node_is_encoded_again_and_other_errors_are_not_retried(monkeypatch):
     from ray.exceptions import NodeDiedError
 

@@ -37,7 +37,8 @@ def encoder_actors() -> int:
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # a cluster of its own: never one that runs on the machine (another test's, another user's)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 

@@ -10,7 +10,8 @@ local engine's own function. The driver gathers the batches into one
 :class:`~contextlens.index.encode.EncodedChunk` and the build loop writes it and commits the
 chunk's checkpoint, as for a local build, so a Ray build resumes like a local one.
 
-Where it runs: ``address=None`` starts a local Ray cluster (the machine's cores);
+Where it runs: ``address=None`` (or ``"local"``) starts a local Ray cluster of its own (the
+machine's cores), even when another cluster runs on the machine or ``RAY_ADDRESS`` names one;
 ``"auto"`` joins the cluster this machine is part of (``ray start --head`` /
 ``ray start --address=HEAD:6379``); ``"ray://HEAD:10001"`` connects through Ray Client.
 The worker nodes need contextlens with its ``hf`` extra and the model installed (or a
@@ -122,11 +123,10 @@ class RayEncoder:
         ray = _ray()
         self._ray, self._started = ray, False
         if not ray.is_initialized():
-            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-            if address not in (None, "local"):
-                kwargs["address"] = address
+            # no address: a local cluster of our own ("local"), never one Ray would otherwise find and
+            # join (RAY_ADDRESS, or the last cluster started on this machine: another user's, a test's)
             log.info("starting Ray (%s)", address or "a local cluster")
-            ray.init(**kwargs)
+            ray.init(address=address or "local", include_dashboard=False, log_to_driver=False)
             self._started = True
         ctx = ray.data.DataContext.get_current()
         ctx.enable_progress_bars = False
