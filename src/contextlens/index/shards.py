@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, ask
 from .store import IndexMismatchError, UsageReader, is_uri
 
 __all__ = ["ShardedReader", "parse_shard", "shard_of", "AGREE", "open_readers"]
@@ -44,7 +44,7 @@ MAX_SHARDS = 1 << 16
 
 def parse_shard(shard) -> tuple[int, int]:
     """``(I, N)`` from ``"I/N"`` or a pair: shard I (from 0) of N."""
-    how = "give the shard as I/N: this build's part I (from 0) of N parts, e.g. --shard 0/4 ... --shard 3/4"
+    how = f"{ask('shard')} as I/N: this build's part I (from 0) of N parts, e.g. 0/4 ... 3/4"
     if isinstance(shard, str):
         left, slash, right = shard.strip().partition("/")
         try:
@@ -114,7 +114,7 @@ class ShardedReader:
                 said = "; ".join(f"{k}: {_describe(first, k)} in {first.path}, {_describe(other, k)} in {other.path}"
                                  for k in differ)
                 raise IndexMismatchError(f"these indexes cannot be searched as one, they differ in {said}; give "
-                                         "indexes built with the same --model, --layers, --match and words")
+                                         "indexes built with the same model, layers, match and words")
         shards = [r.params.get("shard") for r in self.readers if r.params.get("shard")]
         twice = [s for s, c in Counter(shards).items() if c > 1]
         if twice:
@@ -123,7 +123,7 @@ class ShardedReader:
         splits = {s.split("/")[1] for s in shards}
         if len(splits) > 1:
             raise InputError(f"these indexes are shards of different splits ({', '.join(sorted(shards))}): documents "
-                             "would be in two of them; give the shards of one split (the same N in --shard I/N)")
+                             "would be in two of them; give the shards of one split (the same N in I/N)")
         if splits and len(shards) == len(self.readers):
             n = int(splits.pop())
             absent = sorted(set(range(n)) - {int(s.split("/")[0]) for s in shards})

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, MissingDependencyError, check_int
+from ..errors import InputError, MissingDependencyError, ask, check_int
 from ..index.encode import EncodedChunk, PlannedSentence, encode_planned, make_index_encoder
 
 __all__ = ["RayEncoder", "UsageEncoderActor", "CHUNK_SENTENCES", "RETRIES", "node_lost"]
@@ -136,8 +136,8 @@ class RayEncoder:
         if cpus < concurrency * num_cpus:
             self.close()
             raise InputError(f"the Ray cluster has {cpus:g} CPU(s): {concurrency} encoder actor(s) need "
-                             f"{concurrency * num_cpus}; lower --concurrency, or add nodes (`ray start --address "
-                             "HEAD:6379` on another machine)")
+                             f"{concurrency * num_cpus}; {ask('concurrency')} of at most {int(cpus // num_cpus)}, "
+                             "or add nodes (`ray start --address HEAD:6379` on another machine)")
         self.params, self.concurrency, self.batch_size, self.num_cpus = params, concurrency, batch_size, num_cpus
         self.layers, self.dim = list(params["layers"]), int(params["dim"])
 
