@@ -199,14 +199,15 @@ def k_senses(help: str = "Number of senses (clusters), or 'auto' (the largest ei
     return option("auto", "--k", "-k", metavar="auto|N", help=help)
 
 
-def method_option(default: str = DEFAULT_METHOD) -> Any:
-    """``--method`` with another default than :data:`METHOD` (``eval``: static, the table itself).
+def method_option(default: str = DEFAULT_METHOD, also: str = "") -> Any:
+    """``--method`` with another default than :data:`METHOD` (``eval``: static, the table itself);
+    ``also``: what else the command's --method chooses (a sentence).
 
     The option's value stays None when it is not given (the command applies ``default``
     over a table): a default value would read as given, and :func:`check_source` would
     refuse it beside ``--model``."""
     return option(None, "--method", metavar="METHOD", help=f"How to use --vectors: {STATIC_METHODS_HELP} "
-                  f"(default: {default}).")
+                  f"(default: {default}).{' ' + also if also else ''}")
 
 
 # -- parsers -----------------------------------------------------------------------------
