@@ -14,6 +14,8 @@ from . import options as o
 from ._common import add_command, fmt, handle_errors, out, print_json, say, table
 
 DEFAULT_TEMPLATE = "A sentence with {word}."  # analysis.ranking.DEFAULT_TEMPLATE
+MAX_SENTENCES = 2_000  # analysis.senses.MAX_SENTENCES: sentences senses encodes unless asked for more
+MAX_SENTENCES_LIMIT = 200_000  # analysis.senses.MAX_SENTENCES_LIMIT: the most it may be asked for
 
 
 def _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer=None, *, engine=None,
@@ -93,6 +95,10 @@ def senses(
     layer: int = o.LAYER, occurrence: str = o.OCCURRENCE, skip_missing: bool = o.SKIP_MISSING,
     projection: str = o.PROJECTION, seed: int = o.SEED, as_json: bool = o.JSON, plot: Path = o.PLOT,
     html: Path = o.HTML,
+    max_sentences: int = o.bounded(o.option(MAX_SENTENCES, "--max-sentences", metavar="N",
+                                            help="Read at most this many sentences (each is encoded; see "
+                                            "benchmarks/RESULTS.md for times)."),
+                                   1, MAX_SENTENCES_LIMIT, hint="sentences encoded"),
 ) -> None:
     """Sense probe: cluster WORD's usages; purity and adjusted Rand index with --labels."""
     from ..analysis.senses import senses as probe_senses
@@ -107,7 +113,8 @@ def senses(
     encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer, engine=engine, precision=precision)
     proj = projection or ("pca" if plot or html else None)
     r = probe_senses(encoder, texts, word, k=n_senses, gold=gold, layer=layer, occurrence=occ,
-                     missing="skip" if skip_missing else "error", projection=proj, seed=seed)
+                     missing="skip" if skip_missing else "error", projection=proj, seed=seed,
+                     max_sentences=max_sentences)
     if plot:
         from .. import plots
 
@@ -124,10 +131,11 @@ def senses(
         print_json(r)
         return
     extra = f", purity {fmt(r['purity'])}, ARI {fmt(r['ari'])}" if "purity" in r else ""
-    say(f"{word!r}: {r['n_usages']} usages at {r['layer_name']}, k = {r['k']} ({r['k_chosen_by']}), "
+    sample = f" (a sample of {r['n_clustered']:,} clustered)" if r["n_clustered"] < r["n_usages"] else ""
+    say(f"{word!r}: {r['n_usages']} usages at {r['layer_name']}{sample}, k = {r['k']} ({r['k_chosen_by']}), "
         f"silhouette {fmt(r['silhouette'])}{extra}")
-    if r["k_chosen_by"] == "silhouette":
-        out().print(table("silhouette of each k", ["k", "silhouette"], r["silhouette_by_k"].items()))
+    if r["score_by_k"]:
+        out().print(table(f"{r['k_chosen_by']} by k", ["k", r["k_chosen_by"]], r["score_by_k"].items()))
     rows = [(c["id"], c["size"], s, ", ".join(f"{g}×{n}" for g, n in c.get("gold", {}).items()))
             if j == 0 else ("", "", s, "")
             for c in r["clusters"] for j, s in enumerate(c["sentences"])]

@@ -74,7 +74,7 @@ class ExploreRequest(WordRequest):
 class SensesRequest(ExploreRequest):
     occurrence: Occurrence | None = None  # senses takes one usage per sentence
     k: Annotated[int, Field(ge=1, le=CAPS.max_sentences)] | Literal["auto"] = Field(
-        "auto", description="number of clusters, or auto (best silhouette)")
+        "auto", description="number of clusters, or auto (the largest eigengap)")
     missing: Literal["error", "skip"] = Field("skip", description="sentences without the word: error or skip")
 
 

@@ -42,8 +42,9 @@
     const st = { method: d.initial.method, dims: d.initial.dims, colour: d.initial.colour, query: "", picked: null };
     const controls = h("div", { class: "clv-controls" });
     const div = h("div", { class: "clv-plot" }), list = h("div", { class: "clv-list" });
-    el.append(controls, h("p", { class: "clv-info" }, `${n} usages at ${d.layer_name}; ${d.k} clusters (agglomerative, cosine, ` +
-      "k by silhouette). Click a point to list its nearest usages by cosine (in the full space, not the projection)."),
+    el.append(controls, h("p", { class: "clv-info" },
+      `${n} usages at ${d.layer_name}; ${d.k} clusters (${d.cluster_method}, k by ${d.k_chosen_by}). ` +
+      "Click a point to list its nearest usages by cosine (in the full space, not the projection)."),
     h("div", { class: "clv-side" }, div, list));
     const group = (i) => (st.colour === "sentence" ? `sentence ${P.sentence[i]}` : st.colour === "word" ? P.word[i] : `cluster ${d.clusters[i]}`);
     const label = (i) => `${P.word[i]} — ${short(d.sentences[P.sentence[i]])}`;  // for the list (DOM text)
