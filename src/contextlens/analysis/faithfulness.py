@@ -21,8 +21,8 @@ The methods (:data:`METHODS`; :data:`DEFINITIONS` states each in one line, as JS
 - ``grad-input``, ``ig``: gradient × input and integrated gradients (Sundararajan et al. 2017) of
   the word's layer-L vector projected on its unchanged direction, with respect to the input
   embedding rows; a word's score is the norm of its pieces' summed attribution vectors; integrated
-  gradients at ``steps`` points from a baseline where every word's rows are zero
-  (:mod:`contextlens.encoders.gradients`).
+  gradients at ``steps`` points from a baseline where every word's rows are the embedding matrix's
+  mean row (:mod:`contextlens.encoders.gradients`).
 
 ``occlusion`` (:func:`~contextlens.analysis.occlusion.occlusion_vs_attention`) is the reference:
 how far the word's vector at each layer moves (cosine distance) when the other word is left out of
@@ -65,8 +65,8 @@ DEFINITIONS = {
                      "in that layer (Mohebbi et al. 2023), normalised over all words and the special tokens",
     "grad-input": "||Σ_pieces ∂f/∂e ⊙ e||, f = the word's layer-L vector projected on its unchanged direction, "
                   "e = the input embedding rows",
-    "ig": "||Σ_pieces integrated gradients||, same f, baseline: every word's input rows zero (special tokens kept), "
-          "midpoint rule",
+    "ig": "||Σ_pieces integrated gradients||, same f, baseline: every word's input rows replaced by the mean row of "
+          "the embedding matrix (special tokens kept), midpoint rule",
 }
 
 
@@ -75,10 +75,10 @@ def parse_methods(methods) -> list[str]:
 
     >>> parse_methods("ig,raw"), parse_methods("all")[:3]
     (['raw', 'ig'], ['raw', 'rollout', 'flow'])
-    >>> parse_methods("grad")
+    >>> parse_methods("gradient")
     Traceback (most recent call last):
     ...
-    contextlens.errors.UnknownOptionError: unknown method 'grad' (did you mean 'raw'?); valid values: all, raw, rollout, flow, norm, value-zeroing, grad-input, ig
+    contextlens.errors.UnknownOptionError: unknown method 'gradient' (did you mean 'grad-input'?); valid values: all, raw, rollout, flow, norm, value-zeroing, grad-input, ig
     """
     items = methods.split(",") if isinstance(methods, str) else list(methods)
     chosen = {check_choice("method", m.strip(), ("all", *METHODS)) for m in items if str(m).strip()}
@@ -114,8 +114,10 @@ def attributions(encoder: Encoder, text: str, word: str, *, methods="all", occur
     spearman: {method: rho}}`` (lists in the order of ``context``; ``next_word_spearman`` too for a
     causal LM); ``unavailable`` the methods asked for that this encoder cannot give, with why;
     ``next_word`` ``{piece, log_probability, drop}`` (the predicted next piece after the word, and
-    the drop of its log-probability when each context word is left out). A correlation that is
-    undefined (a constant column, fewer than two words) is None.
+    the drop of its log-probability when each context word is left out); with ``ig``,
+    ``ig_completeness`` per layer ``{layer, sum, difference}``: the integrated gradients of every
+    piece added up, beside ``f(x) − f(baseline)`` they should add up to (a gap: too few steps). A
+    correlation that is undefined (a constant column, fewer than two words) is None.
     """
     chosen = parse_methods(methods)
     if not isinstance(text, str) or not text.strip():
@@ -148,6 +150,7 @@ def attributions(encoder: Encoder, text: str, word: str, *, methods="all", occur
         unavailable = {m: "reads a transformer's modules; this encoder has none" for m in needs_model}
     elif needs_model:
         per_layer.update(_model_scores(model, encoder, text, full, i, others, needs_model, steps))
+    check = per_layer.pop("ig-check", None)  # (layers, 2): the attributions' sum, f(x) - f(baseline)
     layers = []
     for n, x in enumerate(occ["layers"]):
         effect = np.asarray(x["occlusion"])[keep]
@@ -160,6 +163,9 @@ def attributions(encoder: Encoder, text: str, word: str, *, methods="all", occur
            "layer_ids": [x["layer"] for x in layers], "layer_names": [x["layer_name"] for x in layers],
            "layers": layers, "steps": steps, "definitions": {m: DEFINITIONS[m] for m in ("occlusion", *chosen)},
            "encoder": occ["encoder"]}
+    if check is not None:  # completeness of integrated gradients: how well the integral was resolved
+        out["ig_completeness"] = [{"layer": x["layer"], "sum": float(a), "difference": float(b)}
+                                  for x, (a, b) in zip(layers, check)]
     if causal:
         try:
             out["next_word"] = _next_word_drop(encoder, text, full, i, others)
@@ -224,6 +230,7 @@ def _model_scores(model, encoder, text: str, full, i: int, others: list[int], me
         from ..encoders.gradients import gradient_scores
 
         g = gradient_scores(model, pieces, target, steps=steps)
+        out["ig-check"] = np.stack([g.integrated.sum(axis=(1, 2)), g.target - g.baseline_target], 1)
         if "grad-input" in methods:
             out["grad-input"] = word_scores(g.grad_input, [groups[j] for j in others])
         if "ig" in methods:

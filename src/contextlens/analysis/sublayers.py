@@ -59,7 +59,7 @@ def largest_drop(rows: list[dict[str, Any]], start: float | None) -> dict[str, A
     """The block after which the two usages' cosine fell most (from ``start``, the cosine before
     the first block), or None with one usage.
 
-    >>> rows = [{"layer": 1, "after": "attention", "cosine": 0.9}, {"layer": 1, "after": "ffn", "cosine": 0.5}]
+    >>> rows = [{"layer": 1, "after": "attention", "cosine": 0.75}, {"layer": 1, "after": "ffn", "cosine": 0.25}]
     >>> largest_drop(rows, 1.0)
     {'layer': 1, 'after': 'ffn', 'drop': 0.5}
     """

@@ -17,9 +17,12 @@ direction and is smooth.
   piece ``p`` at the input ``x``.
 - **integrated gradients** (Sundararajan et al. 2017, "Axiomatic Attribution for Deep Networks",
   ICML): ``(x_p − b_p) ⊙ ∫₀¹ ∂f_L/∂e_p (b + α(x − b)) dα``, the integral by the midpoint rule over
-  ``steps`` equal intervals (32 by default). The baseline ``b`` is ``x`` with every piece that
-  belongs to a word set to the zero vector; special tokens ([CLS], [SEP], BOS) keep their rows, so
-  only the words are attributed. Completeness: the attributions of all pieces and dimensions add
+  ``steps`` equal intervals (32 by default). The baseline ``b`` is ``x`` with the row of every
+  piece that belongs to a word replaced by the mean row of the embedding matrix (a row that stands
+  for no word in particular); special tokens ([CLS], [SEP], BOS) keep their rows, so only the words
+  are attributed. (The zero vector, the other usual baseline, sits where an RMSNorm, as in Llama,
+  divides by almost nothing: the path leaves it so steeply that 32 points miss the jump and the
+  attributions no longer add up.) Completeness: the attributions of all pieces and dimensions add
   up to ``f_L(x) − f_L(b)`` up to the error of the integral (returned, to check).
 
 Each layer's target is run only up to that layer (a hook stops the forward there), all ``steps``
@@ -82,9 +85,10 @@ def gradient_scores(model: Internals, pieces: Pieces, target: Sequence[int], *, 
     ids = torch.tensor([list(pieces.ids)], device=dev)
     with torch.no_grad():
         x = embed(ids)[0].float()  # (T, dim): the input rows
+        neutral = embed.weight.float().mean(0)  # (dim,): the mean row
     base = x.clone()
     content = [p for p in range(len(pieces.ids)) if p not in set(pieces.special)]
-    base[content] = 0.0
+    base[content] = neutral
     chosen = list(target)
     chosen = {"first": chosen[:1], "last": chosen[-1:]}.get(model.pooling, chosen)
     n = model.n_layers
