@@ -102,6 +102,8 @@ KINDS = {k.name: k for k in (
     CacheKind("numba", "the co-occurrence kernels compiled by numba (one folder per install)", 256 * MIB),
     # SemCor parsed: 32 MB
     CacheKind("datasets", "parsed datasets (SemCor's 221 MB of XML, parsed once)", 1 * GIB),
+    # one affine translator per layer: SmolLM2 30 x 577 x 576 float32, 40 MB
+    CacheKind("lenses", "tuned lenses (one affine translator per layer of a causal LM)", 512 * MIB),
 )}
 
 _UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,

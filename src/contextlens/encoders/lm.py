@@ -105,10 +105,11 @@ class LensResult:
     word: str
     rule: str
     layers: list[LensLayer]
+    lens: str = "logit"  # or "tuned": each layer translated first (encoders.tuned_lens)
 
     def as_dict(self) -> dict[str, Any]:
         return {"model": self.model, "text": self.text, "position": self.position, "word": self.word,
-                "rule": self.rule, "layers": [layer.as_dict() for layer in self.layers]}
+                "rule": self.rule, "lens": self.lens, "layers": [layer.as_dict() for layer in self.layers]}
 
 
 CAUSAL_RULE = ("next word: product of the probabilities along its pieces, times the probability "
@@ -312,10 +313,10 @@ class LanguageModel:
         ids = self._ids(context)
         return self._lens([ids], [[len(ids) - 1]])[0][:, 0]
 
-    def _lens(self, sequences: list[list[int]], positions: list[list[int]]) -> list[np.ndarray]:
+    def _lens(self, sequences: list[list[int]], positions: list[list[int]], translate=None) -> list[np.ndarray]:
         """Per sequence, ``(layers + 1, len(positions), vocab)`` float64 probabilities through
         the lens at its ``positions``; checks that the last layer gives the model's own
-        distribution there."""
+        distribution there. ``translate(k, h)``: each layer's states changed first (a tuned lens)."""
         torch = self._torch
         logits, states = self._forward(sequences, hidden=True)
         norm, head = self._final_norm(), self.hf_model.get_output_embeddings()
@@ -324,7 +325,8 @@ class LanguageModel:
             for k in range(self.n_layers + 1):
                 # the whole (batch, T) block, as the model computes its own logits: the last
                 # layer then gives exactly the model's numbers
-                lens = head(norm(states[k]))  # (batch, T, vocab)
+                h = states[k] if translate is None else translate(k, states[k])
+                lens = head(norm(h))  # (batch, T, vocab)
                 for b, where in enumerate(positions):
                     out[b].append(lens[b, where])
             last = [logits[b, where] for b, where in enumerate(positions)]
@@ -334,10 +336,13 @@ class LanguageModel:
             size = len(self.piece_texts)
             return [torch.softmax(torch.stack(o).double(), -1).cpu().numpy()[..., :size] for o in out]
 
-    def lens(self, text: str, position: int | None = None, *, k: int = 5, track: Sequence[str] = ()) -> LensResult:
+    def lens(self, text: str, position: int | None = None, *, k: int = 5, track: Sequence[str] = (),
+             tuned=None) -> LensResult:
         """The logit lens after word ``position`` of ``text`` (default: the last word; the
         words after it are not read: the model is causal). Per layer: the ``k`` best next
-        words and, for each word of ``track``, its probability and the rank of its first piece."""
+        words and, for each word of ``track``, its probability and the rank of its first piece.
+        ``tuned``: a :class:`~contextlens.encoders.tuned_lens.TunedLens` of this model, read
+        through instead (each layer translated first)."""
         self._require_causal()
         k = check_int("k", k, low=1, high=1000)
         context, position, word = self._context(text, position)
@@ -345,7 +350,8 @@ class LanguageModel:
         tracked = [self._tracked_pieces(context, w) for w in track]
         n = len(ids)
         probs = self._lens([ids] + [ids + p for _, p in tracked],
-                           [[n - 1]] + [list(range(n - 1, n + len(p))) for _, p in tracked])
+                           [[n - 1]] + [list(range(n - 1, n + len(p))) for _, p in tracked],
+                           None if tuned is None else tuned.translate)
         texts, classes = self.piece_texts, piece_classes(self.piece_texts)
         words = self._starting_words(context)
         tokens = self.tokenizer.convert_ids_to_tokens(list(range(len(texts))))
@@ -361,7 +367,7 @@ class LanguageModel:
                 rows.append(TrackedWord(added.strip(), tuple(texts[i] for i in pieces),
                                         float(np.prod(along) * end), rank))
             layers.append(LensLayer(layer, "embedding output" if layer == 0 else f"layer {layer}", top, rows))
-        return LensResult(self.name, text, position, word, LENS_RULE, layers)
+        return LensResult(self.name, text, position, word, LENS_RULE, layers, "logit" if tuned is None else "tuned")
 
     def _tracked_pieces(self, context: str, word: str) -> tuple[str, list[int]]:
         """``(added text, piece ids)`` of ``word`` written after ``context`` (a space first

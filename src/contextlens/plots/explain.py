@@ -10,7 +10,7 @@ import numpy as np
 
 from ._base import plain_text, plt
 
-__all__ = ["sublayer_bars", "faithfulness_lines", "patch_lines"]
+__all__ = ["sublayer_bars", "faithfulness_lines", "patch_lines", "tuned_lens_lines"]
 
 SHORT = {"attention": "att", "ffn": "ffn"}  # a stage's tick label
 
@@ -84,5 +84,39 @@ def patch_lines(result: Mapping, *, title: str = ""):
     ax.set_title(title, fontsize=10)
     ax.spines[["top", "right"]].set_visible(False)
     ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+@plain_text
+def tuned_lens_lines(result: Mapping, *, title: str = ""):
+    """The logit lens beside the tuned lens (``lens --tuned``: ``LensResult.as_dict()`` with
+    ``tuned``): the KL divergence from the final distribution per layer on held-out corpus text and,
+    for each tracked word, its rank under either lens (solid: logit, dashed: tuned)."""
+    tuned, layers = result["tuned"], result["layers"]
+    words = [t["word"] for t in layers[0]["tracked"]]
+    fig, axes = plt.subplots(1, 2 if words else 1, figsize=(9.0 if words else 4.8, 3.4), squeeze=False)
+    ax = axes[0, 0]
+    ax.plot(tuned["kl"]["layers"], tuned["kl"]["logit"], marker="o", label="logit lens")
+    ax.plot(tuned["kl"]["layers"], tuned["kl"]["tuned"], marker="o", label="tuned lens")
+    ax.set_xlabel("layer (0 = embedding output)")
+    ax.set_ylabel("KL from the final distribution (nats)")
+    ax.legend(fontsize=8)
+    ax.spines[["top", "right"]].set_visible(False)
+    if words:
+        ax = axes[0, 1]
+        for j, w in enumerate(words):
+            colour = f"C{j}"
+            ax.plot([x["layer"] for x in layers], [x["tracked"][j]["rank"] for x in layers], color=colour, marker="o",
+                    label=f"{w} (logit)")
+            ax.plot([x["layer"] for x in tuned["layers"]], [x["tracked"][j]["rank"] for x in tuned["layers"]],
+                    color=colour, ls="--", marker="s", label=f"{w} (tuned)")
+        ax.set_yscale("log")
+        ax.invert_yaxis()
+        ax.set_xlabel("layer")
+        ax.set_ylabel("rank of the first piece")
+        ax.legend(fontsize=8)
+        ax.spines[["top", "right"]].set_visible(False)
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
