@@ -291,17 +291,19 @@ def _key(lm, settings: LensSettings, corpus: Sequence[Path]) -> str:
     return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:24]
 
 
-def tuned_lens_for(lm, corpus: str | Path, *, settings: LensSettings = DEFAULTS, progress: Progress | None = None,
+def tuned_lens_for(lm, corpus: str | Path, *, settings: LensSettings | None = None, progress: Progress | None = None,
                    rebuild: bool = False) -> TunedLens:
     """The tuned lens of ``lm`` trained on ``corpus`` (a folder of ``*_plain.txt``, e.g. the data
-    folder's ``corpora``): loaded from the ``lenses`` cache, else trained (:meth:`TunedLens.fit`) and
-    stored there, keyed by the model's weights, the settings and the corpus files."""
+    folder's ``corpora``) with ``settings`` (default :data:`DEFAULTS`): loaded from the ``lenses``
+    cache, else trained (:meth:`TunedLens.fit`) and stored there, keyed by the model's weights, the
+    settings and the corpus files."""
     from ..disk_cache import DiskCache, check_marker, write_marker
 
     lm._require_causal()
+    settings = DEFAULTS if settings is None else settings
     files = corpus_files(corpus)
     cache = DiskCache("lenses")
-    safe = "".join(c if c.isalnum() or c in "._-" else "-" for c in lm.name)[-40:]
+    safe = "".join(c if c.isalnum() or c in "._-" else "-" for c in Path(str(lm.name)).name)[-40:] or "model"
     folder = cache.folder / f"{safe}-{_key(lm, settings.checked(), files)}"
 
     def complete(built: Path) -> str | None:
