@@ -21,9 +21,12 @@ Training (:meth:`TunedLens.fit`), on sentences of the shipped corpora (the data 
    distribution to the tuned lens's, summed over layers, on ``batch`` random positions per step.
 
 The first step is not in the paper, which trains from the identity for 250 steps of 2^18 tokens on
-GPUs; a CPU budget of minutes (:data:`DEFAULTS`, ≤ 10 minutes for SmolLM2 on this project's shared
-2-core machine) affords about 10^4 token-layer KL evaluations, each a product with the 49,152 × 576
-unembedding, so the closed-form start does most of the work and the KL steps refine it. The result
+GPUs. On a CPU a KL evaluation of one position at one layer is a product with the 49,152 × 576
+unembedding, forward and back; the budget of minutes :data:`DEFAULTS` aims at (SmolLM2 on this
+project's shared 2-core machine) affords about 10^4 of them, so the closed-form start does most of
+the work and the KL steps refine it. Measured on SmolLM2 (256 held-out positions): the mean KL over
+layers 0-29 is 1.76 nats after the least-squares start and 1.63 after 16 KL steps of 16 positions,
+against 18.2 for the logit lens (108.6 at the embedding output; benchmarks/RESULTS.md). The result
 reports the KL divergence to the final distribution per layer, logit lens and tuned lens, on the
 held-out positions (``kl_``). A fitted lens is cached per model weights, settings and corpus files
 (:func:`tuned_lens_for`, the ``lenses`` cache of :mod:`contextlens.disk_cache`).
@@ -54,11 +57,11 @@ class LensSettings:
     """How a tuned lens is trained (see the module notes); part of its cache key."""
 
     tokens: int = 4096
-    eval_tokens: int = 256
+    eval_tokens: int = 128
     context: int = 64
-    steps: int = 24
-    batch: int = 32
-    lr: float = 1e-4
+    steps: int = 16
+    batch: int = 16
+    lr: float = 3e-4
     ridge: float = 1e-3
     seed: int = 0
 
