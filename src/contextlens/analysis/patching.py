@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..encoders.base import Encoder
+from ..encoders.blocks import PATCH_AT
 from ..encoders.models import NoLMHeadError
 from ..errors import InputError, check_choice, check_int
 from ..text import locate
@@ -40,7 +41,7 @@ from ..vectors import cosine
 __all__ = ["patch", "PATCH_POINTS"]
 
 log = logging.getLogger(__name__)
-PATCH_POINTS = ("layer", "attention", "ffn")  # encoders.blocks.PATCH_AT
+PATCH_POINTS = PATCH_AT  # the layer's output, or what its attention / feed-forward block writes
 MAX_K = 50
 
 

@@ -283,10 +283,6 @@ class Capture:
     last_block: np.ndarray
     writes: dict[str, np.ndarray]
 
-    def stage(self, name: str) -> np.ndarray:
-        """``(layers, T, dim)`` of ``attention`` or ``ffn``."""
-        return {"attention": self.attention, "ffn": self.ffn}[name]
-
     def blocks_out(self) -> np.ndarray:
         """``(layers, T, dim)`` each block's own output (the ``ffn`` stage, the last one before any final norm)."""
         raw = self.ffn.copy()
@@ -415,8 +411,7 @@ def value_zeroing(model: Internals, pieces: Pieces, groups: Sequence[Sequence[in
     handles = [model.blocks[k - 1].register_forward_pre_hook(keep(k), with_kwargs=True) for k in range(1, n + 1)]
     with torch.inference_mode(), _hooked(handles):
         run(model, input_ids=_tensor(model, pieces.ids))
-    rows = torch.zeros((g, len(pieces.ids), 1), device=model.model.device)  # 1: keep the piece's value
-    rows += 1
+    rows = torch.ones((g, len(pieces.ids), 1), device=model.model.device)  # 1: keep the piece's value
     for i, group in enumerate(groups):
         rows[i, list(group)] = 0.0
 
