@@ -229,8 +229,9 @@ def _model_scores(model, encoder, text: str, full, i: int, others: list[int], me
     if "grad-input" in methods or "ig" in methods:
         from ..encoders.gradients import gradient_scores
 
-        g = gradient_scores(model, pieces, target, steps=steps)
-        out["ig-check"] = np.stack([g.integrated.sum(axis=(1, 2)), g.target - g.baseline_target], 1)
+        g = gradient_scores(model, pieces, target, steps=steps, integrated="ig" in methods)
+        if "ig" in methods:
+            out["ig-check"] = np.stack([g.integrated.sum(axis=(1, 2)), g.target - g.baseline_target], 1)
         if "grad-input" in methods:
             out["grad-input"] = word_scores(g.grad_input, [groups[j] for j in others])
         if "ig" in methods:

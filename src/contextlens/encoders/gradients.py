@@ -25,8 +25,9 @@ direction and is smooth.
   attributions no longer add up.) Completeness: the attributions of all pieces and dimensions add
   up to ``f_L(x) − f_L(b)`` up to the error of the integral (returned, to check).
 
-Each layer's target is run only up to that layer (a hook stops the forward there), all ``steps``
-points of the path and the input in one batch.
+One forward pass runs the input, the baseline and the ``steps`` points of the path in one batch and
+keeps every layer's output; each layer's target is then differentiated back through the layers
+below it only.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import check_int
-from .blocks import Internals, Pieces, _first, _numpy, run
+from .blocks import Internals, Pieces, _first, _hooked, _numpy, run
 
 __all__ = ["GradientScores", "gradient_scores", "riemann_alphas", "MAX_STEPS"]
 
@@ -70,16 +71,15 @@ def riemann_alphas(steps: int) -> np.ndarray:
     return (np.arange(steps) + 0.5) / steps
 
 
-class _Stop(Exception):
-    """Raised by a hook once the layer a target needs has run: the rest of the model is not needed."""
-
-
-def gradient_scores(model: Internals, pieces: Pieces, target: Sequence[int], *, steps: int = 32) -> GradientScores:
-    """Gradient × input and integrated gradients of the word whose pieces are ``target``, every layer
-    (see the module notes for the target and the baseline)."""
+def gradient_scores(model: Internals, pieces: Pieces, target: Sequence[int], *, steps: int = 32,
+                    integrated: bool = True) -> GradientScores:
+    """Gradient × input and (with ``integrated``) integrated gradients of the word whose pieces are
+    ``target``, every layer (see the module notes for the target and the baseline). One forward
+    pass of the input, the baseline and the path's points together keeps every layer's output; each
+    layer's target is then differentiated back through the layers below it only."""
     import torch
 
-    alphas = torch.tensor(riemann_alphas(steps), dtype=torch.float32)
+    alphas = torch.tensor(riemann_alphas(steps) if integrated else np.zeros(0), dtype=torch.float32)
     dev = model.model.device
     embed = model.model.get_input_embeddings()
     ids = torch.tensor([list(pieces.ids)], device=dev)
@@ -91,44 +91,38 @@ def gradient_scores(model: Internals, pieces: Pieces, target: Sequence[int], *, 
     base[content] = neutral
     chosen = list(target)
     chosen = {"first": chosen[:1], "last": chosen[-1:]}.get(model.pooling, chosen)
-    n = model.n_layers
+    n, s = model.n_layers, len(alphas)
     out = {k: np.zeros((n, *x.shape), dtype=np.float32) for k in ("gi", "ig")}
     f_x, f_b = np.zeros(n), np.zeros(n)
     points = torch.cat([base[None] + alphas[:, None, None] * (x - base)[None], x[None], base[None]])  # (S + 2, T, dim)
+    states = _every_layer(model, points)  # k -> (S + 2, T, dim), with the graph
     for k in range(1, n + 1):
-        state = _run_to(model, points, k)  # (S + 2, T, dim), with its graph
-        word = state[:, chosen].mean(1)  # (S + 2, dim)
-        direction = (word[-2] / word[-2].norm()).detach()
+        word = states[k][:, chosen].mean(1)  # (S + 2, dim)
+        direction = (word[s] / word[s].norm()).detach()
         f = word @ direction  # (S + 2,)
-        grads, = torch.autograd.grad(f[:-1].sum(), points)  # the baseline's own value needs no gradient
-        out["gi"][k - 1] = _numpy(grads[-2] * x)
-        out["ig"][k - 1] = _numpy((x - base) * grads[:steps].mean(0))
-        f_x[k - 1], f_b[k - 1] = float(f[-2].detach()), float(f[-1].detach())
-    return GradientScores(out["gi"], out["ig"], f_x, f_b, len(alphas))
+        grads, = torch.autograd.grad(f[:-1].sum(), points, retain_graph=k < n)  # the baseline needs no gradient
+        out["gi"][k - 1] = _numpy(grads[s] * x)
+        if s:
+            out["ig"][k - 1] = _numpy((x - base) * grads[:s].mean(0))
+        f_x[k - 1], f_b[k - 1] = float(f[s].detach()), float(f[-1].detach())
+    return GradientScores(out["gi"], out["ig"], f_x, f_b, s)
 
 
-def _run_to(model: Internals, embeds, k: int):
-    """The ``ffn`` stage of layer ``k`` for a batch of input rows ``(B, T, dim)`` (leaf tensor with
-    gradients), running the model's blocks 1..k only; layer ``n``: after the final norm."""
+def _every_layer(model: Internals, embeds) -> dict:
+    """Each layer's ``ffn`` stage for a batch of input rows ``(B, T, dim)`` (made a leaf with
+    gradients), ``{k: (B, T, dim)}`` with their graph; the last layer after the final norm."""
     import torch
 
     embeds.requires_grad_(True)
-    kept = {}
+    kept: dict = {}
 
-    def stop(module, args, output):
-        kept["h"] = _first(output)
-        raise _Stop
+    def keep(k):
+        def record(module, args, output):
+            kept[k] = _first(output)
+        return record
 
-    handle = model.blocks[k - 1].register_forward_hook(stop)
-    try:
-        with torch.enable_grad():
-            run(model, inputs_embeds=embeds)
-    except _Stop:
-        pass
-    finally:
-        handle.remove()
-    h = kept["h"]
-    if k == model.n_layers and model.final_norm is not None:
-        with torch.enable_grad():
-            h = model.final_norm(h)
-    return h
+    handles = [model.blocks[k - 1].register_forward_hook(keep(k)) for k in range(1, model.n_layers + 1)]
+    with torch.enable_grad(), _hooked(handles):
+        out = run(model, inputs_embeds=embeds)
+    kept[model.n_layers] = out.last_hidden_state  # after the final norm, if any
+    return kept
