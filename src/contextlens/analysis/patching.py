@@ -42,6 +42,9 @@ __all__ = ["patch", "PATCH_POINTS"]
 
 log = logging.getLogger(__name__)
 PATCH_POINTS = PATCH_AT  # the layer's output, or what its attention / feed-forward block writes
+MEANING = {"layer": "the layer's output (the ffn stage)",
+           "attention": "what the attention block writes before its residual add (its output projection)",
+           "ffn": "what the feed-forward block writes before its residual add"}
 MAX_K = 50
 
 
@@ -81,7 +84,7 @@ def patch(encoder: Encoder, recipient: str, donor: str, word: str, *, at: str = 
           occurrences: tuple[int | None, int | None] = (None, None), k: int = 5) -> dict[str, Any]:
     """Patch ``word``'s hidden state from ``donor`` into ``recipient`` at each layer in turn.
 
-    Returns ``{model, word, at, recipient, donor, pieces, unpatched, rows, encoder}`` and,
+    Returns ``{model, word, at, point (what ``at`` replaces, in words), recipient, donor, pieces, unpatched, rows, encoder}`` and,
     for a causal LM, ``predictions``: ``rows`` lists per layer ``{layer, cosine_to_donor,
     cosine_to_recipient}`` (the last-layer vector of the patched word against the donor's word and
     the unpatched recipient's word); ``unpatched`` is the cosine of the two words unpatched;
@@ -118,7 +121,7 @@ def patch(encoder: Encoder, recipient: str, donor: str, word: str, *, at: str = 
         v = pool(last[layer - 1], r_pieces, model.pooling)
         rows.append({"layer": layer, "layer_name": f"layer {layer}", "cosine_to_donor": cosine(v, mine_d),
                      "cosine_to_recipient": cosine(v, mine_r)})
-    out = {"model": model.name, "word": word, "at": at, "recipient": recipient, "donor": donor,
+    out = {"model": model.name, "word": word, "at": at, "point": MEANING[at], "recipient": recipient, "donor": donor,
            "pieces": [rec.tokens[p] for p in r_pieces], "unpatched": cosine(mine_r, mine_d), "rows": rows,
            "encoder": encoder.params()}
     if causal:
