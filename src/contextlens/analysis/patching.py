@@ -84,8 +84,8 @@ def patch(encoder: Encoder, recipient: str, donor: str, word: str, *, at: str = 
           occurrences: tuple[int | None, int | None] = (None, None), k: int = 5) -> dict[str, Any]:
     """Patch ``word``'s hidden state from ``donor`` into ``recipient`` at each layer in turn.
 
-    Returns ``{model, word, at, point (what ``at`` replaces, in words), recipient, donor, pieces, unpatched, rows, encoder}`` and,
-    for a causal LM, ``predictions``: ``rows`` lists per layer ``{layer, cosine_to_donor,
+    Returns ``{model, word, at, point, recipient, donor, pieces, unpatched, rows, encoder}`` (``point``:
+    what ``at`` replaces, in words) and, for a causal LM, ``predictions``: ``rows`` lists per layer ``{layer, cosine_to_donor,
     cosine_to_recipient}`` (the last-layer vector of the patched word against the donor's word and
     the unpatched recipient's word); ``unpatched`` is the cosine of the two words unpatched;
     ``predictions`` holds ``recipient`` and ``donor`` (the best ``k`` next words of each text),
