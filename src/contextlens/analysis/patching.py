@@ -85,8 +85,8 @@ def patch(encoder: Encoder, recipient: str, donor: str, word: str, *, at: str = 
     """Patch ``word``'s hidden state from ``donor`` into ``recipient`` at each layer in turn.
 
     Returns ``{model, word, at, point, recipient, donor, pieces, unpatched, rows, encoder}`` (``point``:
-    what ``at`` replaces, in words) and, for a causal LM, ``predictions``: ``rows`` lists per layer ``{layer, cosine_to_donor,
-    cosine_to_recipient}`` (the last-layer vector of the patched word against the donor's word and
+    what ``at`` replaces, in words) and, for a causal LM, ``predictions``: ``rows`` lists per layer
+    ``{layer, cosine_to_donor, cosine_to_recipient}`` (the last-layer vector of the patched word against the donor's word and
     the unpatched recipient's word); ``unpatched`` is the cosine of the two words unpatched;
     ``predictions`` holds ``recipient`` and ``donor`` (the best ``k`` next words of each text),
     ``donor_words`` (the donor's best next words: probability in the recipient, in the donor and
