@@ -2,7 +2,8 @@
 issue 24 § 4 and § 5).
 
     python benchmarks/explain_results.py blocks --model minilm [--pairs 200] [--keep DIR] [--json]
-    python benchmarks/explain_results.py faithfulness --model minilm [--sentences 100] [--steps 32] [--keep DIR]
+    python benchmarks/explain_results.py faithfulness --model minilm [--sentences 100] [--steps 32]
+        [--methods all|M1,M2] [--keep DIR]
     python benchmarks/explain_results.py lens [--model smollm2] [--json]
 
 ``blocks``: ``--pairs`` pairs of usages of the same CoarseWSD-20 word with different senses and as
@@ -151,10 +152,12 @@ def blocks(model: str, data: Path, keep: Path, n: int, seed: int) -> dict:
             "wall_s": round(time.perf_counter() - started, 1), "cpu_s": round(time.process_time() - cpu, 1)}
 
 
-def faithfulness(model: str, data: Path, keep: Path, n: int, steps: int, seed: int) -> dict:
+def faithfulness(model: str, data: Path, keep: Path, n: int, steps: int, seed: int, methods: str = "all") -> dict:
     encoder = make_encoder(model=model)
     sentences = sample_sentences(data, n, seed)
-    path = keep / f"faith-{model}-{n}-{steps}-{seed}.jsonl"
+    chosen = list(METHODS) if methods == "all" else methods.split(",")
+    tag = "" if methods == "all" else "-" + methods.replace(",", "+")
+    path = keep / f"faith-{model}-{n}-{steps}-{seed}{tag}.jsonl"
     done = _resume(path)
     started, cpu = time.perf_counter(), time.process_time()
     with path.open("a") as f:
@@ -162,7 +165,7 @@ def faithfulness(model: str, data: Path, keep: Path, n: int, steps: int, seed: i
             if i in done:
                 continue
             t = time.process_time()
-            r = attributions(encoder, text, word, occurrence=occ, steps=steps)
+            r = attributions(encoder, text, word, occurrence=occ, steps=steps, methods=chosen)
             row = {"i": i, "cpu_s": time.process_time() - t, "context": len(r["context"]),
                    "layers": [{"layer": x["layer"], "spearman": x["spearman"],
                                "next_word": x.get("next_word_spearman")} for x in r["layers"]]}
@@ -174,16 +177,16 @@ def faithfulness(model: str, data: Path, keep: Path, n: int, steps: int, seed: i
     layers = []
     for j, x in enumerate(rows[0]["layers"]):
         entry = {"layer": x["layer"], "spearman": {}, "defined": {}}
-        for m in METHODS:
+        for m in chosen:
             vals = [r["layers"][j]["spearman"][m] for r in rows if r["layers"][j]["spearman"].get(m) is not None]
             entry["spearman"][m], entry["defined"][m] = (sum(vals) / len(vals) if vals else None), len(vals)
         if x.get("next_word"):
             entry["next_word"] = {}
-            for m in ("occlusion", *METHODS):
+            for m in ("occlusion", *chosen):
                 vals = [r["layers"][j]["next_word"][m] for r in rows if r["layers"][j]["next_word"].get(m) is not None]
                 entry["next_word"][m] = sum(vals) / len(vals) if vals else None
         layers.append(entry)
-    return {"model": model, "sentences": len(rows), "steps": steps, "layers": layers,
+    return {"model": model, "sentences": len(rows), "steps": steps, "methods": chosen, "layers": layers,
             "mean_context_words": sum(r["context"] for r in rows) / len(rows),
             "cpu_s_per_sentence": sum(r["cpu_s"] for r in rows) / len(rows),
             "wall_s": round(time.perf_counter() - started, 1), "cpu_s": round(time.process_time() - cpu, 1)}
@@ -226,6 +229,8 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=200)
     ap.add_argument("--sentences", type=int, default=100)
     ap.add_argument("--steps", type=int, default=32)
+    ap.add_argument("--methods", default="all", help="faithfulness: all, or a comma list (the costly gradients of a "
+                    "large model on fewer sentences)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", type=Path, default=Path("out/explain"))
     ap.add_argument("--json", action="store_true")
@@ -235,7 +240,8 @@ def main() -> None:
     if args.what == "blocks":
         out = blocks(args.model or "minilm", data, args.keep, args.pairs, args.seed)
     elif args.what == "faithfulness":
-        out = faithfulness(args.model or "minilm", data, args.keep, args.sentences, args.steps, args.seed)
+        out = faithfulness(args.model or "minilm", data, args.keep, args.sentences, args.steps, args.seed,
+                           args.methods)
     else:
         out = lens(args.model or "smollm2", data)
     print(json.dumps(out) if args.json else json.dumps(out, indent=1))
