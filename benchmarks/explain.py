@@ -60,7 +60,8 @@ def main() -> None:
     speed = out["speed"]
     speed["sublayers"] = timed(lambda: sublayers(encoder, TWENTY, OTHER, "bank"), args.repeats)
     speed["patch"] = timed(lambda: patch(encoder, TWENTY, OTHER, "bank"), args.repeats)
-    speed["attributions all"] = timed(lambda: attributions(encoder, TWENTY, "bank", steps=args.steps), args.repeats)
+    speed["attributions all"] = timed(lambda: attributions(encoder, TWENTY, "bank", steps=args.steps),
+                                      args.repeats)
     for m in METHODS:
         speed[f"attributions {m}"] = timed(lambda m=m: attributions(encoder, TWENTY, "bank", methods=m,
                                                                     steps=args.steps), 1)

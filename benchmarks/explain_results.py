@@ -127,7 +127,8 @@ def blocks(model: str, data: Path, keep: Path, n: int, seed: int) -> dict:
         for i, p in enumerate(pairs):
             if i in done:
                 continue
-            r = sublayers(encoder, p["one"][0], p["two"][0], p["word"], occurrences=(p["one"][2], p["two"][2]))
+            occurrences = (p["one"][2], p["two"][2])
+            r = sublayers(encoder, p["one"][0], p["two"][0], p["word"], occurrences=occurrences)
             row = {"i": i, "kind": p["kind"], "word": p["word"], "start": r["start"]["cosine"],
                    "rows": [(x["layer"], x["after"], x["cosine"], *x["moved"]) for x in r["rows"]]}
             f.write(json.dumps(row) + "\n")
@@ -152,7 +153,8 @@ def blocks(model: str, data: Path, keep: Path, n: int, seed: int) -> dict:
             "wall_s": round(time.perf_counter() - started, 1), "cpu_s": round(time.process_time() - cpu, 1)}
 
 
-def faithfulness(model: str, data: Path, keep: Path, n: int, steps: int, seed: int, methods: str = "all") -> dict:
+def faithfulness(model: str, data: Path, keep: Path, n: int, steps: int, seed: int,
+                 methods: str = "all") -> dict:
     encoder = make_encoder(model=model)
     sentences = sample_sentences(data, n, seed)
     chosen = list(METHODS) if methods == "all" else methods.split(",")
@@ -178,12 +180,14 @@ def faithfulness(model: str, data: Path, keep: Path, n: int, steps: int, seed: i
     for j, x in enumerate(rows[0]["layers"]):
         entry = {"layer": x["layer"], "spearman": {}, "defined": {}}
         for m in chosen:
-            vals = [r["layers"][j]["spearman"][m] for r in rows if r["layers"][j]["spearman"].get(m) is not None]
+            vals = [r["layers"][j]["spearman"][m] for r in rows
+                    if r["layers"][j]["spearman"].get(m) is not None]
             entry["spearman"][m], entry["defined"][m] = (sum(vals) / len(vals) if vals else None), len(vals)
         if x.get("next_word"):
             entry["next_word"] = {}
             for m in ("occlusion", *chosen):
-                vals = [r["layers"][j]["next_word"][m] for r in rows if r["layers"][j]["next_word"].get(m) is not None]
+                vals = [r["layers"][j]["next_word"][m] for r in rows
+                        if r["layers"][j]["next_word"].get(m) is not None]
                 entry["next_word"][m] = sum(vals) / len(vals) if vals else None
         layers.append(entry)
     return {"model": model, "sentences": len(rows), "steps": steps, "methods": chosen, "layers": layers,
@@ -212,10 +216,12 @@ def lens(model: str, data: Path) -> dict:
             _log(f"{stage} ({time.perf_counter() - started:.0f} s)")
 
     fitted = tuned_lens_for(lm, data / "corpora", progress=progress)
-    trained = {"wall_s": round(time.perf_counter() - started, 1), "cpu_s": round(time.process_time() - cpu, 1)}
+    trained = {"wall_s": round(time.perf_counter() - started, 1),
+               "cpu_s": round(time.process_time() - cpu, 1)}
     # a second, larger held-out measure: positions of the corpus shuffled with another seed
     settings = LensSettings(tokens=64, eval_tokens=512, seed=fitted.settings.seed + 1)
-    states = TunedLens._states(lm, corpus_texts(data / "corpora", seed=settings.seed), settings, lambda *a: None)
+    texts = corpus_texts(data / "corpora", seed=settings.seed)
+    states = TunedLens._states(lm, texts, settings, lambda *a: None)
     kl = kl_per_layer(states[64:], lm._final_norm(), lm.hf_model.get_output_embeddings(), fitted)
     return {"model": model, "kl_held_out_in_training": fitted.kl_, "kl_512_more": kl,
             "settings": vars(fitted.settings), "trained_in_seconds": fitted.seconds_, "this_run": trained,
@@ -229,8 +235,8 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=200)
     ap.add_argument("--sentences", type=int, default=100)
     ap.add_argument("--steps", type=int, default=32)
-    ap.add_argument("--methods", default="all", help="faithfulness: all, or a comma list (the costly gradients of a "
-                    "large model on fewer sentences)")
+    ap.add_argument("--methods", default="all", help="faithfulness: all, or a comma list (the costly "
+                    "gradients of a large model on fewer sentences)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", type=Path, default=Path("out/explain"))
     ap.add_argument("--json", action="store_true")

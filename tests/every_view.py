@@ -63,12 +63,13 @@ def patch_result(recipient: str, donor: str, word: str) -> dict:
     taken from the sentences (patching needs a transformer, this module's encoder is a table)."""
     words = [w.text for w in tokenize(donor)][:3]
     next_words = [{"word": w, "probability": 0.3 / (j + 1), "pieces": [w]} for j, w in enumerate(words)]
-    rows = [{"layer": k, "layer_name": f"layer {k}", "cosine_to_donor": 0.5 + 0.2 * k, "cosine_to_recipient": 1 - 0.2 * k,
-             "next": next_words} for k in (1, 2)]
+    rows = [{"layer": k, "layer_name": f"layer {k}", "cosine_to_donor": 0.5 + 0.2 * k,
+             "cosine_to_recipient": 1 - 0.2 * k, "next": next_words} for k in (1, 2)]
     return {"model": "every-view", "word": word, "at": "layer", "recipient": recipient, "donor": donor,
             "pieces": [word], "unpatched": 0.4, "rows": rows,
             "predictions": {"rule": "first piece", "recipient": next_words, "donor": next_words,
-                            "donor_words": [{"word": w["word"], "in_recipient": 0.01, "in_donor": w["probability"],
+                            "donor_words": [{"word": w["word"], "in_recipient": 0.01,
+                                             "in_donor": w["probability"],
                                              "patched": [0.05, w["probability"]]} for w in next_words]}}
 
 

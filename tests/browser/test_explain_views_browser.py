@@ -26,7 +26,8 @@ def bert(tmp_path_factory):
     from contextlens.encoders.transformer import TransformerEncoder
     from tests.integration.tiny_models import tiny_model
 
-    return TransformerEncoder(str(tiny_model(tmp_path_factory.mktemp("explain-views"), "bert", layers=3, init=0.2)))
+    path = tiny_model(tmp_path_factory.mktemp("explain-views"), "bert", layers=3, init=0.2)
+    return TransformerEncoder(str(path))
 
 
 def values(page, selector: str) -> list[float]:

@@ -66,7 +66,8 @@ def by_hand(model: blocks.Internals, prev, k: int):
         att = blk.attention(prev, position_bias=model.model.encoder.compute_position_bias(prev))[0]
         return att, blk.output(blk.intermediate(att), att)
     cos_sin = model.model.rotary_emb(prev, position_ids=torch.arange(t)[None])
-    wrote = blk.self_attn(blk.input_layernorm(prev), position_embeddings=cos_sin, attention_mask=causal_mask(t))[0]
+    wrote = blk.self_attn(blk.input_layernorm(prev), position_embeddings=cos_sin,
+                          attention_mask=causal_mask(t))[0]
     att = prev + wrote
     return att, att + blk.mlp(blk.post_attention_layernorm(att))
 
@@ -99,7 +100,8 @@ def test_every_stage_is_what_the_modules_compute(encoders, kind):
         np.testing.assert_allclose(cap.attention - before, cap.writes["attention"], atol=2e-5)
         np.testing.assert_allclose(cap.blocks_out() - cap.attention, cap.writes["ffn"], atol=2e-5)
     else:
-        ln = model.blocks[0].attention.output.LayerNorm if kind == "bert" else model.blocks[0].attention.LayerNorm
+        first = model.blocks[0].attention
+        ln = first.output.LayerNorm if kind == "bert" else first.LayerNorm
         with torch.inference_mode():
             again = ln(torch.tensor(cap.writes["attention"][0] + before[0]))
         np.testing.assert_allclose(cap.attention[0], again.numpy(), atol=2e-5)
@@ -111,7 +113,8 @@ def test_the_ffn_rows_are_compare_s_layers(encoders, kind):
     c = compare(encoders[kind], RIVER, MONEY, "bank")
     ffn = [x["cosine"] for x in r["rows"] if x["after"] == "ffn"]
     np.testing.assert_allclose(ffn, c["cosine_by_layer"][1:], atol=1e-5)
-    assert [(x["layer"], x["after"]) for x in r["rows"][:3]] == [(1, "attention"), (1, "ffn"), (2, "attention")]
+    assert [(x["layer"], x["after"]) for x in r["rows"][:3]] == [(1, "attention"), (1, "ffn"),
+                                                                  (2, "attention")]
     assert r["stages"] == ["attention", "ffn"] and r["note"] is None
     assert all(len(x["moved"]) == 2 and min(x["moved"]) >= 0 for x in r["rows"])
     one = sublayers(encoders[kind], RIVER, word="bank")
@@ -179,7 +182,8 @@ def test_a_word_cut_differently_in_the_two_texts_names_both_splits(encoders):
     later = blocks.read_pieces(model, RIVER)
     if len(first.word_pieces[0]) == len(later.word_pieces[5]):
         pytest.skip("this BPE happens to cut both the same way")
-    with pytest.raises(InputError, match=r"cut into \d piece\(s\) in the recipient \(.*\) and \d in the donor"):
+    split = r"cut into \d piece\(s\) in the recipient \(.*\) and \d in the donor"
+    with pytest.raises(InputError, match=split):
         patch(encoders["llama"], "Bank and river.", RIVER, "bank")
 
 
@@ -253,7 +257,8 @@ def test_norm_vectors_of_one_head_by_hand(encoders):
         q, key = (m(x).view(-1, heads, d).transpose(0, 1) for m in (sa.query, sa.key))
         alpha = torch.softmax(q @ key.transpose(1, 2) * d**-0.5, -1)  # (heads, T, T)
         v = sa.value(x)  # (T, heads · d)
-        want = sum(alpha[h, 3, 5] * dense.weight[:, h * d:(h + 1) * d] @ v[5, h * d:(h + 1) * d] for h in range(heads))
+        want = sum(alpha[h, 3, 5] * dense.weight[:, h * d:(h + 1) * d] @ v[5, h * d:(h + 1) * d]
+                   for h in range(heads))
     np.testing.assert_allclose(vectors[0, 0, 5], want.numpy(), atol=2e-5)
 
 
@@ -291,14 +296,16 @@ def test_gradients_match_finite_differences_and_integrated_gradients_are_complet
 
 
 def test_integrated_gradients_match_captum_when_installed(encoders):
-    captum = pytest.importorskip("captum.attr", reason="captum is an optional oracle (pip install --no-deps --target)")
+    captum = pytest.importorskip("captum.attr",
+                                 reason="captum is an optional oracle (pip install --no-deps --target DIR)")
     model = blocks.internals(encoders["bert"])
     pieces = blocks.read_pieces(model, MONEY)
     target, layer = pieces.word_pieces[5], 2
     ours = gradient_scores(model, pieces, target, steps=32).integrated[layer - 1]
     x = model.model.get_input_embeddings()(torch.tensor(pieces.ids)).detach()
     base = x.clone()
-    base[[p for p in range(len(pieces.ids)) if p not in pieces.special]] = model.model.get_input_embeddings().weight.mean(0)
+    words = [p for p in range(len(pieces.ids)) if p not in pieces.special]
+    base[words] = model.model.get_input_embeddings().weight.mean(0)
     u = torch.tensor(blocks.capture(model, pieces).ffn[layer - 1][list(target)].mean(0))
 
     def f(e):

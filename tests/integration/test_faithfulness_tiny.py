@@ -60,8 +60,9 @@ def test_every_score_is_its_definition_and_every_spearman_scipy_s(bert):
         np.testing.assert_allclose(s["raw"], full.attention[n, :, i][:, others].mean(0), atol=1e-6)
         np.testing.assert_allclose(s["rollout"], roll[n, i, others], atol=1e-6)
         np.testing.assert_allclose(s["flow"], flow[n, others], atol=1e-6)
-        np.testing.assert_allclose(s["norm"], word_scores(vectors[n].mean(0), [groups[j] for j in others]), rtol=1e-5)
-        np.testing.assert_allclose(s["ig"], word_scores(grads.integrated[n], [groups[j] for j in others]), rtol=1e-4)
+        context = [groups[j] for j in others]
+        np.testing.assert_allclose(s["norm"], word_scores(vectors[n].mean(0), context), rtol=1e-5)
+        np.testing.assert_allclose(s["ig"], word_scores(grads.integrated[n], context), rtol=1e-4)
         assert 0 <= min(s["value-zeroing"]) and sum(s["value-zeroing"]) <= 1 + 1e-9
         for m in METHODS:
             want = stats.spearmanr(x["occlusion"], s[m])[0]
@@ -89,7 +90,8 @@ def test_value_zeroing_is_normalised_over_every_word_and_the_special_tokens(bert
 
 def test_a_causal_model_scores_the_words_before_and_the_next_piece_drop(llama):
     r = attributions(llama, TEXT, "watched", methods="raw,norm,grad-input")
-    assert r["causal"] and [c["word"] for c in r["context"]] == ["We", "sat", "on", "the", "river", "bank", "and"]
+    before = ["We", "sat", "on", "the", "river", "bank", "and"]
+    assert r["causal"] and [c["word"] for c in r["context"]] == before
     nw = r["next_word"]
     model = blocks.internals(llama, head=True)
     prefix = TEXT[: TEXT.index("watched") + len("watched")]
@@ -107,7 +109,8 @@ def test_a_causal_model_scores_the_words_before_and_the_next_piece_drop(llama):
     for p, drop in enumerate(nw["drop"]):  # word p of the prefix left out
         assert drop == pytest.approx(full[best] - log_probs(occlude(prefix, p)[0])[best], abs=1e-6)
     for x in r["layers"]:
-        assert x["next_word_spearman"]["raw"] == pytest.approx(stats.spearmanr(nw["drop"], x["scores"]["raw"])[0])
+        want = stats.spearmanr(nw["drop"], x["scores"]["raw"])[0]
+        assert x["next_word_spearman"]["raw"] == pytest.approx(want)
         assert len(x["scores"]["norm"]) == 7
     with pytest.raises(InputError, match="no word before it"):
         attributions(llama, TEXT, "We", methods="raw")

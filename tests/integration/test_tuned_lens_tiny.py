@@ -48,7 +48,8 @@ def corpus(tmp_path_factory):
 def test_the_zero_translator_is_the_logit_lens(lm):
     lens = TunedLens(SMALL)
     dim = lm.hf_model.config.hidden_size
-    lens.weight_, lens.bias_ = np.zeros((lm.n_layers, dim, dim), np.float32), np.zeros((lm.n_layers, dim), np.float32)
+    lens.weight_ = np.zeros((lm.n_layers, dim, dim), np.float32)
+    lens.bias_ = np.zeros((lm.n_layers, dim), np.float32)
     logit = lm.lens("the bank of the river", k=3, track=["water"]).as_dict()
     tuned = lm.lens("the bank of the river", k=3, track=["water"], tuned=lens).as_dict()
     assert tuned["lens"] == "tuned" and logit["lens"] == "logit"
@@ -90,7 +91,7 @@ def test_a_fitted_lens_is_cached_and_read_back(lm, corpus, tmp_path, monkeypatch
     monkeypatch.setenv("CONTEXTLENS_CACHE", str(tmp_path / "cache"))
     fitted = tuned_lens_for(lm, corpus, settings=SMALL)
     assert len(fitted.kl_["tuned"]) == lm.n_layers + 1 and fitted.model_ == lm.name
-    monkeypatch.setattr(TunedLens, "fit", lambda *a, **k: pytest.fail("read from the cache, not trained again"))
+    monkeypatch.setattr(TunedLens, "fit", lambda *a, **k: pytest.fail("read from the cache, not trained"))
     again = tuned_lens_for(lm, corpus, settings=SMALL)
     np.testing.assert_array_equal(again.weight_, fitted.weight_)
     assert again.kl_ == fitted.kl_
@@ -115,7 +116,7 @@ def test_lens_tuned_on_the_command_line(lm, corpus, tmp_path, monkeypatch):
     (data / "corpora").mkdir(parents=True)
     (data / "corpora" / "tiny_plain.txt").write_text((corpus / "tiny_plain.txt").read_text())
     monkeypatch.setenv("CONTEXTLENS_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(tl, "DEFAULTS", SMALL)  # the command trains with the library's defaults: small ones here
+    monkeypatch.setattr(tl, "DEFAULTS", SMALL)  # the command trains with the library's defaults: small here
     result = CliRunner().invoke(app, ["lens", "the bank of the river", "-m", str(lm.path), "--track", "water",
                                       "--tuned", "--data-dir", str(data), "--json", "--html",
                                       str(tmp_path / "lens.html"), "--plot", str(tmp_path / "lens.png")])

@@ -56,8 +56,8 @@ def test_matches_networkx_on_random_attention():
             for j in range(m):
                 g.add_edge((lay, j), (lay + 1, i), capacity=float(hat[lay, i, j]))
     for L in range(1, layers + 1):
-        want = [nx.maximum_flow_value(g.subgraph([(x, y) for x in range(L + 1) for y in range(m)]), (0, j), (L, 2))
-                for j in range(m)]
+        below = g.subgraph([(x, y) for x in range(L + 1) for y in range(m)])
+        want = [nx.maximum_flow_value(below, (0, j), (L, 2)) for j in range(m)]
         np.testing.assert_allclose(flow[L - 1], want, atol=m * m * L / SCALE)
 
 
@@ -81,7 +81,8 @@ def test_pure_helpers():
     with pytest.raises(InputError, match="at least one"):
         parse_methods(" , ")
     # a word's score: its pieces' attribution vectors summed, then the norm
-    assert word_scores(np.array([[[1.0, 0.0], [-1.0, 0.0], [0.0, 2.0]]]), [(0, 1), (2,)]).tolist() == [[0.0, 2.0]]
+    vectors = np.array([[[1.0, 0.0], [-1.0, 0.0], [0.0, 2.0]]])
+    assert word_scores(vectors, [(0, 1), (2,)]).tolist() == [[0.0, 2.0]]
     moved, norms = block_rows(np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[1.0, 0.0], [0.0, -3.0]]))
     assert moved == [0.0, 2.0] and norms == [0.0, 4.0]
     rows = [{"layer": 1, "after": "attention", "cosine": 0.8}, {"layer": 1, "after": "ffn", "cosine": 0.9},

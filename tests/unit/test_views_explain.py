@@ -15,8 +15,8 @@ from contextlens.errors import InputError
 from tests.view_pages import page_views
 
 ENCODER = SelfAttention(toy_table(COURSE_VECTORS), n_layers=2)
-PATCH = {"model": "m", "word": "bank", "at": "layer", "recipient": "the river </script> bank", "donor": "a bank loan",
-         "pieces": ["bank"], "unpatched": 0.5,
+PATCH = {"model": "m", "word": "bank", "at": "layer", "recipient": "the river </script> bank",
+         "donor": "a bank loan", "pieces": ["bank"], "unpatched": 0.5,
          "rows": [{"layer": 1, "layer_name": "layer 1", "cosine_to_donor": 0.6, "cosine_to_recipient": 0.9},
                   {"layer": 2, "layer_name": "layer 2", "cosine_to_donor": 1.0, "cosine_to_recipient": 0.5}]}
 
@@ -38,7 +38,8 @@ def test_each_view_carries_the_result_and_its_page_is_small():
 @pytest.mark.parametrize("build, bad, message", [
     (views.sublayers_view, {"word": "bank"}, "not the result of sublayers (it lacks sentences, stages"),
     (views.attributions_view, [], "not the result of attributions (got list"),
-    (views.patch_view, {**PATCH, "rows": [{"layer": 1}]}, "not the result of patch (a row) (it lacks cosine_to_donor"),
+    (views.patch_view, {**PATCH, "rows": [{"layer": 1}]},
+     "not the result of patch (a row) (it lacks cosine_to_donor"),
 ])
 def test_a_dict_that_is_not_the_result_is_one_clear_error(build, bad, message):
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):

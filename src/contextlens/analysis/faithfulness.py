@@ -54,19 +54,21 @@ METHODS = ("raw", "rollout", "flow", "norm", "value-zeroing", "grad-input", "ig"
 ATTENTION_ONLY = ("raw", "rollout", "flow")  # need only the Encoding's attention: any encoder with weights
 MAX_WORDS = 64  # words of a sentence these explanations take (flow: one max-flow per word and layer)
 DEFINITIONS = {
-    "occlusion": "cosine distance of the word's vector at the layer when the other word is left out of the text",
+    "occlusion": "cosine distance of the word's vector at the layer when the other word is left out of the "
+                 "text",
     "raw": "attention the word gave the other word at the layer, mean over heads",
     "rollout": "attention rollout up to the layer (Abnar & Zuidema 2020), residual 0.5·I + 0.5·A",
     "flow": "attention flow up to the layer (Abnar & Zuidema 2020): max-flow over the residual-augmented "
             "attention graph, capacities scaled by 10^6 to integers",
     "norm": "||Σ_h α_h f_h(x)||, the norm of the weighted, value-transformed, output-projected vectors "
             "(Kobayashi et al. 2020) at the layer",
-    "value-zeroing": "cosine distance of the word's layer output when the other word's value vectors are zeroed "
-                     "in that layer (Mohebbi et al. 2023), normalised over all words and the special tokens",
-    "grad-input": "||Σ_pieces ∂f/∂e ⊙ e||, f = the word's layer-L vector projected on its unchanged direction, "
-                  "e = the input embedding rows",
-    "ig": "||Σ_pieces integrated gradients||, same f, baseline: every word's input rows replaced by the mean row of "
-          "the embedding matrix (special tokens kept), midpoint rule",
+    "value-zeroing": "cosine distance of the word's layer output when the other word's value vectors are "
+                     "zeroed in that layer (Mohebbi et al. 2023), normalised over all words and the special "
+                     "tokens",
+    "grad-input": "||Σ_pieces ∂f/∂e ⊙ e||, f = the word's layer-L vector projected on its unchanged "
+                  "direction, e = the input embedding rows",
+    "ig": "||Σ_pieces integrated gradients||, same f, baseline: every word's input rows replaced by the mean "
+          "row of the embedding matrix (special tokens kept), midpoint rule",
 }
 
 
@@ -75,10 +77,10 @@ def parse_methods(methods) -> list[str]:
 
     >>> parse_methods("ig,raw"), parse_methods("all")[:3]
     (['raw', 'ig'], ['raw', 'rollout', 'flow'])
-    >>> parse_methods("gradient")
+    >>> parse_methods("gradient")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    contextlens.errors.UnknownOptionError: unknown method 'gradient' (did you mean 'grad-input'?); valid values: all, raw, rollout, flow, norm, value-zeroing, grad-input, ig
+    contextlens.errors.UnknownOptionError: unknown method 'gradient' (did you mean 'grad-input'?); valid ...
     """
     items = methods.split(",") if isinstance(methods, str) else list(methods)
     chosen = {check_choice("method", m.strip(), ("all", *METHODS)) for m in items if str(m).strip()}
@@ -124,8 +126,8 @@ def attributions(encoder: Encoder, text: str, word: str, *, methods="all", occur
         raise InputError("give a sentence (a non-empty string) to explain a word in")
     n_words = len(tokenize(text))
     if n_words > MAX_WORDS:
-        raise InputError(f"the text has {n_words} words; attributions take at most {MAX_WORDS}: give a shorter "
-                         "sentence")
+        raise InputError(f"the text has {n_words} words; attributions take at most {MAX_WORDS}: give a "
+                         "shorter sentence")
     steps = check_int("steps", steps, low=1, high=256, hint="points of the integrated-gradients integral")
     occ = occlusion_vs_attention(encoder, text, word, occurrence=occurrence)
     full = encoder.encode([text])[0]
@@ -134,8 +136,8 @@ def attributions(encoder: Encoder, text: str, word: str, *, methods="all", occur
     causal = bool(model is not None and model.causal)
     others = _others(len(full.words), i, causal)
     if not others:
-        raise InputError(f"{word!r} has no word before it to attribute to; a causal model sees only the words "
-                         "before a word: choose a later word")
+        raise InputError(f"{word!r} has no word before it to attribute to; a causal model sees only the "
+                         "words before a word: choose a later word")
     keep = [occ["others"].index({"word": full.words[j].text, "position": j}) for j in others]
     per_layer: dict[str, np.ndarray] = {}  # method -> (layers, others)
     if "raw" in chosen:
@@ -158,11 +160,12 @@ def attributions(encoder: Encoder, text: str, word: str, *, methods="all", occur
         layers.append({"layer": x["layer"], "layer_name": x["layer_name"], "occlusion": effect.tolist(),
                        "scores": scores, "spearman": {m: _spearman(effect, s) for m, s in scores.items()}})
     out = {"model": occ["encoder"].get("model") or occ["encoder"].get("encoder"), "sentence": text,
-           "word": occ["word"], "index": i, "causal": causal, "methods": [m for m in chosen if m in per_layer],
-           "unavailable": unavailable, "context": [{"word": full.words[j].text, "position": j} for j in others],
+           "word": occ["word"], "index": i, "causal": causal,
+           "methods": [m for m in chosen if m in per_layer], "unavailable": unavailable,
+           "context": [{"word": full.words[j].text, "position": j} for j in others],
            "layer_ids": [x["layer"] for x in layers], "layer_names": [x["layer_name"] for x in layers],
-           "layers": layers, "steps": steps, "definitions": {m: DEFINITIONS[m] for m in ("occlusion", *chosen)},
-           "encoder": occ["encoder"]}
+           "layers": layers, "steps": steps,
+           "definitions": {m: DEFINITIONS[m] for m in ("occlusion", *chosen)}, "encoder": occ["encoder"]}
     if check is not None:  # completeness of integrated gradients: how well the integral was resolved
         out["ig_completeness"] = [{"layer": x["layer"], "sum": float(a), "difference": float(b)}
                                   for x, (a, b) in zip(layers, check)]
@@ -176,7 +179,8 @@ def attributions(encoder: Encoder, text: str, word: str, *, methods="all", occur
         for x in layers:
             x["next_word_spearman"] = {"occlusion": _spearman(drop, x["occlusion"]),
                                        **{m: _spearman(drop, s) for m, s in x["scores"].items()}}
-    log.info("attributions of %r: %s", out["word"], {m: [x["spearman"][m] for x in layers] for m in out["methods"]})
+    log.info("attributions of %r: %s", out["word"],
+             {m: [x["spearman"][m] for x in layers] for m in out["methods"]})
     return out
 
 
@@ -191,12 +195,13 @@ def _internals(encoder: Encoder, chosen: list[str]):
         bad = [m for m in chosen if m not in ATTENTION_ONLY]
         if bad and len(chosen) < len(METHODS):
             raise InputError(f"{', '.join(bad)} read{'s' if len(bad) == 1 else ''} a transformer's modules; "
-                             f"{encoder.params().get('encoder')} has none: use {', '.join(ATTENTION_ONLY)} or a "
-                             "transformer model") from None
+                             f"{encoder.params().get('encoder')} has none: use "
+                             f"{', '.join(ATTENTION_ONLY)} or a transformer model") from None
         return None
     if tuple(encoder.layer_ids) != tuple(range(model.n_layers + 1)):
-        raise InputError(f"attributions follow every layer; this encoder keeps layers {list(encoder.layer_ids)} of "
-                         f"{model.name}'s {model.n_layers}: make it with every layer (layers=None)")
+        raise InputError(f"attributions follow every layer; this encoder keeps layers "
+                         f"{list(encoder.layer_ids)} of {model.name}'s {model.n_layers}: make it with every "
+                         "layer (layers=None)")
     return model
 
 
@@ -208,7 +213,7 @@ def _model_scores(model, encoder, text: str, full, i: int, others: list[int], me
     pieces = blocks.read_pieces(model, text)
     kept = pieces.kept  # tokenize() indices of the Encoding's words, in order
     if len(kept) != len(full.words):
-        raise InputError(f"{model.name} and the encoder cut {text!r} differently; use one model")  # pragma: no cover
+        raise InputError(f"{model.name} and the encoder cut {text!r} differently; use one model")
     groups = [pieces.word_pieces[w] for w in kept]  # per Encoding word, its pieces
     target = groups[i]
     rows = {"first": target[:1], "last": target[-1:]}.get(model.pooling, target)
@@ -220,10 +225,12 @@ def _model_scores(model, encoder, text: str, full, i: int, others: list[int], me
         zgroups = groups + ([pieces.special] if pieces.special else [])
         zeroed = blocks.value_zeroing(model, pieces, zgroups)  # (layers, groups, T, dim)
         cap = blocks.capture(model, pieces)
-        dist = np.stack([cosine_distance(np.repeat(blocks.pool_pieces(cap.ffn[k], target, model.pooling)[None],
-                                                   len(zgroups), 0),
-                                         blocks.pool_pieces(zeroed[k], target, model.pooling))
-                         for k in range(model.n_layers)])  # (layers, groups)
+        dist = []  # (layers, groups): how far zeroing each group's values moves the word's layer output
+        for k in range(model.n_layers):
+            kept = blocks.pool_pieces(cap.ffn[k], target, model.pooling)[None]  # (1, dim)
+            moved = blocks.pool_pieces(zeroed[k], target, model.pooling)  # (groups, dim)
+            dist.append(cosine_distance(np.repeat(kept, len(zgroups), 0), moved))
+        dist = np.stack(dist)
         total = dist.sum(1, keepdims=True)
         out["value-zeroing"] = np.divide(dist, total, out=np.zeros_like(dist), where=total > 0)[:, others]
     if "grad-input" in methods or "ig" in methods:
@@ -260,7 +267,8 @@ def _next_word_drop(encoder: Encoder, text: str, full, i: int, others: list[int]
             logp.append(torch.log_softmax(logits, -1).cpu().numpy())
     best = int(np.argmax(logp[0]))
     drop = [float(logp[0][best] - lp[best]) for lp in logp[1:]]
-    return {"piece": model.tokenizer.convert_ids_to_tokens([best])[0], "log_probability": float(logp[0][best]),
-            "drop": drop, "rule": "the most probable next piece after the word; drop = log p(piece | text up to the "
-                                  "word) - log p(piece | the same without the context word)",
+    return {"piece": model.tokenizer.convert_ids_to_tokens([best])[0],
+            "log_probability": float(logp[0][best]), "drop": drop,
+            "rule": "the most probable next piece after the word; drop = log p(piece | text up to the word) "
+                    "- log p(piece | the same without the context word)",
             "defined": all(math.isfinite(d) for d in drop)}

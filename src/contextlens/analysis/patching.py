@@ -52,7 +52,8 @@ def _word(model, pieces, word: str, occurrence, which: str) -> tuple[int, tuple[
     position = locate(list(pieces.words), word, occurrence=occurrence)
     mine = pieces.word_pieces[position]
     if not mine:
-        raise InputError(f"{model.name}'s tokenizer gives {word!r} no piece in the {which} ({pieces.text!r}); "
+        raise InputError(f"{model.name}'s tokenizer gives {word!r} no piece in the {which} "
+                         f"({pieces.text!r}); "
                          "choose another word")
     return position, mine
 
@@ -86,8 +87,9 @@ def patch(encoder: Encoder, recipient: str, donor: str, word: str, *, at: str = 
 
     Returns ``{model, word, at, point, recipient, donor, pieces, unpatched, rows, encoder}`` (``point``:
     what ``at`` replaces, in words) and, for a causal LM, ``predictions``: ``rows`` lists per layer
-    ``{layer, cosine_to_donor, cosine_to_recipient}`` (the last-layer vector of the patched word against the donor's word and
-    the unpatched recipient's word); ``unpatched`` is the cosine of the two words unpatched;
+    ``{layer, cosine_to_donor, cosine_to_recipient}`` (the last-layer vector of the patched word against
+    the donor's word and the unpatched recipient's word); ``unpatched`` is the cosine of the two words
+    unpatched;
     ``predictions`` holds ``recipient`` and ``donor`` (the best ``k`` next words of each text),
     ``donor_words`` (the donor's best next words: probability in the recipient, in the donor and
     after each layer's patch) and, per row, ``next`` (the best ``k`` next words after that patch).
@@ -107,9 +109,10 @@ def patch(encoder: Encoder, recipient: str, donor: str, word: str, *, at: str = 
     _, r_pieces = _word(model, rec, word, occurrences[0], "recipient")
     _, d_pieces = _word(model, don, word, occurrences[1], "donor")
     if len(r_pieces) != len(d_pieces):
-        raise InputError(f"{word!r} is cut into {len(r_pieces)} piece(s) in the recipient ({_split(rec, r_pieces)}) "
-                         f"and {len(d_pieces)} in the donor ({_split(don, d_pieces)}); patching replaces piece by "
-                         "piece: choose texts where the word is cut the same way")
+        raise InputError(f"{word!r} is cut into {len(r_pieces)} piece(s) in the recipient "
+                         f"({_split(rec, r_pieces)}) and {len(d_pieces)} in the donor "
+                         f"({_split(don, d_pieces)}); patching replaces piece by piece: choose texts where "
+                         "the word is cut the same way")
     r_cap, d_cap = blocks.capture(model, rec), blocks.capture(model, don)
     source = d_cap.blocks_out() if at == "layer" else d_cap.writes[at]
     last, logits = blocks.patched_runs(model, rec, r_pieces, source[:, list(d_pieces)], at, logits=causal)
@@ -121,8 +124,9 @@ def patch(encoder: Encoder, recipient: str, donor: str, word: str, *, at: str = 
         v = pool(last[layer - 1], r_pieces, model.pooling)
         rows.append({"layer": layer, "layer_name": f"layer {layer}", "cosine_to_donor": cosine(v, mine_d),
                      "cosine_to_recipient": cosine(v, mine_r)})
-    out = {"model": model.name, "word": word, "at": at, "point": MEANING[at], "recipient": recipient, "donor": donor,
-           "pieces": [rec.tokens[p] for p in r_pieces], "unpatched": cosine(mine_r, mine_d), "rows": rows,
+    out = {"model": model.name, "word": word, "at": at, "point": MEANING[at], "recipient": recipient,
+           "donor": donor, "pieces": [rec.tokens[p] for p in r_pieces], "unpatched": cosine(mine_r, mine_d),
+           "rows": rows,
            "encoder": encoder.params()}
     if causal:
         out["predictions"] = _predictions(model, rec, don, logits, rows, k)
@@ -146,7 +150,7 @@ def _predictions(model, rec, don, logits: np.ndarray, rows: list[dict], k: int) 
     size = len(after_r)
     donor_words = []
     for w in best_d:
-        in_r = np.array([x == w["word"] for x in after_r])  # the pieces that start this word after the recipient
+        in_r = np.array([x == w["word"] for x in after_r])  # pieces starting this word after the recipient
         in_d = np.array([x == w["word"] for x in after_d])
         donor_words.append({"word": w["word"], "in_recipient": float(probs_r[:size][in_r].sum()),
                             "in_donor": float(probs_d[: len(after_d)][in_d].sum()),

@@ -59,7 +59,8 @@ def largest_drop(rows: list[dict[str, Any]], start: float | None) -> dict[str, A
     """The block after which the two usages' cosine fell most (from ``start``, the cosine before
     the first block), or None with one usage.
 
-    >>> rows = [{"layer": 1, "after": "attention", "cosine": 0.75}, {"layer": 1, "after": "ffn", "cosine": 0.25}]
+    >>> rows = [{"layer": 1, "after": "attention", "cosine": 0.75},
+    ...         {"layer": 1, "after": "ffn", "cosine": 0.25}]
     >>> largest_drop(rows, 1.0)
     {'layer': 1, 'after': 'ffn', 'drop': 0.5}
     """
@@ -90,15 +91,17 @@ def _usages(encoder: Encoder, texts: list[str], word: str, occurrences) -> list[
         if model is None:
             enc = encoder.encode([text])[0]
             if enc.n_layers == 0:
-                raise InputError(f"{encoder.params().get('encoder', 'this encoder')} has no layers after the static "
-                                 "row to look inside; use a transformer model or a mixing method (attention, average)")
+                kind = encoder.params().get("encoder", "this encoder")
+                raise InputError(f"{kind} has no layers after the static row to look inside; use a "
+                                 "transformer model or a mixing method (attention, average)")
             i = enc.find(span=(words[position].start, words[position].end))
             out.append((enc.layers[:, i].astype(np.float64), ["attention"]))
             continue
         pieces = blocks.read_pieces(model, text)
         mine = pieces.word_pieces[position]
         if not mine:
-            raise InputError(f"{model.name}'s tokenizer gives {word!r} no piece in {text!r}; choose another word")
+            raise InputError(f"{model.name}'s tokenizer gives {word!r} no piece in {text!r}; choose another "
+                             "word")
         cap = blocks.capture(model, pieces)
         pool = blocks.pool_pieces
         stack = [pool(cap.embedding, mine, model.pooling)]

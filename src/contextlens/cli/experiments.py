@@ -14,7 +14,8 @@ from . import options as o
 from ._common import add_command, fmt, handle_errors, out, print_json, say, table
 
 DEFAULT_TEMPLATE = "A sentence with {word}."  # analysis.ranking.DEFAULT_TEMPLATE
-ATTRIBUTIONS_HELP = "all | raw | rollout | flow | norm | value-zeroing | grad-input | ig"  # analysis.faithfulness
+# analysis.faithfulness.METHODS, with all
+ATTRIBUTIONS_HELP = "all | raw | rollout | flow | norm | value-zeroing | grad-input | ig"
 MAX_STEPS = 256  # encoders.gradients.MAX_STEPS
 
 
@@ -184,8 +185,9 @@ def attention(
     occlusion: bool = o.flag("--occlusion", help="Leave each other word out in turn: how far WORD's vector moves "
                              "per layer, beside the attention it gave that word, and their Spearman."),
     attribution: str = o.option(None, "--attribution", metavar="METHOD[,...]", help=f"Attributions beside "
-                                f"occlusion: {ATTRIBUTIONS_HELP}; each method's score for every other word at "
-                                "--layer (default: the last) and its Spearman with occlusion at every layer."),
+                                f"occlusion: {ATTRIBUTIONS_HELP}; each method's score for every other word "
+                                "at --layer (default: the last) and its Spearman with occlusion at every "
+                                "layer."),
     steps: int = o.bounded(o.option(32, "--steps", metavar="N", help="--attribution ig: points of the "
                                     "integral."), 1, MAX_STEPS),
     occurrence: str = o.OCCURRENCE, vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD,
@@ -209,11 +211,11 @@ def attention(
     occ = o.parse_occurrence(occurrence)
     encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer, engine=engine, precision=precision)
     if attribution is not None:
-        given = [f for f, v in (("--head", head), ("--rollout", rollout or None), ("--occlusion", occlusion or None))
-                 if v is not None]
+        flags = (("--head", head), ("--rollout", rollout or None), ("--occlusion", occlusion or None))
+        given = [f for f, v in flags if v is not None]
         if given:
-            raise InputError(f"{', '.join(given)} do not apply to --attribution (it reports the mean over heads, "
-                             "rollout and occlusion itself): drop them")
+            raise InputError(f"{', '.join(given)} do not apply to --attribution (it reports the mean over "
+                             "heads, rollout and occlusion itself): drop them")
         return _attributions(encoder, text, word, occ, attribution, steps, layer, as_json, plot, html)
     if occlusion:
         given = [f for f, v in (("--layer", layer), ("--head", head), ("--rollout", rollout or None)) if v is not None]
@@ -286,7 +288,8 @@ def _attributions(encoder, text: str, word: str, occurrence, methods: str, steps
     rows.append(("", "ρ occlusion", *[""] * len(refs), *[at["spearman"][m] for m in r["methods"]]))
     if causal:
         rows.append(("", "ρ next word", "", "", *[at["next_word_spearman"][m] for m in r["methods"]]))
-    out().print(table(f"what shaped {r['word']!r} at {at['layer_name']}: each method's score for every other word",
+    out().print(table(f"what shaped {r['word']!r} at {at['layer_name']}: each method's score for every other "
+                      "word",
                       ["#", "word", *[name for name, _ in columns]], rows, left="rl" + "r" * len(columns),
                       widths={1: 16}))
     out().print(table("Spearman with occlusion, every layer", ["layer", *r["methods"]],
@@ -294,7 +297,8 @@ def _attributions(encoder, text: str, word: str, occurrence, methods: str, steps
     for m, why in r["unavailable"].items():
         say(f"{m}: not available ({why})")
     if causal:
-        say(f"next piece after {r['word']!r}: {r['next_word']['piece']!r} (log p {fmt(r['next_word']['log_probability'])})")
+        nw = r["next_word"]
+        say(f"next piece after {r['word']!r}: {nw['piece']!r} (log p {fmt(nw['log_probability'])})")
 
 
 def _occlusion(encoder, text: str, word: str, occurrence, as_json: bool, plot: Path | None,

@@ -15,8 +15,8 @@ from ._common import add_command, fmt, handle_errors, out, print_json, say, spin
 
 STAGES_HELP = "layer | attention | ffn"  # analysis.patching.PATCH_POINTS
 MAX_NEXT = 50  # analysis.patching.MAX_K
-TRANSFORMER = o.reads(o.option("minilm", "--model", "-m", metavar="NAME", help="A transformer: minilm, mpnet, "
-                               "smollm2, a local directory or a Hugging Face id."))
+TRANSFORMER = o.reads(o.option("minilm", "--model", "-m", metavar="NAME", help="A transformer: minilm, "
+                               "mpnet, smollm2, a local directory or a Hugging Face id."))
 
 
 @handle_errors
@@ -39,9 +39,9 @@ def sublayers(
 
     o.check_plot(plot)
     o.check_html(html)
-    encoder = o.encoder_from_options(model=model, engine=engine, precision=precision, vectors=vectors, method=method,
-                                     alpha=alpha, window=window, include_self=include_self, heads=heads,
-                                     n_layers=n_layers)
+    encoder = o.encoder_from_options(model=model, engine=engine, precision=precision, vectors=vectors,
+                                     method=method, alpha=alpha, window=window, include_self=include_self,
+                                     heads=heads, n_layers=n_layers)
     with spinner("looking inside the layers..."):
         r = follow(encoder, text1, text2, word)
     if plot:
@@ -61,7 +61,8 @@ def sublayers(
     cols = [c.strip() for c in cols] + (["cosine 1–2"] if two else [])
     rows = [(x["layer_name"], x["after"], *x["moved"], *x["update_norm"], *([x["cosine"]] if two else []))
             for x in r["rows"]]
-    out().print(table(f"{r['word']!r} through every block of {r['model']} (moved: 1 − cos before/after the block)",
+    out().print(table(f"{r['word']!r} through every block of {r['model']} (moved: 1 − cos before/after the "
+                      "block)",
                       cols, rows, left=2))
     if r["note"]:
         say(r["note"])
@@ -73,12 +74,14 @@ def sublayers(
 
 @handle_errors
 def patch(
-    recipient: str = typer.Argument(..., metavar="RECIPIENT", help="The sentence whose word gets the donor's state."),
+    recipient: str = typer.Argument(..., metavar="RECIPIENT", help="The sentence whose word gets the donor's "
+                                    "state."),
     donor: str = typer.Argument(..., metavar="DONOR", help="The sentence the state comes from."),
     word: str = o.WORD, model: str = TRANSFORMER, engine: str = o.ENGINE,
-    at: str = o.option("layer", "--at", metavar="POINT", help=f"Where in each layer: {STAGES_HELP} (layer: its "
-                       "output; attention / ffn: what that block writes before its residual add)."),
-    k: int = o.bounded(o.option(5, "-k", metavar="N", help="Causal LMs: next words listed per layer."), 1, MAX_NEXT),
+    at: str = o.option("layer", "--at", metavar="POINT", help=f"Where in each layer: {STAGES_HELP} (layer: "
+                       "its output; attention / ffn: what that block writes before its residual add)."),
+    k: int = o.bounded(o.option(5, "-k", metavar="N", help="Causal LMs: next words listed per layer."), 1,
+                       MAX_NEXT),
     as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
 ) -> None:
     """Patch WORD's hidden state from DONOR into RECIPIENT at each layer in turn.
@@ -110,9 +113,12 @@ def patch(
         return
     pred = r.get("predictions")
     extra = ["next words after the patch"] if pred else []
-    rows = [(x["layer_name"], x["cosine_to_donor"], x["cosine_to_recipient"],
-             *([", ".join(f"{w['word']} {w['probability']:.3g}" for w in x["next"])] if pred else [])) for x in r["rows"]]
-    out().print(table(f"{word!r} from {donor!r} patched into {recipient!r} at each layer ({at}); last-layer cosine",
+    def listed(x) -> list[str]:
+        return [", ".join(f"{w['word']} {w['probability']:.3g}" for w in x["next"])] if pred else []
+
+    rows = [(x["layer_name"], x["cosine_to_donor"], x["cosine_to_recipient"], *listed(x)) for x in r["rows"]]
+    out().print(table(f"{word!r} from {donor!r} patched into {recipient!r} at each layer ({at}); last-layer "
+                      "cosine",
                       ["layer patched", "to donor", "to recipient", *extra], rows, widths={3: 70}))
     say(f"unpatched: cosine {fmt(r['unpatched'])} between the recipient's and the donor's {word!r}")
     if pred:

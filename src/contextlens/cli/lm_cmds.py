@@ -52,7 +52,8 @@ def lens(
                                 "to follow layer by layer (repeat for more)."),
     k: int = o.bounded(o.option(3, "-k", metavar="N", help="Best next words shown per layer."), 1, MAX_PREDICTIONS),
     tuned: bool = o.flag("--tuned", help="Read through the tuned lens too (Belrose et al. 2023): one affine "
-                         "translator per layer, trained once per model on the data folder's corpora and cached "
+                         "translator per layer, trained once per model on the data folder's corpora and "
+                         "cached "
                          "(minutes, with progress)."),
     data_dir: Path = o.DATA_DIR,
     as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
@@ -95,8 +96,8 @@ def _tuned(lm, text: str, position, k: int, track, data: dict, data_dir, as_json
     from ..encoders.tuned_lens import tuned_lens_for
     from ._common import err
 
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err(), transient=True, disable=not err().is_terminal) as bar:
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err(), transient=True, disable=not err().is_terminal) as bar:
         handles: dict = {}
 
         def progress(stage: str, done: int, total: int) -> None:
@@ -110,8 +111,8 @@ def _tuned(lm, text: str, position, k: int, track, data: dict, data_dir, as_json
     if plot:
         from .. import plots
 
-        plots.save_figure(plots.tuned_lens_lines(data, title=f"{lm.name}: logit and tuned lens after {data['word']!r}"),
-                          plot)
+        title = f"{lm.name}: logit and tuned lens after {data['word']!r}"
+        plots.save_figure(plots.tuned_lens_lines(data, title=title), plot)
     if html:
         from .. import views
 
@@ -121,14 +122,16 @@ def _tuned(lm, text: str, position, k: int, track, data: dict, data_dir, as_json
         return
     words = [t["word"] for t in data["layers"][0]["tracked"]]
     rows = []
-    for x, y, kl_l, kl_t in zip(data["layers"], data["tuned"]["layers"], lens.kl_["logit"], lens.kl_["tuned"]):
+    kl = zip(lens.kl_["logit"], lens.kl_["tuned"])
+    for x, y, (kl_l, kl_t) in zip(data["layers"], data["tuned"]["layers"], kl):
         ranks = [v for a, b in zip(x["tracked"], y["tracked"]) for v in (a["rank"], b["rank"])]
-        rows.append((x["layer_name"], ", ".join(w["word"] for w in x["top"]), ", ".join(w["word"] for w in y["top"]),
-                     kl_l, kl_t, *ranks))
+        top_l, top_t = (", ".join(w["word"] for w in z["top"]) for z in (x, y))
+        rows.append((x["layer_name"], top_l, top_t, kl_l, kl_t, *ranks))
     cols = ["layer", f"logit lens top {k}", f"tuned lens top {k}", "KL logit", "KL tuned",
             *[c for w in words for c in (f"{w}: rank logit", "tuned")]]
-    out().print(table(f"{lm.name}: after {data['word']!r} (word {data['position']}) in {text!r}; KL (nats) from the "
-                      "final distribution on held-out corpus text", cols, rows, left=3, widths={1: 30, 2: 30}))
+    out().print(table(f"{lm.name}: after {data['word']!r} (word {data['position']}) in {text!r}; KL (nats) "
+                      "from the final distribution on held-out corpus text", cols, rows, left=3,
+                      widths={1: 30, 2: 30}))
 
 
 def register(app: typer.Typer) -> None:

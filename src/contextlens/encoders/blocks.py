@@ -39,8 +39,8 @@ from . import models
 from .alignment import align_pieces
 
 __all__ = ["STAGES", "Architecture", "ARCHITECTURES", "Internals", "internals", "Pieces", "read_pieces",
-           "Capture", "capture", "PATCH_AT", "patched_runs", "value_zeroing", "norm_contributions", "pool_pieces",
-           "NotATransformerError", "run"]
+           "Capture", "capture", "PATCH_AT", "patched_runs", "value_zeroing", "norm_contributions",
+           "pool_pieces", "NotATransformerError", "run"]
 
 log = logging.getLogger(__name__)
 STAGES = ("attention", "ffn")  # the stage after each block of a layer, in order
@@ -158,15 +158,15 @@ def internals(encoder, *, head: bool = False) -> Internals:
             model, tokenizer, _ = models.load(path, attention=True)
     kind = model.config.model_type
     if kind not in ARCHITECTURES:
-        raise InputError(f"looking inside the layers of a {kind!r} model is not supported; supported model types: "
-                         f"{', '.join(ARCHITECTURES)}")
+        raise InputError(f"looking inside the layers of a {kind!r} model is not supported; supported model "
+                         f"types: {', '.join(ARCHITECTURES)}")
     n = int(model.config.num_hidden_layers)
     _, blocks = models.layer_list(model, n)
-    norm = next((getattr(model, a) for a in FINAL_NORMS if isinstance(getattr(model, a, None), torch.nn.Module)),
-                None)
-    found = Internals(name, model.eval(), tokenizer, blocks, ARCHITECTURES[kind], models.is_causal(model.config),
-                      models.max_length_of(model.config, tokenizer), str(params.get("pooling", "mean")), norm, lm,
-                      None if lm is None else lm.hf_model.get_output_embeddings())
+    norms = [getattr(model, a) for a in FINAL_NORMS if isinstance(getattr(model, a, None), torch.nn.Module)]
+    head_module = None if lm is None else lm.hf_model.get_output_embeddings()
+    found = Internals(name, model.eval(), tokenizer, blocks, ARCHITECTURES[kind],
+                      models.is_causal(model.config), models.max_length_of(model.config, tokenizer),
+                      str(params.get("pooling", "mean")), norms[0] if norms else None, lm, head_module)
     loaded[head] = found
     return found
 
@@ -205,7 +205,8 @@ def read_pieces(model: Internals, text: str) -> Pieces:
     words = tokenize(text)
     al = align_pieces(text, words, enc["offset_mapping"], enc["special_tokens_mask"])
     special = tuple(p for p, ws in enumerate(al.piece_words) if not ws)
-    return Pieces(text, tuple(ids), tuple(tok.convert_ids_to_tokens(ids)), tuple(words), al.word_pieces, special)
+    tokens = tuple(tok.convert_ids_to_tokens(ids))
+    return Pieces(text, tuple(ids), tokens, tuple(words), al.word_pieces, special)
 
 
 def pool_pieces(states: np.ndarray, pieces: Sequence[int], pooling: str = "mean") -> np.ndarray:
@@ -284,7 +285,8 @@ class Capture:
     writes: dict[str, np.ndarray]
 
     def blocks_out(self) -> np.ndarray:
-        """``(layers, T, dim)`` each block's own output (the ``ffn`` stage, the last one before any final norm)."""
+        """``(layers, T, dim)`` each block's own output (the ``ffn`` stage; the last one before any final
+        norm)."""
         raw = self.ffn.copy()
         raw[-1] = self.last_block
         return raw
@@ -360,7 +362,7 @@ def patched_runs(model: Internals, recipient: Pieces, positions: Sequence[int], 
 
     n, arch = model.n_layers, model.arch
     pos = torch.tensor(list(positions), device=model.model.device)
-    given = torch.as_tensor(np.asarray(donor, dtype=np.float32), device=model.model.device)  # (layers, P, dim)
+    given = torch.as_tensor(np.asarray(donor, dtype=np.float32), device=model.model.device)  # (layers, P, d)
 
     def put(k):  # batch element k - 1 gets the donor's states at layer k
         def hook(module, args, output):
@@ -370,8 +372,8 @@ def patched_runs(model: Internals, recipient: Pieces, positions: Sequence[int], 
         return hook
 
     path = {"attention": arch.out, "ffn": arch.ffn_out}.get(at)
-    handles = [(model.blocks[k - 1] if path is None else model.block_part(k, path)).register_forward_hook(put(k))
-               for k in range(1, n + 1)]
+    where = [model.blocks[k - 1] if path is None else model.block_part(k, path) for k in range(1, n + 1)]
+    handles = [module.register_forward_hook(put(k)) for k, module in enumerate(where, 1)]
     with torch.inference_mode(), _hooked(handles):
         out = run(model, input_ids=_tensor(model, recipient.ids, n))
         last = out.last_hidden_state  # (layers, T, dim)
@@ -408,7 +410,8 @@ def value_zeroing(model: Internals, pieces: Pieces, groups: Sequence[Sequence[in
         return record
 
     n, g = model.n_layers, len(groups)
-    handles = [model.blocks[k - 1].register_forward_pre_hook(keep(k), with_kwargs=True) for k in range(1, n + 1)]
+    handles = [model.blocks[k - 1].register_forward_pre_hook(keep(k), with_kwargs=True)
+               for k in range(1, n + 1)]
     with torch.inference_mode(), _hooked(handles):
         run(model, input_ids=_tensor(model, pieces.ids))
     rows = torch.ones((g, len(pieces.ids), 1), device=model.model.device)  # 1: keep the piece's value
@@ -430,7 +433,8 @@ def value_zeroing(model: Internals, pieces: Pieces, groups: Sequence[Sequence[in
     return out
 
 
-def norm_contributions(model: Internals, pieces: Pieces, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+def norm_contributions(model: Internals, pieces: Pieces,
+                       rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """The weighted, value-transformed vectors of Kobayashi et al. 2020 ("Attention is Not Only a
     Weight: Analyzing Transformers with Vector Norms", EMNLP), every layer: for query piece ``i``
     and key piece ``j``, ``Σ_h α^h_ij f^h(x_j)`` where ``f^h(x_j) = W_O^h (W_V^h x_j + b_V^h)`` is

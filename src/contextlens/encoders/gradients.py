@@ -67,7 +67,8 @@ def riemann_alphas(steps: int) -> np.ndarray:
     >>> riemann_alphas(4).tolist()
     [0.125, 0.375, 0.625, 0.875]
     """
-    steps = check_int("steps", steps, low=1, high=MAX_STEPS, hint="points of the integrated-gradients integral")
+    steps = check_int("steps", steps, low=1, high=MAX_STEPS,
+                      hint="points of the integrated-gradients integral")
     return (np.arange(steps) + 0.5) / steps
 
 
@@ -94,13 +95,15 @@ def gradient_scores(model: Internals, pieces: Pieces, target: Sequence[int], *, 
     n, s = model.n_layers, len(alphas)
     out = {k: np.zeros((n, *x.shape), dtype=np.float32) for k in ("gi", "ig")}
     f_x, f_b = np.zeros(n), np.zeros(n)
-    points = torch.cat([base[None] + alphas[:, None, None] * (x - base)[None], x[None], base[None]])  # (S + 2, T, dim)
+    path = base[None] + alphas[:, None, None] * (x - base)[None]  # (S, T, dim)
+    points = torch.cat([path, x[None], base[None]])  # (S + 2, T, dim)
     states = _every_layer(model, points)  # k -> (S + 2, T, dim), with the graph
     for k in range(1, n + 1):
         word = states[k][:, chosen].mean(1)  # (S + 2, dim)
         direction = (word[s] / word[s].norm()).detach()
         f = word @ direction  # (S + 2,)
-        grads, = torch.autograd.grad(f[:-1].sum(), points, retain_graph=k < n)  # the baseline needs no gradient
+        # the baseline's own value needs no gradient
+        grads, = torch.autograd.grad(f[:-1].sum(), points, retain_graph=k < n)
         out["gi"][k - 1] = _numpy(grads[s] * x)
         if s:
             out["ig"][k - 1] = _numpy((x - base) * grads[:s].mean(0))

@@ -313,7 +313,8 @@ class LanguageModel:
         ids = self._ids(context)
         return self._lens([ids], [[len(ids) - 1]])[0][:, 0]
 
-    def _lens(self, sequences: list[list[int]], positions: list[list[int]], translate=None) -> list[np.ndarray]:
+    def _lens(self, sequences: list[list[int]], positions: list[list[int]],
+              translate=None) -> list[np.ndarray]:
         """Per sequence, ``(layers + 1, len(positions), vocab)`` float64 probabilities through
         the lens at its ``positions``; checks that the last layer gives the model's own
         distribution there. ``translate(k, h)``: each layer's states changed first (a tuned lens)."""
@@ -367,7 +368,8 @@ class LanguageModel:
                 rows.append(TrackedWord(added.strip(), tuple(texts[i] for i in pieces),
                                         float(np.prod(along) * end), rank))
             layers.append(LensLayer(layer, "embedding output" if layer == 0 else f"layer {layer}", top, rows))
-        return LensResult(self.name, text, position, word, LENS_RULE, layers, "logit" if tuned is None else "tuned")
+        kind = "logit" if tuned is None else "tuned"
+        return LensResult(self.name, text, position, word, LENS_RULE, layers, kind)
 
     def _tracked_pieces(self, context: str, word: str) -> tuple[str, list[int]]:
         """``(added text, piece ids)`` of ``word`` written after ``context`` (a space first

@@ -46,7 +46,8 @@ import numpy as np
 
 from ..errors import InputError, check_float, check_int
 
-__all__ = ["TunedLens", "LensSettings", "DEFAULTS", "tuned_lens_for", "corpus_files", "corpus_texts", "kl_per_layer"]
+__all__ = ["TunedLens", "LensSettings", "DEFAULTS", "tuned_lens_for", "corpus_files", "corpus_texts",
+           "kl_per_layer"]
 
 log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -86,8 +87,8 @@ def corpus_files(folder: str | Path) -> list[Path]:
     root = Path(folder)
     files = sorted(root.glob("*_plain.txt")) if root.is_dir() else []
     if not files:
-        raise InputError(f"no corpus to train a tuned lens on: {root} holds no *_plain.txt (one sentence per line); "
-                         "give the data folder's corpora (set CONTEXTLENS_DATA, see its README)")
+        raise InputError(f"no corpus to train a tuned lens on: {root} holds no *_plain.txt (one sentence per "
+                         "line); give the data folder's corpora (set CONTEXTLENS_DATA, see its README)")
     return files
 
 
@@ -96,7 +97,8 @@ def corpus_texts(folder: str | Path, *, seed: int = 0) -> list[str]:
     UTF-8 (27 of ABC) are skipped."""
     from ..corpus import iter_lines
 
-    lines = [line.strip() for f in corpus_files(folder) for line in iter_lines(f, errors="skip") if line.strip()]
+    lines = [line.strip() for f in corpus_files(folder) for line in iter_lines(f, errors="skip")
+             if line.strip()]
     rng = np.random.default_rng(seed)
     return [lines[i] for i in rng.permutation(len(lines))]
 
@@ -241,8 +243,8 @@ class TunedLens:
         folder = Path(folder)
         np.savez(folder / "translators.npz", weight=self.weight_, bias=self.bias_)
         (folder / "lens.json").write_text(json.dumps(
-            {"model": self.model_, "n_layers": self.n_layers_, "settings": asdict(self.settings), "kl": self.kl_,
-             "seconds": self.seconds_}, indent=1))
+            {"model": self.model_, "n_layers": self.n_layers_, "settings": asdict(self.settings),
+             "kl": self.kl_, "seconds": self.seconds_}, indent=1))
 
     @classmethod
     def load(cls, folder: str | Path) -> TunedLens:
@@ -294,8 +296,8 @@ def _key(lm, settings: LensSettings, corpus: Sequence[Path]) -> str:
     return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:24]
 
 
-def tuned_lens_for(lm, corpus: str | Path, *, settings: LensSettings | None = None, progress: Progress | None = None,
-                   rebuild: bool = False) -> TunedLens:
+def tuned_lens_for(lm, corpus: str | Path, *, settings: LensSettings | None = None,
+                   progress: Progress | None = None, rebuild: bool = False) -> TunedLens:
     """The tuned lens of ``lm`` trained on ``corpus`` (a folder of ``*_plain.txt``, e.g. the data
     folder's ``corpora``) with ``settings`` (default :data:`DEFAULTS`): loaded from the ``lenses``
     cache, else trained (:meth:`TunedLens.fit`) and stored there, keyed by the model's weights, the
@@ -315,8 +317,10 @@ def tuned_lens_for(lm, corpus: str | Path, *, settings: LensSettings | None = No
     with cache.use(folder):
         with cache.building(folder, rebuild=rebuild, check=complete) as tmp:
             if tmp is not None:
-                lens = TunedLens(settings).fit(lm, corpus_texts(corpus, seed=settings.seed), progress=progress)
+                texts = corpus_texts(corpus, seed=settings.seed)
+                lens = TunedLens(settings).fit(lm, texts, progress=progress)
                 lens.save(tmp)
-                write_marker(tmp, f"tuned lens: {lm.name}, {settings.tokens} positions, {settings.steps} KL steps")
+                write_marker(tmp, f"tuned lens: {lm.name}, {settings.tokens} positions, "
+                                  f"{settings.steps} KL steps")
                 return lens
         return TunedLens.load(folder)

@@ -22,16 +22,18 @@ def sublayer_bars(result: Mapping, *, title: str = ""):
     (``sublayers``' result)."""
     rows, n = result["rows"], len(result["sentences"])
     two = n == 2
-    fig, axes = plt.subplots(2 if two else 1, 1, figsize=(max(5.0, 0.35 * len(rows) + 2), 5.0 if two else 3.0),
-                             squeeze=False, sharex=True)
+    size = (max(5.0, 0.35 * len(rows) + 2), 5.0 if two else 3.0)
+    fig, axes = plt.subplots(2 if two else 1, 1, figsize=size, squeeze=False, sharex=True)
     x = np.arange(len(rows))
     labels = [f"{r['layer']} {SHORT.get(r['after'], r['after'])}" for r in rows]
     if two:
         ax = axes[0, 0]
-        ax.plot([-1, *x], [result["start"]["cosine"], *[r["cosine"] for r in rows]], marker="o", color="#1d2733")
+        cosines = [result["start"]["cosine"], *[r["cosine"] for r in rows]]  # before the first block too
+        ax.plot([-1, *x], cosines, marker="o", color="#1d2733")
         drop = result.get("largest_drop")
         if drop:
-            at = next(i for i, r in enumerate(rows) if (r["layer"], r["after"]) == (drop["layer"], drop["after"]))
+            where = (drop["layer"], drop["after"])
+            at = next(i for i, r in enumerate(rows) if (r["layer"], r["after"]) == where)
             ax.axvspan(at - 0.5, at + 0.5, color="#ffe08a", alpha=0.6, lw=0)
         ax.set_ylabel("cosine of the usages")
         ax.spines[["top", "right"]].set_visible(False)
@@ -107,8 +109,8 @@ def tuned_lens_lines(result: Mapping, *, title: str = ""):
         ax = axes[0, 1]
         for j, w in enumerate(words):
             colour = f"C{j}"
-            ax.plot([x["layer"] for x in layers], [x["tracked"][j]["rank"] for x in layers], color=colour, marker="o",
-                    label=f"{w} (logit)")
+            ax.plot([x["layer"] for x in layers], [x["tracked"][j]["rank"] for x in layers], color=colour,
+                    marker="o", label=f"{w} (logit)")
             ax.plot([x["layer"] for x in tuned["layers"]], [x["tracked"][j]["rank"] for x in tuned["layers"]],
                     color=colour, ls="--", marker="s", label=f"{w} (tuned)")
         ax.set_yscale("log")

@@ -49,7 +49,8 @@ FAMILIES = {"attention": ("core.js", "attention.js"), "figures": ("core.js", "fi
 SHARE_ABOVE = 8_000  # characters: a larger top-level part of a view's data is stored once per page
 HEIGHTS = {"head": 640, "model": 720, "neuron": 560, "mask": 560, "input": 480, "projection": 620,
            "layers": 440, "cosine": 520, "senses": 560, "lens": 760, "occlusion": 820,
-           "neighbours": 480, "sublayers": 620, "attributions": 760, "patch": 640}  # iframe heights before the page fits itself
+           "neighbours": 480,
+           "sublayers": 620, "attributions": 760, "patch": 640}  # iframe heights before the page fits itself
 
 
 def jsonable(obj: Any) -> Any:

@@ -50,8 +50,8 @@ def sublayers_view(result: Mapping[str, Any], *, title: str = "") -> View:
     for row in result["rows"]:
         _need(row, ("layer", "after", "cosine", "moved", "update_norm"), f"{what} (a row)")
         if len(row["moved"]) != n or len(row["update_norm"]) != n:
-            raise InputError(f"layer {row['layer']} ({row['after']}): moved and update_norm need one value per "
-                             f"sentence ({n}); give the dict sublayers returned")
+            raise InputError(f"layer {row['layer']} ({row['after']}): moved and update_norm need one value "
+                             f"per sentence ({n}); give the dict sublayers returned")
     data = _keep(result, ("model", "word", "sentences", "stages", "start", "rows", "largest_drop", "note"))
     two = " in two sentences" if n == 2 else ""
     return View("sublayers", data, title or f"{result['word']!r}{two}: what each block of each layer does")
@@ -70,8 +70,8 @@ def attributions_view(result: Mapping[str, Any], *, title: str = "") -> View:
         _need(layer, ("layer", "layer_name", "occlusion", "scores", "spearman"), f"{what} (a layer)")
         bad = [m for m, s in layer["scores"].items() if len(s) != n]
         if len(layer["occlusion"]) != n or bad:
-            raise InputError(f"{layer['layer_name']}: every method needs one score per context word ({n}); give "
-                             "the dict attributions returned")
+            raise InputError(f"{layer['layer_name']}: every method needs one score per context word ({n}); "
+                             "give the dict attributions returned")
     keep = ("model", "sentence", "word", "index", "causal", "methods", "unavailable", "context", "layers",
             "definitions", "next_word", "ig_completeness", "steps")
     return View("attributions", _keep(result, keep),
@@ -88,7 +88,8 @@ def patch_view(result: Mapping[str, Any], *, title: str = "") -> View:
     _need(result, ("word", "at", "recipient", "donor", "unpatched", "rows"), what)
     for row in result["rows"]:
         _need(row, ("layer", "cosine_to_donor", "cosine_to_recipient"), f"{what} (a row)")
-    keep = ("model", "word", "at", "recipient", "donor", "pieces", "unpatched", "rows", "predictions", "unavailable")
+    keep = ("model", "word", "at", "point", "recipient", "donor", "pieces", "unpatched", "rows",
+            "predictions", "unavailable")
     return View("patch", _keep(result, keep),
                 title or f"{result['word']!r} patched from {short(result['donor'], 40)!r} into "
                          f"{short(result['recipient'], 40)!r}, layer by layer")
