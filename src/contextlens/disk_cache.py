@@ -56,6 +56,7 @@ from pathlib import Path
 
 from .errors import InputError, check_choice
 from .files import atomic_output, cache_dir, cache_root, output_dir
+from .progress import step
 
 __all__ = [
     "KINDS", "CacheKind", "DiskCache", "Lease", "Entry", "CacheInfo", "Cleared", "MARKER", "parse_size",
@@ -405,7 +406,10 @@ class DiskCache:
             _touch(target)
             yield None
             return
-        lock = _flock(_lock_file(target, "lock"), shared=False, wait=True)
+        lock = _flock(_lock_file(target, "lock"), shared=False, wait=False)
+        if lock is None:  # another process is building it (or no flock here): say why we wait
+            with step(f"waiting for another process preparing {target}"):
+                lock = _flock(_lock_file(target, "lock"), shared=False, wait=True)
         try:
             if not rebuild and (problem := check(target)) is None:  # built by another process meanwhile
                 _touch(target)

@@ -146,3 +146,35 @@ def test_nearest_leaves_the_word_itself_out_in_any_case():
     found = nearest(t, np.array([1.0, 0.9]), 2, center=False, exclude=["bank"])
     assert [w for w, _ in found] == ["river", "money"]
     assert found[0][1] == pytest.approx(1.0 / np.hypot(1.0, 0.9))
+
+
+def test_a_causal_encoder_reads_each_reference_word_after_a_line_break(tmp_path):
+    """A causal model's first piece is its attention sink (SmolLM2 gave every word alone there
+    almost one vector from layer 2 on): its reference words come after a line break, under
+    another cache key than the same encoder's words alone."""
+    from contextlens.analysis.neighbours import CAUSAL_PREFIX, _key
+    from contextlens.encoders.mixing import SelfAttention
+
+    class Seen(SelfAttention):
+        texts: list = []
+
+        def encode(self, texts, **kwargs):
+            Seen.texts = Seen.texts + list(texts)
+            return super().encode(texts, **kwargs)
+
+    causal, plain = Seen(TABLE, causal=True), Seen(TABLE)
+    table = reference_table(causal, 1, ["river", "money"], root=tmp_path / "c")
+    assert CAUSAL_PREFIX == "\n" and {"\nriver", "\nmoney"} <= set(Seen.texts)
+    assert table.name.endswith("words alone after a line break") and list(table.keys) == ["river", "money"]
+    Seen.texts = []
+    assert reference_table(plain, 1, ["river", "money"], root=tmp_path / "p").name.endswith("words alone")
+    assert {"river", "money"} <= set(Seen.texts) and not any(t.startswith("\n") for t in Seen.texts)
+
+    class Same:  # the same params, causal or not (a transformer's params do not name it): another key
+        layer_ids, params = (0, 1), staticmethod(lambda: {"model": "m"})
+
+    class CausalSame(Same):
+        causal = True
+
+    Same.causal = False
+    assert _key(Same(), ["river"]) != _key(CausalSame(), ["river"])

@@ -168,7 +168,8 @@ def test_projection_view_computes_with_the_library():
 def test_result_views_carry_the_results():
     lv = views.layers_view({"word": "bank", "layer_names": ["static", "mixed"], "layer_ids": [0, 1],
                             "cosine_by_layer": [1.0, 0.25], "sentences": ["a bank", "bank b"]})
-    assert lv.data["pairs"] == [{"label": "1–2", "sentences": ["a bank", "bank b"], "cosine_by_layer": [1.0, 0.25]}]
+    assert lv.data["pairs"] == [{"label": "S0–S1", "sentences": ["a bank", "bank b"],
+                                 "labels": ["S0", "S1"], "cosine_by_layer": [1.0, 0.25]}]
     with pytest.raises(InputError, match="not the result of explore"):
         views.cosine_view({"word": "bank"})
     with pytest.raises(InputError, match="2 sentences for 3 labels"):

@@ -27,7 +27,6 @@ def info_cmd(name: str = NAME, as_json: bool = o.JSON) -> None:
               [(r.name, r.entries, format_size(r.bytes), format_size(r.limit), r.in_use, r.what)
                for r in rows],
               left="lrrrrl")
-    t.columns[-1].overflow = "fold"
     out().print(t)
     say(f"each cache is the folder of its name under {cache_root()}; its bound is set by "
         "CONTEXTLENS_CACHE_LIMIT_<NAME> (e.g. CONTEXTLENS_CACHE_LIMIT_ONNX=8GiB)")

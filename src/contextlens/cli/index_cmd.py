@@ -144,7 +144,7 @@ def search(
 def _print_results(result: dict, prefix: str = "") -> None:
     out().print(table(f"{prefix}usages of {result['word']!r} nearest {result['query']['sentence']!r} "
                       f"({result['model']}, layer {result['layer']})",
-                      ["#", "similarity", "sentence", "doc", "usage id"],
+                      ["rank", "similarity", "sentence", "doc", "usage id"],
                       [(i, r["similarity"], r["sentence"], f"{Path(r['doc']).name}:{r['sentence_no']}", r["usage_id"])
                        for i, r in enumerate(result["results"], 1)], left="rrlll"))
 

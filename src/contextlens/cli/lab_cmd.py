@@ -94,7 +94,7 @@ def register(app: typer.Typer) -> None:
         lab, the sentence lab, senses and (--index) your corpus. Ctrl+C or SIGTERM stops it."""
         try:
             from ..web import create_app
-            from ..web.serve import listen, serve
+            from ..web.serve import leave, listen, serve
         except ImportError as e:
             from ..errors import MissingDependencyError
 
@@ -130,3 +130,4 @@ def register(app: typer.Typer) -> None:
             serve(web, sock, on_started=(lambda: open_browser(url)) if browser else None)
         except KeyboardInterrupt:
             console.print("lab stopped", highlight=False)
+            leave()  # a request's thread that cannot be interrupted does not hold the stop

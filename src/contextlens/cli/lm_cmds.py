@@ -14,11 +14,11 @@ LM_MODEL = o.reads(o.option(..., "--model", "-m", metavar="NAME", help="A model 
 MAX_PREDICTIONS = 1000  # LanguageModel.predict / lens: k
 
 
-def _load(model: str):
+def _load(model: str, kind: str | None = None):
     from ..encoders.lm import LanguageModel
 
     with spinner(f"loading {model}..."):
-        return LanguageModel(model)
+        return LanguageModel(model, kind=kind)
 
 
 @handle_errors
@@ -64,7 +64,7 @@ def lens(
     words' rank and probability layer by layer (with --tuned, for either lens)."""
     o.check_plot(plot)
     o.check_html(html)
-    lm = _load(model)
+    lm = _load(model, kind="causal")
     r = lm.lens(text, position, k=k, track=track)
     data = r.as_dict()
     if tuned:
@@ -85,7 +85,7 @@ def lens(
     rows = [(x["layer_name"], ", ".join(f"{w['word']} {fmt(w['probability'])}" for w in x["top"]),
              *[v for t in x["tracked"] for v in (t["rank"], f"{t['probability']:.3g}")]) for x in data["layers"]]
     out().print(table(f"{r.model}: the logit lens after {r.word!r} (word {r.position}) in {text!r}", cols, rows,
-                      left="ll" + "r" * (2 * len(tracked)), widths={1: 60}))
+                      left="ll" + "r" * (2 * len(tracked))))
 
 
 def _tuned(lm, text: str, position, k: int, track, data: dict, data_dir, as_json: bool, plot, html) -> None:

@@ -35,7 +35,7 @@ from typing import Any
 
 import typer
 
-from ..errors import InputError, check_float, check_int
+from ..errors import InputError, check_float, check_int, numbered
 
 DEFAULT_VECTORS = "glove-6b-50d"
 DEFAULT_METHOD = "attention"
@@ -200,10 +200,14 @@ def k_senses(help: str = "Number of senses (clusters), or 'auto' (best silhouett
     return option("auto", "--k", "-k", metavar="auto|N", help=help)
 
 
-def method_option(default: str | None = None) -> Any:
-    """``--method`` with another default than :data:`METHOD` (``eval``: static, the table itself)."""
-    return option(default, "--method", metavar="METHOD", help=f"How to use --vectors: {STATIC_METHODS_HELP} "
-                  f"(default: {default or DEFAULT_METHOD}).")
+def method_option(default: str = DEFAULT_METHOD) -> Any:
+    """``--method`` with another default than :data:`METHOD` (``eval``: static, the table itself).
+
+    The option's value stays None when it is not given (the command applies ``default``
+    over a table): a default value would read as given, and :func:`check_source` would
+    refuse it beside ``--model``."""
+    return option(None, "--method", metavar="METHOD", help=f"How to use --vectors: {STATIC_METHODS_HELP} "
+                  f"(default: {default}).")
 
 
 # -- parsers -----------------------------------------------------------------------------
@@ -298,8 +302,8 @@ def sentence_pairs(texts: list[str]) -> list[tuple[str, str]]:
             groups[-1].append(t)
     bad = [i for i, g in enumerate(groups) if len(g) != 2]
     if bad:
-        raise InputError(f"pair {bad[0] + 1} has {len(groups[bad[0]])} sentence(s); give exactly two: "
-                         "TEXT1 TEXT2 [--pair TEXT3 TEXT4]...")
+        raise InputError(f"{numbered('pair', bad[0])} has {len(groups[bad[0]])} sentence(s); give exactly "
+                         "two: TEXT1 TEXT2 [--pair TEXT3 TEXT4]...")
     return [(a, b) for a, b in groups]
 
 

@@ -214,7 +214,7 @@ def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence
     layer = -1 if layer is None else layer
     encoder = o.encoder_from_options(model=model, vectors=vectors, method=method, layer=layer)
     table = resolve_vectors(reference) if reference is not None else None
-    with spinner("finding neighbours (the first time per model: encoding the reference words)..."):
+    with spinner(f"finding the neighbours of {word!r}..."):
         r = contextual_neighbours(encoder, text, word, layer=layer, k=k, occurrence=o.parse_occurrence(occurrence),
                                   reference=table)
     if html:

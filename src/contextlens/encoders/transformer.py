@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from ..context.attention import check_weights_size
-from ..errors import InputError, check_bool, check_choice, check_int
+from ..errors import InputError, check_bool, check_choice, check_int, numbered
 from ..text import Word, tokenize
 from . import engines, models
 from .alignment import (
@@ -238,9 +238,10 @@ class TransformerEncoder(Encoder):
         heads = int(getattr(self.hf_model.config, "num_attention_heads", 1))
         for i, plan in enumerate(plans):  # before the model runs: dense word attention grows as words²
             if plan["attention"]:
-                check_weights_size(len(plan["kept"]), len(self.layers), heads, what=f"text {i + 1}", todo=(
-                    "pass attention=False (vectors of any length go through windows), keep only some "
-                    "words (targets=), fewer layers, or a shorter text"), cli_todo="give a shorter text")
+                check_weights_size(
+                    len(plan["kept"]), len(self.layers), heads, what=numbered("text", i, texts[i]), todo=(
+                        "pass attention=False (vectors of any length go through windows), keep only some "
+                        "words (targets=), fewer layers, or a shorter text"), cli_todo="give a shorter text")
         if self.precision == "bf16" and self.fidelity is None:
             self.fidelity = self._measure_fidelity(texts[:FIDELITY_TEXTS], chosen[:FIDELITY_TEXTS])
         self._run(segments, plans, bf16=self.precision == "bf16")

@@ -34,13 +34,15 @@ def _heat(ax, m: np.ndarray, xlabels, ylabels, *, cmap="viridis", vmin=None, vma
 
 
 @plain_text
-def cosine_heatmap(matrix, labels: Sequence[str], *, title: str = ""):
-    """Heatmap of a usage cosine matrix ``(n, n)``; ``labels`` are the sentences."""
+def cosine_heatmap(matrix, labels: Sequence[str], *, names: Sequence[str] | None = None, title: str = ""):
+    """Heatmap of a usage cosine matrix ``(n, n)``; ``labels`` are the sentences, ``names`` the
+    usages' names (explore's ``labels``: ``S0``, ``S0 #1``; default their indices, from 0)."""
     m = np.asarray(matrix, dtype=np.float64)
     n = len(m)
-    names = [f"{i + 1}. {short(s, 36)}" for i, s in enumerate(labels)]
+    names = [str(i) for i in range(n)] if names is None else [str(x) for x in names]
     fig, ax = plt.subplots(figsize=(min(14, 3.5 + 0.55 * n), min(12, 2.5 + 0.45 * n)))
-    im = _heat(ax, m, [str(i + 1) for i in range(n)], names, vmin=min(0.0, m.min()), vmax=1.0)
+    rows = [f"{name}: {short(s, 36)}" for name, s in zip(names, labels, strict=True)]
+    im = _heat(ax, m, names, rows, vmin=min(0.0, m.min()), vmax=1.0)
     fig.colorbar(im, ax=ax, label="cosine", shrink=0.8)
     ax.set_title(title, fontsize=10)
     fig.tight_layout()

@@ -24,6 +24,7 @@ import itertools
 from collections.abc import Sequence
 
 from ..analysis.similarity import cosine_by_layer
+from ..analysis.usages import usage_labels
 from ..encoders.base import Encoding
 from ..errors import EmptyInputError, InputError, TargetNotFoundError
 from ..vectors import cosine
@@ -59,6 +60,7 @@ def _compare(encodings: Sequence[Encoding], word: str) -> list[dict]:
     if len(found) < 2:
         raise TargetNotFoundError(f"{word!r} occurs {len(found)} time(s) in these sentences; comparing its "
                                   "usages needs at least 2")
+    labels = dict(zip(found, usage_labels([s for s, _ in found]), strict=True))  # S0, or S0 #1 beside S0 #0
     rows = []
     for (s, i), (t, j) in itertools.combinations(found, 2):
         a, b = encodings[s], encodings[t]
@@ -70,7 +72,8 @@ def _compare(encodings: Sequence[Encoding], word: str) -> list[dict]:
         stages += [{"name": name, "cosine": c} for name, c in zip(a.layer_names[1:], by_layer[1:])]
         ids = [e.meta.get("piece_ids") for e in (a, b)]
         same = None if None in ids else ids[0][i] == ids[1][j]
-        rows.append({"a": [s, i], "b": [t, j], "same_ids": same, "stages": stages})
+        rows.append({"a": [s, i], "b": [t, j], "labels": [labels[s, i], labels[t, j]], "same_ids": same,
+                     "stages": stages})
     return rows
 
 

@@ -23,7 +23,7 @@ from numba.core import config as numba_config
 from ...disk_cache import DiskCache, Lease
 from ...files import cache_dir
 
-__all__ = ["jit"]
+__all__ = ["jit", "is_cached"]
 
 log = logging.getLogger(__name__)
 _held: dict[Path, Lease] = {}  # the folders of this process's kernels: in use while it lives
@@ -60,3 +60,13 @@ def _hold(folder: Path, root: Path) -> None:
     cache = DiskCache("numba", root)
     _held[folder] = cache.use(folder)
     cache.prune(keep=list(_held))
+
+
+def is_cached(fn) -> bool:
+    """Whether numba's on-disk cache holds compiled code of the jitted ``fn`` for its
+    current source (so its first call loads instead of compiling). numba has no public
+    call for this: its cache index is read, and anything unexpected counts as not cached."""
+    try:
+        return bool(fn._cache._cache_file._load_index())
+    except Exception:  # noqa: BLE001 - numba's internals changed, or no cache: it compiles
+        return False

@@ -424,7 +424,7 @@
       "make it contextual. Strips: one pixel per dimension, red positive, blue negative."));
     S.forEach((s, n) => {
       const table = h("table", { class: "clv-input", "data-sentence": n });
-      table.append(h("caption", {}, s.text));
+      table.append(h("caption", {}, `S${n}: ${s.text}`));
       table.append(h("tr", {}, ...["word", "pieces (token ids)", "layer 0: embedding row", "entering layer 1", `after ${s.last_name}`].map((x) => h("th", {}, x))));
       s.words.forEach((w, i) => {
         const pieces = s.pieces[i].map((p, k) => (s.piece_ids ? `${p} (${s.piece_ids[i][k]})` : p)).join(" ");
@@ -441,7 +441,7 @@
       const stages = d.comparison[0].stages.map((x) => x.name);
       table.append(h("tr", {}, h("th", {}, "usages"), h("th", {}, "same ids"), ...stages.map((x) => h("th", {}, x))));
       for (const c of d.comparison) {
-        table.append(h("tr", {}, h("th", {}, `${c.a[0] + 1} · ${c.b[0] + 1}`), h("td", {}, c.same_ids === null ? "–" : c.same_ids ? "yes" : "no"),
+        table.append(h("tr", {}, h("th", {}, `${c.labels[0]} · ${c.labels[1]}`), h("td", {}, c.same_ids === null ? "–" : c.same_ids ? "yes" : "no"),
           ...c.stages.map((x) => h("td", { class: "clv-cos", "data-value": String(x.cosine) }, fmt(x.cosine, 3)))));
       }
       el.append(table);

@@ -175,8 +175,8 @@
   const XML = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" };
   const xml = (s) => String(s).replace(/[&<>"]/g, (c) => XML[c]);
   const LEAVE_OUT = ".clv-downloads, .modebar-container, script, style, template, option, datalist";
-  const SVG_STYLE = ["fill", "fill-opacity", "stroke", "stroke-width", "stroke-opacity", "opacity",
-    "font-family", "font-size", "font-weight", "font-style", "text-anchor", "dominant-baseline",
+  const SVG_STYLE = ["fill", "fill-opacity", "stroke", "stroke-width", "stroke-opacity", "stroke-dasharray",
+    "opacity", "font-family", "font-size", "font-weight", "font-style", "text-anchor", "dominant-baseline",
     "shape-rendering"];
   const PAD = 10;
   const paint = (c) => (c && c !== "transparent" && !/^rgba\(.*,\s*0\)$/.test(c) ? c : null);

@@ -1,7 +1,9 @@
 /* contextlens views drawn with Plotly (inlined in the page): the projection of usages,
    layer divergence, the cosine matrix of a word's usages, and its senses; the logit lens,
    occlusion beside attention, and contextual neighbours. Every number is the library's
-   (contextlens.views.figures, contextlens.views.inside); this script only draws them. */
+   (contextlens.views.figures, contextlens.views.inside); this script only draws them.
+   Sentences, usages and clusters are numbered as the JSON numbers them, from 0 (as the lab
+   does): sentence 0, usage 0, cluster 0, S0 (S0 #1: the word's occurrence 1 in sentence 0). */
 "use strict";
 (function () {
   const CLV = window.CLViews, h = CLV.h, fmt = CLV.fmt, text = CLV.plotText, short = CLV.short;
@@ -29,6 +31,7 @@
     s.axis.title = { text: ids[0] === 0 ? `layer (0: ${text(names[0])})` : "layer" };
     return s;
   };
+  CLV.layerAxis = layerAxis;  // the lab's own layer charts take it too
 
   // ---- projection --------------------------------------------------------------------------
   CLV.register("projection", (el, d) => {
@@ -42,9 +45,9 @@
     el.append(controls, h("p", { class: "clv-info" }, `${n} usages at ${d.layer_name}; ${d.k} clusters (agglomerative, cosine, ` +
       "k by silhouette). Click a point to list its nearest usages by cosine (in the full space, not the projection)."),
     h("div", { class: "clv-side" }, div, list));
-    const group = (i) => (st.colour === "sentence" ? `sentence ${P.sentence[i] + 1}` : st.colour === "word" ? P.word[i] : `cluster ${d.clusters[i] + 1}`);
+    const group = (i) => (st.colour === "sentence" ? `sentence ${P.sentence[i]}` : st.colour === "word" ? P.word[i] : `cluster ${d.clusters[i]}`);
     const label = (i) => `${P.word[i]} — ${short(d.sentences[P.sentence[i]])}`;  // for the list (DOM text)
-    const hover = (i) => `<b>${text(P.word[i])}</b> (sentence ${P.sentence[i] + 1}, word ${P.position[i]})` +
+    const hover = (i) => `<b>${text(P.word[i])}</b> (sentence ${P.sentence[i]}, word ${P.position[i]})` +
       `<br>${text(d.sentences[P.sentence[i]], WRAP)}`;
 
     function showNeighbours(i) {
@@ -107,7 +110,7 @@
     el.append(h("p", { class: "clv-info" }, `Cosine between '${d.word}' in two sentences at every layer (layer 0: the static row).`), div);
     const x = layerAxis(d.layer_ids, d.layer_names);
     const data = d.pairs.map((p, k) => {
-      const said = p.sentences.map((s, j) => `${j + 1}. ${text(s, WRAP)}`).join("<br>");
+      const said = p.sentences.map((s, j) => `${text(p.labels[j])}: ${text(s, WRAP)}`).join("<br>");
       const hover = (c, i) => `<b>${text(p.label)}</b>, layer ${d.layer_ids[i]} ` +
         `(${text(d.layer_names[i])}): cosine ${fmt(c)}${said ? `<br>${said}` : ""}`;
       return { type: "scatter", mode: "lines+markers", name: text(p.label), x: x.keys, y: p.cosine_by_layer,
@@ -128,9 +131,9 @@
       controls.innerHTML = "";
       if (d.words.length > 1) controls.append(CLV.select("word", d.words.map((x, i) => [i, x.word]), st.word, (v) => { st.word = Number(v); draw(); }, "clv-word"));
       info.textContent = `'${w.word}' at ${d.layer_name}: spread ${fmt(w.spread)} (1 − mean cosine), cosines from ${fmt(w.min_cosine)} to ${fmt(w.max_cosine)}.`;
-      // one row and column per usage: a sentence holding the word twice has two (S3 #3, S3 #4)
-      const ax = CLV.slots(w.positions.map((p) => `S${p + 1}`), (i) => `#${i + 1}`);
-      const usage = (a) => `usage ${a + 1} (sentence ${w.positions[a] + 1}): ${text(w.sentences[a], WRAP)}`;
+      // one row and column per usage, named by the library (a sentence holding the word twice: S3 #0, S3 #1)
+      const ax = CLV.slots(w.labels);
+      const usage = (a) => `usage ${a} (${text(w.labels[a])}): ${text(w.sentences[a], WRAP)}`;
       plot(div, [{ type: "heatmap", z: w.matrix, x: ax.keys, y: ax.keys, colorscale: "Viridis", zmax: 1,
         zmin: Math.floor(Math.min(...w.matrix.flat()) * 10) / 10, text: w.matrix.map((r) => r.map((v) => v.toFixed(3))),
         texttemplate: w.matrix.length <= 14 ? "%{text}" : "",
@@ -150,7 +153,7 @@
     const side = h("div", { class: "clv-side" }), list = h("div", { class: "clv-list" });
     for (const c of d.clusters) {
       const ul = h("ul", {}, ...c.sentences.map((s) => h("li", {}, s)));
-      list.append(h("div", { class: "clv-cluster", "data-cluster": c.id }, h("h4", {}, h("span", { class: "clv-dot", style: `background:${CLV.colour(c.id)}` }), `cluster ${c.id + 1} (${c.size})`), ul));
+      list.append(h("div", { class: "clv-cluster", "data-cluster": c.id }, h("h4", {}, h("span", { class: "clv-dot", style: `background:${CLV.colour(c.id)}` }), `cluster ${c.id} (${c.size})`), ul));
     }
     if (d.projection) {
       const div = h("div", { class: "clv-plot" });
@@ -158,8 +161,8 @@
       const pos = d.projection.positions, pts = d.projection.points;
       const traces = d.clusters.map((c) => {
         const idx = pos.map((p, j) => [p, j]).filter(([p]) => d.labels[p] === c.id);
-        return { type: "scatter", mode: "markers", name: `cluster ${c.id + 1}`, x: idx.map(([, j]) => pts[j][0]), y: idx.map(([, j]) => pts[j][1]),
-          hovertext: idx.map(([p]) => `sentence ${p + 1}, cluster ${c.id + 1}<br>` +
+        return { type: "scatter", mode: "markers", name: `cluster ${c.id}`, x: idx.map(([, j]) => pts[j][0]), y: idx.map(([, j]) => pts[j][1]),
+          hovertext: idx.map(([p]) => `sentence ${p}, cluster ${c.id}<br>` +
             text(d.sentences[p], WRAP)),
           hoverinfo: "text",
           marker: { size: 11, color: CLV.colour(c.id) } };
