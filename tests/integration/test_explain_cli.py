@@ -66,8 +66,10 @@ def test_sublayers_json_html_and_plot(bert, tmp_path):
     (view,) = _page(tmp_path / "s.html")
     assert view["kind"] == "sublayers" and view["rows"] == r["rows"]
     assert (tmp_path / "s.png").stat().st_size > 0
+    two = run("sublayers", RIVER, MONEY, "-w", "bank", "-m", bert).stdout  # usages numbered from 0
+    assert "moved S0" in two and "moved S1" in two and "cosine S0–S1" in two and "S2" not in two
     table = run("sublayers", RIVER, "-w", "bank", "-m", bert).stdout
-    assert "layer 3" in table and "ffn" in table and "cosine 1–2" not in table
+    assert "layer 3" in table and "ffn" in table and "cosine" not in table and "S0" not in table
 
 
 def test_sublayers_of_a_training_free_method_says_it_has_no_feed_forward_block(tmp_path):

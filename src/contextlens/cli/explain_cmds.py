@@ -56,9 +56,9 @@ def sublayers(
         print_json(r)
         return
     two = len(r["sentences"]) == 2
-    cols = ["layer", "after"] + ([f"moved {u + 1}" for u in range(len(r["sentences"]))] if two else ["moved"])
-    cols += ["norm of change " + (str(u + 1) if two else "") for u in range(len(r["sentences"]))]
-    cols = [c.strip() for c in cols] + (["cosine 1–2"] if two else [])
+    labels = [f" S{u}" if two else "" for u in range(len(r["sentences"]))]  # usages numbered from 0
+    cols = ["layer", "after", *[f"moved{u}" for u in labels], *[f"norm of change{u}" for u in labels]]
+    cols += ["cosine S0–S1"] if two else []
     rows = [(x["layer_name"], x["after"], *x["moved"], *x["update_norm"], *([x["cosine"]] if two else []))
             for x in r["rows"]]
     out().print(table(f"{r['word']!r} through every block of {r['model']} (moved: 1 − cos before/after the "

@@ -40,7 +40,7 @@ def sublayer_bars(result: Mapping, *, title: str = ""):
     ax = axes[-1, 0]
     width = 0.8 / n
     for u in range(n):
-        ax.bar(x - 0.4 + width * (u + 0.5), [r["moved"][u] for r in rows], width, label=f"usage {u + 1}")
+        ax.bar(x - 0.4 + width * (u + 0.5), [r["moved"][u] for r in rows], width, label=f"S{u}")
     ax.set_xticks(x, labels, rotation=60, ha="right", fontsize=8)
     ax.set_ylabel("moved (1 − cos)")
     ax.spines[["top", "right"]].set_visible(False)

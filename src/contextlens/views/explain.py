@@ -18,7 +18,7 @@ draws them (``views/static/explain.js``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import InputError
@@ -38,21 +38,32 @@ def _keep(result: Mapping, keys: tuple[str, ...]) -> dict[str, Any]:
     return jsonable({k: result[k] for k in keys if k in result})
 
 
-def sublayers_view(result: Mapping[str, Any], *, title: str = "") -> View:
+def sublayers_view(result: Mapping[str, Any], *, title: str = "", labels: Sequence[str] | None = None) -> View:
     """The two blocks of every layer: two lanes per layer (attention, feed-forward), how far each
     block moved each usage (cosine distance), and above them the cosine between the two usages
     after every block, the block where it fell most marked. ``result``: the dict of
-    :func:`~contextlens.analysis.sublayers.sublayers`."""
+    :func:`~contextlens.analysis.sublayers.sublayers`; ``labels``: how the usages are named (default
+    ``S0``, ``S1``: the texts as numbered in ``result``; the lab names them by its own sentences).
+
+    >>> r = {"word": "bank", "sentences": ["a bank", "the bank"], "stages": ["attention"],
+    ...      "start": {"cosine": 1.0}, "rows": []}
+    >>> sublayers_view(r).data["labels"], sublayers_view(r, labels=["S2", "S0"]).data["labels"]
+    (['S0', 'S1'], ['S2', 'S0'])
+    """
     what = "sublayers"
     result = _mapping(result, what)
     _need(result, ("word", "sentences", "stages", "start", "rows"), what)
     n = len(result["sentences"])
+    labels = [f"S{u}" for u in range(n)] if labels is None or not len(labels) else [str(x) for x in labels]
+    if len(labels) != n:
+        raise InputError(f"{len(labels)} labels for {n} sentences; give one label per sentence")
     for row in result["rows"]:
         _need(row, ("layer", "after", "cosine", "moved", "update_norm"), f"{what} (a row)")
         if len(row["moved"]) != n or len(row["update_norm"]) != n:
             raise InputError(f"layer {row['layer']} ({row['after']}): moved and update_norm need one value "
                              f"per sentence ({n}); give the dict sublayers returned")
     data = _keep(result, ("model", "word", "sentences", "stages", "start", "rows", "largest_drop", "note"))
+    data["labels"] = labels
     two = " in two sentences" if n == 2 else ""
     return View("sublayers", data, title or f"{result['word']!r}{two}: what each block of each layer does")
 

@@ -53,10 +53,11 @@
     el.append(h("p", { class: "clv-info" }, `How far each block moves '${d.word}': the cosine distance ` +
       `(1 − cos) between its vector before the block and after it${also}. ${named}`));
     const keys = h("p", { class: "clv-info clv-keys" });
-    d.sentences.forEach((s, u) => keys.append(swatch(CLV.colour(u), `usage ${u + 1}: ${short(s, 90)}`)));
+    const label = (u) => (d.labels ? d.labels[u] : `S${u}`);  // the usages as the page numbers them
+    d.sentences.forEach((s, u) => keys.append(swatch(CLV.colour(u), `${label(u)}: ${short(s, 90)}`)));
     el.append(keys);
     const colW = Math.max(34, Math.min(70, Math.floor(900 / layers.length))), left = 118;
-    const width = left + layers.length * colW + 20;
+    const width = Math.max(left + layers.length * colW + 20, 560);  // room for the axis title
     const cx = (layer) => left + layers.indexOf(layer) * colW + colW / 2;
     const half = (r) => (stages.length === 2 ? (r.after === "attention" ? -colW / 4 : colW / 4) : 0);
     const stageX = (r) => cx(r.layer) + half(r);
@@ -92,7 +93,7 @@
       const base = top + stages.indexOf(r.after) * laneH + laneH - 8;
       r.moved.forEach((m, u) => {
         const hgt = ((laneH - 24) * m) / most, x = cx(r.layer) - (d.sentences.length * bw) / 2 + u * bw;
-        const title = `layer ${r.layer}, ${STAGE[r.after] || r.after} block, usage ${u + 1}: moved ` +
+        const title = `layer ${r.layer}, ${STAGE[r.after] || r.after} block, ${label(u)}: moved ` +
           `${fmt(m, 4)} (1 − cos), change of norm ${fmt(r.update_norm[u], 2)}`;
         parts.push(`<rect x="${n2(x)}" y="${n2(base - hgt)}" width="${n2(bw - 1)}" height="${n2(hgt)}" ` +
           `fill="${CLV.colour(u)}" class="clv-moved" data-layer="${r.layer}" data-after="${r.after}" ` +
