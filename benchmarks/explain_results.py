@@ -208,14 +208,11 @@ def lens(model: str, data: Path) -> dict:
 
     started, cpu = time.perf_counter(), time.process_time()
     lm = LanguageModel(model)
-    stages = {}
+    import logging
 
-    def progress(stage: str, done: int, total: int) -> None:
-        if stage not in stages:
-            stages[stage] = time.perf_counter()
-            _log(f"{stage} ({time.perf_counter() - started:.0f} s)")
-
-    fitted = tuned_lens_for(lm, data / "corpora", progress=progress)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s")
+    logging.getLogger("contextlens.progress").setLevel(logging.INFO)  # the training's stages, on stderr
+    fitted = tuned_lens_for(lm, data / "corpora")
     trained = {"wall_s": round(time.perf_counter() - started, 1),
                "cpu_s": round(time.process_time() - cpu, 1)}
     # a second, larger held-out measure: positions of the corpus shuffled with another seed

@@ -126,6 +126,11 @@ def test_lens_tuned_on_the_command_line(lm, corpus, tmp_path, monkeypatch):
     assert len(r["tuned"]["layers"]) == len(r["layers"]) == lm.n_layers + 1
     assert r["tuned"]["layers"][-1] == r["layers"][-1]  # the last layer needs no translator
     assert set(r["tuned"]["kl"]) == {"layers", "logit", "tuned"} and r["tuned"]["settings"]["tokens"] == 512
+    # the training's stages, reported the library's one way (contextlens.progress): plain lines off a terminal
+    said = result.stderr
+    assert f"training the tuned lens of {lm.name}" in said and "once, then cached in" in said
+    for stage in ("reading the corpus", "fitting the translators", "measuring the KL divergence"):
+        assert f"tuned lens of {lm.name}: {stage}" in said, said
     from tests.view_pages import page_views
 
     (view,) = page_views((tmp_path / "lens.html").read_text())

@@ -53,8 +53,7 @@ def lens(
     k: int = o.bounded(o.option(3, "-k", metavar="N", help="Best next words shown per layer."), 1, MAX_PREDICTIONS),
     tuned: bool = o.flag("--tuned", help="Read through the tuned lens too (Belrose et al. 2023): one affine "
                          "translator per layer, trained once per model on the data folder's corpora and "
-                         "cached "
-                         "(minutes, with progress)."),
+                         "cached (minutes, with progress)."),
     data_dir: Path = o.DATA_DIR,
     as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
 ) -> None:
@@ -90,22 +89,10 @@ def lens(
 
 def _tuned(lm, text: str, position, k: int, track, data: dict, data_dir, as_json: bool, plot, html) -> None:
     """``lens --tuned``: the tuned lens (trained once, cached) beside the logit lens."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from ..bench.datasets.registry import resolve_data_dir
     from ..encoders.tuned_lens import tuned_lens_for
-    from ._common import err
 
-    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=err(), transient=True, disable=not err().is_terminal) as bar:
-        handles: dict = {}
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage not in handles:
-                handles[stage] = bar.add_task(f"tuned lens of {lm.name}: {stage}", total=total)
-            bar.update(handles[stage], completed=done, total=total)
-
-        lens = tuned_lens_for(lm, resolve_data_dir(data_dir) / "corpora", progress=progress)
+    lens = tuned_lens_for(lm, resolve_data_dir(data_dir) / "corpora")  # its progress: the library's steps
     data["tuned"] = {**lm.lens(text, position, k=k, track=track, tuned=lens).as_dict(), "kl": lens.kl_,
                      "settings": vars(lens.settings), "trained_in_seconds": lens.seconds_}
     if plot:

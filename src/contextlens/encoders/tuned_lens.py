@@ -29,7 +29,8 @@ layers 0-29 is 1.76 nats after the least-squares start and 1.63 after 16 KL step
 against 18.2 for the logit lens (108.6 at the embedding output; benchmarks/RESULTS.md). The result
 reports the KL divergence to the final distribution per layer, logit lens and tuned lens, on the
 held-out positions (``kl_``). A fitted lens is cached per model weights, settings and corpus files
-(:func:`tuned_lens_for`, the ``lenses`` cache of :mod:`contextlens.disk_cache`).
+(:func:`tuned_lens_for`, the ``lenses`` cache of :mod:`contextlens.disk_cache`). Each stage of the
+training is a :func:`contextlens.progress.step` (``contextlens -v`` and the command line show it).
 """
 
 from __future__ import annotations
@@ -38,19 +39,19 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError, check_float, check_int
+from ..progress import step
 
 __all__ = ["TunedLens", "LensSettings", "DEFAULTS", "tuned_lens_for", "corpus_files", "corpus_texts",
            "kl_per_layer"]
 
 log = logging.getLogger(__name__)
-Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 
 @dataclass(frozen=True)
@@ -147,15 +148,15 @@ class TunedLens:
         return h + h @ w.T + b
 
     # -- training ------------------------------------------------------------------------------
-    def fit(self, lm, texts: Iterable[str], *, progress: Progress | None = None) -> TunedLens:
+    def fit(self, lm, texts: Iterable[str]) -> TunedLens:
         """Train the translators of ``lm`` (a causal :class:`~contextlens.encoders.lm.LanguageModel`)
-        on ``texts`` (see the module notes); ``progress(stage, done, total)`` is called as it goes."""
+        on ``texts`` (see the module notes), each stage reported as a progress step."""
         import torch
 
         s = self.settings.checked()
         lm._require_causal()
         started = time.perf_counter()
-        say = progress or (lambda *a: None)
+        say = f"tuned lens of {lm.name}"
         torch.manual_seed(s.seed)
         states = self._states(lm, texts, s, say)  # (N, L + 1, dim), float32
         n_layers = states.shape[1] - 1
@@ -167,7 +168,7 @@ class TunedLens:
         if s.steps:
             w, b = self._kl_steps(train, w, b, norm, head, s, say)
         self.weight_, self.bias_ = w.numpy(), b.numpy()
-        self.kl_ = kl_per_layer(held, norm, head, self, progress=say)
+        self.kl_ = kl_per_layer(held, norm, head, self, what=say)
         self.model_, self.n_layers_ = lm.name, n_layers
         self.seconds_ = time.perf_counter() - started
         log.info("tuned lens of %s in %.0f s: KL logit %s, tuned %s", lm.name, self.seconds_,
@@ -175,24 +176,25 @@ class TunedLens:
         return self
 
     @staticmethod
-    def _states(lm, texts, s: LensSettings, say: Progress):
+    def _states(lm, texts, s: LensSettings, say: str):
         """Every layer's hidden state (before the final norm) at ``tokens + eval_tokens`` positions."""
         import torch
 
         needed = s.tokens + s.eval_tokens
         chunks = _chunks(lm.tokenizer, texts, s.context, needed)
         rows, have = [], 0
-        for i in range(0, len(chunks), 8):
-            _, states = lm._forward(chunks[i:i + 8], hidden=True)
-            with torch.inference_mode():
-                rows.append(torch.stack([states[k].float() for k in range(lm.n_layers + 1)], 2).reshape(
-                    -1, lm.n_layers + 1, states[0].shape[-1]).clone())
-            have += sum(len(c) for c in chunks[i:i + 8])
-            say("reading the corpus", min(have, needed), needed)
+        with step(f"{say}: reading the corpus", total=needed, unit="positions") as done:
+            for i in range(0, len(chunks), 8):
+                _, states = lm._forward(chunks[i:i + 8], hidden=True)
+                with torch.inference_mode():
+                    rows.append(torch.stack([states[k].float() for k in range(lm.n_layers + 1)], 2).reshape(
+                        -1, lm.n_layers + 1, states[0].shape[-1]).clone())
+                have += sum(len(c) for c in chunks[i:i + 8])
+                done.update(min(have, needed))
         return torch.cat(rows)[:needed]
 
     @staticmethod
-    def _least_squares(train, ridge: float, say: Progress):
+    def _least_squares(train, ridge: float, say: str):
         """Per layer, the affine map from ``h_k`` to ``h_L`` minimising the squared error weighted by
         ``1 / rms(h_L)²``, as residual translators ``(weight (layers, dim, dim), bias (layers, dim))``."""
         import torch
@@ -203,18 +205,19 @@ class TunedLens:
         w_out = torch.zeros(layers, dim, dim)
         b_out = torch.zeros(layers, dim)
         ones = torch.ones(len(train), 1, dtype=torch.float64)
-        for k in range(layers):
-            x = torch.cat([train[:, k].double(), ones], 1)  # (N, dim + 1)
-            gram = (x * weight[:, None]).T @ x
-            gram += ridge * gram.diagonal().mean() * torch.eye(dim + 1, dtype=torch.float64)
-            beta = torch.linalg.solve(gram, (x * weight[:, None]).T @ last)  # (dim + 1, dim)
-            w_out[k] = (beta[:dim].T - torch.eye(dim, dtype=torch.float64)).float()
-            b_out[k] = beta[dim].float()
-            say("fitting the translators", k + 1, layers)
+        with step(f"{say}: fitting the translators", total=layers, unit="layers") as done:
+            for k in range(layers):
+                x = torch.cat([train[:, k].double(), ones], 1)  # (N, dim + 1)
+                gram = (x * weight[:, None]).T @ x
+                gram += ridge * gram.diagonal().mean() * torch.eye(dim + 1, dtype=torch.float64)
+                beta = torch.linalg.solve(gram, (x * weight[:, None]).T @ last)  # (dim + 1, dim)
+                w_out[k] = (beta[:dim].T - torch.eye(dim, dtype=torch.float64)).float()
+                b_out[k] = beta[dim].float()
+                done.advance()
         return w_out, b_out
 
     @staticmethod
-    def _kl_steps(train, w, b, norm, head, s: LensSettings, say: Progress):
+    def _kl_steps(train, w, b, norm, head, s: LensSettings, say: str):
         """``steps`` steps of Adam on the summed KL divergence from the final distribution."""
         import torch
 
@@ -222,19 +225,20 @@ class TunedLens:
         opt = torch.optim.Adam([w, b], lr=s.lr)
         gen = torch.Generator().manual_seed(s.seed)
         layers = w.shape[0]
-        for step in range(s.steps):
-            pick = torch.randint(len(train), (s.batch,), generator=gen)
-            batch = train[pick]  # (B, L + 1, dim)
-            with torch.no_grad():
-                target = torch.log_softmax(head(norm(batch[:, -1])).float(), -1)  # (B, vocab)
-            opt.zero_grad()
-            for k in range(layers):  # one layer at a time: the (B, vocab) logits of one layer in memory
-                h = batch[:, k]
-                lens = torch.log_softmax(head(norm(h + h @ w[k].T + b[k])).float(), -1)
-                loss = torch.nn.functional.kl_div(lens, target, log_target=True, reduction="batchmean")
-                loss.backward()
-            opt.step()
-            say("training on the KL divergence", step + 1, s.steps)
+        with step(f"{say}: training on the KL divergence", total=s.steps, unit="steps") as done:
+            for _ in range(s.steps):
+                pick = torch.randint(len(train), (s.batch,), generator=gen)
+                batch = train[pick]  # (B, L + 1, dim)
+                with torch.no_grad():
+                    target = torch.log_softmax(head(norm(batch[:, -1])).float(), -1)  # (B, vocab)
+                opt.zero_grad()
+                for k in range(layers):  # one layer at a time: the (B, vocab) logits of one layer in memory
+                    h = batch[:, k]
+                    lens = torch.log_softmax(head(norm(h + h @ w[k].T + b[k])).float(), -1)
+                    loss = torch.nn.functional.kl_div(lens, target, log_target=True, reduction="batchmean")
+                    loss.backward()
+                opt.step()
+                done.advance()
         return w.detach(), b.detach()
 
     # -- storing -------------------------------------------------------------------------------
@@ -259,17 +263,16 @@ class TunedLens:
 
 
 def kl_per_layer(states, norm, head, lens: TunedLens | None = None, *, chunk: int = 64,
-                 progress: Progress | None = None) -> dict[str, list]:
+                 what: str = "the lenses") -> dict[str, list]:
     """Mean KL divergence (nats) from the final distribution to each layer's logit-lens reading and,
     with ``lens``, its tuned-lens reading: ``{"layers": [0 .. L], "logit": [...], "tuned": [...]}``.
     ``states`` ``(N, L + 1, dim)``: hidden states before the final norm (the last one's reading is
-    the final distribution itself: KL 0)."""
+    the final distribution itself: KL 0); ``what``: whose KL, as the progress step names it."""
     import torch
 
     n, layers = states.shape[0], states.shape[1] - 1
     sums = {"logit": np.zeros(layers + 1), "tuned": np.zeros(layers + 1)}
-    say = progress or (lambda *a: None)
-    with torch.inference_mode():
+    with torch.inference_mode(), step(f"{what}: measuring the KL divergence", total=n, unit="positions") as done:
         for start in range(0, n, chunk):
             batch = states[start:start + chunk]
             target = torch.log_softmax(head(norm(batch[:, -1])).double(), -1)
@@ -281,7 +284,7 @@ def kl_per_layer(states, norm, head, lens: TunedLens | None = None, *, chunk: in
                 for name, h in readings.items():
                     q = torch.log_softmax(head(norm(h)).double(), -1)
                     sums[name][k] += float((p * (target - q)).sum())
-            say("measuring the KL divergence", min(start + chunk, n), n)
+            done.update(min(start + chunk, n))
     out = {"layers": list(range(layers + 1)), "logit": (sums["logit"] / n).tolist()}
     if lens is not None:
         out["tuned"] = (sums["tuned"] / n).tolist()
@@ -297,7 +300,7 @@ def _key(lm, settings: LensSettings, corpus: Sequence[Path]) -> str:
 
 
 def tuned_lens_for(lm, corpus: str | Path, *, settings: LensSettings | None = None,
-                   progress: Progress | None = None, rebuild: bool = False) -> TunedLens:
+                   rebuild: bool = False) -> TunedLens:
     """The tuned lens of ``lm`` trained on ``corpus`` (a folder of ``*_plain.txt``, e.g. the data
     folder's ``corpora``) with ``settings`` (default :data:`DEFAULTS`): loaded from the ``lenses``
     cache, else trained (:meth:`TunedLens.fit`) and stored there, keyed by the model's weights, the
@@ -318,7 +321,8 @@ def tuned_lens_for(lm, corpus: str | Path, *, settings: LensSettings | None = No
         with cache.building(folder, rebuild=rebuild, check=complete) as tmp:
             if tmp is not None:
                 texts = corpus_texts(corpus, seed=settings.seed)
-                lens = TunedLens(settings).fit(lm, texts, progress=progress)
+                with step(f"training the tuned lens of {lm.name}", once=f"once, then cached in {cache.folder}"):
+                    lens = TunedLens(settings).fit(lm, texts)
                 lens.save(tmp)
                 write_marker(tmp, f"tuned lens: {lm.name}, {settings.tokens} positions, "
                                   f"{settings.steps} KL steps")
