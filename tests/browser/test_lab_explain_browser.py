@@ -73,8 +73,8 @@ def test_the_three_cards_draw_the_librarys_numbers(browser, explain_lab, encoder
         last = a["layers"][-1]
         for m in a["methods"]:
             row = f"#fig-attributions table.clv-attr tr[data-method='{m}']"
-            assert values(page, f"{row} td[style]:not(.clv-rho)") == pytest.approx(last["scores"][m], rel=1e-3,
-                                                                                  abs=1e-6)
+            drawn = values(page, f"{row} td[style]:not(.clv-rho)")
+            assert drawn == pytest.approx(last["scores"][m], rel=1e-3, abs=1e-6)
         assert a["methods"] == ["raw", "rollout", "flow", "norm", "value-zeroing", "grad-input", "ig"]
         p = patch(encoder, S3[0], S3[1], "bank")
         assert values(page, "#fig-patch .clv-to-donor-dot") == pytest.approx(

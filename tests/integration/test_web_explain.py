@@ -56,9 +56,10 @@ def test_sublayers_view_is_the_librarys(client, bert):
         assert (a["layer"], a["after"]) == (b["layer"], b["after"])
         assert [a["cosine"], *a["moved"], *a["update_norm"]] == pytest.approx(
             [b["cosine"], *b["moved"], *b["update_norm"]], rel=1e-4, abs=1e-6)
-    assert [(r["layer"], r["after"]) for r in got["rows"]] == [(L, b) for L in (1, 2, 3) for b in ("attention",
-                                                                                                    "ffn")]
-    one = view(client, "sublayers", {"encoder": bert, "sentences": [RIVER], "word": "bank", "occurrences": [0]})
+    blocks = [(r["layer"], r["after"]) for r in got["rows"]]
+    assert blocks == [(L, b) for L in (1, 2, 3) for b in ("attention", "ffn")]
+    one = view(client, "sublayers", {"encoder": bert, "sentences": [RIVER], "word": "bank",
+                                     "occurrences": [0]})
     assert one["sentences"] == [RIVER] and {r["cosine"] for r in one["rows"]} == {None}
     mixer = view(client, "sublayers", {"encoder": "attention", "include_self": True,
                                        "sentences": [RIVER, MONEY], "word": "bank"})

@@ -272,7 +272,8 @@ def kl_per_layer(states, norm, head, lens: TunedLens | None = None, *, chunk: in
 
     n, layers = states.shape[0], states.shape[1] - 1
     sums = {"logit": np.zeros(layers + 1), "tuned": np.zeros(layers + 1)}
-    with torch.inference_mode(), step(f"{what}: measuring the KL divergence", total=n, unit="positions") as done:
+    measuring = step(f"{what}: measuring the KL divergence", total=n, unit="positions")
+    with torch.inference_mode(), measuring as done:
         for start in range(0, n, chunk):
             batch = states[start:start + chunk]
             target = torch.log_softmax(head(norm(batch[:, -1])).double(), -1)
@@ -321,7 +322,8 @@ def tuned_lens_for(lm, corpus: str | Path, *, settings: LensSettings | None = No
         with cache.building(folder, rebuild=rebuild, check=complete) as tmp:
             if tmp is not None:
                 texts = corpus_texts(corpus, seed=settings.seed)
-                with step(f"training the tuned lens of {lm.name}", once=f"once, then cached in {cache.folder}"):
+                once = f"once, then cached in {cache.folder}"
+                with step(f"training the tuned lens of {lm.name}", once=once):
                     lens = TunedLens(settings).fit(lm, texts)
                 lens.save(tmp)
                 write_marker(tmp, f"tuned lens: {lm.name}, {settings.tokens} positions, "

@@ -38,7 +38,8 @@ def _keep(result: Mapping, keys: tuple[str, ...]) -> dict[str, Any]:
     return jsonable({k: result[k] for k in keys if k in result})
 
 
-def sublayers_view(result: Mapping[str, Any], *, title: str = "", labels: Sequence[str] | None = None) -> View:
+def sublayers_view(result: Mapping[str, Any], *, title: str = "",
+                   labels: Sequence[str] | None = None) -> View:
     """The two blocks of every layer: two lanes per layer (attention, feed-forward), how far each
     block moved each usage (cosine distance), and above them the cosine between the two usages
     after every block, the block where it fell most marked. ``result``: the dict of
