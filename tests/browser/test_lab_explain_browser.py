@@ -110,6 +110,7 @@ def test_the_three_cards_draw_the_librarys_numbers(browser, explain_lab, encoder
         assert "ao=2" in url and "am=raw%2Crollout%2Cflow" in url and "pa=ffn" in url
     with lab_page(browser, explain_lab) as page:  # the shared URL draws the same cards
         open_lab(page, explain_lab, url[len(explain_lab) + 1:])
+        page.wait_for_function("document.querySelector('#lab-other-sentence').options.length === 3")
         assert page.input_value("#lab-other-sentence") == "2"
         assert page.input_value("#lab-methods") == "raw,rollout,flow"
         assert page.input_value("#lab-patch-at") == "ffn"

@@ -203,10 +203,7 @@
       // after the others: the first time per encoder the neighbours build their reference (minutes for a
       // transformer) and the lens loads the model's head; nothing waits for them
       if (mine("neighbours", n)) runNeighbours(req, n);
-      // inside the layers: each hooks the model's modules, one at a time on the server
-      if (mine("sublayers", n)) runSublayers(req, n);
-      if (mine("attributions", n)) runAttributions(req, n);
-      if (mine("patch", n)) runPatch(req, n);
+      insideLayers(req, n);
       if (mine("lens", n)) runLens(req, n);
     } catch (e) {  // the encoder could not load or encode: every card it still owns says why
       const cards = Object.keys(CARDS).filter((c) => mine(c, n));
@@ -361,6 +358,16 @@
       donor: req.sentences[otherIndex()], word: req.word, occurrences: [occurrenceIn(req), null],
       at: $("#lab-patch-at").value }))).view,
   (view) => drawViews("fig-patch", [view]));
+
+  /** The three cards inside the layers, one request after the other: the server runs them one at a
+   * time on the encoder anyway (each hooks its modules), and one waiting request, not three, takes a
+   * connection of the browser's six to the lab from the next run's cards. A card a newer run has
+   * claimed is left to it. */
+  async function insideLayers(req, n) {
+    for (const [name, run] of [["sublayers", runSublayers], ["attributions", runAttributions], ["patch", runPatch]]) {
+      if (mine(name, n)) await run(req, n);
+    }
+  }
 
   function initLab() {
     $("#lab-sentences").value = getParam("s", DEFAULT_SENTENCES);
