@@ -185,7 +185,8 @@ class TunedLens:
         rows, have = [], 0
         with step(f"{say}: reading the corpus", total=needed, unit="positions") as done:
             for i in range(0, len(chunks), 8):
-                _, states = lm._forward(chunks[i:i + 8], hidden=True)
+                with torch.inference_mode(), lm._capture(True) as states:  # chunks of one length: no padding
+                    lm.hf_model(input_ids=torch.tensor(chunks[i:i + 8]).to(lm.device))
                 with torch.inference_mode():
                     rows.append(torch.stack([states[k].float() for k in range(lm.n_layers + 1)], 2).reshape(
                         -1, lm.n_layers + 1, states[0].shape[-1]).clone())
