@@ -329,6 +329,8 @@ def engine_sections(args, sections: set[str], sentences: list[str]) -> dict:
         make = {
             "contextlens": lambda texts: with_threads(chosen, lambda: default.encode(texts))(),
             "torch_engine": lambda texts: with_threads(chosen, lambda: encoder.encode(texts))(),
+            # contextlens as it ran before it chose its torch threads (torch's default: every core)
+            "contextlens_default_threads": lambda texts: default.encode(texts),
             "ort_direct": lambda texts: ee.run_ort_direct(torch, direct, tokenizer, texts),
             "hf_sorted_pooled": lambda texts: ee.run_hf_sorted_pooled(torch, model, tokenizer, texts),
             "st_tokens": lambda texts: ee.run_st_tokens(torch, st, texts),
@@ -350,6 +352,7 @@ def engine_sections(args, sections: set[str], sentences: list[str]) -> dict:
                "ratio_vs_st_tokens": ee.ratio(seconds, "st_tokens", "contextlens"),
                "ratio_vs_torch_engine": ee.ratio(seconds, "torch_engine", "contextlens"),
                "ratio_vs_torch_candidate_1_thread": ee.ratio(seconds, "torch_candidate_1_thread", "contextlens"),
+               "ratio_vs_default_threads": ee.ratio(seconds, "contextlens_default_threads", "contextlens"),
                "fraction_of_matmul_peak": fraction("contextlens"),
                "matmul_gflops": round(statistics.median(peaks["contextlens"]), 1),
                "seconds": {k: round(statistics.median(v), 2) for k, v in seconds.items()},

@@ -5,7 +5,9 @@ Each case is one README command whose first run builds something that later runs
 model). It runs twice in a fresh process each time, under a fresh cache root
 (``CONTEXTLENS_CACHE``) in which every cache kind but the case's own is a link to the
 real cache: the first run pays only that case's cost (cold), the second finds it built
-(warm). ``--src DIR`` runs another source tree (``PYTHONPATH``), e.g. main before a
+(warm). A case whose cost the install step takes on (``contextlens models install``, hence
+``make setup``) runs that step first, timed apart ("install"), so "cold" is what a user's
+first command pays after the install. ``--src DIR`` runs another source tree (``PYTHONPATH``), e.g. main before a
 change: ``git archive HEAD src | tar -x -C /tmp/old``. CPU seconds are the child's user +
 system time (``os.wait4``), the steadier figure on a busy machine.
 
@@ -28,6 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 WORKED = ROOT / "src" / "contextlens" / "data" / "worked_example.txt"
 KINDS = ("onnx", "models", "neighbours", "encodings", "tables", "numba", "datasets")
 
+#: the library call the install step makes for a case (``contextlens models install``), by case
+INSTALL = {"kernel": "from contextlens.static.cooccurrence import prepare_kernel; prepare_kernel()"}
 #: name -> (the command's arguments after ``contextlens``, the cache kinds left cold, what it builds)
 CASES = {
     "kernel": (["static", "build", str(WORKED), "--method", "counts", "--window", "3", "--min-count", "1",
@@ -44,10 +48,10 @@ CASES = {
 }
 
 
-def run(args: list[str], env: dict) -> dict:
+def run(args: list[str], env: dict, python: tuple[str, ...] = ("-m", "contextlens")) -> dict:
     """One fresh process: wall and CPU (user + system) seconds, exit status."""
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "contextlens", *args], env=env, stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen([sys.executable, *python, *args], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     stderr = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -76,7 +80,11 @@ def measure(name: str, src: Path | None) -> dict:
         if src is not None:
             env["PYTHONPATH"] = str(src)
         argv = [a.replace("{tmp}", tmp) for a in args]
-        runs = {"cold": run(argv, env), "warm": run(argv, env)}
+        runs = {}
+        if name in INSTALL:
+            step = run([], env, ("-c", INSTALL[name]))
+            runs["install"] = step if step["status"] == 0 else None  # None: this source has no such step
+        runs.update(cold=run(argv, env), warm=run(argv, env))
         shutil.rmtree(Path(tmp) / "cache", ignore_errors=True)
     return {"case": name, "what": what, "command": "contextlens " + " ".join(args), "cold_kinds": list(cold),
             "load_average": round(os.getloadavg()[0], 1), **runs}
@@ -96,7 +104,8 @@ def main() -> None:
     for name in names:
         results.append(measure(name, args.src))
         r = results[-1]
-        print(f"{name}: cold {r['cold']['cpu']} s CPU / {r['cold']['wall']} s wall, warm {r['warm']['cpu']} / "
+        install = f"install {r['install']['cpu']} / {r['install']['wall']}, " if r.get("install") else ""
+        print(f"{name}: {install}cold {r['cold']['cpu']} s CPU / {r['cold']['wall']} s wall, warm {r['warm']['cpu']} / "
               f"{r['warm']['wall']} (load {r['load_average']})", file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps({"src": str(args.src or "installed"), "results": results}, indent=1))
