@@ -45,7 +45,7 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import InputError, check_choice, check_int
+from .errors import check_choice, check_int
 
 __all__ = ["ENV", "CORES", "LOAD", "POLICIES", "ThreadChoice", "choose_threads", "usable_cores", "cgroup_quota",
            "affinity_cores", "load_average", "thread_choice", "last_choice", "describe_threads"]
@@ -177,12 +177,9 @@ def _from_env() -> int | None:
     env = os.environ.get(ENV, "").strip()
     if not env:
         return None
-    try:
-        value = int(env)
-    except ValueError:
-        raise InputError(f"{ENV} must be a whole number from 1 to {MAX_THREADS}, got {env!r}; "
-                         f"unset it to let contextlens choose from the cores and the load") from None
-    return check_int(ENV, value, low=1, high=MAX_THREADS, hint="unset it to let contextlens choose")
+    value = int(env) if env.lstrip("-").isdigit() else env
+    return check_int(ENV, value, low=1, high=MAX_THREADS,
+                     hint="unset it to let contextlens choose from the cores and the load")
 
 
 def thread_choice(threads: int | None = None, policy: str = CORES, *, affinity: int | None = None,
@@ -205,7 +202,8 @@ def thread_choice(threads: int | None = None, policy: str = CORES, *, affinity: 
         quota = quota if quota is not None else cgroup_quota()
         load = load if load is not None else load_average()
     if threads is not None:
-        count = check_int("threads", threads, low=1, high=MAX_THREADS, hint="CPU threads of the engine")
+        count = check_int("threads", threads, low=1, high=MAX_THREADS,
+                          hint="torch CPU threads" if policy == LOAD else "onnxruntime CPU threads")
         source = "argument"
     elif (env := _from_env()) is not None:
         count, source = env, ENV
