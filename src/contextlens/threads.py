@@ -159,7 +159,7 @@ def cgroup_quota(root: str | os.PathLike = "/sys/fs/cgroup", self_cgroup: str | 
                     continue
         elif "cpu" in controllers.split(","):  # v1: "4:cpu,cpuacct:/path"
             for mount in (root / controllers, root / "cpu", root / "cpu,cpuacct"):
-                for folder in _ancestors(mount, relative) + [mount]:
+                for folder in _ancestors(mount, relative):
                     found.append(_v1_quota(folder))
     quotas = [q for q in found if q is not None]
     return min(quotas) if quotas else None
