@@ -384,6 +384,64 @@ def spinner(message: str) -> Iterator[None]:
         display().finish(key)
 
 
+class PlainBar:
+    """:func:`work_bar` where stderr is no terminal but ``--progress`` asks for progress: the
+    Rich ``Progress`` calls a command makes (``add_task``, ``update``), told as a plain line
+    per task every :data:`FORCED_EVERY` second and one when the work ends."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[int, dict] = {}
+
+    def __enter__(self) -> PlainBar:
+        return self
+
+    def __exit__(self, kind, value, tb) -> None:
+        if kind is None:
+            for t in self._tasks.values():
+                line(f"{t['what']}: done in {time.monotonic() - t['start']:.1f} s ({self._count(t)})")
+
+    def add_task(self, description: str, total: float | None = None, **fields: Any) -> int:
+        key = len(self._tasks)
+        now = time.monotonic()
+        self._tasks[key] = {"what": description.replace("[bold]", ""), "total": total, "completed": 0,
+                            "start": now, "printed": now, **fields}
+        line(f"{self._tasks[key]['what']}...")
+        return key
+
+    def update(self, key: int, **changes: Any) -> None:
+        t = self._tasks[key]
+        t.update({k: v for k, v in changes.items() if v is not None or k == "total"})
+        now = time.monotonic()
+        if now - t["printed"] >= FORCED_EVERY:
+            t["printed"] = now
+            line(f"{self._describe(t)}, {now - t['start']:.0f} s")
+
+    @staticmethod
+    def _count(t: dict) -> str:
+        """``"1,200 of 5,000 sentences"`` (the unit: a task's ``unit`` field)."""
+        done, total, unit = t["completed"], t["total"], f" {t['unit']}" if t.get("unit") else ""
+        return (f"{done:,.0f} of {total:,.0f}" if total else f"{done:,.0f}") + unit
+
+    def _describe(self, t: dict) -> str:
+        return f"{t['what']}: {self._count(t)}"
+
+
+def work_bar(*columns: Any, enabled: bool = True):
+    """The progress bar of a command's own long work, on stderr: a live Rich ``Progress``
+    of ``columns`` (and the time left where a total is known) when stderr is a terminal,
+    ``--json`` or not (the JSON goes to stdout); elsewhere plain lines with ``--progress``
+    (:class:`PlainBar`), else (or not ``enabled``: no such work this time) nothing."""
+    from rich.progress import Progress, TimeRemainingColumn
+
+    if not enabled:
+        return Progress(*columns, console=err(), transient=True, disable=True)
+    if err().is_terminal:
+        return Progress(*columns, TimeRemainingColumn(), console=err(), transient=True)
+    if display().forced:
+        return PlainBar()
+    return Progress(*columns, console=err(), transient=True, disable=True)
+
+
 class Command(TyperCommand):
     """Every contextlens command: click's plain help (no markup is read in help text, so
     ``[score]`` stays), arguments shown by their metavar (``TEXT``, ``WORD...``)."""

@@ -5,7 +5,7 @@ from pathlib import Path
 import typer
 
 from . import options as o
-from ._common import add_command, err, handle_errors, out, print_json, say, spinner, table
+from ._common import add_command, handle_errors, out, print_json, say, spinner, table, work_bar
 
 TASK_CHOICES = ("wic", "wsd", "coarsewsd", "scws", "similarity", "analogy", "all")  # bench.runner.TASKS + all
 METRICS = ("accuracy", "precision", "recall", "f1", "macro_f1", "spearman")
@@ -88,11 +88,10 @@ def eval_(
         raise InputError("--layer / --layers choose layers of one task; with 'all' every task reports its own")
     encoder = _checked_encoder(task, model, vectors, method, wanted, running)
     options = {"features": features, "semcor_limit": semcor_limit, "restrict": restrict, "template": template}
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err(), transient=True,
-                  disable=as_json or not err().is_terminal) as bar:
+    with work_bar(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn()) as bar:
         handles: dict = {}
 
         def progress(*args):
