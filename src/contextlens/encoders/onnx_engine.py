@@ -306,7 +306,7 @@ class OnnxRunner:
     model : the model :func:`contextlens.encoders.models.load` returns (float32, eval). With
         ``attention=True`` it must use the eager attention; the attention graph is then
         exported too, when first asked for.
-    threads : intra-op threads (as for torch: default ``CONTEXTLENS_THREADS`` or every core).
+    threads : intra-op threads (default: ``CONTEXTLENS_THREADS``, else every usable core).
     spinning : let idle threads busy-wait for work.
     exporter : ``torchscript`` or ``dynamo``.
     """

@@ -168,7 +168,7 @@ class LabState:
             check_name(name)  # a typo of a packaged name fails here, before the lab serves
         self.index = index  # a UsageReader, or None
         self.index_lock = threading.Lock()  # one index request at a time reads the store
-        self.threads = threads  # torch CPU threads (None: the library's default, every core)
+        self.threads = threads  # torch CPU threads (None: chosen from the cores and the load, contextlens.threads)
         self.engine = engine  # what runs the transformers (None: the encoder's default)
         self.pool = pool or WorkerPool()  # runs the numeric steps (projections, clustering)
         self.cache = EncodingCache(cache_bytes)
