@@ -29,7 +29,7 @@ _LAZY = {
     "explore": ".analysis.explore", "senses": ".analysis.senses", "layer_divergence": ".analysis.layers",
     "attribute": ".analysis.attribution", "rank_pairs": ".analysis.ranking", "geometry": ".analysis.geometry",
     "contextual_neighbours": ".analysis.neighbours", "compare_sentences": ".analysis.sentences",
-    "occlusion_vs_attention": ".analysis.occlusion",
+    "occlusion_vs_attention": ".analysis.occlusion", "probe": ".analysis.probing", "layer_cka": ".analysis.cka",
     "Encoder": ".encoders.base", "Encoding": ".encoders.base",
     "make_encoder": ".encoders.registry", "resolve_vectors": ".encoders.registry",
     "ContextLensError": ".errors",
