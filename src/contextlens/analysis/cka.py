@@ -103,7 +103,9 @@ def cka_matrix(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray] | None = None,
                debiased: bool = False) -> np.ndarray:
     """``(len(xs), len(ys))`` linear CKA of every pair (``ys`` None: ``xs`` against
     themselves, computed once per pair, with 1 on the diagonal). Each representation is
-    centred once.
+    centred once. The products run on one BLAS thread: on a shared CPU the threads wait for
+    each other (7 layers of 11,000 × 384: 8.3 s wall and 1.8 s CPU on one thread, 34.7 s and
+    8.1 s on two, with the load at 15 on 2 cores).
 
     >>> rng = np.random.default_rng(0)
     >>> a, b = rng.normal(size=(20, 3)), rng.normal(size=(20, 5))
@@ -111,19 +113,22 @@ def cka_matrix(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray] | None = None,
     >>> m.shape, bool(np.allclose(m, m.T)), bool(np.allclose(np.diag(m), 1.0))
     ((2, 2), True, True)
     """
+    from threadpoolctl import threadpool_limits
+
     for x in [*xs, *(ys or [])]:
         _check(np.asarray(x), np.asarray(xs[0]), debiased)
-    left = [_Side(x, debiased) for x in xs]
-    if ys is None:
-        out = np.eye(len(left))
-        for i in range(len(left)):
-            for j in range(i + 1, len(left)):
-                out[i, j] = out[j, i] = _cka(left[i], left[j])
-            if left[i].norm == 0:
-                out[i, i] = float("nan")
-        return out
-    right = [_Side(y, debiased) for y in ys]
-    return np.array([[_cka(a, b) for b in right] for a in left])
+    with threadpool_limits(limits=1):
+        left = [_Side(x, debiased) for x in xs]
+        if ys is None:
+            out = np.eye(len(left))
+            for i in range(len(left)):
+                for j in range(i + 1, len(left)):
+                    out[i, j] = out[j, i] = _cka(left[i], left[j])
+                if left[i].norm == 0:
+                    out[i, i] = float("nan")
+            return out
+        right = [_Side(y, debiased) for y in ys]
+        return np.array([[_cka(a, b) for b in right] for a in left])
 
 
 def corpus_sample(root: str | Path, n: int = DEFAULT_SENTENCES, *, seed: int = 0) -> list[str]:
