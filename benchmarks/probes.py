@@ -5,12 +5,18 @@ and the papers' geometry, for minilm, mpnet, smollm2, their random-weights twins
     python benchmarks/probes.py cka [--models minilm,mpnet,smollm2] [--sample 500] [--seed 0]
     python benchmarks/probes.py geometry [--models minilm,mpnet,smollm2] [--sample 500] [--min-count 5]
     python benchmarks/probes.py speed [--model minilm]
+    python benchmarks/probes.py baselines
     python benchmarks/probes.py tables
 
 A model is ``glove`` (GloVe 6B-50d, its one layer), a packaged model, or ``NAME+random`` (its
 random-weights twin, seed 0). Every result is kept as JSON under ``--out`` (default
 ``out/probes``), one file per run; a run whose file exists is skipped, so a killed sweep
-resumes. ``tables`` prints the markdown tables of RESULTS.md from those files. ``speed``
+resumes. ``baselines``: what answering without a vector gives on the same words: the train
+words' most frequent label, and a lookup of each word type's most frequent train label (an
+unseen type gets the most frequent label: a probe over static vectors can beat it by
+generalising to unseen types, not on the types it has seen), for ``sense`` per lemma and
+averaged over lemmas. ``tables`` prints the markdown tables of
+RESULTS.md from those files. ``speed``
 times ``probe pos`` from cold (a fresh encodings cache in a temporary folder; the model, its
 ONNX export and the parsed SemCor stay in the usual cache) and then warm, in this process:
 wall and CPU seconds (``time.process_time``: every thread of the process).
@@ -115,6 +121,41 @@ def speed(model: str) -> None:
                  + " ".join(f"{x.accuracy:.3f}" for x in r.rows))
 
 
+def baselines() -> None:
+    from collections import Counter, defaultdict
+
+    import numpy as np
+
+    from contextlens.analysis.probing import semcor_rows
+    from contextlens.analysis.probing.tasks import lemma_of, polysemous_lemmas, read_lexnames, task_labels
+    from contextlens.bench.datasets import load_semcor
+
+    root = resolve_data_dir()
+    split = semcor_rows(load_semcor(root))
+    train, test = split["train"], split["test"]
+
+    def scores(tr, te, y_tr, y_te) -> tuple[float, float]:
+        overall = Counter(y_tr).most_common(1)[0][0]
+        by_type = defaultdict(Counter)
+        for r, y in zip(tr, y_tr):
+            by_type[r.word.lower()][y] += 1
+        typed = [by_type[r.word.lower()].most_common(1)[0][0] if r.word.lower() in by_type else overall for r in te]
+        return float(np.mean([y == overall for y in y_te])), float(np.mean([p == y for p, y in zip(typed, y_te)]))
+
+    lexnames = read_lexnames(root)
+    for task in ("pos", "supersense"):
+        major, typed = scores(train, test, task_labels(task, train, lexnames), task_labels(task, test, lexnames))
+        print(f"{task}: most frequent label {major:.3f}, most frequent label of the word type {typed:.3f}")
+    per_lemma = []
+    for lemma in polysemous_lemmas(train, test):
+        tr = [r for r in train if lemma_of(r) == lemma]
+        te = [r for r in test if lemma_of(r) == lemma]
+        per_lemma.append(scores(tr, te, [r.key for r in tr], [r.key for r in te]))
+    mfs, typed = np.mean(per_lemma, axis=0)
+    print(f"sense ({len(per_lemma)} lemmas, macro): most frequent sense {mfs:.3f}, most frequent sense of the word "
+          f"type {typed:.3f}")
+
+
 def _fmt(x) -> str:
     return "–" if x is None else f"{x:.3f}"
 
@@ -151,7 +192,7 @@ def tables(out: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=("probes", "cka", "geometry", "speed", "tables"))
+    parser.add_argument("what", choices=("probes", "cka", "geometry", "speed", "baselines", "tables"))
     parser.add_argument("--models", default=None)
     parser.add_argument("--model", default="minilm")
     parser.add_argument("--tasks", default=",".join(PROBE_TASKS))
@@ -169,6 +210,8 @@ def main() -> None:
         run_geometry(models or ["minilm", "mpnet", "smollm2"], args.sample, args.seed, args.min_count, args.out)
     elif args.what == "speed":
         speed(args.model)
+    elif args.what == "baselines":
+        baselines()
     else:
         tables(args.out)
 
