@@ -125,3 +125,15 @@ def test_corpus_sample_is_seeded_and_says_what_is_missing(tmp_path):
     assert len(one) == 10 and all(5 <= len(s.split()) <= 60 for s in one)
     with pytest.raises(InputError, match="hold only 120 sentences"):
         corpus_sample(tmp_path, 121)
+
+
+def test_layer_cka_is_a_top_level_verb_in_the_usual_order():
+    import inspect
+
+    import contextlens
+    from contextlens.analysis.cka import layer_cka
+
+    assert contextlens.layer_cka is layer_cka and "layer_cka" in contextlens.__all__
+    params = list(inspect.signature(layer_cka).parameters.values())
+    assert [p.name for p in params[:2]] == ["encoder", "sentences"]
+    assert all(p.kind is p.KEYWORD_ONLY for p in params[2:])

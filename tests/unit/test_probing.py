@@ -197,3 +197,11 @@ def test_probe_errors(data, table, tmp_path):
     french = EmbeddingTable(["banque", "rivière"], [[1.0, 0], [0, 1]], name="fr")
     with pytest.raises(InputError, match="has a vector for no word"):
         probe(StaticEncoder(french), "pos", data_dir=data)
+
+
+def test_probe_is_a_top_level_verb_in_the_usual_order():
+    import inspect
+
+    params = list(inspect.signature(probe).parameters.values())
+    assert [p.name for p in params[:2]] == ["encoder", "task"] and "probe" in contextlens.__all__
+    assert all(p.kind is p.KEYWORD_ONLY for p in params[2:])
