@@ -121,3 +121,10 @@ def test_new_options_are_checked():
         geometry(StaticEncoder(table), ["a b", "a b"], n_rogue=0)
     with pytest.raises(InputError, match="standardize"):
         geometry(StaticEncoder(table), ["a b", "a b"], standardize="yes")
+
+
+def test_no_share_of_an_expected_cosine_that_is_not_positive(rogue_table):
+    # standardized, the expected cosine over all cross-sentence pairs is slightly negative
+    sentences = [" ".join(f"w{(7 * s + k) % 30}" for k in range(6)) for s in range(10)]
+    (layer,) = geometry(StaticEncoder(rogue_table), sentences, n_pairs=10**6, standardize=True)["layers"]
+    assert layer["anisotropy"] <= 0 and all(d["share"] is None for d in layer["rogue"])

@@ -23,8 +23,9 @@ Language Models Obscure Representational Quality", EMNLP), §3:
 
 - each dimension's **contribution** to the expected cosine: ``CC(i) = E[xᵢ·yᵢ / (‖x‖‖y‖)]``
   over the same random pairs, so ``Σᵢ CC(i)`` is the anisotropy; its **share** is
-  ``CC(i) / Σⱼ CC(j)``; the **rogue dimensions** of a layer are the ones with the largest
-  contributions;
+  ``CC(i) / Σⱼ CC(j)`` (None when the expected cosine is not positive, as after
+  standardization, where it is about 0); the **rogue dimensions** of a layer are the ones
+  with the largest contributions;
 - **standardization** (``standardize=True``): every dimension z-scored over all the word
   vectors of the layer (mean 0, variance 1) before every measure is computed.
 
@@ -175,11 +176,18 @@ def standardize_dimensions(x: np.ndarray) -> np.ndarray:
 
 
 def _rogue(contributions: np.ndarray, k: int) -> list[dict[str, Any]]:
-    """The ``k`` dimensions of largest contribution, with their share of the sum."""
+    """The ``k`` dimensions of largest contribution, with their share of the sum (None when
+    the sum, the expected cosine, is not positive: there is no share of it to take).
+
+    >>> [(d["dimension"], round(d["share"], 3)) for d in _rogue(np.array([0.1, 0.6, -0.2]), 2)]
+    [(1, 1.2), (0, 0.2)]
+    >>> _rogue(np.array([0.1, -0.2]), 1)[0]["share"] is None
+    True
+    """
     total = float(contributions.sum())
     top = np.argsort(-contributions, kind="stable")[:k]
     return [{"dimension": int(i), "contribution": float(contributions[i]),
-             "share": float(contributions[i] / total) if total != 0 else None} for i in top]
+             "share": float(contributions[i] / total) if total > 0 else None} for i in top]
 
 
 def _choose_words(tokens: list[list[str]], words: Sequence[str] | None, min_count: int) -> list[str]:
