@@ -1,7 +1,9 @@
 """Stream a corpus from disk (or memory) without holding it in memory.
 
 A corpus is one sentence per line, tokens separated by white space (the layout of the
-shared corpora). It can be given as
+shared corpora). A line ends at ``\n``, ``\r\n`` or a lone ``\r`` and nowhere else
+(:data:`contextlens.text.LINE_BREAKS`, the rule of every reader): U+2028, U+2029, form feeds
+and the like stay inside a line. It can be given as
 
 - a file path (``str`` or :class:`os.PathLike`), plain or ``.gz``;
 - a directory: every regular text file inside it, recursively, in sorted path order
@@ -9,8 +11,8 @@ shared corpora). It can be given as
   each optionally followed by ``.gz``; hidden files and directories are skipped);
 - a list or tuple of such paths (:class:`pathlib.Path` objects, or strings that name
   existing files or look like file names: a ``/`` or a text-file suffix and no space);
-- an in-memory iterable of strings, each one line (a ``"\\n"`` inside a string starts a new
-  line, as in a file): handy for tests and worked examples. A list mixing file names and
+- an in-memory iterable of strings, each one line (a line break inside a string starts a
+  new line, as in a file): handy for tests and worked examples. A list mixing file names and
   text lines is refused.
 
 Bytes are decoded as UTF-8 (a leading byte-order mark is dropped). With
@@ -21,8 +23,8 @@ and logged.
 
 >>> list(iter_sentences(["Bank of the river", "", "the Bank lends"], lower=True))
 [['bank', 'of', 'the', 'river'], ['the', 'bank', 'lends']]
->>> list(iter_lines(["a b", "c\\nd"]))
-['a b', 'c', 'd']
+>>> list(iter_lines(["a b", "c\\nd\\re\\u2028f"]))
+['a b', 'c', 'd', 'e\u2028f']
 """
 
 from __future__ import annotations
@@ -30,13 +32,15 @@ from __future__ import annotations
 import gzip
 import logging
 import os
+import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import EmptyInputError, FileFormatError, InputError, TextDecodingError, check_choice
-from .text import words_of
+from .files import read_error
+from .text import normalize_newlines, words_of
 
 __all__ = [
     "ReadStats",
@@ -45,6 +49,7 @@ __all__ = [
     "TOKENIZERS",
     "ERROR_MODES",
     "resolve_source",
+    "corpus_files",
     "iter_text_blocks",
     "iter_lines",
     "iter_sentences",
@@ -125,6 +130,23 @@ def _expand(path: Path) -> list[Path]:
     raise InputError(f"{path}: no such file or directory; check the corpus path")
 
 
+def corpus_files(path: str | os.PathLike) -> list[Path]:
+    """The files a corpus path is read from: the file itself, or a folder's text files (see
+    the module docstring); none when there is no such path or no text file in it.
+
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> for name in ("a.txt", "b.npz", ".hidden.txt"):
+    ...     _ = (root / name).write_text("x")
+    >>> [p.name for p in corpus_files(root)]
+    ['a.txt']
+    """
+    try:
+        return _expand(Path(path))
+    except InputError:
+        return []
+
+
 _PATH_ENDINGS = tuple(sorted(s for s in TEXT_SUFFIXES if s)) + (".gz",)
 
 
@@ -181,6 +203,29 @@ def resolve_source(source) -> _Source:
     return _Source("<in-memory corpus>", items=source)
 
 
+_BREAK_BYTES = re.compile(rb"\r\n?|\n")  # the line rule on UTF-8 bytes (no multi-byte character holds them)
+
+
+def _breaks(raw: bytes) -> int:
+    """How many line breaks (``\\n``, ``\\r\\n``, ``\\r``) ``raw`` holds.
+
+    >>> _breaks(b"a\\r\\nb\\rc\\nd")
+    3
+    """
+    return raw.count(b"\n") + raw.count(b"\r") - raw.count(b"\r\n")
+
+
+def _last_break(buf: bytes) -> int:
+    """The index just past the last whole line break of ``buf``, or -1: a ``\\r`` as the very
+    last byte waits for the next read (it may be the first half of ``\\r\\n``).
+
+    >>> _last_break(b"a\\nb\\rc"), _last_break(b"a\\nb\\r"), _last_break(b"a\\r\\nb"), _last_break(b"ab")
+    (4, 2, 3, -1)
+    """
+    end = max(buf.rfind(b"\n"), buf.rfind(b"\r", 0, len(buf) - 1))
+    return end + 1 if end >= 0 else -1
+
+
 def _decode(raw: bytes, path: str, offset: int, first_line: int, errors: str,
             stats: ReadStats) -> str:
     """Decode a block of whole lines; a line that is not UTF-8 or holds a NUL byte (a word
@@ -191,29 +236,30 @@ def _decode(raw: bytes, path: str, offset: int, first_line: int, errors: str,
         text = raw.decode("utf-8") if nul < 0 else raw[:nul].decode("utf-8")  # a bad byte before a NUL first
     except UnicodeDecodeError as exc:
         if errors == "strict":
-            line = first_line + raw.count(b"\n", 0, exc.start)
+            line = first_line + _breaks(raw[: exc.start])
             raise TextDecodingError(
                 path, offset + exc.start, f"line {line}{where}; or skip such lines: errors='skip' (CLI: --skip-bad-lines)"
             ) from None
     else:
         if nul < 0:
-            return text
+            return normalize_newlines(text)
         if errors == "strict":
             raise FileFormatError(
-                path, first_line + raw.count(b"\n", 0, nul),
+                path, first_line + _breaks(raw[:nul]),
                 f"a NUL byte (\\x00) at byte offset {offset + nul}{where}: the file is damaged or not "
                 "text; remove the NUL bytes (tr -d '\\000'), or skip such lines: errors='skip' "
                 "(CLI: --skip-bad-lines)")
     good = []
-    for i, line in enumerate(raw.split(b"\n")):
+    lines = _BREAK_BYTES.split(raw)  # the last: what follows the last break ('' when raw ends with one)
+    for i, line in enumerate(lines):
         try:
             if b"\x00" in line:
                 raise UnicodeDecodeError("utf-8", line, line.find(b"\x00"), len(line), "NUL byte")
-            good.append(line.decode("utf-8"))
+            good.append(line.decode("utf-8") + ("\n" if i < len(lines) - 1 else ""))
         except UnicodeDecodeError:
             stats._skip(path, first_line + i)
             log.debug("%s, line %d: not valid UTF-8 or holds a NUL byte, skipped", path, first_line + i)
-    return "\n".join(good)
+    return "".join(good)
 
 
 def _file_blocks(path: Path, errors: str, stats: ReadStats,
@@ -235,18 +281,18 @@ def _file_blocks(path: Path, errors: str, stats: ReadStats,
                     if buf:
                         yield _decode(buf, name, offset, line_no, errors, stats)
                     return
-                cut = buf.rfind(b"\n")
+                cut = _last_break(buf)
                 if cut < 0:
                     carry = buf
                     continue
-                raw, carry = buf[: cut + 1], buf[cut + 1 :]
+                raw, carry = buf[:cut], buf[cut:]
                 yield _decode(raw, name, offset, line_no, errors, stats)
-                offset += cut + 1
-                line_no += raw.count(b"\n")
+                offset += cut
+                line_no += _breaks(raw)
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise FileFormatError(path, None, f"not a readable gzip file ({exc})") from None
-    except PermissionError:
-        raise InputError(f"{path}: permission denied; check the file's read rights") from None
+    except OSError as exc:  # EIO (/proc/self/mem), no permission, a network file system that fails
+        raise read_error(path, exc, "give a regular text file") from None
 
 
 def _item_blocks(items: Iterable[str], block_chars: int, errors: str, stats: ReadStats,
@@ -265,6 +311,7 @@ def _item_blocks(items: Iterable[str], block_chars: int, errors: str, stats: Rea
                                  "or skip such items: errors='skip'")
             stats._skip(name, i + 1)
             continue
+        item = normalize_newlines(item)
         batch.append(item)
         size += len(item) + 1
         if size >= block_chars:
@@ -279,14 +326,15 @@ def iter_text_blocks(
     block_bytes: int | None = None,
 ) -> Iterator[str]:
     """Yield the corpus as decoded text blocks of whole lines (each ends with ``"\\n"``,
-    except perhaps the very last).
+    except perhaps the very last), every line break written ``"\\n"`` (a ``\\r\\n`` or a lone
+    ``\\r`` of the file too: :func:`contextlens.text.normalize_newlines`).
 
     The fast path for vectorised readers (one ``str.split`` per block instead of one per
     line). Raises :class:`~contextlens.errors.EmptyInputError` if the corpus has no
     non-blank line.
 
-    >>> list(iter_text_blocks(["a b", "c"]))
-    ['a b\\nc\\n']
+    >>> list(iter_text_blocks(["a b", "c\\r\\nd\\re"]))
+    ['a b\\nc\\nd\\ne\\n']
     """
     check_choice("errors", errors, ERROR_MODES)
     src = resolve_source(source)
@@ -302,6 +350,8 @@ def _blocks(src: _Source, errors: str, stats: ReadStats, block_bytes: int) -> It
     else:
         parts = _paths_blocks(src.paths, errors, stats, block_bytes)
     for text in parts:
+        if not text:  # every line of the block skipped
+            continue
         stats.n_lines += text.count("\n") + (0 if text.endswith("\n") else 1)
         if not content and text and not text.isspace():
             content = True
@@ -325,7 +375,7 @@ def _paths_blocks(paths, errors, stats, block_bytes) -> Iterator[str]:
 
 
 def iter_lines(source, *, errors: str = "strict", stats: ReadStats | None = None) -> Iterator[str]:
-    """Yield the corpus line by line (without the line break; a trailing ``"\\r"`` is dropped).
+    """Yield the corpus line by line, without the line breaks (``\\n``, ``\\r\\n``, ``\\r``).
 
     Blank lines are yielded too. ``stats`` (a :class:`ReadStats`) is filled as reading goes.
 
@@ -342,8 +392,7 @@ def _lines(blocks: Iterator[str]) -> Iterator[str]:
         lines = text.split("\n")
         if text.endswith("\n"):
             lines.pop()
-        for line in lines:
-            yield line[:-1] if line.endswith("\r") else line
+        yield from lines
 
 
 def iter_sentences(

@@ -3,18 +3,95 @@
 Every message says what was wrong *and* what to do about it. The CLI turns any
 :class:`ContextLensError` into a one-line message and exit code 2; the web app into a
 4xx JSON body.
+
+A message that tells the user to set a parameter says so with :func:`ask`, never with one
+front end's spelling of it: the library's text reads ``pass missing='skip'``, the CLI's
+``add --skip-missing``, the lab's ``send "missing": "skip"``; each front end phrases the
+marked instruction through :func:`phrase` (an API answer that named a CLI flag sent its
+users to options they do not have).
+
+A message that names an item of a list the user gave (a sentence, a pair, a text) names
+it with :func:`numbered`: by its index in that list, from 0, as the JSON, the lab, the
+views and the CLI's tables number it.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import math
 import numbers
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
+
+#: an instruction to set a parameter, inside a message: NAME, then its values as JSON (see :func:`ask`)
+_ASK = re.compile("\x02([A-Za-z_]\\w*)((?:\x1f[^\x02\x03\x1f]*)*)\x03")
+
+
+def ask(name: str, *values) -> str:
+    """An instruction, inside an error message, to set the parameter ``name`` (the library's
+    keyword) to one of ``values`` (none: to give it at all), phrased by each front end
+    (:func:`phrase`); in the library's own words (``str`` of the error) it reads:
+
+    >>> str(InputError(f"or skip such sentences: {ask('missing', 'skip')}"))
+    "or skip such sentences: pass missing='skip'"
+    >>> str(InputError(f"{ask('method', 'attention', 'average')}, or a transformer"))
+    "pass method='attention' or 'average', or a transformer"
+    """
+    return "\x02" + name + "".join("\x1f" + json.dumps(v) for v in values) + "\x03"
+
+
+def library_phrase(name: str, values: list) -> str:
+    """How the library itself words :func:`ask`: its keyword and Python values."""
+    return f"pass {name}" if not values else f"pass {name}=" + " or ".join(repr(v) for v in values)
+
+
+def phrase(message: object, style: Callable[[str, list], str] = library_phrase) -> str:
+    """``message`` (an error, or its text) with each :func:`ask` instruction worded by ``style(name, values)``.
+
+    >>> phrase(InputError(f"no layer: {ask('layer')}"), lambda name, values: f"use --{name}")
+    'no layer: use --layer'
+    """
+    text = Exception.__str__(message) if isinstance(message, BaseException) else str(message)
+    return _ASK.sub(lambda m: style(m.group(1), [json.loads(v) for v in m.group(2).split("\x1f")[1:]]), text)
+
+
+def numbered(what: str, index: int, text: str | None = None, width: int = 60) -> str:
+    """How a message names item ``index`` of a list the user gave (``what``: sentence, pair,
+    text): by its index in that list, from 0 (what the JSON, the lab and the views show), with
+    the text itself, cut to ``width`` characters, when there is one.
+
+    >>> numbered("sentence", 1, "We sat on the bank of the river.")
+    "sentence 1 ('We sat on the bank of the river.')"
+    >>> numbered("pair", 0), numbered("text", 2, "a bank " * 20, width=12)
+    ('pair 0', "text 2 ('a bank a ba…')")
+    """
+    if text is None:
+        return f"{what} {index}"
+    shown = text if len(text) <= width else text[: width - 1] + "…"
+    return f"{what} {index} ({shown!r})"
 
 
 class ContextLensError(Exception):
-    """Base class of every error contextlens raises on purpose."""
+    """Base class of every error contextlens raises on purpose.
+
+    ``cli``: the message for a command-line user, when what to do differs there (a library
+    keyword such as ``attention=False`` is no option of any command); the CLI prints it
+    instead of ``str(err)``.
+
+    >>> err = InputError("too long; pass attention=False", cli="too long; give a shorter text")
+    >>> str(err), err.cli, InputError("x").cli
+    ('too long; pass attention=False', 'too long; give a shorter text', None)
+    """
+
+    cli: str | None = None
+
+    def __init__(self, *args, cli: str | None = None):
+        super().__init__(*args)
+        self.cli = cli
+
+    def __str__(self) -> str:  # any :func:`ask` instruction in the library's terms (front ends call :func:`phrase`)
+        return phrase(self)
 
 
 class InputError(ContextLensError, ValueError):

@@ -19,7 +19,14 @@ from dataclasses import dataclass
 
 from .errors import AmbiguousTargetError, EmptyInputError, TargetNotFoundError
 
-__all__ = ["Word", "tokenize", "split_sentences", "locate", "words_of"]
+__all__ = ["Word", "tokenize", "split_sentences", "locate", "words_of", "split_lines", "normalize_newlines",
+           "LINE_BREAKS"]
+
+#: The one rule for where a line ends, in every reader (corpora, --sentences, word lists, pairs,
+#: queries, sets of labels, datasets): ``\n``, ``\r\n`` or a lone ``\r``, nothing else. The
+#: other characters ``str.splitlines`` breaks at (U+2028, U+2029, ``\x0b``, ``\x0c``,
+#: ``\x1c``-``\x1e``, ``\x85``) can stand inside a sentence: they stay in the line.
+LINE_BREAKS = ("\r\n", "\r", "\n")
 
 # Combining marks (decomposed accents) belong to the letter before them.
 _MARK = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
@@ -75,6 +82,31 @@ def words_of(text: str, **kwargs) -> list[str]:
     ['deposited', 'money', ',', 'bank', '.']
     """
     return [w.text for w in tokenize(text, **kwargs)]
+
+
+def normalize_newlines(text: str) -> str:
+    r"""``text`` with every line break of the rule (:data:`LINE_BREAKS`) written ``\n``.
+
+    >>> normalize_newlines("a\r\nb\rc\nd\u2028e")
+    'a\nb\nc\nd\u2028e'
+    """
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def split_lines(text: str) -> list[str]:
+    r"""The lines of ``text``, without their line breaks: a line ends at ``\n``, ``\r\n`` or
+    ``\r`` (:data:`LINE_BREAKS`) and nowhere else, unlike ``str.splitlines``; a break at the
+    very end starts no empty line.
+
+    >>> split_lines("one\r\ntwo\rthree\n\nfour\u2028still four\x0cand\x85this\n")
+    ['one', 'two', 'three', '', 'four\u2028still four\x0cand\x85this']
+    >>> split_lines(""), split_lines("\n"), split_lines("no break")
+    ([], [''], ['no break'])
+    """
+    lines = normalize_newlines(text).split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 _ABBREVIATIONS = frozenset(

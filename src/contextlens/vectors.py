@@ -154,23 +154,47 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return view
 
 
+#: The longest vector a table holds: float32's largest value is this length squared, so
+#: every squared length, and every dot product of two rows (Cauchy-Schwarz), stays finite
+#: in float32 arithmetic. A row just beyond it (3e38 in one place, or 1e20) loads as
+#: float32 but overflows in the first norm or cosine. (Norms summed in float64 would never
+#: overflow, 3.4e38 squared is far inside float64, so refusing only non-finite float64
+#: norms would refuse nothing.)
+MAX_LENGTH = float(np.sqrt(np.finfo(np.float32).max))  # 1.8446743e19
+
+
 def first_bad_value(original: np.ndarray, as_float32: np.ndarray) -> tuple[int, int, str] | None:
     """``(row, column, why)`` of the first value of ``(n, dim)`` ``as_float32`` that is not
     finite (``original``: the same values before the cast, to name the one that overflowed),
-    or None.
+    else the largest value of the first row longer than :data:`MAX_LENGTH`, or None.
 
     >>> x = np.array([[1.0, 2.0], [1e300, np.nan]])
     >>> with np.errstate(over="ignore"):
     ...     first_bad_value(x, x.astype(np.float32))
     (1, 0, '1e+300, beyond the float32 range (±3.4e38)')
+    >>> y = np.array([[1.0, 2.0], [3e38, 1.0]], dtype=np.float32)
+    >>> first_bad_value(y, y)
+    (1, 0, '3e+38, which makes its vector 3e+38 long: beyond 1.8e+19, the longest whose squared length float32 holds (its norm and cosines would overflow)')
     """
     bad = ~np.isfinite(as_float32)
-    if not bad.any():
+    if bad.any():
+        i, j = (int(v) for v in np.argwhere(bad)[0])
+        value = original[i, j]
+        why = (f"{value:g}, beyond the float32 range (±3.4e38)" if np.isfinite(value)
+               else f"{value}, not a finite number")
+        return i, j, why
+    largest = max(as_float32.max(), -as_float32.min()) if as_float32.size else 0.0
+    if largest * np.sqrt(as_float32.shape[1]) <= MAX_LENGTH:
+        return None  # no row can be longer (the common case: one pass, no copy)
+    lengths = _norms(as_float32)  # (n,), in float64
+    long = np.flatnonzero(lengths > MAX_LENGTH)
+    if not long.size:
         return None
-    i, j = (int(v) for v in np.argwhere(bad)[0])
-    value = original[i, j]
-    why = f"{value:g}, beyond the float32 range (±3.4e38)" if np.isfinite(value) else f"{value}, not a finite number"
-    return i, j, why
+    i = int(long[0])
+    j = int(np.argmax(np.abs(as_float32[i])))
+    return i, j, (f"{original[i, j]:g}, which makes its vector {lengths[i]:.2g} long: "
+                  f"beyond {MAX_LENGTH:.2g}, the longest whose squared length float32 holds "
+                  "(its norm and cosines would overflow)")
 
 
 def _norms(vectors: np.ndarray) -> np.ndarray:

@@ -11,7 +11,10 @@
 - ``glove``: ``word2vec`` text without the header; ``dim`` comes from the first line.
 
 All but ``npz`` may be gzipped (known by content when reading, by a final ``.gz`` when
-writing). Values must be finite. A single space ends a word, so a word that holds a space (a
+writing). Values must be finite float32 and each vector at most
+:data:`~contextlens.vectors.MAX_LENGTH` (1.8e19) long, so that its squared length and its
+dot products hold in float32 (a row with 3e38 in it is refused, as 1e300 is). A single
+space ends a word, so a word that holds a space (a
 few hundred in GloVe 840B, e.g. ``". . ."``) cannot be read: its line has too many values.
 Text is parsed by pyarrow's CSV reader (GloVe 6B 50d, 400k lines: about 2 s); if it refuses
 a file, a line-by-line parser reads it again and accepts it or names the line at fault.
@@ -47,7 +50,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from .errors import EmptyInputError, FileFormatError, InputError, TextDecodingError, check_choice, check_int
-from .files import atomic_output
+from .files import atomic_output, check_input_file, read_error
 from .vectors import EmbeddingTable, NgramVectors, first_bad_value
 
 __all__ = ["FORMATS", "detect_format", "read_table", "write_table"]
@@ -135,11 +138,7 @@ def read_table(path: str | os.PathLike, format: str | None = None, *, limit: int
         check_choice("vector file format", format, FORMATS)
     if limit is not None:
         check_int("limit", limit, low=1, hint="the number of words to keep")
-    if path.is_dir():
-        raise InputError(f"{path} is a folder, not a vector file; give the file itself "
-                         "(.npz, word2vec text or binary, GloVe text)")
-    if not path.is_file():
-        raise InputError(f"{path}: no such file; check the path")
+    check_input_file(path, "vector file", "give the file itself (.npz, word2vec text or binary, GloVe text)")
     start, stored, ngrams = time.perf_counter(), None, None  # stored: the name in an .npz
     try:
         fmt = format or detect_format(path)
@@ -152,6 +151,8 @@ def read_table(path: str | os.PathLike, format: str | None = None, *, limit: int
             keys, vectors = _read_text(path, fmt == "word2vec", limit)
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise FileFormatError(path, None, f"damaged or truncated gzip data ({exc}); fetch it again") from None
+    except OSError as exc:  # EIO (/proc/self/mem), a failing disk: the path, not "a file"
+        raise read_error(path, exc) from None
     table = EmbeddingTable(keys, vectors, name=name or stored or path.name, ngrams=ngrams)
     log.info("read %s (%s): %d words, dim %d, in %.2f s", path, fmt, len(table), table.dim,
              time.perf_counter() - start)
@@ -160,8 +161,9 @@ def read_table(path: str | os.PathLike, format: str | None = None, *, limit: int
 
 def _check_rows(path: Path, words: Sequence[str], vectors: np.ndarray, locate: Locator) -> np.ndarray:
     """``vectors`` as float32, or raise if a value is not a finite float32 (NaN, infinity,
-    or beyond ±3.4e38 in a float64 file) or a word is empty, holds NUL or is repeated
-    (``locate``: see Locator)."""
+    or beyond ±3.4e38 in a float64 file), a vector is longer than
+    :data:`~contextlens.vectors.MAX_LENGTH` (its squared length overflows float32), or a
+    word is empty, holds NUL or is repeated (``locate``: see Locator)."""
     def fail(i: int, problem: str) -> FileFormatError:
         line, label = locate(i)
         return FileFormatError(path, line, problem if line else f"{label}: {problem}")
@@ -170,7 +172,9 @@ def _check_rows(path: Path, words: Sequence[str], vectors: np.ndarray, locate: L
     bad = first_bad_value(vectors, as32)
     if bad is not None:
         i, j, why = bad
-        raise fail(i, f"value {j + 1} of {words[i]!r} is {why}; a vector file holds finite float32 values")
+        todo = ("scale the vectors down, or fix or drop the word" if np.isfinite(as32[i, j])
+                else "a vector file holds finite float32 values")
+        raise fail(i, f"value {j + 1} of {words[i]!r} is {why}; {todo}")
     if "" in words:
         raise fail(words.index(""), "empty word (does the line start with a space?)")
     if "\x00" in "".join(words):

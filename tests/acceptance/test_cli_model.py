@@ -47,3 +47,96 @@ def test_unknown_model_lists_the_available_ones(name):
     result = runner.invoke(app, ["compare", "a bank", "the bank", "-w", "bank", "--model", name])
     assert result.exit_code == 2
     assert "minilm" in result.stderr
+
+
+# -- every command that takes --model runs with one, through the command line ---------------------------------
+S1, S2 = "The bank approved my loan.", "We sat on the bank of the river."
+RECIPES = {  # a command with --model that the README does not run with one: how it runs here (setup first)
+    "contextualize": [["contextualize", S2, "-w", "bank", "--model", "minilm", "--json"]],
+    "explore": [["explore", "bank", "-s", S1, "-s", S2, "--model", "minilm", "--json"]],
+    "layers": [["layers", S1, S2, "-w", "bank", "--model", "minilm", "--json"]],
+    "attention": [["attention", S2, "-w", "bank", "--model", "minilm", "--json"]],
+    "rank": [["rank", "PAIRS", "--model", "minilm", "--json"]],
+    "geometry": [["geometry", "-s", S1, "-s", S2, "--words", "bank", "--model", "minilm", "--json"]],
+    "static distill": [["static", "distill", "CORPUS", "--model", "minilm", "--min-count", "1", "-o", "OUT/t.npz",
+                        "--json"]],
+    "index build": [["index", "build", "CORPUS", "--db", "OUT/a.lance", "--words", "bank", "--model", "minilm",
+                     "--json"]],
+    "index search": [["index", "build", "CORPUS", "--db", "OUT/b.lance", "--words", "bank", "--json"],
+                     ["index", "search", "--db", "OUT/b.lance", S2, "--word", "bank", "--model", "minilm", "--json"]],
+    "demo": [["demo", "--model", "minilm", "--out", "OUT/demo"]],
+}
+
+
+def command_of(args):
+    """``(name, click command, whether --model is given)`` for the words after ``contextlens``."""
+    import typer
+
+    cmd, path = typer.main.get_command(app), []
+    while args and hasattr(cmd, "commands") and args[0] in cmd.commands:
+        cmd, path, args = cmd.commands[args[0]], [*path, args[0]], args[1:]
+    ctx = cmd.make_context(" ".join(path), list(args), resilient_parsing=True)
+    source = ctx.get_parameter_source("model")
+    return " ".join(path), cmd, source is not None and source.name == "COMMANDLINE"
+
+
+def model_commands() -> list[str]:
+    """Every command of the app that declares --model."""
+    import typer
+
+    def walk(cmd, path):
+        if hasattr(cmd, "commands"):
+            for name, sub in cmd.commands.items():
+                yield from walk(sub, (*path, name))
+        elif any("--model" in getattr(p, "opts", ()) for p in cmd.params):
+            yield " ".join(path)
+
+    return sorted(walk(typer.main.get_command(app), ()))
+
+
+def readme_model_commands() -> set[str]:
+    """The commands the README runs with --model (tests/acceptance/test_readme.py runs each)."""
+    from tests.acceptance.test_readme import COMMANDS
+
+    ran = set()
+    for c in COMMANDS:
+        if c.args[0] == "contextlens":
+            name, _, given = command_of(list(c.args[1:]))
+            if given:
+                ran.add(name)
+    return ran
+
+
+def test_every_command_with_model_runs_with_one_in_a_test():
+    """A command that takes --model is run with one through the command line, by the README
+    test or here: a new command is listed below (it fails until it is given a way to run)."""
+    covered = readme_model_commands() | set(RECIPES)
+    missing = [name for name in model_commands() if name not in covered]
+    assert not missing, f"commands with --model that no test runs with one: {missing}; add them to RECIPES"
+    assert {"eval", "bias ceat", "lab"} <= readme_model_commands()
+    assert set(RECIPES) <= set(model_commands())
+
+
+@pytest.fixture(scope="module")
+def recipe_files(tmp_path_factory, data_dir):
+    from tests.small_data import pick_lines, read_lines
+
+    root = tmp_path_factory.mktemp("with-model")
+    pairs = root / "pairs.txt"
+    pairs.write_text("bank money 8\nbank river 6\nriver water 9\n")
+    corpus = root / "corpus.txt"
+    corpus.write_text("\n".join(pick_lines(read_lines(data_dir / "corpora" / "brown_plain.txt"), ["bank"],
+                                           per_word=6)) + "\n")
+    return {"PAIRS": str(pairs), "CORPUS": str(corpus), "OUT": str(root / "out")}
+
+
+@pytest.mark.parametrize("name", sorted(RECIPES))
+def test_a_command_runs_with_a_model(name, recipe_files):
+    for args in RECIPES[name]:
+        args = [recipe_files.get(a, a.replace("OUT", recipe_files["OUT"]) if a.startswith("OUT") else a)
+                for a in args]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, f"{args}\n{result.output}"
+    assert command_of(args)[2], "the recipe gives --model"
+    if "--json" in args:
+        json.loads(result.stdout)

@@ -75,7 +75,7 @@ def test_the_sentence_tab_shows_occlusion_beside_attention(page, lab_url):
     want = occlusion_vs_attention(make_encoder("attention", vectors="glove-6b-50d", include_self=True), S2[0], "bank")
     shown = page.evaluate("document.querySelector('#fig-occlusion .clv-occ-bars').data.map(t => t.y)")
     assert shown == [want["layers"][-1][k] for k in ("occlusion", "attention", "rollout")]
-    page.select_option("#lab-att-sentence", index=1)  # the other sentence (by index: its label "1" is option 0)
+    page.select_option("#lab-att-sentence", index=1)  # the other sentence: option 1, labelled 1 (from 0)
     want = occlusion_vs_attention(make_encoder("attention", vectors="glove-6b-50d", include_self=True), S2[1], "bank")
     page.wait_for_function("document.querySelector('#fig-occlusion .clv-occ-bars') && "
                            f"document.querySelector('#fig-occlusion .clv-occ-bars').data[0].y.length === "

@@ -2,7 +2,8 @@
 
 The toy lab's numbers and drawn positions must equal the library's
 (:mod:`contextlens.analysis.toy`); the sentence lab's chart must have one point per layer
-and pair; figures download as valid PNG and SVG; an over-limit input shows the limit.
+and pair (every figure's PNG and SVG: test_lab_figures_browser.py); an over-limit input
+shows the limit.
 Screenshots go to out/screenshots/.
 """
 
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import json
 import random
-import struct
 from urllib.parse import quote
 
 import pytest
@@ -143,15 +143,7 @@ def test_sentence_lab_chart_has_a_point_per_layer_and_pair(page, lab_url, screen
     assert "m=average" in page.url and "w=bank" in page.url and "a=0.3" in page.url
     page.screenshot(path=str(screenshots / "sentence-lab.png"), full_page=True)
 
-    with page.expect_download() as dl:  # figures download as PNG and SVG
-        page.click(".downloads[data-fig='fig-layers'] button[data-format='png']")
-    png = open(dl.value.path(), "rb").read()
-    assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR"
-    assert struct.unpack(">II", png[16:24]) == (900, 600)
-    with page.expect_download() as dl:
-        page.click(".downloads[data-fig='fig-matrix'] button[data-format='svg']")
-    assert b"<svg" in open(dl.value.path(), "rb").read()[:500]
-    with page.expect_download() as dl:
+    with page.expect_download() as dl:  # (every figure's PNG and SVG: test_lab_figures_browser.py)
         page.click("#lab-json")
     assert json.loads(open(dl.value.path(), encoding="utf-8").read())["layers"]["word"] == "bank"
 
@@ -168,17 +160,6 @@ def test_sentence_lab_with_minilm(page, lab_url):
     assert specials == ["[CLS]", "[SEP]"]
     thumbs = page.locator("#fig-attention .clv[data-kind='model'] canvas.clv-thumb").count()
     assert thumbs == 6 * (12 + 1) + 6  # 6 layers x (12 heads + their mean), and rollout
-
-
-def test_toy_plane_downloads_as_png(page, lab_url):
-    open_lab(page, lab_url)
-    with page.expect_download() as dl:
-        page.click("[data-download='plane'][data-format='png']")
-    png = open(dl.value.path(), "rb").read()
-    assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (800, 800)
-    with page.expect_download() as dl:
-        page.click("[data-download='plane'][data-format='svg']")
-    assert "ctx-A" in open(dl.value.path(), encoding="utf-8").read()
 
 
 def test_over_limit_input_shows_the_limit(page, lab_url):
@@ -201,9 +182,10 @@ def test_senses_page(page, lab_url, screenshots):
 
 
 def test_shared_url_opens_the_view_and_tabs_use_the_keyboard(page, lab_url):
-    query = f"?tab=sentences&s={quote(chr(10).join(S3[:2]))}&w=bank&m=attention"
+    query = f"?tab=sentences&s={quote(chr(10).join(S3[:2]))}&w=bank&m=attention&l=0&as=1"
     open_lab(page, lab_url, query)
     page.wait_for_function("document.querySelectorAll('#fig-layers .scatterlayer .point').length === 2")
+    assert (page.input_value("#lab-layer"), page.input_value("#lab-att-sentence")) == ("0", "1")  # the URL's
     page.focus("#tab-sentences")
     page.keyboard.press("ArrowRight")
     assert page.is_visible("#panel-senses") and not page.is_visible("#panel-sentences")
@@ -216,3 +198,38 @@ def test_phone_width_has_no_sideways_scroll(browser, lab_url, screenshots):
     assert page.evaluate("document.documentElement.scrollWidth") <= 391
     page.screenshot(path=str(screenshots / "toy-lab-phone.png"), full_page=True)
     context.close()
+
+
+BOXES = """() => [...document.querySelectorAll('#plane text')].map(t => {
+  const b = t.getBBox(); return [t.textContent, b.x, b.y, b.x + b.width, b.y + b.height]; })"""
+POINTS = """() => [...document.querySelectorAll('#plane .handle circle, #plane .ctx-dot')].map(c =>
+  [+c.getAttribute('cx'), +c.getAttribute('cy')])"""
+
+
+def assert_labels_apart(page, where: str) -> None:
+    """No two labels of the plane meet, no label covers a point, and each stays on the plane."""
+    boxes = page.evaluate(BOXES)
+    assert len(boxes) == 2 + len(TOY_VECTORS) + 2, boxes  # the axes, the words, bank (A) and bank (B)
+    for (a, *p), (b, *q) in [(x, y) for i, x in enumerate(boxes) for y in boxes[i + 1:]]:
+        w, h = min(p[2], q[2]) - max(p[0], q[0]), min(p[3], q[3]) - max(p[1], q[1])
+        assert w <= 0.5 or h <= 0.5, f"{where}: {a!r} meets {b!r} ({w:.1f} x {h:.1f} px)"
+    for text, x0, y0, x1, y1 in boxes:
+        assert -0.5 <= x0 and x1 <= SIZE + 0.5 and -0.5 <= y0 and y1 <= SIZE + 0.5, (where, text)
+        for cx, cy in page.evaluate(POINTS):  # a label never covers a point (its centre)
+            assert not (x0 + 1 < cx < x1 - 1 and y0 + 1 < cy < y1 - 1), (where, text, cx, cy)
+
+
+def test_toy_plane_labels_never_overlap(page, lab_url):
+    """Issue 20 item 8: "bank (B)" was drawn under "water"; every label now takes a free place."""
+    open_lab(page, lab_url)
+    assert_labels_apart(page, "the defaults")
+    page.click("#toy-course")
+    page.wait_for_selector("#toy-steps:not([hidden])")
+    assert_labels_apart(page, "the course example")
+    rng = random.Random(0)
+    for n in range(12):  # crowded planes: every word within a small square, bank's two vectors among them
+        cx, cy = rng.uniform(0, 1), rng.uniform(0, 1)
+        tv = ",".join(f"{w}:{cx + rng.uniform(-0.12, 0.12):.2f}:{cy + rng.uniform(-0.12, 0.12):.2f}" for w in TOY_VECTORS)
+        method = rng.choice(["average", "attention"])
+        open_lab(page, lab_url, f"?tv={tv}&tm={method}&ta=loan,money,sat&tb=river,water")
+        assert_labels_apart(page, f"plane {n}: {tv} ({method})")

@@ -67,16 +67,53 @@ def test_attention_card_is_the_librarys_views(page, lab_url, screenshots):
     page.screenshot(path=str(screenshots / "sentence-lab-views.png"), full_page=True)
 
 
-def test_a_word_missing_from_a_sentence_is_said_and_clears_the_figures(page, lab_url):
+S3 = [*S2, "A loan from the bank."]
+ONE_SENTENCE = ("fig-attention", "fig-occlusion", "fig-neighbours")
+
+
+def drawn_views(page, fig: str) -> list[str]:
+    return page.eval_on_selector_all(f"#{fig} .clv[data-rendered='1']", "vs => vs.map(v => v.dataset.kind)")
+
+
+def test_a_word_missing_from_a_sentence_leaves_the_other_cards_drawn(page, lab_url):
+    """Issue 20 item 4: a word absent from one sentence used to replace all seven cards with one
+    error. The cards comparing sentences compare those that have it and name the others; the
+    cards reading one sentence read the sentence the word was clicked in."""
     open_lab(page, lab_url)
-    run_lab(page, S2, "bank", encoder="static")
-    page.wait_for_function("document.querySelectorAll('#fig-layers .scatterlayer .point').length === 1")
-    page.click("#lab-tokens .token-row:first-child .token:text-is('loan')")  # not in sentence 2
-    page.wait_for_function("document.getElementById('lab-error').textContent.includes('not in sentence 2')")
-    assert "'loan' is not in sentence 2" in page.inner_text("#lab-error")
-    for fig in ("fig-layers", "fig-matrix", "fig-attention", "fig-projection"):
-        assert "not in sentence 2" in page.inner_text(f"#{fig} .fig-note")
-    assert page.evaluate("document.getElementById('fig-layers').data") is None  # the old chart is gone
+    page.click("#tab-sentences")
+    page.fill("#lab-sentences", "\n".join(S3))
+    page.select_option("#lab-encoder", "attention")
+    assert page.eval_on_selector_all("#lab-tokens .sent-no", "ns => ns.map(n => n.textContent)") == ["0", "1", "2"]
+    page.click("#lab-tokens .token-row:nth-child(1) .token:text-is('loan')")  # in sentences 0 and 2, not 1
+    page.wait_for_function("document.querySelectorAll('#fig-layers .scatterlayer .point').length === 2")
+    assert page.evaluate("document.getElementById('fig-layers').data.map(t => t.name)") == ["S0–S2"]
+    assert page.inner_text(".card-skipped[data-fig='fig-layers']") == "Left out: sentence 1 (no 'loan' in it)."
+    page.wait_for_function("document.getElementById('fig-matrix').data !== undefined")
+    assert page.eval_on_selector_all("#fig-matrix .xtick text", "ts => ts.map(t => t.textContent)") == ["S0", "S2"]
+    assert page.inner_text(".card-skipped[data-fig='fig-matrix']") == "Left out: sentence 1 (no 'loan' in it)."
+    page.wait_for_function("document.querySelectorAll('#fig-attention .clv[data-rendered=\"1\"]').length === 3")
+    page.wait_for_function("document.querySelectorAll('#fig-occlusion .clv[data-rendered=\"1\"]').length === 1")
+    page.wait_for_function("document.querySelectorAll('#fig-neighbours .clv[data-rendered=\"1\"]').length === 1",
+                           timeout=120_000)
+    page.wait_for_selector("#fig-lens .fig-note")  # attention over GloVe predicts no word: the lens says what to pick
+    assert "pick smollm2 above" in page.inner_text("#fig-lens .fig-note")
+    assert page.input_value("#lab-att-sentence") == "0" and page.inner_text("#lab-error") == ""
+
+    page.click("#lab-tokens .token-row:nth-child(2) .token:text-is('river')")  # only in sentence 1
+    page.wait_for_function("document.querySelector('#fig-layers .fig-note') !== null")
+    for fig in ("fig-layers", "fig-matrix", "fig-projection"):  # each says why, in the library's words
+        page.wait_for_selector(f"#{fig} .fig-note")
+        assert page.inner_text(f"#{fig} .fig-note").startswith(
+            "'river' has 1 usage(s); comparing usages needs at least 2 sentences that contain it")
+    assert page.evaluate("document.getElementById('fig-layers').data") is None  # no stale chart
+    page.wait_for_function("[...document.querySelectorAll(\"#fig-attention .clv[data-kind='head'] .clv-left\")]"
+                           ".some(t => t.textContent.includes('river'))")  # the head view of sentence 1
+    assert page.input_value("#lab-att-sentence") == "1"  # the sentence the word was clicked in
+    page.wait_for_function("document.querySelectorAll('#fig-occlusion .clv[data-rendered=\"1\"]').length === 1")
+    with page.expect_download() as dl:
+        page.click("#lab-json")
+    saved = __import__("json").loads(open(dl.value.path(), encoding="utf-8").read())
+    assert saved["occlusion"]["word"] == "river" and "layers" not in saved and "explore" not in saved
 
 
 def test_senses_says_how_few_sentences_have_the_word(page, lab_url):
@@ -122,3 +159,63 @@ def test_an_earlier_slower_run_never_replaces_the_latest(page, lab_url):
     ys = page.evaluate("document.getElementById('fig-layers').data.map((t) => t.y)")
     assert ys == [p["cosine_by_layer"] for p in want["pairs"]]
     assert page.is_hidden("#fig-attention ~ .veil") or page.locator("#fig-attention ~ .veil").count() == 0
+
+
+@pytest.fixture(scope="module")
+def causal_lab(chromium_path, tmp_path_factory):
+    pytest.importorskip("torch")
+    from tests.browser.conftest import serve_lab
+    from tests.integration.tiny_models import tiny_lms
+
+    causal = str(tiny_lms(tmp_path_factory.mktemp("lms")) / "causal")
+    with serve_lab(models=[], add_models=[causal]) as url:
+        yield url, causal
+
+
+def test_a_causal_model_says_what_its_figures_mean(browser, causal_lab):
+    """Issue 20 item 3: with a causal model each card says, in the library's words, what its figure
+    means, and the layer select starts at the library's default layer for it (not the last)."""
+    from contextlens.analysis.reading import CAUSAL_NOTES, reading_guide
+    from tests.browser.conftest import lab_page
+
+    url, causal = causal_lab
+    with lab_page(browser, url) as page:
+        open_lab(page, url)
+        run_lab(page, S2, "bank", encoder=causal)
+        page.wait_for_function("document.querySelectorAll('#fig-occlusion .clv[data-rendered=\"1\"]').length === 1",
+                               timeout=60_000)
+        shown = page.eval_on_selector_all("#panel-sentences .card-note:not([hidden])",
+                                          "ps => ps.map(p => [p.dataset.note, p.textContent])")
+        assert sorted({n for n, _ in shown}) == sorted(CAUSAL_NOTES) and all(t == CAUSAL_NOTES[n] for n, t in shown)
+        want = reading_guide(make_encoder(model=causal))["default_layer"]
+        assert page.input_value("#lab-layer") == str(want) and want < 3  # three layers: not the last
+        assert page.inner_text(f"#lab-layer option[value='{want}']").endswith("(default)")
+        page.select_option("#lab-encoder", "attention")  # an encoder that reads both sides: no note
+        page.click("#lab-run")
+        page.wait_for_function("document.querySelectorAll('#panel-sentences .card-note:not([hidden])').length === 0")
+        assert page.input_value("#lab-layer") == "1"  # its own default, the last
+
+
+TWICE = ["The bank by the bank of the river closed.", "We sat on the bank of the river.", "Money in the bank."]
+
+
+def test_the_cards_reading_one_sentence_read_the_occurrence_clicked(page, lab_url):
+    """A sentence holding the word twice: the attention, occlusion, lens and neighbours cards said
+    "'bank' occurs 2 times … choose one with occurrence=0..1" whichever one was clicked; they read
+    the one clicked (the second "bank", word 4), and a shared URL keeps it."""
+    open_lab(page, lab_url)
+    page.click("#tab-sentences")
+    page.fill("#lab-sentences", "\n".join(TWICE))
+    page.select_option("#lab-encoder", "attention")
+    page.locator("#lab-tokens .token-row:nth-child(1) .token:text-is('bank')").nth(1).click()
+    for _ in range(2):  # clicked, then opened again from the URL it left
+        page.wait_for_function("document.querySelectorAll('#fig-attention .clv[data-rendered=\"1\"]').length === 3")
+        assert page.input_value("#fig-attention .clv[data-kind='model'] select.clv-thumbs") == "4"
+        page.wait_for_selector("#fig-occlusion .clv[data-rendered='1']")
+        page.wait_for_selector("#fig-neighbours .clv[data-rendered='1']", timeout=120_000)
+        before = page.evaluate("document.querySelector('#fig-neighbours .clv-usage').firstChild.textContent")
+        assert before == "The bank by the " and page.inner_text("#fig-neighbours mark") == "bank"
+        page.wait_for_function("document.getElementById('fig-matrix').data !== undefined")
+        assert page.evaluate("document.getElementById('fig-matrix').data[0].x") == [0, 1, 2, 3]
+        assert "o=1" in page.url and "as=0" in page.url
+        open_lab(page, lab_url, "?" + page.url.split("?", 1)[1])

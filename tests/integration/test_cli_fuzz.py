@@ -9,6 +9,7 @@ table, about ten seconds on a quiet machine."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -125,3 +126,82 @@ def test_neighbours_and_analogy(toy, word, a, k, method, json_flag):
     tail = ["--json"] if json_flag else []
     check(["neighbours", word, "--vectors", toy, "-k", str(k), *tail])
     check(["analogy", a, "bank", word, "--vectors", toy, "-k", str(k), "--method", method, *tail])
+
+
+# -- no output may be an input: every command that writes, every input, by construction --------
+def _leaves(cmd=None, path=()):
+    import typer.main
+
+    cmd = typer.main.get_command(app) if cmd is None else cmd
+    if hasattr(cmd, "commands"):
+        for name, sub in cmd.commands.items():
+            yield from _leaves(sub, (*path, name))
+    else:
+        yield path, cmd
+
+
+def _roles(cmd) -> dict[str, str]:
+    import inspect
+
+    return {n: p.default.path_role for n, p in inspect.signature(cmd.callback).parameters.items()
+            if getattr(p.default, "path_role", None)}
+
+
+def _flag(param) -> str | None:
+    return None if param.param_type_name == "argument" else next(
+        (d for d in param.opts if d.startswith("--")), param.opts[0])
+
+
+def _invocation(cmd, values: dict[str, str]) -> list[str]:
+    """Arguments for ``cmd`` with ``values`` (parameter name -> path) and every other required
+    parameter filled with a dummy: the path check runs before the command's own work."""
+    options, arguments = [], []
+    for p in cmd.params:
+        value = values.get(p.name, "x" if p.required else None)
+        if value is None:
+            continue
+        if _flag(p) is None:
+            arguments.append(value)
+        else:
+            options += [_flag(p), value]
+    return [*options, *arguments]
+
+
+PATH_CASES = [(path, out, source) for path, cmd in _leaves() for out, role in _roles(cmd).items() if role == "output"
+              for source, r in _roles(cmd).items() if r != "output"]
+
+
+def test_every_path_parameter_is_declared_an_input_or_an_output():
+    import inspect
+
+    undeclared = []
+    for path, cmd in _leaves():
+        signature, roles = inspect.signature(cmd.callback).parameters, _roles(cmd)
+        for p in cmd.params:
+            looks = "Path" in str(signature[p.name].annotation) or any(
+                k in (p.metavar or "") for k in ("FILE", "DIR", "PATH"))
+            if looks and p.name not in roles:
+                undeclared.append(f"{' '.join(path)} {_flag(p) or p.name}")
+    assert not undeclared, f"declare these with options.reads / options.writes: {undeclared}"
+    assert len(PATH_CASES) > 60  # every command that writes, with each of its inputs
+
+
+@pytest.mark.parametrize("link", ["same", "symlink", "hardlink"])
+@pytest.mark.parametrize(("command", "out", "source"), PATH_CASES, ids=lambda v: "-".join(v) if isinstance(
+    v, tuple) else v)
+def test_an_output_that_is_an_input_is_refused_before_any_work(tmp_path, command, out, source, link):
+    cmd = dict(_leaves())[command]
+    given = tmp_path / "input.txt"
+    given.write_text("the bank of the river\n")
+    target = {"same": given, "symlink": tmp_path / "soft", "hardlink": tmp_path / "hard"}[link]
+    if link == "symlink":
+        target.symlink_to(given)
+    elif link == "hardlink":
+        os.link(given, target)
+    args = [*command, *_invocation(cmd, {source: str(given), out: str(target)})]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and result.stdout == "", (args, result.output)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and " is the input " in lines[0] and str(given) in lines[0], (args, result.stderr)
+    assert given.read_text() == "the bank of the river\n" and sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        {"input.txt", target.name})

@@ -182,3 +182,38 @@ def test_sentence_pairs_reject_an_unknown_short_option():
     with pytest.raises(Exception, match="unknown option '-x'"):
         o.sentence_pairs(["a bank", "the bank", "-x"])
     assert o.sentence_pairs(["-5 degrees by the bank", "the bank"]) == [("-5 degrees by the bank", "the bank")]
+
+
+def commands():
+    """Every command of the app, as ``(name, click command)``: ``bias ceat``..."""
+    import typer
+
+    def walk(cmd, path):
+        if hasattr(cmd, "commands"):
+            for name, sub in cmd.commands.items():
+                yield from walk(sub, (*path, name))
+        else:
+            yield " ".join(path), cmd
+
+    return list(walk(typer.main.get_command(app), ()))
+
+
+# what a --model refuses beside it when given (options.check_source, encoder_from_options' mixing)
+REFUSED_WITH_A_MODEL = ("vectors", "method", "alpha", "window", "include_self", "causal", "positions", "heads",
+                        "n_layers", "projections", "scale")
+BESIDE_A_MODEL = {"lab": {"vectors"}, "demo": {"vectors"}}  # these use a table and the models, side by side
+
+
+def test_what_a_model_refuses_is_not_given_unless_the_user_gives_it():
+    """An option a --model refuses must default to None wherever --model is: a default value
+    reads as given, and refuses every --model (eval's --method static did, issue 20)."""
+    checked = 0
+    for name, cmd in commands():
+        params = {p.name: p for p in cmd.params}
+        if "model" not in params:
+            continue
+        for option in REFUSED_WITH_A_MODEL:
+            if option in params and option not in BESIDE_A_MODEL.get(name, ()):
+                checked += 1
+                assert params[option].default is None, f"{name}: {option} defaults to {params[option].default!r}"
+    assert checked > 50

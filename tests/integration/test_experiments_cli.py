@@ -71,6 +71,35 @@ def test_explore_one_word(files):
     assert (files / "e.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_the_explore_table_names_usages_as_the_json_and_the_lab_do(files):
+    """The table numbered rows and columns from 1 (and a sentence holding the word twice twice
+    alike) while the JSON and the lab number sentences from 0: now each usage is named as the lab's
+    matrix names it, S<sentence>, and #<occurrence> where its sentence holds two."""
+    args = ("explore", "bank", "-s", "money bank", "-s", "the bank by the bank", "-s", "river bank",
+            *vec(files), "--occurrence", "all")
+    out = run_json(*args)["words"][0]
+    assert out["labels"] == ["S0", "S1 #0", "S1 #1", "S2"] and out["positions"] == [0, 1, 1, 2]
+    lines = [ln for ln in run(*args).stdout.splitlines() if "│" in ln or "┃" in ln]
+    header = [c.strip() for c in lines[0].strip("┃").split("┃")]
+    assert header == ["usage", "sentence", "S0", "S1 #0", "S1 #1", "S2"]
+    rows = [ln.strip("│").split("│")[0].strip() for ln in lines[1:5]]  # (then the spread table)
+    assert rows == out["labels"]
+
+
+def test_senses_offers_only_what_it_takes_for_a_word_twice_in_a_sentence(files):
+    """senses takes one usage per sentence: its error offered --occurrence all, which it refuses."""
+    result = run("senses", "bank", "-s", "the bank by the bank", "-s", "money bank", "-s", "river bank",
+                 *vec(files), code=2)
+    said = " ".join(result.output.split())
+    assert said.startswith("error: sentence 0 ('the bank by the bank'): 'bank' occurs 2 times")
+    assert "all" not in said and "use --occurrence 0" in said
+    assert run_json("senses", "bank", "-s", "the bank by the bank", "-s", "money bank", "-s", "river bank",
+                    *vec(files), "--occurrence", "0")["n_usages"] == 3  # the advice works
+    refused = run("senses", "bank", "-s", "money bank", "-s", "river bank", "-s", "cash bank", *vec(files),
+                  "--occurrence", "all", code=2)
+    assert "--occurrence must be a whole number (0 = the first), got 'all'" in refused.output
+
+
 def test_explore_several_words_and_a_projection(files):
     out = run_json("explore", "bank", "river", "--sentences", files / "bank.txt", "-s", "A river of cash.",
                    *vec(files), "--projection", "pca", "--plot", files / "p.svg")
@@ -98,7 +127,7 @@ def test_senses_skips_sentences_on_request(files):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["-s", "money bank", "-s", "the river"], "sentence 2 ('the river') lacks 'bank'"),
+    (["-s", "money bank", "-s", "the river"], "sentence 1 ('the river') lacks 'bank'"),  # the second: [1]
     (["-s", "money bank", "-s", "river bank", "--k", "3"], "whole number from 1 to 2"),
     (["-s", "money bank", "-s", "river bank", "--k", "two"], "--k must be 'auto' or a whole number"),
     (["-s", "money bank", "-s", "river bank", "--projection", "mds"], "unknown projection 'mds'"),
@@ -123,7 +152,7 @@ def test_layers_with_several_pairs(files):
     out = run_json("layers", "money bank", "river bank", "--word", "bank", "--pair", "cash bank", "the bank of fish",
                    "--vectors", files / "t.npz", "--n-layers", "2", "--plot", files / "l.png")
     assert out["layer_names"] == ["static", "attention 1", "attention 2"]
-    assert [p["label"] for p in out["pairs"]] == ["pair 1", "pair 2"]
+    assert [p["label"] for p in out["pairs"]] == ["pair 0", "pair 1"]  # their indices in the JSON's pairs
     assert all(p["cosine_by_layer"][0] == pytest.approx(1.0) and len(p["cosine_by_layer"]) == 3
                for p in out["pairs"])
     assert (files / "l.png").exists()
@@ -132,9 +161,9 @@ def test_layers_with_several_pairs(files):
 def test_layers_bad_pairs_exit_2(files):
     result = run("layers", "money bank", "river bank", "--pair", "cash bank", "-w", "bank",
                  "--vectors", files / "t.npz", code=2)
-    assert "pair 2 has 1 sentence(s)" in result.output
+    assert "pair 1 has 1 sentence(s)" in result.output
     result = run("layers", "money bank", "the river", "-w", "bank", "--vectors", files / "t.npz", code=2)
-    assert "pair 1, sentence 'the river'" in result.output
+    assert "pair 0, sentence 'the river'" in result.output
 
 
 def test_attention_grid_and_rollout(files):

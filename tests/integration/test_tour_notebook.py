@@ -65,3 +65,11 @@ def test_the_tour_is_stored_without_outputs():
     nb = nbformat.read(TOUR, as_version=4)
     nbformat.validate(nb)
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
+
+
+@pytest.mark.slow
+def test_the_tour_shows_no_third_party_warning(executed):
+    """Issue 20 item 7: no warning of a library we call (tqdm without ipywidgets, UMAP, FAISS)
+    reaches the tour's outputs."""
+    err = "".join(o["text"] for o in outputs(executed, "stream") if o["name"] == "stderr")
+    assert "Warning" not in err and "WARNING" not in err, err

@@ -310,7 +310,8 @@ def test_ten_thousand_words_work_without_attention_and_are_refused_with_it_befor
     e = TransformerEncoder(str(tiny["bert"]))
     ran = []
     monkeypatch.setattr(e.hf_model, "forward", lambda *a, **k: ran.append(1))
-    with pytest.raises(InputError, match=r"text 1 has 10,005 words: its attention weights \(2 layers x 2 heads x "
+    with pytest.raises(InputError, match=r"text 0 \('the bank river water .*…'\) has 10,005 words: its "
+                       r"attention weights \(2 layers x 2 heads x "
                        r"10,005 x 10,005\) would take 1\.5 GiB, over the 512 MiB limit \(5,792 words with 2 "
                        r"layers x 2 heads\); pass attention=False"):
         e.encode([text])

@@ -117,7 +117,7 @@ def test_layers_every_pair_equals_the_library(client, glove):
     got = ok(client.post("/api/layers", json={"sentences": S, "word": "bank", "encoder": "average", "alpha": 0.2}))
     pairs = [(S[0], S[1]), (S[0], S[2]), (S[1], S[2])]
     want = layer_divergence(make_encoder("average", vectors=glove, alpha=0.2), pairs, "bank")
-    assert [p["label"] for p in got["pairs"]] == ["1–2", "1–3", "2–3"]
+    assert [p["label"] for p in got["pairs"]] == ["S0–S1", "S0–S2", "S1–S2"]  # the JSON's indices
     assert [p["cosine_by_layer"] for p in got["pairs"]] == [p["cosine_by_layer"] for p in want["pairs"]]
     assert got["layer_names"] == ["static", "mixed"]
 
@@ -128,6 +128,20 @@ def test_explore_matrix_and_projection_equal_the_library(client, glove):
     assert got["words"][0]["matrix"] == want["words"][0]["matrix"]
     assert got["projection"]["points"] == want["projection"]["points"]
     assert len(got["projection"]["points"]) == 3
+
+
+def test_explore_takes_every_occurrence_when_asked(client, glove):
+    """A sentence holding the word twice: explore's error says to send "occurrence": "all", and the
+    lab's matrix asks for it; the request used to be refused (422: "should be a valid integer")."""
+    twice = ["The bank by the bank closed.", *S[1:]]
+    body = {"sentences": twice, "word": "bank", "encoder": "average", "occurrence": "all"}
+    got = ok(client.post("/api/explore", json=body))["words"][0]
+    want = explore(make_encoder("average", vectors=glove), twice, "bank", occurrence="all")["words"][0]
+    assert got["positions"] == [0, 0, 1, 2] and got["matrix"] == want["matrix"]
+    r = client.post("/api/explore", json={**body, "occurrence": None})
+    assert r.status_code == 400 and '"occurrence": "all"' in r.json()["detail"]
+    r = client.post("/api/senses", json={**body, "sentences": SENSES})  # senses: one usage per sentence
+    assert r.status_code == 422 and "occurrence" in r.json()["detail"], r.text
 
 
 def test_attention_equals_the_library(client, glove):
@@ -166,7 +180,7 @@ def test_limits_give_422_naming_the_limit(client, path, body, limit):
     ({"json": {"sentences": S[:2], "word": "bank", "colour": "red"}}, 422, "colour"),
     ({"json": {"sentences": S[:2], "word": "zebra"}}, 400, "'zebra' is not a word of the text"),
     ({"json": {"sentences": S[:2], "word": "bank", "encoder": "bert"}}, 400, "unknown encoder 'bert'"),
-    ({"json": {"sentences": ["", "the bank"], "word": "bank"}}, 400, "sentence 1 is empty"),
+    ({"json": {"sentences": ["", "the bank"], "word": "bank"}}, 400, "sentence 0 is empty"),
     ({"json": {"sentences": S[:2], "word": "bank", "encoder": "average", "alpha": 3}}, 422,
      "alpha: Input should be less than or equal to 1"),
 ])

@@ -77,6 +77,29 @@ def test_every_endpoint_answers_generated_requests_without_a_5xx(case, fuzz_app)
     case.call_and_validate(app=fuzz_app, excluded_checks=[positive_data_acceptance])
 
 
+HOSTILE = {  # what the readers' fuzzers feed the file parsers, as request bodies
+    "deep nesting": "[" * 100_000 + "]" * 100_000,
+    "nested in a field": '{"sentence": ' + "[" * 5_000 + "]" * 5_000 + "}",
+    "a 5,000-digit number": '{"sentence": "the bank", "word": "bank", "k": ' + "7" * 5000 + "}",
+    "lone surrogates": '{"sentence": "the \\ud800 bank", "word": "\\udfff", "sentences": ["\\udc80 bank", '
+                       '"a bank"], "encoder": "average", "text": "\\ud800"}',
+    "odd line breaks": '{"sentence": "the bank\\r\\nof the river\\u2028and\\rbank", "word": "bank", '
+                       '"sentences": ["the bank\\r", "a\\u2028bank", "bank\\u0085x"], "encoder": "average"}',
+}
+
+
+@pytest.mark.parametrize("body", list(HOSTILE))
+def test_every_post_route_answers_hostile_bodies_with_json_and_no_5xx(fuzz_app, body):
+    routes = [p for p, ops in fuzz_app.openapi()["paths"].items() if "post" in ops]
+    assert len(routes) >= 10
+    with TestClient(fuzz_app, base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
+        for route in routes:
+            r = client.post(route, content=HOSTILE[body], headers={"content-type": "application/json"})
+            assert r.status_code < 500 and r.headers["content-type"].startswith("application/json"), (
+                route, r.status_code, r.text[:300])
+            r.json()
+
+
 def test_the_lab_is_alive_after_the_fuzzing(fuzz_app):
     with TestClient(fuzz_app, base_url="http://127.0.0.1") as client:  # one more start of the same app
         assert client.get("/api/status").status_code == 200

@@ -173,3 +173,53 @@ def test_model_is_repeatable_and_adds_to_the_packaged_models(lab_cli, tmp_path):
 def test_a_typo_in_model_is_one_line(lab_cli):
     result, calls, _ = lab_cli("--port", "0", "--no-browser", "--model", "minlm")
     assert result.exit_code == 2 and "did you mean 'minilm'" in result.output and not calls
+
+
+@pytest.mark.slow  # a real lab process loading MiniLM (10-40 s here)
+def test_sigint_during_a_running_request_is_one_line_and_a_503(tmp_path):
+    """Ctrl+C while a request runs in the server (MiniLM building its neighbours reference in a
+    fresh cache: minutes) stops the lab in seconds, says so in one line (it printed a 60-line
+    traceback and waited for the request: 41 s here), and the request gets the lab's JSON 503."""
+    env = {**os.environ, "COLUMNS": "200", "CONTEXTLENS_CACHE": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "contextlens", "lab", "--port", "0", "--no-browser",
+                             "--engine", "torch"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    answer = {}
+    try:
+        url = re.search(r"http://127\.0\.0\.1:\d+/", proc.stdout.readline()).group(0)
+        body = json.dumps({"sentence": "We sat on the bank of the river.", "word": "bank", "encoder": "minilm",
+                           "layer": 3}).encode()
+
+        def ask():
+            req = urllib.request.Request(f"{url}api/views/neighbours", body, {"Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(req, timeout=600) as r:
+                    answer["status"] = r.status
+            except urllib.error.HTTPError as err:
+                answer["status"], answer["body"] = err.code, json.loads(err.read())
+
+        threading.Thread(target=ask, daemon=True).start()
+        deadline = time.monotonic() + 240
+        while status(url)["resources"]["minilm"]["state"] != "ready":  # loaded: the reference is being built
+            assert time.monotonic() < deadline and "status" not in answer, answer
+            time.sleep(0.1)
+        time.sleep(1)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=60)
+        took = time.monotonic() - t0
+        out, err = proc.stdout.read(), proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert took < 15, f"the lab took {took:.1f} s to stop"
+    assert code == 0 and "lab stopped" in out, (code, out, err)
+    # the request's own progress ("encoding 20,000 reference words …: 0 of …", "… stopped after") is
+    # the log of the work it was doing; stopping the lab adds one line
+    stopping = [line for line in err.strip().splitlines() if not line.startswith("encoding 20,000 reference words")]
+    assert "Traceback" not in err and len(stopping) == 1, err
+    # cut short after the grace period (inside a step Python cannot interrupt), or stopped at its next step
+    assert "1 request(s) still running were cut short" in err or "the lab is stopping" in err, err
+    deadline = time.monotonic() + 10
+    while "status" not in answer and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert answer.get("status") == 503 and answer["body"]["error"] == "LabClosingError", answer

@@ -146,7 +146,7 @@ def test_lens_view_is_the_librarys_and_needs_a_causal_model(tmp_path):
         got = ok(client.post("/api/views/lens", json=body))["view"]
         want = LanguageModel(causal, threads=1).lens("the bank of the river", 2, k=4, track=["river"])  # as the lab
         assert got == lens_view(want).data and got["kind"] == "lens"
-        for model, code, match in [("static", 400, "pick a causal model"), (masked, 400, "causal"),
+        for model, code, match in [("static", 400, "pick smollm2 above"), (masked, 400, "causal"),
                                    ("nonesuch", 400, "nonesuch")]:
             resp = client.post("/api/views/lens", json={**body, "model": model})
             assert resp.status_code == code and match in resp.json()["detail"], resp.text

@@ -74,7 +74,7 @@ def test_one_string_for_a_list_of_sentences_is_an_error(call, encoder):
 def test_a_bare_pair_for_a_list_of_pairs_is_an_error(encoder):
     with pytest.raises(InputError, match="not one pair"):
         contextlens.layer_divergence(encoder, ("money bank", "river bank"), "bank")
-    with pytest.raises(InputError, match="pair 2 is a str"):
+    with pytest.raises(InputError, match="pair 1 is a str"):  # pairs[1]
         contextlens.layer_divergence(encoder, [("money bank", "river bank"), "bank river"], "bank")
     with pytest.raises(InputError, match="not one pair"):
         contextlens.rank_pairs(encoder, ("money", "river"))

@@ -70,3 +70,39 @@ def test_cache_named_arrays(tmp_path):
     assert got["keys"].tolist() == ["a%1", "b%2"] and got["vectors"].shape == (2, 3)
     off = EncodingCache(StaticEncoder(TABLE), root=tmp_path, enabled=False)
     assert off.load_array("semcor", "x") is None
+
+
+def test_encoders_folders_stay_within_the_bound_and_one_in_use_stays(tmp_path, monkeypatch):
+    items = [(("the", "river", "bank"), 2)]
+    first = EncodingCache(NeighbourAverage(TABLE, alpha=0.0), root=tmp_path)
+    first.targets("toy", items)
+    one = sum(p.stat().st_size for p in first.folder.rglob("*") if p.is_file())
+    monkeypatch.setenv("CONTEXTLENS_CACHE_LIMIT_ENCODINGS", str(2 * one))
+    keys = []
+    for alpha in (0.1, 0.2, 0.3):
+        cache = EncodingCache(NeighbourAverage(TABLE, alpha=alpha), root=tmp_path)
+        cache.targets("toy", items)
+        keys.append(cache.key)
+        del cache  # released: its folder may go
+    folders = {p.name for p in tmp_path.iterdir() if not p.name.startswith(".")}
+    assert folders == {first.key, keys[-1]}  # the oldest is in use (its cache alive): it stays
+    first_key = first.key
+    del first
+    last = EncodingCache(NeighbourAverage(TABLE, alpha=0.4), root=tmp_path)
+    last.targets("toy", items)
+    assert {p.name for p in tmp_path.iterdir() if not p.name.startswith(".")} == {keys[-1], last.key}
+    assert first_key not in {p.name for p in tmp_path.iterdir()}
+
+
+def test_a_models_batch_size_is_not_part_of_its_key():
+    class Model(StaticEncoder):
+        def __init__(self, batch_size):
+            super().__init__(TABLE)
+            self.batch_size = batch_size
+
+        def params(self):
+            return {**super().params(), "model": "toy", "batch_size": self.batch_size, "attention": False}
+
+    assert EncodingCache(Model(8), enabled=False).key == EncodingCache(Model(64), enabled=False).key
+    assert EncodingCache(NeighbourAverage(TABLE), enabled=False).key != EncodingCache(
+        NeighbourAverage(TABLE, alpha=0.5), enabled=False).key

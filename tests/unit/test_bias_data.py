@@ -9,7 +9,7 @@ import math
 import pytest
 
 from contextlens.bias import TESTS, get_test, random_effects, read_sets
-from contextlens.errors import FileFormatError, InputError, UnknownOptionError
+from contextlens.errors import FileFormatError, InputError, TextDecodingError, UnknownOptionError
 
 
 def test_the_ten_tests_have_the_papers_sizes_and_no_overlaps():
@@ -77,7 +77,7 @@ def test_missing_and_undecodable_sets_files(tmp_path):
         read_sets(tmp_path / "nope.json")
     path = tmp_path / "latin.json"
     path.write_bytes('{"X": ["café"]}'.encode("latin-1"))
-    with pytest.raises(FileFormatError, match="not valid UTF-8"):
+    with pytest.raises(TextDecodingError, match="latin.json: not valid UTF-8 at byte offset 11"):
         read_sets(path)
 
 

@@ -1,14 +1,19 @@
 """Contextual neighbours on a toy table: the usage of *bank* beside river words lists river
-words, beside money words money words; the reference table is built once per encoder and
-layer, cached on disk (one file per layer, nothing half-written) and reused."""
+words, beside money words money words; a model's reference table is built once, cached on
+disk (one file per layer, built whole, checked by content, least recently used going past
+the bound) and reused; one over a static table is never written."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from contextlens import EmbeddingTable, make_encoder
 from contextlens.analysis.neighbours import contextual_neighbours, nearest, reference_table
+from contextlens.disk_cache import check_marker
+from contextlens.encoders.base import Encoder
 from contextlens.errors import InputError
 
 WORDS = ["river", "water", "shore", "money", "loan", "cash", "bank", "the", "my"]
@@ -41,29 +46,89 @@ def test_neighbours_are_the_centred_cosines_computed_directly(tmp_path):
     np.testing.assert_allclose([n["cosine"] for n in r["neighbours"]], [c for _, c in expected], atol=1e-6)
 
 
-def test_the_reference_table_is_cached_per_layer_and_reused(tmp_path, monkeypatch):
-    enc = make_encoder("attention", vectors=TABLE, include_self=True)
+class ModelLike(Encoder):
+    """A toy encoder that names a model in its ``params()``, as a transformer does (its
+    reference is worth a place on disk); it encodes with ``inner``."""
+
+    def __init__(self, inner, model: str = "toy-model", batch_size: int = 8):
+        self.inner, self.model, self.batch_size, self.name = inner, model, batch_size, "model-like"
+        self.calls = 0
+
+    dim = property(lambda self: self.inner.dim)
+    layer_ids = property(lambda self: self.inner.layer_ids)
+
+    def params(self):
+        return {**self.inner.params(), "encoder": "model-like", "model": self.model,
+                "batch_size": self.batch_size}
+
+    def static_vectors(self, words):
+        return self.inner.static_vectors(words)
+
+    def _encode_texts(self, texts, chosen):
+        self.calls += 1
+        return self.inner._encode_texts(texts, chosen)
+
+
+def files(root: Path) -> list[str]:
+    return sorted(p.name for p in root.rglob("*") if p.is_file() and not p.name.startswith("."))
+
+
+def test_a_models_reference_is_cached_per_layer_and_reused(tmp_path):
+    enc = ModelLike(make_encoder("attention", vectors=TABLE, include_self=True))
     first = reference_table(enc, 1, WORDS, root=tmp_path)
-    files = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
-    assert files == ["identity.json", "layer0.npz", "layer1.npz"]  # every layer at once, no temp file left
+    assert files(tmp_path) == ["identity.json", "layer0.npz", "layer1.npz"]  # every layer at once
+    (folder,) = [p for p in tmp_path.iterdir() if not p.name.startswith(".")]
+    assert check_marker(folder) is None  # built whole, with checksums; no temporary folder left
     np.testing.assert_array_equal(reference_table(enc, 0, WORDS, root=tmp_path).vectors, TABLE.vectors[
         [TABLE.key_to_index[w] for w in first.keys]])  # layer 0 of a word alone is its table row
-
-    def no_encoding(*args, **kwargs):
-        raise AssertionError("the cached table should be read, not rebuilt")
-
-    monkeypatch.setattr(enc, "encode", no_encoding)
-    again = reference_table(enc, -1, WORDS, root=tmp_path)
+    calls = enc.calls
+    other_batch = ModelLike(enc.inner, batch_size=64)  # a setting that cannot change a word alone
+    again = reference_table(other_batch, -1, WORDS, root=tmp_path)
+    assert enc.calls == calls and other_batch.calls == 0  # read, not encoded again
     assert again.keys == first.keys
     np.testing.assert_array_equal(again.vectors, first.vectors)
 
 
 def test_a_damaged_cache_file_is_rebuilt(tmp_path):
-    enc = make_encoder("attention", vectors=TABLE, include_self=True)
+    enc = ModelLike(make_encoder("attention", vectors=TABLE, include_self=True))
     first = reference_table(enc, 1, WORDS, root=tmp_path)
     (path,) = tmp_path.rglob("layer1.npz")
-    path.write_bytes(b"not an npz")
+    data = path.read_bytes()
+    path.write_bytes(data[:100] + bytes(255 - b for b in data[100:200]) + data[200:])  # same size
     np.testing.assert_array_equal(reference_table(enc, 1, WORDS, root=tmp_path).vectors, first.vectors)
+    assert path.read_bytes() == data
+
+
+@pytest.mark.parametrize("method, options", [("average", "alpha"), ("attention", "scale")])
+def test_a_reference_over_a_static_table_is_never_written(tmp_path, monkeypatch, method, options):
+    """The lab's growth scenario: twenty alphas (or scales) used to leave twenty reference
+    tables on disk. Over a table the reference is computed in memory; with averaging it is
+    the table's rows whatever alpha is."""
+    monkeypatch.setenv("CONTEXTLENS_CACHE", str(tmp_path))
+    rows = None
+    for i in range(20):
+        enc = make_encoder(method, vectors=TABLE, **{options: 0.05 * i}, **(
+            {"include_self": True} if method == "attention" else {}))
+        got = contextual_neighbours(enc, "the river bank water", "bank", k=3, words=WORDS)
+        assert len(got["neighbours"]) == 3
+        table = reference_table(enc, 1, WORDS)
+        rows = table.vectors if rows is None else rows
+        np.testing.assert_array_equal(table.vectors, rows)  # a word alone: the same whatever the setting
+    assert files(tmp_path) == []
+
+
+def test_twenty_models_references_stay_within_the_bound(tmp_path, monkeypatch):
+    inner = make_encoder("attention", vectors=TABLE, include_self=True)
+    reference_table(ModelLike(inner, model="m0"), 1, WORDS, root=tmp_path)
+    one = sum(p.stat().st_size for p in tmp_path.rglob("*") if p.is_file())
+    monkeypatch.setenv("CONTEXTLENS_CACHE_LIMIT_NEIGHBOURS", str(3 * one))
+    for i in range(1, 20):
+        reference_table(ModelLike(inner, model=f"m{i}"), 1, WORDS, root=tmp_path)
+        kept = [p for p in tmp_path.iterdir() if p.is_dir() and not p.name.startswith(".")]
+        assert len(kept) <= 3 and sum(p.stat().st_size for p in tmp_path.rglob("*") if p.is_file()) <= 3 * one
+    newest = ModelLike(inner, model="m19")
+    reference_table(newest, 1, WORDS, root=tmp_path)
+    assert newest.calls == 0  # the most recent ones stayed
 
 
 def test_bad_input_says_what_to_do(tmp_path):
@@ -81,3 +146,35 @@ def test_nearest_leaves_the_word_itself_out_in_any_case():
     found = nearest(t, np.array([1.0, 0.9]), 2, center=False, exclude=["bank"])
     assert [w for w, _ in found] == ["river", "money"]
     assert found[0][1] == pytest.approx(1.0 / np.hypot(1.0, 0.9))
+
+
+def test_a_causal_encoder_reads_each_reference_word_after_a_line_break(tmp_path):
+    """A causal model's first piece is its attention sink (SmolLM2 gave every word alone there
+    almost one vector from layer 2 on): its reference words come after a line break, under
+    another cache key than the same encoder's words alone."""
+    from contextlens.analysis.neighbours import CAUSAL_PREFIX, _key
+    from contextlens.encoders.mixing import SelfAttention
+
+    class Seen(SelfAttention):
+        texts: list = []
+
+        def encode(self, texts, **kwargs):
+            Seen.texts = Seen.texts + list(texts)
+            return super().encode(texts, **kwargs)
+
+    causal, plain = Seen(TABLE, causal=True), Seen(TABLE)
+    table = reference_table(causal, 1, ["river", "money"], root=tmp_path / "c")
+    assert CAUSAL_PREFIX == "\n" and {"\nriver", "\nmoney"} <= set(Seen.texts)
+    assert table.name.endswith("words alone after a line break") and list(table.keys) == ["river", "money"]
+    Seen.texts = []
+    assert reference_table(plain, 1, ["river", "money"], root=tmp_path / "p").name.endswith("words alone")
+    assert {"river", "money"} <= set(Seen.texts) and not any(t.startswith("\n") for t in Seen.texts)
+
+    class Same:  # the same params, causal or not (a transformer's params do not name it): another key
+        layer_ids, params = (0, 1), staticmethod(lambda: {"model": "m"})
+
+    class CausalSame(Same):
+        causal = True
+
+    Same.causal = False
+    assert _key(Same(), ["river"]) != _key(CausalSame(), ["river"])

@@ -203,3 +203,48 @@ def test_a_corpus_with_nul_never_gives_a_table_whose_keys_collapse(tmp_path):
     table = build_table(path, "counts", min_count=1, errors="skip")
     table.save(tmp_path / "t.npz")
     assert EmbeddingTable.load(tmp_path / "t.npz").keys == table.keys == ("bank", "here", "is", "the")
+
+
+# -- the one line rule: \n, \r\n or a lone \r end a line; nothing else does -------------------
+LINES = ["the bank", "a river\u2028bank", "form\x0cfeed", "sep\x1c\x1d\x1earated", "next\x85line", "", "end"]
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("block_bytes", [None, 5, 7])
+def test_every_line_ending_gives_the_same_lines_whatever_the_blocks(tmp_path, eol, block_bytes):
+    path = write(tmp_path / "c.txt", eol.join(LINES).encode() + eol.encode())
+    stats = ReadStats()
+    blocks = list(iter_text_blocks(path, block_bytes=block_bytes, stats=stats))
+    assert "".join(blocks).split("\n")[:-1] == LINES and stats.n_lines == len(LINES)
+    assert list(iter_lines(path)) == LINES
+    assert list(iter_lines([eol.join(LINES)])) == LINES  # in memory, a string holding breaks
+
+
+def test_a_cr_only_corpus_is_one_sentence_per_line(tmp_path):
+    path = write(tmp_path / "mac.txt", b"the bank lends\rthe river bank\r\rwe sat")
+    assert list(iter_sentences(path)) == [["the", "bank", "lends"], ["the", "river", "bank"], ["we", "sat"]]
+
+
+def test_a_crlf_split_between_two_reads_is_one_break(tmp_path):
+    path = write(tmp_path / "c.txt", b"abc\r\ndef\r\n\r\nghi")
+    assert list(iter_lines(path)) == ["abc", "def", "", "ghi"]
+    for size in range(1, 12):  # the \r and the \n of a break land in different reads
+        assert "".join(iter_text_blocks(path, block_bytes=size)) == "abc\ndef\n\nghi"
+
+
+def test_line_numbers_of_bad_bytes_count_cr_breaks(tmp_path):
+    path = write(tmp_path / "c.txt", b"one\rtwo\r\nthree\rcaf\xe9\rfive\x00\r")
+    with pytest.raises(TextDecodingError, match="line 4"):
+        list(iter_lines(path))
+    stats = ReadStats()
+    assert list(iter_lines(path, errors="skip", stats=stats)) == ["one", "two", "three"]
+    assert stats.skipped == [(str(path), 4), (str(path), 5)]
+    nul = write(tmp_path / "n.txt", b"one\rtwo\r\nbank\x00\r")
+    with pytest.raises(FileFormatError) as info:
+        list(iter_lines(nul))
+    assert info.value.line == 3
+
+
+def test_a_file_that_cannot_be_read_names_itself():
+    with pytest.raises(InputError, match=r"^/proc/self/mem: cannot be read \(Input/output error\)"):
+        list(iter_lines("/proc/self/mem"))

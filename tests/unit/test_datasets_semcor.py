@@ -142,3 +142,14 @@ def test_a_read_that_stops_early_keeps_no_copy(tmp_path):
     next(iter(load_semcor(tmp_path)))
     list(load_semcor(tmp_path, documents=["brownv/br-e04"]))
     assert not list((tmp_path / "cache").glob("datasets/*.pickle"))
+
+
+def test_parsed_copies_stay_within_the_cache_bound(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONTEXTLENS_CACHE_LIMIT_DATASETS", "1")  # room for the newest copy only
+    archive(tmp_path, {"brown1/br-a01": DOC1})
+    list(load_semcor(tmp_path))
+    (first,) = (tmp_path / "cache" / "datasets").glob("semcor-*.pickle")
+    archive(tmp_path, {"brown1/br-a01": DOC2})  # another archive: another copy, the old one goes
+    list(load_semcor(tmp_path))
+    (second,) = (tmp_path / "cache" / "datasets").glob("semcor-*.pickle")
+    assert second != first

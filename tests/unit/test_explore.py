@@ -75,7 +75,7 @@ def test_several_words_use_the_sentences_that_contain_them(table):
 
 
 def test_one_word_missing_from_a_sentence_is_named(table):
-    with pytest.raises(TargetNotFoundError, match=r"sentence 2 \('river money'\) lacks 'bank'.*skip"):
+    with pytest.raises(TargetNotFoundError, match=r"sentence 1 \('river money'\) lacks 'bank'.*skip"):  # [1]
         explore(NeighbourAverage(table), ["money bank", "river money", "bank river"], "bank")
     r = explore(NeighbourAverage(table), ["money bank", "river money", "bank river"], "bank", missing="skip")
     assert r["words"][0]["skipped"] == [1]
@@ -111,7 +111,10 @@ def test_collect_usages_occurrences(table):
         collect_usages(enc, ["bank money bank"], "bank")
     assert collect_usages(enc, ["bank money bank"], "bank", occurrence=1).usages[0].index == 2
     u = collect_usages(enc, ["bank money bank", "river bank"], "bank", occurrence="all")
-    assert [(x.position, x.index) for x in u.usages] == [(0, 0), (0, 2), (1, 1)]
+    assert [(x.position, x.index, x.occurrence) for x in u.usages] == [(0, 0, 0), (0, 2, 1), (1, 1, 0)]
+    assert u.labels == ["S0 #0", "S0 #1", "S1"]  # the sentence, and the occurrence where it holds two
+    one = collect_usages(enc, ["bank money bank", "river bank money bank"], "bank", occurrence=1)
+    assert [x.occurrence for x in one.usages] == [1, 1] and one.labels == ["S0", "S1"]
     assert u.vectors.shape == (3, 1, 2)
     with pytest.raises(InputError, match="layer 1 is not available"):
         u.at(1)
@@ -134,3 +137,30 @@ def test_read_sentences(tmp_path):
     (tmp_path / "latin1.txt").write_bytes("café bank\n".encode("latin-1"))
     with pytest.raises(TextDecodingError, match="byte offset 3"):
         read_sentences(tmp_path / "latin1.txt")
+
+
+def test_explore_names_each_usage_by_sentence_and_occurrence(table):
+    r = explore(StaticEncoder(table), ["money bank", "bank river bank", "river"], "bank", occurrence="all",
+                missing="skip")
+    w = r["words"][0]
+    assert (w["positions"], w["occurrences"], w["labels"]) == ([0, 1, 1], [0, 0, 1], ["S0", "S1 #0", "S1 #1"])
+
+
+def test_a_word_twice_in_a_sentence_is_answered_with_what_the_analysis_takes(table):
+    """The error offered occurrence='all' to every analysis, senses too, which refuses it."""
+    twice = ["bank money bank", "river bank", "money bank"]
+    with pytest.raises(AmbiguousTargetError) as err:
+        explore(StaticEncoder(table), twice, "bank")
+    assert "take every occurrence (pass occurrence='all')" in str(err.value)
+    assert "take the first in each sentence (pass occurrence=0)" in str(err.value)
+    assert len(explore(StaticEncoder(table), twice, "bank", occurrence="all")["words"][0]["labels"]) == 4
+    from contextlens.analysis.senses import senses
+
+    with pytest.raises(AmbiguousTargetError) as err:
+        senses(StaticEncoder(table), twice, "bank")
+    message = str(err.value)
+    assert message.startswith("sentence 0 ('bank money bank'): 'bank' occurs 2 times")
+    assert "'all'" not in message and "take the first in each sentence (pass occurrence=0)" in message
+    with pytest.raises(InputError, match="senses takes one usage per sentence"):
+        senses(StaticEncoder(table), twice, "bank", occurrence="all")
+    assert senses(StaticEncoder(table), twice, "bank", occurrence=0)["n_usages"] == 3  # the advice works

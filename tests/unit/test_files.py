@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from contextlens.errors import ContextLensError, OutputPathError
+from contextlens.errors import ContextLensError, InputError, OutputPathError
 from contextlens.files import atomic_output, output_dir
 from contextlens.vectors import EmbeddingTable
 
@@ -137,3 +137,120 @@ def test_a_cache_folder_that_cannot_be_made_names_the_variable(tmp_path, monkeyp
         cache_dir("models")
     monkeypatch.setenv("CONTEXTLENS_CACHE", str(tmp_path / "cache"))
     assert cache_dir("models") == tmp_path / "cache" / "models" and (tmp_path / "cache" / "models").is_dir()
+
+
+# -- a killed run's temporary files are removed by the next write of the same output ----------
+def test_a_leftover_of_a_killed_write_is_removed_by_the_next_write(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "t.npz"
+    child = subprocess.run([sys.executable, "-c", (
+        "import os, signal, sys\n"
+        "from contextlens.files import atomic_output\n"
+        "with atomic_output(sys.argv[1]) as tmp:\n"
+        "    tmp.write_bytes(b'half a table')\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"), str(out)], env={**os.environ}, capture_output=True)
+    assert child.returncode == -9, child.stderr.decode()
+    left = [p.name for p in tmp_path.iterdir()]
+    assert len(left) == 1 and left[0].startswith(".t.npz.part-") and left[0].endswith(".npz")
+    EmbeddingTable(["a"], [[1.0]]).save(out)
+    assert [p.name for p in tmp_path.iterdir()] == ["t.npz"]
+
+
+def test_a_temporary_file_being_written_is_never_removed(tmp_path):
+    from contextlens.files import remove_leftovers
+
+    out = tmp_path / "t.txt"
+    with atomic_output(out) as tmp:
+        tmp.write_text("busy")
+        assert remove_leftovers(out) == [] and tmp.read_text() == "busy"  # its writer holds the lock
+        with atomic_output(out) as second:  # another writer of the same output, at the same time
+            second.write_text("second")
+        assert tmp.exists() and out.read_text() == "second"
+    assert out.read_text() == "busy" and [p.name for p in tmp_path.iterdir()] == ["t.txt"]
+    other = tmp_path / ".u.txt.part-0123abcd.txt"  # another output's leftover is not this output's
+    other.write_text("x")
+    remove_leftovers(out)
+    assert other.exists()
+
+
+# -- an output that is an input is refused -----------------------------------------------------
+@pytest.fixture
+def corpus(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_text("the bank\n")
+    return path
+
+
+@pytest.mark.parametrize("link", ["same", "relative", "symlink", "hardlink"])
+def test_an_output_that_is_the_input_file_is_refused(tmp_path, corpus, monkeypatch, link):
+    from contextlens.files import check_outputs
+
+    monkeypatch.chdir(tmp_path)
+    out = {"same": corpus, "relative": Path("./sub/../corpus.txt"), "symlink": tmp_path / "s.txt",
+           "hardlink": tmp_path / "h.txt"}[link]
+    (tmp_path / "sub").mkdir()
+    if link == "symlink":
+        out.symlink_to(corpus)
+    elif link == "hardlink":
+        os.link(corpus, out)
+    with pytest.raises(InputError, match=r"^-o .* is the input CORPUS .*corpus.txt \(the same file\): writing it "
+                                         "would destroy that input; choose another output path$"):
+        check_outputs([("-o", out)], [("CORPUS", corpus)])
+    assert corpus.read_text() == "the bank\n"
+
+
+def test_files_of_an_input_folder_and_outputs_that_collide(tmp_path, corpus):
+    from contextlens.files import check_outputs
+
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_text("{}")
+    with pytest.raises(InputError, match=r"config.json is a file of the input folder --model .*model: writing it"):
+        check_outputs([("--plot", tmp_path / "model" / "config.json")], [("--model", tmp_path / "model")])
+    with pytest.raises(InputError, match=r"--db .*model is the input --model .*model \(the same folder\): writing "
+                                         "into it would change that input; choose another folder"):
+        check_outputs([("--db", tmp_path / "model")], [("--model", tmp_path / "model")])
+    check_outputs([("--plot", tmp_path / "model" / "new.png")], [("--model", tmp_path / "model")])  # a new file
+    only_text = lambda label, folder: [corpus]  # noqa: E731 - a folder read for its text files only
+    check_outputs([("-o", tmp_path / "model" / "config.json")], [("CORPUS", tmp_path)], files_of=only_text)
+    with pytest.raises(InputError, match=r"--plot .*a.png and --html .*a.png name the same file"):
+        check_outputs([("--plot", tmp_path / "a.png"), ("--html", tmp_path / "x" / ".." / "a.png")], [])
+    check_outputs([("-o", corpus)], [("--sentences", tmp_path / "missing.txt")])  # left to its reader
+
+
+# -- small input files --------------------------------------------------------------------------
+@pytest.mark.parametrize(("path", "says"), [
+    ("/dev/null", "/dev/null is not a regular file (a device, a pipe or a socket), so not a word list; give words"),
+    ("/tmp", "/tmp is a folder, not a word list; give words"),
+    ("/proc/self/mem", "/proc/self/mem: cannot be read (Input/output error); give words"),
+    ("/no/such.txt", "/no/such.txt: no such word list; give words"),
+    ("/dev/null/x.txt", "/dev/null/x.txt: cannot be read (Not a directory); give words"),
+])
+def test_an_input_that_is_not_a_readable_file_is_one_line_naming_it(path, says):
+    from contextlens.files import read_text_file
+
+    with pytest.raises(InputError) as info:
+        read_text_file(path, "word list", "give words")
+    assert str(info.value) == says
+
+
+def test_a_small_input_file_drops_its_bom_and_names_the_offset_of_a_bad_byte(tmp_path):
+    from contextlens.errors import TextDecodingError
+    from contextlens.files import read_text_file
+
+    (tmp_path / "w.txt").write_bytes(b"\xef\xbb\xbfbank\r\n")
+    assert read_text_file(tmp_path / "w.txt") == "bank\r\n"
+    (tmp_path / "w.txt").write_bytes(b"\xef\xbb\xbfcaf\xe9\n")
+    with pytest.raises(TextDecodingError, match="not valid UTF-8 at byte offset 6"):
+        read_text_file(tmp_path / "w.txt")
+
+
+def test_library_entry_points_that_write_refuse_their_inputs(tmp_path, corpus):
+    from contextlens.index.build import build_index
+
+    with pytest.raises(InputError, match=r"^db .* is the input corpus .* \(the same folder\): writing into it"):
+        build_index(tmp_path, tmp_path, ["bank"])
+    with pytest.raises(InputError, match=r"^db .* is the input corpus .* \(the same folder\)"):
+        build_index([str(tmp_path)], tmp_path / ".", ["bank"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt"]

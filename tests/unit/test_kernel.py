@@ -8,7 +8,9 @@ table, int32 -> int64 widening and the cache location against forced small sizes
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -224,3 +226,26 @@ def test_alphabetical_order_is_sorted_s(words):
     counter.add_block(" ".join(words), False, "whitespace")
     seen = counter.words()
     assert [seen[i] for i in counter.alphabetical(np.arange(len(seen)))] == sorted(words)
+
+
+def test_the_kernel_folder_is_held_and_old_ones_go_past_the_bound(tmp_path, monkeypatch):
+    from contextlens.disk_cache import DiskCache
+
+    monkeypatch.setattr(jit_module.numba_config, "CACHE_DIR", "")
+    monkeypatch.setenv("CONTEXTLENS_CACHE", str(tmp_path))
+    monkeypatch.setattr(jit_module, "_held", {})
+    stale = tmp_path / "numba" / "kernel_0123456789abcdef"  # an install that is gone
+    stale.mkdir(parents=True)
+    (stale / "old.nbc").write_bytes(b"x" * 1000)
+    os.utime(stale, (1, 1))
+    monkeypatch.setenv("CONTEXTLENS_CACHE_LIMIT_NUMBA", "0")
+
+    def plus_three(x):
+        return x + 3
+
+    f = jit_module.jit(plus_three)
+    assert f(1) == 4
+    cache = DiskCache("numba")
+    folder = Path(f.stats.cache_path)
+    assert [e.path for e in cache.entries()] == [folder] and cache.in_use(folder)
+    assert cache.clear().kept_in_use == (folder.name,)

@@ -287,7 +287,8 @@ def test_random_projections_set_the_head_size_whatever_the_dim(table):
 @pytest.mark.parametrize(("encoder", "most"), [(NeighbourAverage, "4,378"), (SelfAttention, "3,861")])
 def test_a_text_too_long_for_pairwise_weights_is_refused_naming_the_limit(table, encoder, most):
     text = " ".join(["sat bank river"] * 2000)  # 6,000 words
-    with pytest.raises(InputError, match=rf"text 1 has 6,000 words: its attention weights \(1 layer x 1 head x "
+    with pytest.raises(InputError, match=rf"text 0 \('sat bank river sat.*…'\) has 6,000 words: its "
+                       rf"attention weights \(1 layer x 1 head x "
                        rf"6,000 x 6,000\) would take .* GiB, over the 512 MiB limit \({most} words with 1 layer x "
                        rf"1 head\); use a shorter text"):
         encoder(table).encode([text])

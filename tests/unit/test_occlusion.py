@@ -56,3 +56,21 @@ def test_uniform_weights_have_no_correlation_and_static_has_no_attention():
         occlusion_vs_attention(StaticEncoder(TABLE), TEXT, "bank")
     with pytest.raises(InputError, match="no other word"):
         occlusion_vs_attention(SelfAttention(TABLE), "bank", "bank")
+
+
+def test_a_causal_encoder_correlates_over_the_earlier_words_only():
+    """Later words cannot move a causal encoder's word: their effect and attention are 0 by
+    construction, and counting those ties made the correlation look perfect (issue 20)."""
+    encoder = SelfAttention(TABLE, n_layers=2, heads=2, projections="random", seed=1, causal=True)
+    assert encoder.causal and not NeighbourAverage(TABLE).causal and not StaticEncoder(TABLE).causal
+    out = occlusion_vs_attention(encoder, TEXT, "bank")
+    later = [m for m, o in enumerate(out["others"]) if o["position"] > 4]
+    assert out["causal"] and out["correlated"] == [0, 1, 2, 3] and later == [4, 5, 6, 7]
+    every = []
+    for row in out["layers"]:
+        assert all(row["occlusion"][m] == pytest.approx(0, abs=1e-12) and row["attention"][m] == 0 for m in later)
+        effect, att = np.array(row["occlusion"]), np.array(row["attention"])
+        assert row["spearman_attention"] == pytest.approx(stats.spearmanr(effect[:4], att[:4])[0])
+        every.append(stats.spearmanr(effect, att)[0])  # every word: the ties of the later words inflate it
+    assert [r["spearman_attention"] for r in out["layers"]] != pytest.approx(every)
+    assert not occlusion_vs_attention(SelfAttention(TABLE), TEXT, "bank")["causal"]

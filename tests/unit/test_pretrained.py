@@ -47,7 +47,7 @@ def test_the_prepared_copy_gives_the_same_table_and_a_damaged_one_is_rewritten(t
     monkeypatch.setenv("CONTEXTLENS_CACHE", str(tmp_path))
     load = pretrained._load_packaged.__wrapped__  # past the per-process cache
     first = load("glove-6b-50d")  # from the package; writes the prepared copy
-    (words,) = tmp_path.glob("tables/glove-6b-50d/*/words.txt")
+    (words,) = tmp_path.glob("tables/glove-6b-50d-*/words.txt")
     again = load("glove-6b-50d")  # memory-mapped from the copy
     assert again.keys == glove.keys and np.array_equal(again.vectors, glove.vectors)
     assert np.array_equal(again.unit_vectors, first.unit_vectors) and again.most_similar("bank", 3) == \
@@ -56,6 +56,23 @@ def test_the_prepared_copy_gives_the_same_table_and_a_damaged_one_is_rewritten(t
     healed = load("glove-6b-50d")  # the damaged copy is ignored (and written anew)
     assert healed.most_similar("bank", 3) == glove.most_similar("bank", 3)
     assert np.array_equal(load("glove-6b-50d").unit_vectors, glove.unit_vectors)
+    unit = words.parent / "unit.npy"
+    data = bytearray(unit.read_bytes())
+    data[-4:] = b"\x00\x00\xc0\x7f"  # same size, the last value NaN: seen by its checksum
+    unit.write_bytes(bytes(data))
+    assert np.array_equal(load("glove-6b-50d").unit_vectors, glove.unit_vectors)
+
+
+def test_a_prepared_copy_in_use_is_never_evicted(tmp_path, monkeypatch):
+    from contextlens.disk_cache import DiskCache
+
+    monkeypatch.setenv("CONTEXTLENS_CACHE", str(tmp_path))
+    table = pretrained._load_packaged.__wrapped__("glove-6b-50d")  # memory-mapped from the copy
+    cache = DiskCache("tables")
+    (entry,) = cache.entries()
+    assert entry.name.startswith("glove-6b-50d-") and cache.in_use(entry.path)
+    assert cache.clear().kept_in_use == (entry.name,) and table.most_similar("bank", 1)
+    assert cache.prune(limit=0) == [] and entry.path.is_dir()
 
 
 def test_glove_6b_50d_knows_english(glove):

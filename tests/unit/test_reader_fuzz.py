@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from contextlens.bias import read_sets  # imported before tracemalloc starts: SciPy is slow to import under it
 from contextlens.corpus import iter_sentences
 from contextlens.errors import ContextLensError
 from contextlens.vectors import EmbeddingTable
@@ -155,5 +156,119 @@ def test_mutated_corpora_give_sentences_or_one_clear_error(tmp_path, gz, errors)
             return
         assert sentences and all(tokens and all(isinstance(t, str) and t for t in tokens) for tokens in sentences)
         assert not any("\x00" in t for tokens in sentences for t in tokens)
+
+    run()
+
+
+# -- the one line rule, whatever the line breaks --------------------------------------------------
+INSIDE = "\u2028\u2029\x0b\x0c\x1c\x1d\x1e\x85\u00a0\t "  # never a line break, whatever str.splitlines says
+line_text = st.text(st.one_of(st.sampled_from(INSIDE), st.characters(
+    codec="utf-8", exclude_characters="\r\n\x00\ufeff")), max_size=12)
+
+
+@FUZZ
+@given(lines=st.lists(line_text, min_size=1, max_size=8),
+       breaks=st.lists(st.sampled_from(["\n", "\r\n", "\r"]), min_size=8, max_size=8),
+       last=st.booleans(), block=st.integers(1, 16))
+def test_every_reader_ends_lines_at_lf_crlf_or_cr_only(tmp_path, lines, breaks, last, block):
+    from contextlens.analysis.usages import numbered_lines
+    from contextlens.bench.datasets._io import read_lines
+    from contextlens.corpus import iter_lines, iter_text_blocks
+    from contextlens.text import split_lines
+
+    last = last or lines[-1] == ""  # an unended last line that is empty is no line at all
+    breaks = [("\n" if brk == "\r" and i + 1 < len(lines) and not lines[i + 1] and breaks[i + 1][0] == "\n" else brk)
+              for i, brk in enumerate(breaks)]  # "\r" then "\n" around an empty line is one "\r\n"
+    text = "".join(line + brk for line, brk in zip(lines, breaks))
+    text = text if last else text[: len(text) - len(breaks[len(lines) - 1])]
+    path = tmp_path / "lines.txt"
+    path.write_bytes(text.encode("utf-8"))
+    assert split_lines(text) == lines and read_lines(path) == lines
+    assert numbered_lines(path) == [(n, s) for n, line in enumerate(lines, 1)
+                                    if (s := line.strip()) and not s.startswith("#")]
+    if any(line.strip() for line in lines):  # a corpus of blank lines is an error of its own
+        assert list(iter_lines(path)) == lines
+        assert "".join(iter_text_blocks(path, block_bytes=block)).split("\n")[: len(lines)] == lines
+
+
+# -- sets files: surrogates, deep nesting, huge numbers, odd line endings -------------------------
+SETS = '{"name": "toy",\n "X": ["rose", "tulip"],\n "Y": ["ant", "wasp"],\n "A": ["love"],\n "B": ["filth"]}\n'
+
+
+@st.composite
+def sets_mutants(draw) -> bytes:
+    text = SETS
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["surrogate", "deep", "number", "breaks", "bytes"]))
+        if kind == "surrogate":  # a lone \udXXX escape into a word or the name
+            at = text.index('"', draw(st.integers(0, len(text) - 30))) + 1
+            text = text[:at] + f"\\u{draw(st.integers(0xD800, 0xDFFF)):04x}" + text[at:]
+        elif kind == "deep":
+            depth = draw(st.sampled_from([900, 5_000, 100_000]))
+            text = text.replace('"rose"', "[" * depth + '"rose"' + "]" * depth, 1)
+        elif kind == "number":
+            text = text.replace('"tulip"', draw(st.sampled_from(["7" * 5000, "1e999", "-0", "1" * 4301])), 1)
+        elif kind == "breaks":
+            text = text.replace("\n", draw(st.sampled_from(["\r", "\r\n", "\u2028", "\x85", "\x0c"])))
+        else:
+            return draw(mutants(text.encode("utf-8")))
+    return text.encode("utf-8")
+
+
+@FUZZ
+@given(sets_mutants())
+def test_mutated_sets_files_give_sets_or_one_clear_error(tmp_path, data):
+    path = tmp_path / "sets.json"
+    path.write_bytes(data)
+    try:
+        sets = read_sets(path)
+    except ContextLensError as err:
+        assert "\n" not in str(err) and len(str(err)) < 1000
+        str(err).encode("utf-8")  # the message itself prints
+        return
+    for words in sets.as_dict().values():
+        assert words and all(isinstance(w, str) and w.strip() for w in words)
+        "".join(words).encode("utf-8")
+    sets.name.encode("utf-8")
+
+
+# -- distillation checkpoints: damaged anywhere, they resume or give one clear error -------------
+@pytest.fixture(scope="module")
+def checkpoint_bytes(tmp_path_factory) -> tuple[bytes, object]:
+    from contextlens.analysis.distill import distill
+    from contextlens.encoders.mixing import NeighbourAverage
+    from tests.unit.test_distill import CORPUS, TABLE
+
+    encoder, root = NeighbourAverage(TABLE, alpha=0.5), tmp_path_factory.mktemp("ckpt")
+
+    def stop(done, usages):
+        if done >= 24:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        distill(CORPUS, encoder, root / "t.npz", min_count=1, chunk_size=8, progress=stop)
+    return (root / "t.npz.distill.npz").read_bytes(), encoder
+
+
+def test_mutated_checkpoints_resume_or_give_one_clear_error(checkpoint_bytes, tmp_path):
+    from contextlens.analysis.distill import distill
+    from tests.unit.test_distill import CORPUS
+
+    base, encoder = checkpoint_bytes
+
+    @settings(FUZZ, max_examples=40)
+    @given(mutants(base))
+    def run(data):
+        (tmp_path / "t.npz.distill.npz").write_bytes(data)
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        try:
+            result = distill(CORPUS, encoder, tmp_path / "t.npz", min_count=1, chunk_size=8)
+        except ContextLensError as err:
+            assert str(err).startswith(str(tmp_path / "t.npz.distill.npz")), err
+            return
+        finally:
+            assert tracemalloc.get_traced_memory()[1] - before <= justified(base)
+        assert 0 <= result.resumed_at <= len(CORPUS)
 
     run()

@@ -122,7 +122,7 @@ def test_senses_labels_follow_the_input_order(encoder):
 
 
 def test_senses_errors(encoder):
-    with pytest.raises(TargetNotFoundError, match=r"sentence 4 \('the river'\) lacks 'bank'"):
+    with pytest.raises(TargetNotFoundError, match=r"sentence 3 \('the river'\) lacks 'bank'"):  # SENTENCES[3]
         senses(encoder, SENTENCES, "bank")
     with pytest.raises(InputError, match="2 labels for 6 sentences"):
         senses(encoder, SENTENCES, "bank", gold=["a", "b"], missing="skip")

@@ -89,7 +89,7 @@ def test_bad_options_and_empty_sentences(lower_table):
         StaticEncoder(lower_table, lowercase="yes")
     with pytest.raises(InputError, match="EmbeddingTable"):
         StaticEncoder({"bank": [1.0]})
-    with pytest.raises(EmptyInputError, match="sentence 2 is empty"):
+    with pytest.raises(EmptyInputError, match="sentence 1 is empty"):  # the list's [1]
         StaticEncoder(lower_table).encode(["bank", "  "])
 
 

@@ -255,11 +255,23 @@ def test_gensim_round_trip(random_table):
     np.testing.assert_array_equal(back.vectors, random_table.vectors)
 
 
-def test_huge_but_finite_values_give_true_cosines_not_zero_or_nan():
+def test_the_longest_vectors_allowed_give_true_cosines_and_longer_ones_are_refused():
+    """A vector whose squared length overflows float32 (1e30 here, 3e38 in the audit) is
+    refused when the table is made: loaded, it overflowed in the first float32 sum or
+    norm of some consumer (warnings, then 'the cosine of a zero vector')."""
     import json
 
-    t = EmbeddingTable(["a", "b", "c"], [[1e30, 0.0], [0.0, 1e30], [3e30, 3e30]])  # squares overflow float32
+    from contextlens.vectors import MAX_LENGTH
+
+    big = 1.3e19  # c is 1.84e19 long: just within MAX_LENGTH
+    t = EmbeddingTable(["a", "b", "c"], [[big, 0.0], [0.0, big], [big, big]])
     got = t.most_similar("c", k=2)
     assert [w for w, _ in got] == ["a", "b"] and got[0][1] == pytest.approx(2 ** -0.5, rel=1e-6)
     json.dumps(got, allow_nan=False)  # what --json prints
-    assert t.norms.tolist() == pytest.approx([1e30, 1e30, 3e30 * 2**0.5], rel=1e-6)
+    assert t.norms.tolist() == pytest.approx([big, big, big * 2**0.5], rel=1e-6) and t.norms[2] < MAX_LENGTH
+    with np.errstate(all="raise"):  # float32 arithmetic on the table overflows nowhere
+        assert np.isfinite(t.vectors @ t.vectors.T).all() and np.isfinite(t.vectors.sum(axis=0)).all()
+    for rows in ([[1e30, 0.0], [0.0, 1.0]], [[1.0, 0.0], [big, 1.4e19]], [[3e38, 1.0], [1.0, 1.0]]):
+        with pytest.raises(InputError, match=r"value 1 of the vector of 'a' is .*, which makes its vector .* "
+                                             r"long: beyond 1.8e\+19|value 2 of the vector of 'b'"):
+            EmbeddingTable(["a", "b"], rows)

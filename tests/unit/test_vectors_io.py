@@ -24,7 +24,7 @@ def table():
     keys = ["the", "bank", "Zürich", "東京", "naïve", "\"quoted\"", "#hash", "a,b", "nan", "1"]
     rng = np.random.default_rng(3)
     vectors = rng.standard_normal((len(keys), 7)).astype(np.float32)
-    vectors[0] = [0.0, -0.0, 1e-7, 123456789.0, 1.5e-30, 3.4e38, -1.0]  # odd but finite values
+    vectors[0] = [0.0, -0.0, 1e-7, 123456789.0, 1.5e-30, 1.8e19, -1.0]  # odd values, the longest vector
     vectors[1] = 0.0  # an all-zero row (NUL bytes in binary)
     return EmbeddingTable(keys, vectors, name="demo")
 
@@ -114,7 +114,8 @@ keys_strategy = st.lists(word, min_size=1, max_size=6, unique=True)
 @settings(max_examples=25, deadline=None)
 @given(data=st.data(), keys=keys_strategy, dim=st.integers(1, 5))
 def test_random_tables_round_trip_in_every_format(data, keys, dim):
-    finite = st.floats(width=32, allow_nan=False, allow_infinity=False)
+    limit = float(np.float32(8e18))  # x √5 dims: vectors up to 1.79e19 long, within MAX_LENGTH
+    finite = st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=-limit, max_value=limit)
     t = EmbeddingTable(keys, data.draw(arrays(np.float32, (len(keys), dim), elements=finite)))
     with tempfile.TemporaryDirectory() as tmp:
         for name in NAMES:
@@ -200,7 +201,7 @@ def test_unknown_format_lists_the_valid_ones(tmp_path, table):
         read_table(text_file(tmp_path, "a 1\n"), format="fasttext")
     with pytest.raises(errors.UnknownOptionError, match="did you mean 'word2vec'"):
         write_table(table, tmp_path / "x.txt", format="word2vek")
-    with pytest.raises(errors.InputError, match="no such file"):
+    with pytest.raises(errors.InputError, match="missing.txt: no such vector file"):
         read_table(tmp_path / "missing.txt")
 
 
@@ -400,6 +401,28 @@ def test_gzip_output_is_reproducible(tmp_path, table):
 
 
 # -- what does not round-trip is refused on reading, with where it is ---------------------
+@pytest.mark.parametrize("name", NAMES)
+def test_a_vector_too_long_for_float32_arithmetic_is_refused_at_load(tmp_path, name):
+    """3e38 is a float32 but its square is not: such a row loaded, then a norm or cosine
+    overflowed (warnings, and 'the cosine of a zero vector'). The bound is on the row's
+    length, so 1e19 in each of three places (length 1.7e19) still loads."""
+    ok = np.array([[1.0, 2.0, 3.0], [1e19, 1e19, 1e19]], dtype=np.float32)
+    write_table(EmbeddingTable(["a", "b"], ok), tmp_path / f"ok-{name}")
+    np.testing.assert_array_equal(read_table(tmp_path / f"ok-{name}").vectors, ok)
+    for row in ([3e38, 1.0, 0.0], [1.1e19, 1.1e19, 1.1e19]):
+        big = np.array([[1.0, 2.0, 3.0], row], dtype=np.float32)
+        path = tmp_path / name
+        write_table(EmbeddingTable._checked_elsewhere(["a", "b"], big, name="x"), path)  # written as it was
+        with pytest.raises(errors.FileFormatError) as err:
+            read_table(path)
+        message = str(err.value)
+        assert f"value 1 of 'b' is {row[0]:g}, which makes its vector" in message
+        assert "beyond 1.8e+19, the longest whose squared length float32 holds" in message
+        assert "\n" not in message
+    with pytest.raises(errors.InputError, match=r"value 1 of the vector of 'b' is 3e\+38, which makes its"):
+        EmbeddingTable(["a", "b"], [[1.0, 2.0], [3e38, 0.0]])
+
+
 def test_values_beyond_float32_in_a_float64_npz_are_refused(tmp_path):
     path = tmp_path / "big.npz"
     np.savez(path, keys=np.array(["a", "b"]), vectors=np.array([[1.0, 2.0], [3.0, 1e300]]), name=np.array("x"))

@@ -168,7 +168,8 @@ def test_projection_view_computes_with_the_library():
 def test_result_views_carry_the_results():
     lv = views.layers_view({"word": "bank", "layer_names": ["static", "mixed"], "layer_ids": [0, 1],
                             "cosine_by_layer": [1.0, 0.25], "sentences": ["a bank", "bank b"]})
-    assert lv.data["pairs"] == [{"label": "1–2", "sentences": ["a bank", "bank b"], "cosine_by_layer": [1.0, 0.25]}]
+    assert lv.data["pairs"] == [{"label": "S0–S1", "sentences": ["a bank", "bank b"],
+                                 "labels": ["S0", "S1"], "cosine_by_layer": [1.0, 0.25]}]
     with pytest.raises(InputError, match="not the result of explore"):
         views.cosine_view({"word": "bank"})
     with pytest.raises(InputError, match="2 sentences for 3 labels"):
@@ -189,5 +190,24 @@ def test_pages_are_self_contained_and_share_data(tmp_path):
     with pytest.raises(InputError, match="ending in .html"):
         head.save_html(tmp_path / "head.png")
     assert not (tmp_path / "head.png").exists() and [p.name for p in (tmp_path / "out").iterdir()] == ["head.html"]
-    hostile = views.View("layers", {"word": "</script><b>", "layer_names": [], "pairs": []}).html()
-    assert "</script><b>" not in hostile and "<\\/script><b>" in hostile
+
+
+HOSTILE = ["<!--<script> the bank </script> of the river", 'Click <a href="x">the bank</a> & &lt;b&gt;',
+           "The bank\u2028of the\u2029river", "bank <b>]]></b> -->"]
+
+
+def test_every_views_data_is_embedded_inert_and_whole():
+    """A sentence holding <!--<script> once made every offline view draw nothing: the page's
+    data is JSON inside <script>, and only "</" was escaped. Every view kind, with hostile
+    sentences: the data holds none of < > & U+2028 U+2029 as such, and reads back whole."""
+    from tests.every_view import every_view
+    from tests.view_pages import page_views
+
+    made = every_view(HOSTILE, "bank")
+    page = views.Page(*made).html()
+    data = r'<script type="application/json" class="clv-(?:data|blob)"[^>]*>(.*?)</script>'
+    bodies = re.findall(data, page, re.S)
+    assert len(bodies) >= len(made)
+    assert not [b for b in bodies if re.search("[<>&\u2028\u2029]", b)]
+    assert page_views(page) == [v.data for v in made]
+    assert page.count("<script") == page.count("</script>")  # no script element left open or opened early

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..encoders.base import Encoder, Encoding
-from ..errors import DimensionError, InputError, check_float, check_int
+from ..errors import DimensionError, InputError, ask, check_float, check_int
 
 __all__ = ["attention_rollout", "attention_attribution", "attribute", "RESIDUAL"]
 
@@ -97,7 +97,7 @@ def attention_attribution(
     if encoding.attention is None:
         raise InputError(
             f"this encoding ({encoding.meta.get('encoder', 'unknown encoder')}) has no attention "
-            "weights; use --method attention or average, or a transformer --model"
+            f"weights; {ask('method', 'attention', 'average')}, or a transformer model"
         )
     att = np.asarray(encoding.attention, dtype=np.float64)  # (layers, heads, n, n)
     special = encoding.special_attention  # (layers, heads, n) | None
@@ -107,7 +107,7 @@ def attention_attribution(
     if head is not None:
         check_int("head", head, low=0, high=heads - 1, hint="or None for the mean over heads")
     if head is not None and layer is None:
-        raise InputError("a head is chosen within a layer; give the layer too (--layer)")
+        raise InputError(f"a head is chosen within a layer; give the layer too ({ask('layer')})")
     out: dict[str, Any] = {
         "sentence": encoding.text, "word": encoding.words[i].text, "index": i, "words": encoding.tokens,
         "layer_names": list(encoding.layer_names[1:]), "layer_ids": list(encoding.layer_ids[1:]), "heads": heads,

@@ -20,7 +20,10 @@ State, per layer: a float64 sum and a count (``mean``), running minimum and maxi
 ``max_usages``): memory is layers × words × dim (× ``max_usages`` for the median), never
 the number of usages. With ``out``, the state is checkpointed (one ``.npz`` written
 atomically) after every chunk; a run killed at any point continues from the last
-checkpoint when started again with the same arguments, and ends with the same tables.
+checkpoint when started again with the same arguments, and ends with the same tables. A
+checkpoint that cannot be read (truncated, empty, damaged, another program's ``.npz``) is one
+error naming it and how to start over; the temporary files of a checkpoint write killed
+mid-way are removed by the next run (:func:`contextlens.files.remove_leftovers`).
 
 >>> pool_state([[1.0, 4.0], [3.0, 0.0]], "mean"), pool_state([[1.0, 4.0], [3.0, 0.0]], "max")
 ([2.0, 2.0], [3.0, 4.0])
@@ -35,6 +38,8 @@ import itertools
 import json
 import logging
 import time
+import zipfile
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +50,7 @@ import numpy as np
 from ..corpus import ReadStats, resolve_source
 from ..encoders.base import Encoder
 from ..errors import EmptyInputError, InputError, check_choice, check_int
-from ..files import atomic_output
+from ..files import atomic_output, check_input_file, check_outputs, remove_leftovers
 from ..index.extract import LAYOUTS, MATCHES, Sentence, Usage, WordMatcher, iter_corpus_sentences
 from ..text import tokenize
 from ..vectors import EmbeddingTable
@@ -198,10 +203,17 @@ class _State:
         return {k: getattr(self, k) for k in ("count", "sum", "min", "max", "kept") if getattr(self, k) is not None}
 
     def load(self, arrays) -> None:
+        """The state saved in ``arrays`` (an open checkpoint); KeyError, ValueError or
+        InputError when it is not a state of this shape (checked in each array's header,
+        before its data is read: a damaged header may claim any size)."""
         for k, v in self.arrays().items():
-            if arrays[k].shape != v.shape:
-                raise InputError(f"the checkpoint's {k} has shape {arrays[k].shape}, expected {v.shape}")
+            shape, dtype = _header(arrays, k)
+            if shape != v.shape or dtype.kind not in "iuf":
+                raise InputError(f"its {k} is {dtype} {shape}, expected {v.dtype} {v.shape}")
             v[...] = arrays[k]
+        most = self.kept.shape[2] if self.kept is not None else None
+        if (self.count < 0).any() or (most is not None and (self.count > most).any()):
+            raise InputError("its usage counts are out of range")
 
     def pooled(self, layer: int, pool: str, rows: np.ndarray) -> np.ndarray:
         """``(len(rows), dim)`` pooled vectors of layer position ``layer``."""
@@ -365,7 +377,10 @@ def distill(
               "corpus": vocab.fingerprint, "words": len(vocab.words)}
     state = _State(len(positions), len(vocab.words), encoder.dim, pools, max_usages)
     checkpoint = None if out is None else Path(f"{out}.distill.npz")
-    done = _resume(checkpoint, params, state) if checkpoint is not None else 0
+    if out is not None:  # never over a corpus file
+        check_outputs([*(("out", p) for p in table_paths(out, layer_ids, pools).values()),
+                       ("checkpoint", checkpoint)], [("corpus", p) for p in src.paths])
+    done = _resume(checkpoint, params, state, vocab.sentences) if checkpoint is not None else 0
     resumed_at, encoded = done, 0
     index = {w: i for i, w in enumerate(vocab.words)}
     stream = iter_corpus_sentences(corpus, layout=layout, stats=ReadStats())
@@ -401,24 +416,66 @@ def distill(
             result.tables[key].save(path)
             result.paths[key] = str(path)
         checkpoint.unlink(missing_ok=True)
+        remove_leftovers(checkpoint)
     result.seconds = time.perf_counter() - started
     return result
 
 
-def _resume(checkpoint: Path, params: dict[str, Any], state: _State) -> int:
-    """Load a checkpoint of the same run into ``state``; the sentences it had done."""
-    if not checkpoint.is_file():
+def _resume(checkpoint: Path, params: dict[str, Any], state: _State, sentences: int) -> int:
+    """Load a checkpoint of the same run into ``state``; the sentences it had done (of the
+    corpus' ``sentences``). A checkpoint that cannot be read is one error naming it."""
+    if not checkpoint.exists() and not checkpoint.is_symlink():
         return 0
-    with np.load(checkpoint, allow_pickle=False) as z:
-        saved, wanted = json.loads(str(z["params"])), json.loads(json.dumps(params))
-        if saved != wanted:
-            differ = sorted(k for k in set(saved) | set(wanted) if saved.get(k) != wanted.get(k))
-            raise InputError(f"{checkpoint} is the checkpoint of another distillation (it differs in "
-                             f"{', '.join(differ)}); delete it, or run with the same arguments to resume")
-        state.load(z)
-        done = int(z["done"])
+    start_over = f"delete it to start over from the first sentence (rm {checkpoint})"
+    check_input_file(checkpoint, "distillation checkpoint", start_over)
+    try:
+        with np.load(checkpoint, allow_pickle=False) as z:
+            if "params" not in z:
+                raise InputError("it holds no 'params': another program's .npz, not a checkpoint of a distillation")
+            for key in ("params", "done"):
+                shape, dtype = _header(z, key)
+                if shape != () or dtype.kind not in ("U" if key == "params" else "iu"):
+                    raise InputError(f"its {key} is {dtype} {shape}, not a distillation's")
+            saved, wanted = json.loads(str(z["params"])), json.loads(json.dumps(params))
+            if not isinstance(saved, dict):
+                raise InputError("its 'params' are not a distillation's")
+            if saved != wanted:
+                differ = sorted(k for k in set(saved) | set(wanted) if saved.get(k) != wanted.get(k))
+                raise InputError(f"{checkpoint} is the checkpoint of another distillation (it differs in "
+                                 f"{', '.join(differ)}); delete it, or run with the same arguments to resume")
+            state.load(z)
+            done = int(z["done"])
+    except InputError as err:
+        if str(err).startswith(str(checkpoint)):
+            raise
+        raise _unreadable(checkpoint, str(err), start_over) from None
+    except (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError, zipfile.BadZipFile,
+            zlib.error) as err:  # truncated, empty, damaged, not an .npz (an .npy, text), a missing array
+        raise _unreadable(checkpoint, f"{type(err).__name__}: {err}", start_over) from None
+    if not 0 <= done <= sentences:
+        raise _unreadable(checkpoint, f"it says {done:,} sentences were done, but the corpus has {sentences:,}",
+                          start_over)
     log.info("resuming %s after %d sentences", checkpoint, done)
     return done
+
+
+def _header(npz, key: str) -> tuple[tuple[int, ...], np.dtype]:
+    """``(shape, dtype)`` of array ``key`` of an open ``.npz``, read from its header alone."""
+    with npz.zip.open(f"{key}.npy") as f:
+        version = np.lib.format.read_magic(f)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = read(f)
+    return shape, dtype
+
+
+def _unreadable(checkpoint: Path, why: str, start_over: str) -> InputError:
+    """The one-line error for a checkpoint that cannot be resumed from.
+
+    >>> print(_unreadable(Path("t.npz.distill.npz"), "BadZipFile: File is not a zip file", "delete it"))
+    t.npz.distill.npz: not a readable distillation checkpoint (BadZipFile: File is not a zip file); delete it
+    """
+    why = why if len(why) <= 200 else why[:200] + "..."
+    return InputError(f"{checkpoint}: not a readable distillation checkpoint ({why}); {start_over}")
 
 
 def _save(checkpoint: Path, params: dict[str, Any], state: _State, done: int) -> None:

@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 
 from ..encoders.base import Encoder, check_texts
-from ..errors import EmptyInputError, InputError, check_choice
+from ..errors import EmptyInputError, InputError, ask, check_choice
 from .projection import PROJECTIONS, check_points, project, run_here
 from .similarity import cosine_matrix
-from .usages import MISSING_POLICIES, Usages, usages_in
+from .usages import MISSING_POLICIES, Usages, need_usages, usages_in
 
 __all__ = ["spread", "usage_similarity", "explore"]
 
@@ -50,20 +50,19 @@ def spread(matrix: np.ndarray) -> dict[str, Any]:
 def usage_similarity(usages: Usages, layer: int = -1) -> dict[str, Any]:
     """Cosine matrix of ``usages`` at ``layer`` and its :func:`spread`.
 
-    Returns ``{word, layer, layer_name, n_usages, sentences, positions, matrix, spread,
-    mean_cosine, min_cosine, max_cosine, least_similar, most_similar}``; ``matrix`` is a
-    list of lists, row ``i`` = usage ``i`` (in the order of ``sentences``).
+    Returns ``{word, layer, layer_name, n_usages, sentences, positions, occurrences, labels,
+    matrix, spread, mean_cosine, min_cosine, max_cosine, least_similar, most_similar}``;
+    ``matrix`` is a list of lists, row ``i`` = usage ``i`` (in the order of ``sentences``);
+    usage ``i`` is occurrence ``occurrences[i]`` of the word in sentence ``positions[i]``, and
+    ``labels[i]`` names it so (:func:`~contextlens.analysis.usages.usage_labels`: ``S0 #1``).
     """
-    if len(usages) < 2:
-        raise InputError(
-            f"{usages.word!r} has {len(usages)} usage(s); comparing usages needs at least 2 "
-            "sentences that contain it (add some, or leave the word out)"
-        )
+    need_usages(usages)
     x = check_points(usages.at(layer), f"usages of {usages.word!r}")  # (n_usages, dim)
     m = cosine_matrix(x)  # (n_usages, n_usages)
     return {
         "word": usages.word, "layer": usages.layer_id(layer), "layer_name": usages.layer_name(layer),
         "n_usages": len(usages), "sentences": usages.sentences, "positions": usages.positions,
+        "occurrences": [u.occurrence for u in usages.usages], "labels": usages.labels,
         "matrix": m.tolist(), **spread(m),
     }
 
@@ -95,11 +94,12 @@ def explore(
     check_choice("missing-word policy", missing, MISSING_POLICIES)
     sentences = check_texts(sentences)
     if not sentences:
-        raise EmptyInputError("no sentences given; give sentences with --sentences FILE or -s TEXT")
+        raise EmptyInputError(f"no sentences given; {ask('sentences')}")
     encodings = encoder.encode(sentences)
     per_word, found = [], []
     for word in dict.fromkeys(words):
-        u = usages_in(encodings, word, occurrence=occurrence, missing=missing, sentences=sentences)
+        u = usages_in(encodings, word, occurrence=occurrence, missing=missing, sentences=sentences,
+                      takes_all=True)
         row = usage_similarity(u, layer)
         row["skipped"] = [s["position"] for s in u.skipped]
         per_word.append(row)

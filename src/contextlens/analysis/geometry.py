@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from ..encoders.base import Encoder, check_texts
-from ..errors import DimensionError, EmptyInputError, InputError, ZeroVectorError, check_bool, check_int
+from ..errors import DimensionError, EmptyInputError, InputError, ZeroVectorError, ask, check_bool, check_int
 
 __all__ = [
     "self_similarity", "intra_sentence_similarity", "cross_sentence_pairs", "mean_pair_cosine",
@@ -206,7 +206,7 @@ def _choose_words(tokens: list[list[str]], words: Sequence[str] | None, min_coun
                     key=lambda w: (-counts[w], w))
     if not chosen:
         raise InputError(f"no word occurs in {max(2, min_count)} or more sentences; give more sentences "
-                         "or name the words (--words)")
+                         f"or name the words ({ask('words')})")
     return chosen
 
 

@@ -2,7 +2,9 @@
 
 For each pair of sentences, the cosine between the word's vectors at every layer
 (:func:`~contextlens.analysis.similarity.cosine_by_layer`); layer 0 is the static row, the
-baseline, so it is 1.0 whenever both usages are the same table row.
+baseline, so it is 1.0 whenever both usages are the same table row. Given pairs
+(:func:`layer_divergence`) or every two usages of the word in a list of sentences
+(:func:`usage_divergence`: what the lab draws; two in one sentence are a pair too).
 
 >>> summarise_divergence([1.0, 0.8, 0.9, 0.5])
 {'static_cosine': 1.0, 'final_cosine': 0.5, 'min_cosine': 0.5, 'min_layer': 3, 'drop': 0.5}
@@ -10,23 +12,27 @@ baseline, so it is 1.0 whenever both usages are the same table row.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ..encoders.base import Encoder
+from ..encoders.base import Encoder, check_texts
 from ..encoders.static import StaticEncoder
-from ..errors import AmbiguousTargetError, EmptyInputError, InputError, TargetNotFoundError
+from ..errors import AmbiguousTargetError, EmptyInputError, InputError, TargetNotFoundError, ask, numbered
 from ..vectors import EmbeddingTable, cosine
 from .ranking import static_side
 from .similarity import cosine_by_layer
-from .usages import check_pairs
+from .usages import Usages, check_pairs, need_usages, usages_in
 
-__all__ = ["layer_divergence", "summarise_divergence"]
+__all__ = ["layer_divergence", "summarise_divergence", "usage_divergence", "usage_pairs"]
 
 log = logging.getLogger(__name__)
+#: pairs usage_divergence compares at most: 100 usages (the lab's 64 sentences, some holding the word
+#: twice); each pair is a line of the chart and carries its two sentences in the JSON
+MAX_USAGE_PAIRS = 5_000
 
 
 def summarise_divergence(cosines: Sequence[float], layer_ids: Sequence[int] | None = None) -> dict[str, Any]:
@@ -58,7 +64,8 @@ def layer_divergence(
         raise EmptyInputError("give at least one pair of sentences")
     bad = [i for i, p in enumerate(pairs) if len(p) != 2]
     if bad:
-        raise InputError(f"pair {bad[0] + 1} has {len(pairs[bad[0]])} sentence(s); each pair needs exactly 2")
+        raise InputError(f"{numbered('pair', bad[0])} has {len(pairs[bad[0]])} sentence(s); each pair needs "
+                         "exactly 2")
     texts = [t for p in pairs for t in p]
     encodings = encoder.encode(texts)
     rows = []
@@ -68,15 +75,81 @@ def layer_divergence(
             try:
                 idx.append(enc.find(word, occurrence=occ))
             except (TargetNotFoundError, AmbiguousTargetError) as err:
-                raise type(err)(f"pair {n + 1}, sentence {enc.text!r}: {err}") from None
+                raise type(err)(f"{numbered('pair', n)}, sentence {enc.text!r}: {err}") from None
         cos = cosine_by_layer(e1.layers[:, idx[0]], e2.layers[:, idx[1]])
-        row = {"label": f"pair {n + 1}", "sentences": [e1.text, e2.text], "cosine_by_layer": cos,
+        row = {"label": numbered("pair", n), "sentences": [e1.text, e2.text], "cosine_by_layer": cos,
                **summarise_divergence(cos, e1.layer_ids)}
         if static is not None:
             a, b = StaticEncoder(static, oov="error").static_vectors([e1.words[idx[0]].text, e2.words[idx[1]].text])
             row["static_cosine"] = cosine(a, b)
             row["drop"] = row["static_cosine"] - row["final_cosine"]
         rows.append(row)
-        log.info("pair %d: %s", n + 1, [round(c, 3) for c in cos])
+        log.info("pair %d: %s", n, [round(c, 3) for c in cos])
     return {"word": word, "layer_names": list(encodings[0].layer_names), "layer_ids": list(encodings[0].layer_ids),
             "static": static_side(static, encodings[0]), "encoder": dict(encodings[0].meta), "pairs": rows}
+
+
+def usage_pairs(usages: Usages) -> list[dict[str, Any]]:
+    """Every two of ``usages``, in order, with their cosine at every layer.
+
+    Each pair: ``{label, usages: [a, b], labels, indices, occurrences, sentences,
+    cosine_by_layer, static_cosine, final_cosine, min_cosine, min_layer, drop}``: ``usages``
+    the two usages' indices in ``usages``, ``labels`` theirs (``S0``, ``S0 #1``: see
+    :func:`~contextlens.analysis.usages.usage_labels`), ``indices`` their sentences' (from
+    0), ``occurrences`` which occurrence of the word each is in its sentence, ``label`` the
+    two labels joined by an en dash.
+
+    >>> from contextlens.analysis.usages import collect_usages
+    >>> from contextlens.encoders.static import StaticEncoder
+    >>> table = EmbeddingTable(["bank", "river"], [[1.0, 1.0], [0.0, 1.0]])
+    >>> u = collect_usages(StaticEncoder(table), ["bank river bank", "river bank"], "bank", occurrence="all")
+    >>> for p in usage_pairs(u):
+    ...     print(p["label"], p["indices"], p["occurrences"], p["cosine_by_layer"])
+    S0 #0–S0 #1 [0, 0] [0, 1] [1.0]
+    S0 #0–S1 [0, 1] [0, 0] [1.0]
+    S0 #1–S1 [0, 1] [1, 0] [1.0]
+    """
+    labels, rows = usages.labels, []
+    for a, b in itertools.combinations(range(len(usages)), 2):
+        ua, ub = usages.usages[a], usages.usages[b]
+        cos = cosine_by_layer(usages.vectors[a], usages.vectors[b])
+        rows.append({"label": f"{labels[a]}–{labels[b]}", "usages": [a, b],
+                     "labels": [labels[a], labels[b]], "indices": [ua.position, ub.position], "occurrences": [ua.occurrence, ub.occurrence],
+                     "sentences": [ua.sentence, ub.sentence], "cosine_by_layer": cos,
+                     **summarise_divergence(cos, usages.layer_ids)})
+    return rows
+
+
+def usage_divergence(
+    encoder: Encoder, sentences: Sequence[str], word: str, *, occurrence: int | str | None = None,
+    missing: str = "error",
+) -> dict[str, Any]:
+    """Cosine between every two usages of ``word`` in ``sentences``, at every layer: each
+    pair of the sentences that hold it, or, with ``occurrence="all"``, each pair of its
+    occurrences (two in one sentence included). The sentences are encoded once.
+
+    ``occurrence``: None (the word once per sentence, else an error names the sentence),
+    an index (from 0) or ``"all"``; ``missing``: ``"error"`` or ``"skip"`` (the sentences
+    without the word are listed in ``skipped``). Returns ``{word, layer_names, layer_ids,
+    static, encoder, usages: [{sentence, position, index, word, span, occurrence, label}],
+    skipped, pairs}`` (:func:`usage_pairs`); at least two usages are needed, and at most
+    ``MAX_USAGE_PAIRS`` pairs are compared.
+    """
+    sentences = check_texts(sentences)
+    if not sentences:
+        raise EmptyInputError(f"no sentences to look for {word!r} in; give at least two")
+    encodings = encoder.encode(sentences)
+    found = need_usages(usages_in(encodings, word, occurrence=occurrence, missing=missing,
+                                  sentences=sentences, takes_all=True))
+    n = len(found)
+    if n * (n - 1) // 2 > MAX_USAGE_PAIRS:
+        raise InputError(f"{word!r} has {n:,} usages here, {n * (n - 1) // 2:,} pairs of them, over the limit "
+                         f"of {MAX_USAGE_PAIRS:,} pairs compared at once: give fewer sentences, or take one "
+                         f"occurrence per sentence ({ask('occurrence', 0)})")
+    pairs = usage_pairs(found)
+    log.info("%r: %d usages, %d pairs", word, len(found), len(pairs))
+    return {"word": word, "layer_names": list(found.layer_names), "layer_ids": list(found.layer_ids),
+            "static": static_side(None, encodings[found.usages[0].position]), "encoder": found.encoder,
+            "usages": [{**u.to_dict(), "label": name}
+                       for u, name in zip(found.usages, found.labels, strict=True)],
+            "skipped": found.skipped, "pairs": pairs}

@@ -8,8 +8,21 @@ The reference table is, by default, each of the 20,000 most frequent words of Gl
 encoded **alone** (the word is the whole text) by the same encoder: GloVe's keys are a
 frequency list of lower-cased English that ships with the package (no download), long
 enough to hold the words people look for, short enough to encode once per model in
-minutes. It is built once per encoder and cached on disk, every layer at once, one
-``.npz`` per layer written atomically (:func:`reference_table`). A table distilled from a
+minutes. A causal model (``Encoder.causal``) reads each word after a line break instead
+(:data:`CAUSAL_PREFIX`): its first piece is where every later piece parks attention (an
+attention sink), and SmolLM2 gives a word alone there almost one vector for every word
+from layer 2 on (mean cosine 0.94 between words at layer 2; the word itself was among its
+usage's 10 nearest reference words for none of 100 usages), while after a line break it
+is among them for all 100 from layer 3 to 14 (84 at layer 21;
+``benchmarks/neighbour_layers.py``). A model's reference is built once and cached on disk (kind ``neighbours`` of
+:mod:`contextlens.disk_cache`: least recently used references go past its bound), every
+layer at once, one ``.npz`` per layer, built whole and checked by content
+(:func:`reference_table`); its key is what changes a word encoded alone (the model, its
+pooling and layers, the words), not settings that only matter for longer texts or for
+speed. A reference over a static table (a mixing encoder) is computed in memory, never
+written: 20,000 words alone take 0.1 s (averaging: a word alone has nothing to mix, so
+it is the table's rows whatever alpha is) to 3 s (self-attention) over glove-6b-50d, so
+no new alpha or scale adds files. A table distilled from a
 corpus (:mod:`contextlens.analysis.distill`) at the same layer is a better reference
 (each word is the mean of its real usages, not the word out of any context): pass it as
 ``reference``.
@@ -27,22 +40,27 @@ import contextlib
 import hashlib
 import json
 import logging
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..disk_cache import DiskCache, check_marker, write_marker
 from ..encoders.base import Encoder
 from ..errors import EmptyInputError, InputError, ZeroVectorError, check_int
-from ..files import atomic_output, cache_dir
+from ..progress import step
 from ..text import tokenize
 from ..vectors import EmbeddingTable
 
-__all__ = ["REFERENCE_WORDS", "reference_words", "reference_table", "contextual_neighbours", "nearest"]
+__all__ = ["REFERENCE_WORDS", "CAUSAL_PREFIX", "reference_words", "reference_table", "contextual_neighbours", "nearest"]
 
 log = logging.getLogger(__name__)
 REFERENCE_WORDS = 20_000
+#: what comes before a reference word encoded by a causal encoder (so the word is not its first piece)
+CAUSAL_PREFIX = "\n"
 _CHUNK = 4096  # words encoded per call while building a reference table
 MAX_K = 10_000
 
@@ -55,47 +73,121 @@ def reference_words(n: int = REFERENCE_WORDS) -> list[str]:
     return [w for w in load_vectors("glove-6b-50d").keys if w.isalpha()][:n]
 
 
+#: a transformer's settings that cannot change a word encoded alone (one short text): the
+#: batch size and attention implementation change nothing beyond float rounding, the
+#: window length and stride only texts longer than the model's window.
+ALONE_SETTINGS = ("batch_size", "attention", "max_length", "stride")
+MEMO_BYTES = 256 * 2**20  # references over static tables kept in memory, least recently used dropped
+_memo: OrderedDict[str, tuple[np.ndarray, list[str], str]] = OrderedDict()
+_memo_lock = threading.Lock()
+
+
+def _on_disk(encoder: Encoder) -> bool:
+    """Whether the encoder's reference is worth a place on disk: a model's (minutes to
+    encode), not one over a static table (seconds at most, from a table in memory)."""
+    return encoder.params().get("model") is not None
+
+
 def _key(encoder: Encoder, words: Sequence[str]) -> str:
-    identity = {"encoder": encoder.params(), "layer_ids": list(encoder.layer_ids),
+    """What a model's reference depends on: the encoder's ``params()`` without
+    :data:`ALONE_SETTINGS`, its layers and the words.
+
+    >>> class E:
+    ...     layer_ids, causal = (0, 1), False
+    ...     def __init__(self, batch): self.batch = batch
+    ...     def params(self): return {"model": "m", "pooling": "mean", "batch_size": self.batch}
+    >>> _key(E(8), ["bank"]) == _key(E(64), ["bank"]), _key(E(8), ["bank"]) == _key(E(8), ["river"])
+    (True, False)
+    """
+    params = {k: v for k, v in encoder.params().items() if k not in ALONE_SETTINGS}
+    identity = {"encoder": params, "layer_ids": list(encoder.layer_ids),
                 "words": hashlib.sha256("\n".join(words).encode()).hexdigest()}
+    if encoder.causal:
+        identity["prefix"] = CAUSAL_PREFIX
     return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _in_memory(encoder: Encoder, words: list[str]) -> tuple[np.ndarray, list[str], str]:
+    """:func:`_alone` for an encoder over a static table, kept in memory (least recently
+    used dropped beyond :data:`MEMO_BYTES`)."""
+    identity = json.dumps({"encoder": encoder.params(), "layer_ids": list(encoder.layer_ids),
+                           "words": hashlib.sha256("\n".join(words).encode()).hexdigest()},
+                          sort_keys=True, default=str)
+    with _memo_lock:
+        if identity in _memo:
+            _memo.move_to_end(identity)
+            return _memo[identity]
+    found = _counted_alone(encoder, words, "once per encoder in this process, then kept in memory")
+    with _memo_lock:
+        _memo[identity] = found
+        while _memo and sum(v[0].nbytes for v in _memo.values()) > MEMO_BYTES:  # one too large: not kept
+            _memo.popitem(last=False)
+    return found
 
 
 def reference_table(encoder: Encoder, layer: int = -1, words: Sequence[str] | None = None, *,
                     root: str | Path | None = None) -> EmbeddingTable:
     """Each of ``words`` (default :func:`reference_words`) encoded alone, at ``layer``.
 
-    Built once for every layer of the encoder and cached under ``root`` (default
-    ``cache_dir("neighbours")``), keyed by the encoder's ``params()`` and the word list;
-    words the encoder gives no vector alone are left out.
+    A model's is built once for every layer of the encoder and cached under ``root``
+    (default: the ``neighbours`` cache), keyed by what changes it (:func:`_key`); one over
+    a static table is computed in memory. Words the encoder gives no vector alone are
+    left out.
     """
     position = encoder.layer_position(layer)
     number = encoder.layer_ids[position]
     words = list(dict.fromkeys(words if words is not None else reference_words()))
     if not words:
         raise EmptyInputError("the reference vocabulary is empty; give some words")
-    folder = Path(root) if root is not None else cache_dir("neighbours")
-    folder = folder / _key(encoder, words)
+    name = getattr(encoder, "name", None) or encoder.params().get("encoder", "encoder")
+    if not _on_disk(encoder):
+        vectors, kept, how = _in_memory(encoder, words)  # (layers, words, dim)
+        return EmbeddingTable(kept, vectors[position], name=f"{name} layer {number}, {how}")
+    cache = DiskCache("neighbours", root)
+    folder = cache.folder / _key(encoder, words)
     path = folder / f"layer{number}.npz"
-    if path.is_file():
+
+    def complete(built: Path) -> str | None:
+        return check_marker(built) or (None if path.is_file() else f"{path} is missing")
+
+    with cache.use(folder):
+        with cache.building(folder, check=complete) as tmp:
+            if tmp is not None:
+                _build(encoder, words, name, tmp)
         try:
             return EmbeddingTable.load(path)
-        except InputError as err:  # a damaged cache file is rebuilt
+        except InputError as err:  # checked by content: written by another version, say
             log.warning("rebuilding the reference table %s: %s", path, err)
-    name = getattr(encoder, "name", None) or encoder.params().get("encoder", "encoder")
-    vectors, kept, how = _alone(encoder, words)  # (layers, words, dim)
-    folder.mkdir(parents=True, exist_ok=True)
-    for pos, k in enumerate(encoder.layer_ids):  # each file written atomically (EmbeddingTable.save)
+        with cache.building(folder, rebuild=True, check=complete) as tmp:
+            _build(encoder, words, name, tmp)
+        return EmbeddingTable.load(path)
+
+
+def _build(encoder: Encoder, words: list[str], name: str, folder: Path) -> None:
+    """Write every layer's reference table into ``folder`` (a build, renamed into place)."""
+    vectors, kept, how = _counted_alone(encoder, words, f"once per model, then cached in {folder.parent}")
+    for pos, k in enumerate(encoder.layer_ids):
         EmbeddingTable(kept, vectors[pos], name=f"{name} layer {k}, {how}").save(folder / f"layer{k}.npz")
-    with atomic_output(folder / "identity.json") as tmp:
-        tmp.write_text(json.dumps({"encoder": encoder.params(), "layer_ids": list(encoder.layer_ids),
-                                   "words": len(kept), "vectors": how}, indent=1, default=str))
-    return EmbeddingTable(kept, vectors[position], name=f"{name} layer {number}, {how}")
+    (folder / "identity.json").write_text(json.dumps(
+        {"encoder": encoder.params(), "layer_ids": list(encoder.layer_ids), "words": len(kept),
+         "vectors": how}, indent=1, default=str))
+    write_marker(folder, f"neighbours: {name}, {len(kept)} words, {how}")
 
 
-def _alone(encoder: Encoder, words: list[str]) -> tuple[np.ndarray, list[str], str]:
+def _counted_alone(encoder: Encoder, words: list[str], once: str) -> tuple[np.ndarray, list[str], str]:
+    """:func:`_alone` as a counted progress step (:func:`contextlens.progress.step`); ``once``
+    says where the result is kept, so that the user knows the wait happens once."""
+    name = getattr(encoder, "name", None) or encoder.params().get("encoder", "encoder")
+    with step(f"encoding {len(words):,} reference words alone with {name}", total=len(words), unit="words",
+              once=once) as s:
+        return _alone(encoder, words, s.advance)
+
+
+def _alone(encoder: Encoder, words: list[str], advance: Callable[[int], None] = lambda n: None
+           ) -> tuple[np.ndarray, list[str], str]:
     """``(vectors (layers, kept, dim), kept words, how)``: each word encoded alone, in
-    chunks; words the encoder gives no vector alone are left out. A mixing encoder that
+    chunks (``advance(n)`` after each: n more words done); words the encoder gives no
+    vector alone are left out. A mixing encoder that
     leaves the word itself out has nothing to mix for a word alone: its reference is the
     table row at every layer (what a word alone gives where it may attend to itself)."""
     rows = {}  # word -> its static row, for the words the encoder has one for
@@ -116,18 +208,20 @@ def _alone(encoder: Encoder, words: list[str]) -> tuple[np.ndarray, list[str], s
             raise EmptyInputError(f"the encoder's table holds none of the {len(words)} reference words") from None
         kept = [w for w in words if w in rows]
         return np.repeat(np.stack([rows[w] for w in kept])[None], len(encoder.layer_ids), 0), kept, "table rows"
-    log.info("encoding %d reference words alone with %s (once; cached)", len(words), encoder.params().get("model", ""))
     kept, stack = [], []
     single = [w for w in words if len(tokenize(w)) == 1]  # a reference word is one word of the tokenizer
+    prefix = CAUSAL_PREFIX if encoder.causal else ""  # white space: the word is still word 0 of the text
+    advance(len(words) - len(single))
     for start in range(0, len(single), _CHUNK):
         chunk = single[start : start + _CHUNK]
-        for w, enc in zip(chunk, encoder.encode(chunk, targets=[[0]] * len(chunk))):
+        for w, enc in zip(chunk, encoder.encode([prefix + w for w in chunk], targets=[[0]] * len(chunk))):
             if len(enc.words) == 1:  # the word alone, with a vector (not skipped)
                 kept.append(w)
                 stack.append(enc.layers[:, 0])  # (layers, dim)
+        advance(len(chunk))
     if not kept:
         raise EmptyInputError(f"the encoder gave none of the {len(words)} reference words a vector")
-    return np.stack(stack, axis=1), kept, "words alone"
+    return np.stack(stack, axis=1), kept, "words alone" + (" after a line break" if prefix else "")
 
 
 def nearest(table: EmbeddingTable, query: np.ndarray, k: int, *, center: bool = True,

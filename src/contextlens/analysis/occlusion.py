@@ -79,7 +79,10 @@ def occlusion_vs_attention(encoder: Encoder, text: str, word: str, *, occurrence
     ``occlusion`` is the target's cosine distance to itself with that word left out;
     ``attention`` the weight the target gave it (mean over heads); ``rollout`` its share
     by attention rollout. Correlations that are undefined (fewer than 2 words, constant
-    values) are None.
+    values) are None. For a causal encoder (``encoder.causal``: a word is computed from the
+    words before it only) a later word's effect and attention are 0 by construction, not
+    evidence: the correlations are over the earlier words (``correlated``: their positions
+    in ``others``), and ``causal`` is True.
     """
     full = encoder.encode([text])[0]
     if full.attention is None:
@@ -107,14 +110,17 @@ def occlusion_vs_attention(encoder: Encoder, text: str, word: str, *, occurrence
     n = len(full.words)
     roll = attention_rollout(full.attention, full.special_attention)[:, i, :n]  # (layers, words)
     mean = full.attention[:, :, i, :].mean(axis=1)  # (layers, words)
+    causal = bool(encoder.causal)
+    scored = [k for k, j in enumerate(others) if not causal or j < i]  # the words that can move the target
     layers = []
     for pos in range(1, full.layers.shape[0]):
         effect = cosine_distance(np.repeat(full.layers[pos, i][None], len(others), 0), moved_vectors[pos])
         att, rol = mean[pos - 1, others], roll[pos - 1, others]
         layers.append({"layer": full.layer_ids[pos], "layer_name": full.layer_names[pos],
                        "occlusion": effect.tolist(), "attention": att.tolist(), "rollout": rol.tolist(),
-                       "spearman_attention": _spearman(effect, att), "spearman_rollout": _spearman(effect, rol)})
+                       "spearman_attention": _spearman(effect[scored], att[scored]),
+                       "spearman_rollout": _spearman(effect[scored], rol[scored])})
     log.info("occlusion vs attention for %r: spearman %s", target.text, [r["spearman_attention"] for r in layers])
     return {"sentence": text, "word": target.text, "index": i,
             "others": [{"word": full.words[j].text, "position": j} for j in others],
-            "layers": layers, "encoder": dict(full.meta)}
+            "layers": layers, "causal": causal, "correlated": scored, "encoder": dict(full.meta)}

@@ -38,6 +38,8 @@ import logging
 import numpy as np
 
 from ..errors import InputError, MissingDependencyError, check_choice
+from ..progress import step
+from ..quiet import quiet_warnings
 
 __all__ = ["project", "check_points", "run_here", "PROJECTIONS", "COINCIDE", "UMAP_MIN_POINTS"]
 
@@ -124,9 +126,14 @@ def project(x: np.ndarray, method: str = "pca", *, seed: int = 0, dims: int = 2)
     if len(x) < need:
         raise InputError(f"UMAP needs at least {need} points, got {len(x)}; use pca or tsne for so few "
                          f"({dims}-D)")
-    try:
-        import umap
-    except ImportError as e:  # pragma: no cover - depends on the environment
-        raise MissingDependencyError("umap-learn", "umap", "UMAP projection") from e
     n_neighbors = max(2, min(15, len(x) - 1))
-    return umap.UMAP(n_components=dims, n_neighbors=n_neighbors, random_state=seed).fit_transform(unit).astype(np.float64)
+    # UMAP's numba code compiles on its first use (27 to 70 s here), then loads from numba's cache; its
+    # warnings (a seed turns parallelism off, no TensorFlow for ParametricUMAP; numba's) are not the user's to act on
+    with step(f"UMAP of {len(x):,} points", once="its first run compiles numba code, later runs load it"), \
+            quiet_warnings("umap", "pynndescent", "numba"):
+        try:
+            import umap
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise MissingDependencyError("umap-learn", "umap", "UMAP projection") from e
+        xy = umap.UMAP(n_components=dims, n_neighbors=n_neighbors, random_state=seed).fit_transform(unit)
+    return xy.astype(np.float64)

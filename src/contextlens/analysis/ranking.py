@@ -35,6 +35,7 @@ from ..errors import (
     InputError,
     TargetNotFoundError,
     UnknownWordError,
+    ask,
     check_choice,
 )
 from ..vectors import EmbeddingTable, cosine
@@ -132,7 +133,7 @@ def _vectors(encoder: Encoder, words: list[str], template: str, layer: int, miss
     if failed and missing == "error":
         w = next(iter(failed))
         raise UnknownWordError(w, static.suggest(w), where=f"the static table {static.name!r} (remove the pair or "
-                               "skip such pairs: missing='skip', --skip-missing)")
+                               f"skip such pairs: {ask('missing', 'skip')})")
     encodings = encoder.encode(sentences)
     found = {}
     for w, s, enc in zip(words, sentences, encodings, strict=True):
@@ -144,7 +145,7 @@ def _vectors(encoder: Encoder, words: list[str], template: str, layer: int, miss
             if missing == "error":
                 raise TargetNotFoundError(
                     f"{w!r} has no vector in its template sentence {s!r}: {err}; remove the pair "
-                    "or skip such pairs (missing='skip', --skip-missing)"
+                    f"or skip such pairs ({ask('missing', 'skip')})"
                 ) from None
             failed[w] = str(err)
             continue

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import logging
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -30,19 +30,46 @@ from ..errors import (
     EmptyInputError,
     InputError,
     TargetNotFoundError,
-    TextDecodingError,
+    ask,
     check_choice,
     check_int,
+    numbered,
 )
+from ..files import read_text_file
+from ..text import split_lines
 
 __all__ = [
     "Usage", "Usages", "collect_usages", "usages_in", "check_pairs", "read_sentences", "read_lines",
-    "numbered_lines", "MISSING_POLICIES",
+    "numbered_lines", "MISSING_POLICIES", "need_usages", "usage_labels",
 ]
 
 log = logging.getLogger(__name__)
 MAX_OCCURRENCE = 1_000_000
 MISSING_POLICIES = ("error", "skip")
+
+
+def usage_labels(positions: Sequence[int], occurrences: Sequence[int] | None = None) -> list[str]:
+    """How a figure, a table or a pair's label names each usage: ``S`` and its sentence's index
+    (from 0, as the JSON numbers sentences), then ``#`` and its occurrence in that sentence (from
+    0, what ``occurrence=`` takes) where that sentence holds more than one of the usages.
+    Without ``occurrences``, a sentence's usages are taken as its occurrences in order.
+
+    >>> usage_labels([0, 0, 1, 2], [0, 1, 0, 0])
+    ['S0 #0', 'S0 #1', 'S1', 'S2']
+    >>> usage_labels([3, 5, 5])
+    ['S3', 'S5 #0', 'S5 #1']
+    """
+    if occurrences is None:
+        seen: Counter = Counter()
+        occurrences = []
+        for p in positions:
+            occurrences.append(seen[p])
+            seen[p] += 1
+    occurrences = list(occurrences)
+    if len(occurrences) != len(positions):
+        raise InputError(f"{len(occurrences)} occurrences for {len(positions)} usages; give one per usage")
+    twice = {p for p, n in Counter(positions).items() if n > 1}
+    return [f"S{p} #{o}" if p in twice else f"S{p}" for p, o in zip(positions, occurrences, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -54,10 +81,11 @@ class Usage:
     index: int  # index of the word in the sentence's Encoding
     word: str  # the word as the encoder saw it
     span: tuple[int, int]  # char span in the sentence
+    occurrence: int = 0  # which occurrence of the word in the sentence (from 0)
 
     def to_dict(self) -> dict:
         return {"sentence": self.sentence, "position": self.position, "index": self.index,
-                "word": self.word, "span": list(self.span)}
+                "word": self.word, "span": list(self.span), "occurrence": self.occurrence}
 
 
 @dataclass
@@ -86,6 +114,11 @@ class Usages:
     def positions(self) -> list[int]:
         return [u.position for u in self.usages]
 
+    @property
+    def labels(self) -> list[str]:
+        """Each usage's label (:func:`usage_labels`): ``S0``, or ``S0 #1`` beside another usage of S0."""
+        return usage_labels(self.positions, [u.occurrence for u in self.usages])
+
     def at(self, layer: int = -1) -> np.ndarray:
         """``(n_usages, dim)``: the vectors at ``layer`` (0 = static, -1 = last)."""
         return self.vectors[:, layer_position(self.layer_ids, layer)]
@@ -100,9 +133,11 @@ class Usages:
 
 def usages_in(
     encodings: Sequence[Encoding], word: str, *, occurrence: int | str | None = None,
-    missing: str = "error", sentences: Sequence[str] | None = None,
+    missing: str = "error", sentences: Sequence[str] | None = None, takes_all: bool = False,
 ) -> Usages:
-    """The usages of ``word`` in already encoded sentences (see :func:`collect_usages`)."""
+    """The usages of ``word`` in already encoded sentences (see :func:`collect_usages`);
+    ``takes_all``: whether the caller takes ``occurrence="all"`` (only then does the error for a
+    sentence holding the word twice offer it)."""
     check_choice("missing-word policy", missing, MISSING_POLICIES)
     if occurrence is not None and occurrence != "all":
         check_int("occurrence", occurrence, low=0, high=MAX_OCCURRENCE, hint="or None, or 'all'")
@@ -123,17 +158,19 @@ def usages_in(
                 skipped.append({"position": pos, "sentence": text, "reason": str(err)})
                 continue
             raise TargetNotFoundError(
-                f"sentence {pos + 1} ({text!r}) lacks {word!r}: {err}; fix or remove that "
-                "sentence, or skip such sentences (missing='skip', --skip-missing)"
+                f"{numbered('sentence', pos, text)} lacks {word!r}: {err}; fix or remove that "
+                f"sentence, or skip such sentences: {ask('missing', 'skip')}"
             ) from None
         except AmbiguousTargetError as err:
+            every = f"take every occurrence ({ask('occurrence', 'all')}) or " if takes_all else ""
             raise AmbiguousTargetError(
-                f"sentence {pos + 1} ({text!r}): {err}; or take every occurrence (occurrence='all', "
-                "--occurrence all) or the first in each sentence (occurrence=0, --occurrence 0)"
+                f"{numbered('sentence', pos, text)}: {err}; or {every}take the first in each sentence "
+                f"({ask('occurrence', 0)}), or leave the word once in that sentence"
             ) from None
-        for i in hits:
+        first = occurrence if isinstance(occurrence, int) else 0
+        for occ, i in enumerate(hits, first):
             w = enc.words[i]
-            usages.append(Usage(text, pos, i, w.text, (w.start, w.end)))
+            usages.append(Usage(text, pos, i, w.text, (w.start, w.end), occ))
             rows.append(enc.layers[:, i])  # (layers + 1, dim)
     if not usages:
         raise EmptyInputError(f"no sentence contains {word!r}; give sentences that use it")
@@ -145,6 +182,24 @@ def usages_in(
     vectors = np.stack(rows).astype(np.float64)  # (n_usages, layers + 1, dim)
     first = encodings[usages[0].position]
     return Usages(word, usages, vectors, tuple(first.layer_names), skipped, dict(first.meta), first.layer_ids)
+
+
+def need_usages(usages: Usages, n: int = 2) -> Usages:
+    """``usages`` when it holds at least ``n`` usages, else the error every comparison of a
+    word's usages gives (explore's matrix, the lab's pairs of sentences).
+
+    >>> need_usages(Usages("bank", [], np.zeros((0, 1, 2)), ("static",)))
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: 'bank' has 0 usage(s); comparing usages needs at least 2 sentences that \
+contain it (add some, or leave the word out)
+    """
+    if len(usages) < n:
+        raise InputError(
+            f"{usages.word!r} has {len(usages)} usage(s); comparing usages needs at least {n} "
+            "sentences that contain it (add some, or leave the word out)"
+        )
+    return usages
 
 
 def collect_usages(
@@ -181,23 +236,18 @@ def check_pairs(pairs, what: str = "sentences") -> list[tuple]:
         raise InputError(f"give a list of pairs of {what}, got {type(pairs).__name__}")
     if pairs and all(isinstance(p, str) for p in pairs):
         raise InputError(f"give a list of pairs of {what}, not one pair: [{tuple(pairs)!r}]")
-    for n, p in enumerate(pairs, 1):
+    for n, p in enumerate(pairs):
         if isinstance(p, str) or not isinstance(p, Sequence):
-            raise InputError(f"pair {n} is a {type(p).__name__}; give each pair as a tuple of {what}")
+            raise InputError(f"{numbered('pair', n)} is a {type(p).__name__}; give each pair as a tuple of "
+                             f"{what}")
     return [tuple(p) for p in pairs]
 
 
 def numbered_lines(path: str | os.PathLike, what: str = "lines") -> list[tuple[int, str]]:
-    """``(line number, text)`` of the non-blank, non-``#`` lines of a UTF-8 file, stripped."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: no such file; give a text file of {what}, one per line")
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise TextDecodingError(path, err.start, err.reason) from None
-    return [(n, s) for n, line in enumerate(text.splitlines(), 1)
+    """``(line number, text)`` of the non-blank, non-``#`` lines of a UTF-8 file, stripped;
+    lines end at ``\\n``, ``\\r\\n`` or ``\\r`` only (:func:`contextlens.text.split_lines`)."""
+    text = read_text_file(path, "file", f"give a text file of {what}, one per line")
+    return [(n, s) for n, line in enumerate(split_lines(text), 1)
             if (s := line.strip()) and not s.startswith("#")]
 
 
@@ -220,5 +270,5 @@ def read_sentences(path: str | os.PathLike | None = None, extra: Sequence[str] =
     sentences += [s.strip() for s in extra if s.strip()]
     if not sentences:
         where = f"{path} holds no sentences" if path is not None else "no sentences given"
-        raise EmptyInputError(f"{where}; give sentences with --sentences FILE or -s TEXT")
+        raise EmptyInputError(f"{where}; {ask('sentences')}")
     return sentences

@@ -1,7 +1,7 @@
 """On-disk cache of encoded targets, so a layer sweep, a second classifier or a rerun
 never re-encodes.
 
-Layout under ``contextlens.files.cache_dir("encodings")`` (``CONTEXTLENS_CACHE``
+Layout under the ``encodings`` cache (:mod:`contextlens.disk_cache`; ``CONTEXTLENS_CACHE``
 overrides the root)::
 
     <encoder key>/identity.json          what the key stands for (model, path, params...)
@@ -14,7 +14,10 @@ rows); a shard's name hashes the texts and target spans of its items, so any cha
 data or encoder is a miss. Every shard is checked against its index entry (shape and
 sha256) when read; a corrupt or truncated one is logged, recomputed and rewritten
 (atomically). Named arrays (``save_array``/``load_array``: SemCor sense embeddings) are
-``.npz`` files checked the same way.
+``.npz`` files checked the same way. An encoder's folder is one entry of the cache: held
+in use while its :class:`EncodingCache` lives (no other process evicts it mid-run), and
+after each new shard the least recently used encoders' folders go beyond the cache's
+bound (``CONTEXTLENS_CACHE_LIMIT_ENCODINGS``).
 
 >>> identity = {"class": "X", "name": "toy"}
 >>> len(key_of(identity))
@@ -31,8 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..disk_cache import DiskCache
 from ..errors import InputError
-from ..files import atomic_output, cache_dir
+from ..files import atomic_output
 from .targets import Item, layer_positions, target_text, target_vectors
 
 __all__ = ["EncodingCache", "encoder_identity", "key_of", "SHARD"]
@@ -46,10 +50,25 @@ def key_of(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+#: a transformer's settings that change no vector beyond float rounding (shards are float16)
+RUN_SETTINGS = ("batch_size", "attention")
+
+
 def encoder_identity(encoder) -> dict:
     """What makes two encoders give the same vectors: the encoder's name and ``params()``
-    (its kind, its model and path or its table's fingerprint, and its settings)."""
-    return {"name": encoder.name, "layer_ids": list(encoder.layer_ids), "params": encoder.params()}
+    (its kind, its model and path or its table's fingerprint, and its settings), without
+    a model's :data:`RUN_SETTINGS`.
+
+    >>> class E:
+    ...     name, layer_ids = "transformer", (0, 1)
+    ...     def params(self): return {"model": "minilm", "batch_size": 32, "attention": True}
+    >>> encoder_identity(E())
+    {'name': 'transformer', 'layer_ids': [0, 1], 'params': {'model': 'minilm'}}
+    """
+    params = encoder.params()
+    if params.get("model") is not None:
+        params = {k: v for k, v in params.items() if k not in RUN_SETTINGS}
+    return {"name": encoder.name, "layer_ids": list(encoder.layer_ids), "params": params}
 
 
 def _sha256(path: Path) -> str:
@@ -79,8 +98,10 @@ class EncodingCache:
         self.encoder, self.enabled, self.dtype = encoder, enabled, dtype
         self.identity = encoder_identity(encoder)
         self.key = key_of(self.identity)
-        self.root = Path(root) if root is not None else cache_dir("encodings")
+        self._cache = DiskCache("encodings", root)
+        self.root = self._cache.folder
         self.folder = self.root / self.key
+        self._lease = self._cache.use(self.folder) if enabled else None  # released with this object
         self.hits = self.misses = 0
 
     @property
@@ -133,6 +154,7 @@ class EncodingCache:
             save(tmp)
             digest = _sha256(tmp)
         self._record(task, name, {"shape": list(shape), "sha256": digest})
+        self._cache.stored(self.folder)
 
     # -- targets -------------------------------------------------------------------------------
     def targets(self, task: str, items: Sequence[Item], *, layers=None,

@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import FileFormatError, InputError
+from ..files import read_text_file
 
 __all__ = ["SET_KEYS", "WordSets", "read_sets", "parse_sets"]
 
 SET_KEYS = ("X", "Y", "A", "B")
+SETS_HINT = 'give a JSON file {"X": [...], "Y": [...], "A": [...], "B": [...]}'
 
 
 @dataclass(frozen=True)
@@ -48,13 +51,28 @@ class WordSets:
         return {key: list(getattr(self, key)) for key in SET_KEYS}
 
 
+def _check_text(text: str, label: str, where: str) -> None:
+    r"""A lone surrogate (``"\ud800"`` in JSON) is no character: refuse it by name.
+
+    >>> _check_text("caf\udce9", '"X"[0]', "s.json")
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: s.json: "X"[0] is 'caf\udce9', which holds a lone surrogate (U+DCE9), not a character; write the character itself, or both halves of its \u escape pair
+    """
+    bad = next((c for c in text if "\ud800" <= c <= "\udfff"), None)
+    if bad is not None:
+        raise InputError(f"{where}: {label} is {_shown(text)}, which holds a lone surrogate (U+{ord(bad):04X}), "
+                         "not a character; write the character itself, or both halves of its \\u escape pair")
+
+
 def _check_words(words, key: str, where: str) -> tuple[str, ...]:
     if not isinstance(words, list) or not words:
         raise InputError(f'{where}: "{key}" must be a non-empty list of words')
     seen: set[str] = set()
     for i, w in enumerate(words):
         if not isinstance(w, str) or not w.strip():
-            raise InputError(f'{where}: "{key}"[{i}] is {w!r}; every entry must be a non-empty word')
+            raise InputError(f'{where}: "{key}"[{i}] is {_shown(w)}; every entry must be a non-empty word')
+        _check_text(w, f'"{key}"[{i}]', where)
         if w in seen:
             raise InputError(f'{where}: "{key}" lists {w!r} twice; give each word once')
         seen.add(w)
@@ -89,24 +107,47 @@ def parse_sets(obj, *, where: str = "the sets", name: str | None = None) -> Word
             raise InputError(f'{where}: missing "{key}"; {hint}')
     label = obj.get("name", name or "custom")
     if not isinstance(label, str) or not label.strip():
-        raise InputError(f'{where}: "name" must be a non-empty string, got {label!r}')
+        raise InputError(f'{where}: "name" must be a non-empty string, got {_shown(label)}')
+    _check_text(label, '"name"', where)
     sets = WordSets(label, *(_check_words(obj[key], key, where) for key in SET_KEYS))
     _check_disjoint(sets, where)
     return sets
 
 
-def read_sets(path: str | os.PathLike) -> WordSets:
-    """Read a sets file (see the module docstring); its name defaults to the file's stem."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: no such sets file; give a JSON file "
-                         '{"X": [...], "Y": [...], "A": [...], "B": [...]}')
+def _shown(value, most: int = 60) -> str:
+    """``repr(value)``, cut to ``most`` characters (a 5,000-digit number, a long list).
+
+    >>> _shown(10**80)
+    '100000000000000000000000000000000000000000000000000000000000... (81 characters)'
+    """
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as e:
-        raise FileFormatError(path, None, f"not valid UTF-8 ({e.reason}); save the file as UTF-8") from None
+        text = repr(value)
+    except ValueError:  # an int beyond Python's int-to-str limit
+        return f"a number of more than {sys.get_int_max_str_digits():,} digits"
+    except RecursionError:  # lists in lists, nearly as deep as JSON is read
+        return "a value nested too deeply to show"
+    return text if len(text) <= most else f"{text[:most]}... ({len(text):,} characters)"
+
+
+def read_sets(path: str | os.PathLike) -> WordSets:
+    """Read a sets file (see the module docstring); its name defaults to the file's stem.
+
+    Every way a file can fail is one :class:`~contextlens.errors.InputError` naming it: not a
+    regular file, not UTF-8, not JSON, nested deeper than Python parses, a number longer than
+    Python converts, a lone surrogate, or sets that do not fit (:func:`parse_sets`).
+    """
+    path = Path(path)
+    text = read_text_file(path, "sets file", SETS_HINT)
+    try:
+        obj = json.loads(text)
     except json.JSONDecodeError as e:
         raise FileFormatError(path, e.lineno, f"not valid JSON: {e.msg} (column {e.colno})") from None
+    except RecursionError:
+        raise FileFormatError(path, None, "nested too deeply to read (lists in lists, thousands deep); "
+                              + SETS_HINT) from None
+    except ValueError as e:  # a number beyond Python's int-to-str limit (4,300 digits)
+        raise FileFormatError(path, None, f"not usable JSON ({str(e).split(';')[0]}); a sets file holds "
+                              "words, not numbers; " + SETS_HINT) from None
     try:
         return parse_sets(obj, where=str(path), name=path.stem)
     except InputError as e:

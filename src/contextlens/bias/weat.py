@@ -110,6 +110,21 @@ def find_words(table: EmbeddingTable, words: Iterable[str], *, case: str = "auto
     return tuple(keys), tuple(missing)
 
 
+def _merged(table: EmbeddingTable, words: Iterable[str], case: str) -> str:
+    """Which ``words`` stand for one key of ``table`` (``'; 'Bank' and 'bank' are both
+    'bank'``), or ``''``: a set of 2 words can be 1 key once the case is folded.
+
+    >>> _merged(EmbeddingTable(["bank"], [[1.0]]), ["Bank", "bank", "river"], "auto")
+    "; 'Bank' and 'bank' are both 'bank'"
+    """
+    by_key: dict[str, list[str]] = {}
+    for word in words:
+        found = find_words(table, (word,), case=case)[0]
+        if found:
+            by_key.setdefault(found[0], []).append(word)
+    return "".join(f"; {' and '.join(map(repr, ws))} are both {k!r}" for k, ws in by_key.items() if len(ws) > 1)
+
+
 def resolve_sets(table: EmbeddingTable, sets: WordSets, *, case: str = "auto", min_words: int = MIN_WORDS
                  ) -> tuple[WordSets, WordSets]:
     """``(found, missing)``: each set as table keys, and the words each set lost.
@@ -125,9 +140,11 @@ def resolve_sets(table: EmbeddingTable, sets: WordSets, *, case: str = "auto", m
         least = min_words if key in ("X", "Y") else 1
         if len(keys) < least:
             given = len(getattr(sets, key))
-            why = (f"{table.name} has only {len(keys)} of its {given} words (missing: {', '.join(lost)}); use "
-                   "other vectors, or case='lower' (--case lower) for an uncased table" if lost
-                   else f"it has only {given}; give more words")
+            merged = _merged(table, getattr(sets, key), case)
+            why = (f"{table.name} has only {len(keys)} of its {given} words (missing: {', '.join(lost)}{merged}); "
+                   "use other vectors, or case='lower' (--case lower) for an uncased table" if lost
+                   else f"its {given} words are only {len(keys)} word(s) of {table.name} ({merged[2:]}); give more "
+                   "words" if merged else f"it has only {given}; give more words")
             raise InputError(f"test {sets.name!r}: set {key} needs at least {least} word(s), but {why}")
     for first, second in (("X", "Y"), ("A", "B")):
         both = sorted(set(getattr(found_sets, first)) & set(getattr(found_sets, second)))

@@ -12,6 +12,7 @@ import typer
 
 from . import (
     bias_cmd,
+    cache_cmd,
     context_cmds,
     data_cmd,
     demo_cmd,
@@ -53,7 +54,7 @@ def _root(
 
 
 for _module in (static_cmds, context_cmds, experiments, lm_cmds, models_cmd, data_cmd, lab_cmd, index_cmd, eval_cmd,
-                demo_cmd, bias_cmd, probe_cmds):
+                demo_cmd, bias_cmd, cache_cmd, probe_cmds):
     _module.register(app)
 
 

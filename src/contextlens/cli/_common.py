@@ -13,6 +13,7 @@ import json
 import logging
 import math
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import PurePath
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 import typer
 from typer.core import TyperCommand
 
-from ..errors import ContextLensError
+from ..errors import ContextLensError, phrase
 
 
 @functools.cache
@@ -54,6 +55,15 @@ console, err_console = _ConsoleProxy(out), _ConsoleProxy(err)
 
 
 def setup_logging(verbose: bool) -> None:
+    """Warnings (with ``verbose``: what the library does) on stderr, and the library's
+    progress reports drawn there by :class:`ProgressDisplay`. The consoles are made
+    afresh for each command, so that each reads the width it prints at (``COLUMNS``)."""
+    out.cache_clear()
+    err.cache_clear()
+    progress = logging.getLogger(PROGRESS_LOGGER)
+    progress.setLevel(logging.INFO)
+    progress.propagate = False  # drawn, not also logged as lines
+    progress.handlers = [display()]
     if not verbose:  # warnings only: the plain handler, no Rich import
         logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s", force=True)
         return
@@ -61,6 +71,119 @@ def setup_logging(verbose: bool) -> None:
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", force=True,
                         handlers=[RichHandler(console=err(), show_path=False)])
+
+
+PROGRESS_LOGGER = "contextlens.progress"  # progress.LOG (not imported here: the CLI starts light)
+PLAIN_EVERY = 10.0  # seconds between two progress lines of one step when stderr is not a terminal
+
+
+class ProgressDisplay(logging.Handler):
+    """The library's progress reports (:mod:`contextlens.progress`) and the CLI's own
+    spinners, drawn on stderr.
+
+    On a terminal: a live line per running step (what, how far, the time so far), erased
+    when it ends; a step that happens once then leaves one line saying what it did, in
+    how long and where its result is kept. Elsewhere (a pipe, a file, a test): a line when
+    a library step starts and when it ends, and one every :data:`PLAIN_EVERY` seconds while
+    it runs; the CLI's spinners draw nothing there."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self._bar = None  # the Rich Progress while anything runs (terminal)
+        self._tasks: dict[Any, Any] = {}  # step id (or spinner key) -> Rich task id
+        self._printed: dict[int, float] = {}  # step id -> when its last plain line was printed
+        self._unlive: set[int] = set()  # steps drawn as plain lines on a terminal (no live display there)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        r = getattr(record, "progress", None)
+        if r is None:
+            return
+        try:
+            if err().is_terminal and r.id not in self._unlive:
+                self._live(r)
+            else:
+                self._plain(r)
+        except Exception:  # noqa: BLE001 - logging's rule: a handler never raises
+            self.handleError(record)
+
+    def _plain(self, r) -> None:
+        from ..progress import describe
+
+        now = time.monotonic()
+        if r.state == "start":
+            self._printed[r.id] = now
+            line(describe(r) + "...")
+        elif r.state == "advance":
+            if now - self._printed.get(r.id, now) >= PLAIN_EVERY:
+                self._printed[r.id] = now
+                line(describe(r))
+        else:
+            self._printed.pop(r.id, None)
+            self._unlive.discard(r.id)
+            line(describe(r))
+
+    def _live(self, r) -> None:
+        from ..progress import describe
+
+        if r.state == "start":
+            if not self.begin(r.id, f"{r.what} ({r.once})" if r.once else r.what, r.total, _count(r)):
+                self._unlive.add(r.id)
+                self._plain(r)
+        elif r.state == "advance":
+            if r.id in self._tasks:
+                self._bar.update(self._tasks[r.id], completed=r.done, total=r.total, count=_count(r))
+        else:
+            self.finish(r.id)
+            if r.state == "end" and r.once:
+                line(describe(r), style="dim")
+
+    def begin(self, key: Any, description: str, total: int | None = None, count: str = "") -> bool:
+        """Show a live line for ``key`` (a terminal only); False when no live display can
+        start (a Rich before 14.1 cannot draw one inside a command's own progress bar)."""
+        if self._bar is None:
+            from rich.errors import LiveError
+            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(bar_width=20),
+                           TextColumn("{task.fields[count]}"), TimeElapsedColumn(), console=err(), transient=True)
+            try:
+                bar.start()
+            except LiveError:
+                return False
+            self._bar = bar
+        self._tasks[key] = self._bar.add_task(description, total=total, count=count)
+        return True
+
+    def finish(self, key: Any) -> None:
+        """Take ``key``'s live line away; the display stops with the last one."""
+        task = self._tasks.pop(key, None)
+        if task is None:
+            return
+        self._bar.remove_task(task)
+        if not self._tasks:
+            self._bar.stop()
+            self._bar = None
+
+
+def _count(r) -> str:
+    """How far a step is, for its live line: ``"4,096 / 20,000 words"``, or nothing."""
+    unit = f" {r.unit}" if r.unit else ""
+    if r.total is not None:
+        return f"{r.done:,} / {r.total:,}{unit}"
+    return f"{r.done:,}{unit}" if r.done else ""
+
+
+@functools.cache
+def display() -> ProgressDisplay:
+    """The one progress display of this process."""
+    return ProgressDisplay()
+
+
+def line(message: str, style: str | None = None) -> None:
+    """Print one plain line on stderr (no markup is read in it)."""
+    from rich.text import Text
+
+    err().print(Text(message, style=style or ""), soft_wrap=True, highlight=False)
 
 
 def fail(message: str) -> typer.Exit:
@@ -108,12 +231,30 @@ def check_text(label: str, value: Any) -> None:
             raise InputError(f"{label}: a path cannot contain a NUL character, got {text!r}")
 
 
+#: the library's parameters whose flag is not ``--NAME VALUE`` (an :func:`~contextlens.errors.ask` in a message)
+CLI_FLAGS = {("missing", "skip"): "add --skip-missing", ("sentences",): "give --sentences FILE or -s TEXT"}
+
+
+def cli_phrase(name: str, values: list) -> str:
+    """How the CLI words a message's instruction to set the library parameter ``name``.
+
+    >>> cli_phrase("method", ["attention", "average"]), cli_phrase("missing", ["skip"]), cli_phrase("layer", [])
+    ('use --method attention or average', 'add --skip-missing', 'give --layer')
+    """
+    if (name, *values) in CLI_FLAGS:
+        return CLI_FLAGS[(name, *values)]
+    flag = "--" + name.replace("_", "-")
+    return f"use {flag} " + " or ".join(map(str, values)) if values else f"give {flag}"
+
+
 def handle_errors(fn: Callable) -> Callable:
-    """Run a command: check its text and bounded options, then turn a ContextLensError or
-    an OSError (a path the user gave) into one clear line on stderr and exit code 2."""
+    """Run a command: check its text, bounded options and declared paths (no output may be an
+    input: ``options.check_paths``), then turn a ContextLensError or an OSError (a path the
+    user gave) into one clear line on stderr and exit code 2."""
     params = inspect.signature(fn).parameters
     labels = {name: _label(name, p.default) for name, p in params.items()}
     checks = {name: p.default.check for name, p in params.items() if callable(getattr(p.default, "check", None))}
+    roles = {name: p.default.path_role for name, p in params.items() if getattr(p.default, "path_role", None)}
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -123,9 +264,13 @@ def handle_errors(fn: Callable) -> Callable:
                     check_text(labels[name], value)
                 if name in checks and value is not None:
                     checks[name](value)
+            if roles:
+                from .options import check_paths
+
+                check_paths([(labels[name], role, kwargs.get(name)) for name, role in roles.items()])
             return fn(*args, **kwargs)
         except ContextLensError as e:
-            raise fail(str(e)) from None
+            raise fail(e.cli or phrase(e, cli_phrase)) from None
         except OSError as e:
             raise fail(_os_message(e)) from None
 
@@ -169,23 +314,17 @@ def fmt(x: float | None) -> str:
 
 
 def table(title: str, columns: list[str], rows, left: int | str = 1, widths: dict[int, int] | None = None):
-    """A Rich table whose title, headers and cells are plain text (a ``[word]`` in a
-    sentence is shown, not read as markup); floats are formatted by :func:`fmt`.
+    """A table whose title, headers and cells are plain text (a ``[word]`` in a sentence is
+    shown, not read as markup), laid out for the width it is printed at without ever
+    cutting a number (:class:`.tables.FitTable`); floats are formatted by :func:`fmt`.
     ``left``: how many first columns are left-aligned (the others right), or one letter
-    per column (``"lrl"``); ``widths``: column index -> at most that many characters,
-    on one line, cut with an ellipsis (long sentences)."""
-    from rich.table import Table
-    from rich.text import Text
+    per column (``"lrl"``); ``widths``: column index -> at most that many characters, on
+    one line, cut with an ellipsis (long sentences; never a column of numbers)."""
+    from .tables import FitTable
 
     align = left if isinstance(left, str) else "l" * left + "r" * (len(columns) - left)
-    t = Table(title=Text(title), title_justify="left")
-    widths = widths or {}
-    for i, (col, a) in enumerate(zip(columns, align)):
-        cut = {"max_width": widths[i], "no_wrap": True, "overflow": "ellipsis"} if i in widths else {}
-        t.add_column(Text(col), justify="left" if a == "l" else "right", **cut)
-    for row in rows:
-        t.add_row(*[Text(fmt(v) if isinstance(v, float) or v is None else str(v)) for v in row])
-    return t
+    cells = [[fmt(v) if isinstance(v, float) or v is None else str(v) for v in row] for row in rows]
+    return FitTable(title, columns, cells, align, widths)
 
 
 def say(*parts: Any) -> None:
@@ -197,14 +336,19 @@ def say(*parts: Any) -> None:
 
 @contextlib.contextmanager
 def spinner(message: str) -> Iterator[None]:
-    """A spinner on stderr while something slow (loading a model) runs; nothing when
-    stderr is not a terminal, so stdout (``--json``) is never touched."""
-    console = err()
-    if not console.is_terminal:
+    """A live line on stderr while something slow (loading a model) runs, in the one
+    progress display, so that a library step inside (de-quantising the model) shows
+    under it; nothing when stderr is not a terminal, so stdout (``--json``) is never
+    touched."""
+    if not err().is_terminal:
         yield
         return
-    with console.status(message, spinner="dots"):
+    key = object()
+    display().begin(key, message)
+    try:
         yield
+    finally:
+        display().finish(key)
 
 
 class Command(TyperCommand):

@@ -16,26 +16,26 @@ CEAT_SOURCE = ("Guo & Caliskan (2021), Detecting Emergent Intersectional Biases:
 DDOF_HELP = "Standard deviation of the effect size: 1 = sample (Caliskan), 0 = population (WEFE)."
 TEST = typer.Argument(None, metavar="TEST", help="A test of `contextlens bias list` (career_family or weat6), "
                       "or 'all'.")
-SETS = o.option(None, "--sets", metavar="FILE", help='Your own sets: a JSON file {"X": [...], "Y": [...], '
-                '"A": [...], "B": [...]} (optional "name").')
-VECTORS = o.option(o.DEFAULT_VECTORS, "--vectors", metavar="FILE|NAME", help="A static table: a vectors file "
-                   "(.npz, word2vec text/binary, GloVe text) or a packaged name.")
+SETS = o.reads(o.option(None, "--sets", metavar="FILE", help='Your own sets: a JSON file {"X": [...], "Y": [...], '
+                        '"A": [...], "B": [...]} (optional "name").'))
 CASE = o.option("auto", "--case", metavar="auto|exact|lower", help="auto takes a word as written, else "
                 "lower-cased (GloVe 6B is lower-cased).")
 # the default is bias.stats.DEFAULT_PERMUTATIONS (not imported here: the CLI starts without numpy)
 PERMUTATIONS = o.bounded(o.option(100_000, "--permutations", metavar="N", help="Partitions for the p-value: all "
                                   "of them when there are no more, else this many random ones."), 1, 10**8)
 DDOF = o.bounded(o.option(1, "--ddof", metavar="0|1", help=DDOF_HELP), 0, 1)
-WEAT_VECTORS = o.option(None, "--vectors", metavar="FILE|NAME", help="A static table: a vectors file (.npz, "
-                        "word2vec text/binary, GloVe text) or a packaged name (default glove-6b-50d).")
-WEAT_MODEL = o.option(None, "--model", "-m", metavar="NAME", help="An encoder's layer-0 rows instead of "
-                      "--vectors (minilm, mpnet, smollm2, a model folder).")
-SEAT_MODEL = o.option("minilm", "--model", "-m", metavar="NAME", help="A transformer: minilm, mpnet, smollm2, "
-                      "a model folder or a Hugging Face id.")
-DB = o.option(None, "--db", metavar="DIR", help="A usage index (`contextlens index build`) of --model to take the "
-              "contexts from; without it, sentences of --corpus are encoded.")
-CORPUS = o.option(None, "--corpus", metavar="PATH", help="Without --db: a corpus file or folder, one sentence per "
-                  "line (default: the data folder's corpora: Brown, ABC, movie reviews).")
+WEAT_VECTORS = o.reads(o.option(None, "--vectors", metavar="FILE|NAME", help="A static table: a vectors file "
+                                "(.npz, word2vec text/binary, GloVe text) or a packaged name (default "
+                                "glove-6b-50d)."))
+WEAT_MODEL = o.reads(o.option(None, "--model", "-m", metavar="NAME", help="An encoder's layer-0 rows instead of "
+                              "--vectors (minilm, mpnet, smollm2, a model folder)."))
+SEAT_MODEL = o.reads(o.option("minilm", "--model", "-m", metavar="NAME", help="A transformer: minilm, mpnet, "
+                              "smollm2, a model folder or a Hugging Face id."))
+DB = o.reads(o.option(None, "--db", metavar="DIR", help="A usage index (`contextlens index build`) of --model to "
+                      "take the contexts from; without it, sentences of --corpus are encoded."))
+CORPUS = o.reads(o.option(None, "--corpus", metavar="PATH", help="Without --db: a corpus file or folder, one "
+                          "sentence per line (default: the data folder's corpora: Brown, ABC, movie reviews)."),
+                 corpus=True)
 PER_WORD = o.bounded(o.option(None, "--per-word", metavar="N", help="Without --db: at most N sentences per word, "
                               "a seeded sample (default 20)."), 1, 100_000)
 LIMIT = o.bounded(o.option(None, "--limit", metavar="N", help="With --db: at most N usages per word (the first)."),

@@ -70,7 +70,7 @@ def compare(
     if plot:
         from .. import plots
 
-        plots.save_figure(plots.layer_cosines({f"{word}: 1 vs 2": r["cosine_by_layer"]}, r["layer_names"],
+        plots.save_figure(plots.layer_cosines({f"{word}: S0–S1": r["cosine_by_layer"]}, r["layer_names"],
                                               title=f"{word!r}, {source}"), plot)
     if html:
         from .. import views

@@ -28,8 +28,6 @@ def list_cmd(data_dir: Path = o.DATA_DIR, as_json: bool = o.JSON) -> None:
                 _shown(r["missing"]) or "-",
                 f"{len(r['optional_present'])}/{len(r['optional_present']) + len(r['optional_missing'])}",
                 DATASETS[r["name"]].description) for r in rows], left=5)
-    for column in t.columns:
-        column.overflow = "fold"
     out().print(t)
     if any(not r["complete"] for r in rows):
         say("get a dataset with: contextlens data fetch NAME")

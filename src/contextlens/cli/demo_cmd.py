@@ -10,11 +10,12 @@ from ._common import add_command, handle_errors, out, say, spinner, table
 
 @handle_errors
 def demo(
-    out_dir: Path = o.option(Path("out/demo"), "--out", metavar="DIR", help="Folder for the report and figures."),
-    vectors: str = o.option(o.DEFAULT_VECTORS, "--vectors", metavar="FILE|NAME", help="Static table for the "
-                            "polysemy part."),
-    model: str = o.option("minilm", "--model", "-m", metavar="NAME", help="Transformer for part 3 ('none' skips "
-                          "it)."),
+    out_dir: Path = o.writes(o.option(Path("out/demo"), "--out", metavar="DIR", help="Folder for the report and "
+                                      "figures.")),
+    vectors: str = o.reads(o.option(o.DEFAULT_VECTORS, "--vectors", metavar="FILE|NAME", help="Static table for "
+                                    "the polysemy part.")),
+    model: str = o.reads(o.option("minilm", "--model", "-m", metavar="NAME", help="Transformer for part 3 ('none' "
+                                  "skips it).")),
 ) -> None:
     """Run the walkthrough: the worked 'bank' example, five ambiguous words, a transformer."""
     from ..walkthrough import run

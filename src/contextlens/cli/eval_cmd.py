@@ -52,8 +52,8 @@ def _checked_encoder(task: str, model, vectors, method: str, wanted: list[int] |
 @handle_errors
 def eval_(
     task: str = typer.Argument(..., metavar="TASK", help=" | ".join(TASK_CHOICES)),
-    model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, vectors: str = o.option(None, "--vectors", metavar="FILE|NAME", help="A static table: a "
-                                                  "vectors file or a packaged name (glove-6b-50d)."),
+    model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, vectors: str = o.reads(o.option(None, "--vectors", metavar="FILE|NAME", help="A static "
+                                                  "table: a vectors file or a packaged name (glove-6b-50d).")),
     method: str = o.method_option("static"),
     layer: int = o.layer_option(None, help="One layer number (0 = the static / embedding row; negative from the "
                                            "top)."),

@@ -58,7 +58,7 @@ def explore(
                                            group_name="", title=f"usages at {r['layer_name']}")
         elif len(r["words"]) == 1:
             w = r["words"][0]
-            fig = plots.cosine_heatmap(w["matrix"], w["sentences"],
+            fig = plots.cosine_heatmap(w["matrix"], w["sentences"], names=w["labels"],
                                        title=f"{w['word']!r} at {r['layer_name']}: spread {fmt(w['spread'])}")
         else:
             fig = plots.spread_bars(r["words"], title=f"spread of usages at {r['layer_name']}")
@@ -73,9 +73,9 @@ def explore(
     if len(r["words"]) == 1:
         w = r["words"][0]
         out().print(table(f"cosine between the usages of {w['word']!r} ({r['layer_name']})",
-                          ["#", "sentence", *[str(j + 1) for j in range(w["n_usages"])]],
-                          [(i + 1, s, *row) for i, (s, row) in enumerate(zip(w["sentences"], w["matrix"]))],
-                          left="rl" + "r" * w["n_usages"], widths={1: 50}))
+                          ["usage", "sentence", *w["labels"]],
+                          [(name, s, *row) for name, s, row in zip(w["labels"], w["sentences"], w["matrix"])],
+                          left="ll" + "r" * w["n_usages"], widths={1: 50}))
     out().print(table(f"spread = 1 − mean cosine of the usages ({r['layer_name']})",
                       ["word", "usages", "spread", "mean cos", "min cos", "max cos"],
                       [(w["word"], w["n_usages"], w["spread"], w["mean_cosine"], w["min_cosine"], w["max_cosine"])
@@ -86,8 +86,8 @@ def explore(
 def senses(
     word: str = typer.Argument(..., metavar="WORD", help="The word whose usages to cluster."),
     sentences: Path = o.SENTENCES, sentence: list[str] = o.SENTENCE, k: str = o.k_senses(),
-    labels: Path = o.option(None, "--labels", metavar="FILE", help="Gold sense labels, one per sentence, same "
-                            "order."),
+    labels: Path = o.reads(o.option(None, "--labels", metavar="FILE", help="Gold sense labels, one per sentence, "
+                                    "same order.")),
     vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD, heads: int = o.HEADS,
     n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA, include_self: bool = o.INCLUDE_SELF,
     layer: int = o.LAYER, occurrence: str = o.OCCURRENCE, skip_missing: bool = o.SKIP_MISSING,
@@ -101,7 +101,7 @@ def senses(
     o.check_plot(plot)
     o.check_html(html)
     o.check_projection(projection)
-    n_senses, occ = o.parse_k(k), o.parse_occurrence(occurrence, allow_all=True)
+    n_senses, occ = o.parse_k(k), o.parse_occurrence(occurrence)  # one usage per sentence: no 'all'
     texts = read_sentences(sentences, sentence)
     gold = read_lines(labels, "sense labels") if labels is not None else None
     encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer, engine=engine, precision=precision)
@@ -270,7 +270,8 @@ def _occlusion(encoder, text: str, word: str, occurrence, as_json: bool, plot: P
 
 @handle_errors
 def rank(
-    pairs_file: Path = typer.Argument(..., metavar="PAIRS", help="Word pairs, 'word1 word2 [score]' per line."),
+    pairs_file: Path = o.reads(typer.Argument(..., metavar="PAIRS", help="Word pairs, 'word1 word2 [score]' per "
+                                              "line.")),
     template: str = o.option(DEFAULT_TEMPLATE, "--template", metavar="TEXT", help="A neutral sentence with {word}."),
     layer: int = o.LAYER, top: int = o.top_k(5, "How many most-moved pairs to list.", "--top"),
     skip_missing: bool = o.flag("--skip-missing", help="Skip pairs with a word lacking a vector."),

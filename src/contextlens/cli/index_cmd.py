@@ -9,7 +9,7 @@ from ..errors import InputError
 from . import options as o
 from ._common import add_command, err, fmt, group, handle_errors, out, print_json, say, table
 
-DB = o.option(..., "--db", metavar="DIR", help="The index folder.")
+DB = o.reads(o.option(..., "--db", metavar="DIR", help="The index folder."))
 STORED_LAYER = o.layer_option(None, help="The stored layer number to use (default: the deepest).")
 MAX_BATCH = 4096  # encoders.transformer's batch_size bound
 MAX_CLUSTERED = 20_000  # average linkage keeps n²/2 distances: 1.6 GB at this size
@@ -30,15 +30,18 @@ def _words(words: str | None, words_file: Path | None, all_words: bool) -> list[
 
 @handle_errors
 def build(
-    corpus: list[Path] = typer.Argument(..., metavar="CORPUS...", help="Text files, .gz files or directories."),
-    db: Path = o.option(..., "--db", metavar="DIR", help="The index folder (created; a re-run resumes it)."),
+    corpus: list[Path] = o.reads(typer.Argument(..., metavar="CORPUS...", help="Text files, .gz files or "
+                                                "directories."), corpus=True),
+    db: Path = o.writes(o.option(..., "--db", metavar="DIR", help="The index folder (created; a re-run resumes "
+                                 "it).")),
     words: str = o.option(None, "--words", metavar="WORD,...", help="Target words, comma-separated: bank,spring."),
-    words_file: Path = o.option(None, "--words-file", metavar="FILE", help="A file of target words, one per line."),
+    words_file: Path = o.reads(o.option(None, "--words-file", metavar="FILE", help="A file of target words, one per "
+                                        "line.")),
     all_words: bool = o.flag("--all-words", help="Index every word seen --min-count times."),
     min_count: int = o.bounded(o.option(5, "--min-count", metavar="N", help="With --all-words: the fewest "
                                         "occurrences."), 1, 10**9),
-    model: str = o.option("minilm", "--model", "-m", metavar="NAME", help="A packaged model (minilm, mpnet, "
-                          "smollm2) or a local directory."),
+    model: str = o.reads(o.option("minilm", "--model", "-m", metavar="NAME", help="A packaged model (minilm, mpnet, "
+                                  "smollm2) or a local directory.")),
     layers: str = o.option(None, "--layers", metavar="N,...", help="Layer numbers to store, comma-separated (0 = "
                            "the embedding row; default: the last)."),
     match: str = o.option("lower", "--match", metavar="KIND", help="exact | lower | lemma (WordNet base forms; needs "
@@ -104,8 +107,8 @@ def search(
                                         "sentence."),
     k: int = o.top_k(10, "How many usages."), layer: int = STORED_LAYER,
     like_usage: str = o.option(None, "--like-usage", metavar="ID", help="Search from a stored usage id instead."),
-    queries: Path = o.option(None, "--queries", metavar="FILE", help="A file of searches, one 'word<TAB>sentence' "
-                             "per line (the index and model are loaded once)."),
+    queries: Path = o.reads(o.option(None, "--queries", metavar="FILE", help="A file of searches, one "
+                                     "'word<TAB>sentence' per line (the index and model are loaded once).")),
     model: str = o.option(None, "--model", "-m", metavar="NAME", help="The model you expect the index to use "
                           "(checked)."),
     engine: str = o.ENGINE,
@@ -141,7 +144,7 @@ def search(
 def _print_results(result: dict, prefix: str = "") -> None:
     out().print(table(f"{prefix}usages of {result['word']!r} nearest {result['query']['sentence']!r} "
                       f"({result['model']}, layer {result['layer']})",
-                      ["#", "similarity", "sentence", "doc", "usage id"],
+                      ["rank", "similarity", "sentence", "doc", "usage id"],
                       [(i, r["similarity"], r["sentence"], f"{Path(r['doc']).name}:{r['sentence_no']}", r["usage_id"])
                        for i, r in enumerate(result["results"], 1)], left="rrlll"))
 

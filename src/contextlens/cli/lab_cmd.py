@@ -74,12 +74,13 @@ def register(app: typer.Typer) -> None:
             "Hugging Face folder or (online) a hub id; repeat it for more. The first is the default (else minilm). "
             "Loaded on first use."
         ),
-        vectors: str = typer.Option("glove-6b-50d", help="Static table for the static, average and attention encoders."),
+        vectors: str = o.reads(typer.Option("glove-6b-50d", help="Static table for the static, average and attention "
+                                            "encoders.")),
         threads: int = typer.Option(1, min=0, max=256, help="Torch CPU threads for the models (0: every core)."),
         engine: str = o.ENGINE,
-        index: Path | None = typer.Option(
+        index: Path | None = o.reads(typer.Option(
             None, "--index", help="A usage index to search in the lab (the --db folder of `contextlens index build`)."
-        ),
+        )),
         allow_remote: bool = typer.Option(
             False, "--allow-remote", help="Allow a non-local --host: anyone who can reach it can use the lab."
         ),
@@ -93,7 +94,7 @@ def register(app: typer.Typer) -> None:
         lab, the sentence lab, senses and (--index) your corpus. Ctrl+C or SIGTERM stops it."""
         try:
             from ..web import create_app
-            from ..web.serve import listen, serve
+            from ..web.serve import leave, listen, serve
         except ImportError as e:
             from ..errors import MissingDependencyError
 
@@ -129,3 +130,4 @@ def register(app: typer.Typer) -> None:
             serve(web, sock, on_started=(lambda: open_browser(url)) if browser else None)
         except KeyboardInterrupt:
             console.print("lab stopped", highlight=False)
+            leave()  # a request's thread that cannot be interrupted does not hold the stop

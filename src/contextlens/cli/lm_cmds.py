@@ -8,16 +8,17 @@ import typer
 from . import options as o
 from ._common import add_command, fmt, handle_errors, out, print_json, say, spinner, table
 
-LM_MODEL = o.option(..., "--model", "-m", metavar="NAME", help="A model with its language-model head: smollm2 "
-                    "(next word), a local directory or a Hugging Face id of a causal LM or a *ForMaskedLM.")
+LM_MODEL = o.reads(o.option(..., "--model", "-m", metavar="NAME", help="A model with its language-model head: "
+                            "smollm2 (next word), a local directory or a Hugging Face id of a causal LM or a "
+                            "*ForMaskedLM."))
 MAX_PREDICTIONS = 1000  # LanguageModel.predict / lens: k
 
 
-def _load(model: str):
+def _load(model: str, kind: str | None = None):
     from ..encoders.lm import LanguageModel
 
     with spinner(f"loading {model}..."):
-        return LanguageModel(model)
+        return LanguageModel(model, kind=kind)
 
 
 @handle_errors
@@ -58,7 +59,7 @@ def lens(
     words' rank and probability layer by layer."""
     o.check_plot(plot)
     o.check_html(html)
-    r = _load(model).lens(text, position, k=k, track=track)
+    r = _load(model, kind="causal").lens(text, position, k=k, track=track)
     data = r.as_dict()
     if plot:
         from .. import plots
@@ -76,7 +77,7 @@ def lens(
     rows = [(x["layer_name"], ", ".join(f"{w['word']} {fmt(w['probability'])}" for w in x["top"]),
              *[v for t in x["tracked"] for v in (t["rank"], f"{t['probability']:.3g}")]) for x in data["layers"]]
     out().print(table(f"{r.model}: the logit lens after {r.word!r} (word {r.position}) in {text!r}", cols, rows,
-                      left="ll" + "r" * (2 * len(tracked)), widths={1: 60}))
+                      left="ll" + "r" * (2 * len(tracked))))
 
 
 def register(app: typer.Typer) -> None:

@@ -20,8 +20,6 @@ def list_cmd(as_json: bool = o.JSON) -> None:
     t = table("packaged models", ["name", "installed", "location", "description"],
               [(r["name"], ("yes" if r["prepared"] else "yes (prepared on first use)") if r["installed"] else "no",
                 r["location"] or r["install_command"], r["description"]) for r in rows], left=4)
-    for column in t.columns:
-        column.overflow = "fold"
     out().print(t)
 
 

@@ -13,6 +13,11 @@
   ``layer_ids`` before any sentence is encoded.
 - :func:`parse_ints` and :func:`parse_words` are the comma-list parsers; their errors name
   the option.
+- Every path option or argument is declared an input (:func:`reads`) or an output
+  (:func:`writes`); ``handle_errors`` refuses, before the command runs, an output that is an
+  input (the same file, a link or a hard link, a file of an input folder: :func:`check_paths`),
+  so a new command is covered by declaring its paths
+  (``tests/integration/test_cli_fuzz.py`` fails on an undeclared one).
 
 Help text is read as plain text (see ``_common.Command``): ``[score]`` is shown as is.
 The choices listed in help texts are the library's (``tests/integration/test_cli_options.py``
@@ -23,12 +28,14 @@ needs no numpy.
 from __future__ import annotations
 
 import functools
+import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from ..errors import InputError, check_float, check_int
+from ..errors import InputError, check_float, check_int, numbered
 
 DEFAULT_VECTORS = "glove-6b-50d"
 DEFAULT_METHOD = "attention"
@@ -52,6 +59,45 @@ def bounded(info, low: float | None = None, high: float | None = None, *, kind: 
     return info
 
 
+def reads(info, *, corpus: bool = False):
+    """Declare a path option (or argument) an input of its command (``corpus``: a folder is
+    read as a corpus, so only its text files are the input): ``handle_errors`` refuses any
+    output that is the same file (:func:`check_paths`). A FILE|NAME option counts as a path
+    when a file or folder of that name exists."""
+    info.path_role = "corpus" if corpus else "input"
+    return info
+
+
+def writes(info):
+    """Declare a path option an output of its command (a file, or a folder it writes into)."""
+    info.path_role = "output"
+    return info
+
+
+def check_paths(given: Iterable[tuple[str, str, Any]]) -> None:
+    """Refuse an output that is an input: ``given`` holds ``(label, role, value)`` of a
+    command's declared path parameters (role ``input``, ``corpus`` or ``output``; a value a
+    path, a name, a list of them or None); see :func:`contextlens.files.check_outputs`."""
+    outputs, inputs, corpora = [], [], set()
+    for label, role, value in given:
+        label = label.removesuffix("...")
+        for v in value if isinstance(value, list | tuple) else [value]:
+            if isinstance(v, str | os.PathLike) and str(v):
+                (outputs if role == "output" else inputs).append((label, Path(v)))
+                if role == "corpus":
+                    corpora.add(label)
+    if not outputs:
+        return
+    from ..corpus import corpus_files
+    from ..files import check_outputs
+
+    def files_of(label: str, folder: Path):
+        return corpus_files(folder) if label in corpora else (
+            Path(root, name) for root, _, names in os.walk(folder) for name in names)
+
+    check_outputs(outputs, inputs, files_of=files_of)
+
+
 def option(default: Any, *decls: str, metavar: str | None = None, help: str, **kw) -> Any:
     """A ``typer.Option`` (one place to change how every option is made)."""
     return typer.Option(default, *decls, metavar=metavar, help=help, **kw)
@@ -65,8 +111,8 @@ def flag(*decls: str, help: str, default: bool | None = False) -> Any:
 # -- what to encode ---------------------------------------------------------------------
 WORD = option(..., "--word", "-w", metavar="WORD", help="The target word.")
 TEXT = typer.Argument(..., metavar="TEXT", help="The sentence.")
-SENTENCES = option(None, "--sentences", metavar="FILE", help="A file of sentences, one per line (# comments "
-                   "ignored).")
+SENTENCES = reads(option(None, "--sentences", metavar="FILE", help="A file of sentences, one per line (# comments "
+                         "ignored)."))
 SENTENCE = option([], "--sentence", "-s", metavar="TEXT", help="A sentence (repeat for more).")
 OCCURRENCE = option(None, "--occurrence", metavar="N", help="Which occurrence of the word in a sentence: 0 (the "
                     "first), 1... ('all' where every usage counts).")
@@ -74,10 +120,11 @@ SKIP_MISSING = flag("--skip-missing", help="Skip sentences that lack the word in
 PROBE = option([], "--probe", "-p", metavar="WORD", help="A probe word to measure against (repeat for more).")
 
 # -- which encoder -----------------------------------------------------------------------
-VECTORS = option(None, "--vectors", metavar="FILE|NAME", help="A static table: a vectors file (.npz, word2vec "
-                 f"text/binary, GloVe text) or a packaged name. Default: {DEFAULT_VECTORS} (unless --model).")
-MODEL = option(None, "--model", "-m", metavar="NAME", help="A transformer instead of --vectors: minilm, mpnet, "
-               "smollm2, a local directory or a Hugging Face id. Reports every layer.")
+VECTORS = reads(option(None, "--vectors", metavar="FILE|NAME", help="A static table: a vectors file (.npz, "
+                       f"word2vec text/binary, GloVe text) or a packaged name. Default: {DEFAULT_VECTORS} (unless "
+                       "--model)."))
+MODEL = reads(option(None, "--model", "-m", metavar="NAME", help="A transformer instead of --vectors: minilm, mpnet, "
+                     "smollm2, a local directory or a Hugging Face id. Reports every layer."))
 
 
 def engine_option(*decls: str) -> Any:
@@ -98,8 +145,9 @@ CONCURRENCY = bounded(option(1, "--concurrency", metavar="N", help="With --engin
 PRECISION = option(None, "--precision", metavar="KIND", help=f"With a model: {PRECISIONS_HELP} (default fp32; "
                    "bf16 is torch only and changes the vectors: it prints its cosine to fp32 per layer).")
 
-STATIC_VECTORS = option(None, "--static-vectors", metavar="FILE|NAME", help="A static table (word2vec, GloVe, "
-                        "fastText file or packaged name, e.g. glove-6b-50d) as the static side instead of layer 0.")
+STATIC_VECTORS = reads(option(None, "--static-vectors", metavar="FILE|NAME", help="A static table (word2vec, "
+                              "GloVe, fastText file or packaged name, e.g. glove-6b-50d) as the static side instead "
+                              "of layer 0."))
 METHOD = option(None, "--method", metavar="METHOD", help=f"How to mix --vectors: {STATIC_METHODS_HELP} "
                 f"(default: {DEFAULT_METHOD}).")
 ALPHA = bounded(option(None, "--alpha", metavar="X", help="average: weight of the word's own vector (0 = "
@@ -134,11 +182,12 @@ def layer_option(default: int | None = -1, help: str = LAYER_HELP) -> Any:
 LAYER = layer_option()
 PROJECTION = option(None, "--projection", metavar="METHOD", help=f"Project the usages to 2-D: {PROJECTIONS_HELP}.")
 JSON = flag("--json", help="Print one JSON object on stdout.")
-PLOT = option(None, "--plot", metavar="FILE", help="Write a figure; the suffix picks the format: .png, .svg, .pdf.")
-HTML = option(None, "--html", metavar="FILE", help="Write the interactive views as one standalone HTML file (opens "
-              "offline in any browser).")
-DATA_DIR = option(None, "--data-dir", metavar="DIR", help="The data directory (default: $CONTEXTLENS_DATA, else "
-                  "~/.cache/contextlens/data).")
+PLOT = writes(option(None, "--plot", metavar="FILE", help="Write a figure; the suffix picks the format: .png, .svg, "
+                     ".pdf."))
+HTML = writes(option(None, "--html", metavar="FILE", help="Write the interactive views as one standalone HTML file "
+                     "(opens offline in any browser)."))
+DATA_DIR = reads(option(None, "--data-dir", metavar="DIR", help="The data directory (default: $CONTEXTLENS_DATA, "
+                        "else ~/.cache/contextlens/data)."))
 
 
 def top_k(default: int, help: str, *decls: str) -> Any:
@@ -151,10 +200,14 @@ def k_senses(help: str = "Number of senses (clusters), or 'auto' (best silhouett
     return option("auto", "--k", "-k", metavar="auto|N", help=help)
 
 
-def method_option(default: str | None = None) -> Any:
-    """``--method`` with another default than :data:`METHOD` (``eval``: static, the table itself)."""
-    return option(default, "--method", metavar="METHOD", help=f"How to use --vectors: {STATIC_METHODS_HELP} "
-                  f"(default: {default or DEFAULT_METHOD}).")
+def method_option(default: str = DEFAULT_METHOD) -> Any:
+    """``--method`` with another default than :data:`METHOD` (``eval``: static, the table itself).
+
+    The option's value stays None when it is not given (the command applies ``default``
+    over a table): a default value would read as given, and :func:`check_source` would
+    refuse it beside ``--model``."""
+    return option(None, "--method", metavar="METHOD", help=f"How to use --vectors: {STATIC_METHODS_HELP} "
+                  f"(default: {default}).")
 
 
 # -- parsers -----------------------------------------------------------------------------
@@ -249,8 +302,8 @@ def sentence_pairs(texts: list[str]) -> list[tuple[str, str]]:
             groups[-1].append(t)
     bad = [i for i, g in enumerate(groups) if len(g) != 2]
     if bad:
-        raise InputError(f"pair {bad[0] + 1} has {len(groups[bad[0]])} sentence(s); give exactly two: "
-                         "TEXT1 TEXT2 [--pair TEXT3 TEXT4]...")
+        raise InputError(f"{numbered('pair', bad[0])} has {len(groups[bad[0]])} sentence(s); give exactly "
+                         "two: TEXT1 TEXT2 [--pair TEXT3 TEXT4]...")
     return [(a, b) for a, b in groups]
 
 

@@ -13,17 +13,18 @@ from ._common import add_command, err, group, handle_errors, out, print_json, sa
 BUILD_METHODS_HELP = "counts | ppmi | ppmi-svd | word2vec | fasttext | glove"  # static.build.METHODS
 ANALOGY_METHODS_HELP = "3cosadd | 3cosmul"  # vectors.ANALOGY_METHODS
 MAX_DIM = 100_000
-VECTORS = o.option(o.DEFAULT_VECTORS, "--vectors", metavar="FILE|NAME", help="A static table: a vectors file "
-                   "(.npz, word2vec text/binary, GloVe text) or a packaged name.")
+VECTORS = o.reads(o.option(o.DEFAULT_VECTORS, "--vectors", metavar="FILE|NAME", help="A static table: a vectors "
+                           "file (.npz, word2vec text/binary, GloVe text) or a packaged name."))
+CORPUS = o.reads(typer.Argument(..., metavar="CORPUS...", help="Text files, .gz files or directories; one sentence "
+                                "per line."), corpus=True)
 
 
 @handle_errors
 def build(
-    corpus: list[Path] = typer.Argument(..., metavar="CORPUS...", help="Text files, .gz files or directories; one "
-                                        "sentence per line."),
+    corpus: list[Path] = CORPUS,
     method: str = o.option("ppmi-svd", "--method", metavar="METHOD", help=BUILD_METHODS_HELP + "."),
-    out_path: Path = o.option(..., "-o", "--out", metavar="FILE", help="Output file; its suffix picks the format "
-                              "(.npz, .txt, .bin)."),
+    out_path: Path = o.writes(o.option(..., "-o", "--out", metavar="FILE", help="Output file; its suffix picks the "
+                                       "format (.npz, .txt, .bin).")),
     window: int = o.bounded(o.option(None, "--window", metavar="N", help="Context window, words each side "
                                      "(default: 5; glove 10)."), 1, o.MAX_WINDOW),
     dim: int = o.bounded(o.option(None, "--dim", metavar="N", help="Vector dimension (default: ppmi-svd 300, "
@@ -79,12 +80,11 @@ def build(
 
 @handle_errors
 def distill(
-    corpus: list[Path] = typer.Argument(..., metavar="CORPUS...", help="Text files, .gz files or directories; one "
-                                        "sentence per line."),
-    model: str = o.option(..., "--model", "-m", metavar="NAME", help="The encoder whose usages to pool: minilm, "
-                          "mpnet, smollm2, a local directory or a Hugging Face id."),
-    out_path: Path = o.option(..., "-o", "--out", metavar="FILE", help="Output table (.npz); with several layers "
-                              "(or pools) one file per layer beside it, named by layer."),
+    corpus: list[Path] = CORPUS,
+    model: str = o.reads(o.option(..., "--model", "-m", metavar="NAME", help="The encoder whose usages to pool: "
+                                  "minilm, mpnet, smollm2, a local directory or a Hugging Face id.")),
+    out_path: Path = o.writes(o.option(..., "-o", "--out", metavar="FILE", help="Output table (.npz); with several "
+                                       "layers (or pools) one file per layer beside it, named by layer.")),
     layer: int = o.layer_option(None, help="The layer to pool (default: the last; 0 = the embedding row)."),
     layers: str = o.option(None, "--layers", metavar="all|N,N", help="Several layers: 'all' or a comma list; one "
                            "table each."),
@@ -92,8 +92,8 @@ def distill(
                          "list (median needs --max-usages)."),
     min_count: int = o.bounded(o.option(5, "--min-count", metavar="N", help="Drop words with fewer usages."),
                                1, 10**9),
-    words: Path = o.option(None, "--words", metavar="FILE", help="Only these words, one per line (# comments "
-                           "ignored)."),
+    words: Path = o.reads(o.option(None, "--words", metavar="FILE", help="Only these words, one per line (# "
+                                   "comments ignored).")),
     max_usages: int = o.bounded(o.option(None, "--max-usages", metavar="N", help="Pool at most N usages per word, "
                                          "a seeded uniform sample (the same on every run)."), 1, 10**9),
     engine: str = o.RUN_ENGINE, model_engine: str = o.MODEL_ENGINE, precision: str = o.PRECISION,
@@ -172,15 +172,13 @@ def neighbours(
     word: str = typer.Argument(..., metavar="WORD", help="The word whose nearest neighbours to list."),
     text: str = o.option(None, "--in", metavar="TEXT", help="A sentence WORD is used in: list its contextual "
                          "neighbours (the reference words nearest this usage at --layer) instead of the table's."),
-    vectors: str = o.option(None, "--vectors", metavar="FILE|NAME", help="A static table: a vectors file (.npz, "
-                            "word2vec text/binary, GloVe text) or a packaged name. Default: "
-                            f"{o.DEFAULT_VECTORS} (unless --model)."),
+    vectors: str = o.VECTORS,
     model: str = o.MODEL, method: str = o.METHOD,
     layer: int = o.layer_option(None, help="With --in: the layer (0 = the static row; default -1, the last)."),
     occurrence: str = o.OCCURRENCE,
-    reference: str = o.option(None, "--reference", metavar="FILE|NAME", help="With --in: the reference table at "
-                              "that layer (e.g. one `static distill` wrote; default: 20,000 common words each "
-                              "encoded alone, built once per model and cached)."),
+    reference: str = o.reads(o.option(None, "--reference", metavar="FILE|NAME", help="With --in: the reference "
+                                      "table at that layer (e.g. one `static distill` wrote; default: 20,000 common "
+                                      "words each encoded alone, built once per model and cached).")),
     k: int = o.top_k(10, "How many neighbours."), as_json: bool = o.JSON,
     html: Path = o.HTML,
 ) -> None:
@@ -216,7 +214,7 @@ def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence
     layer = -1 if layer is None else layer
     encoder = o.encoder_from_options(model=model, vectors=vectors, method=method, layer=layer)
     table = resolve_vectors(reference) if reference is not None else None
-    with spinner("finding neighbours (the first time per model: encoding the reference words)..."):
+    with spinner(f"finding the neighbours of {word!r}..."):
         r = contextual_neighbours(encoder, text, word, layer=layer, k=k, occurrence=o.parse_occurrence(occurrence),
                                   reference=table)
     if html:

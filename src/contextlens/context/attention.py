@@ -358,23 +358,24 @@ def random_projections(dim: int, heads: int = 1, d_head: int | None = None, seed
 
 
 def check_weights_size(n_words: int, n_layers: int, heads: int, *, work_bytes: int = 0,
-                       what: str = "the text", todo: str = "use a shorter text") -> None:
+                       what: str = "the text", todo: str = "use a shorter text", cli_todo: str | None = None) -> None:
     """Refuse a text whose ``(n_layers, heads, n_words, n_words)`` float32 attention weights
     (plus ``work_bytes`` per head and word pair while one layer is computed) would take
     more than ``WEIGHTS_BUDGET`` bytes: they grow with the square of the words, so a long
-    text must be refused before the work starts, with the limit named.
+    text must be refused before the work starts, with the limit named. ``todo`` says what to
+    do; ``cli_todo``, where it differs, what a command-line user can do (``err.cli``).
 
     >>> check_weights_size(1_000, 6, 12)  # 288 MB: fine
-    >>> check_weights_size(10_000, 6, 12, what="text 1", todo="pass attention=False")
+    >>> check_weights_size(10_000, 6, 12, what="text 0", todo="pass attention=False")
     Traceback (most recent call last):
     ...
-    contextlens.errors.InputError: text 1 has 10,000 words: its attention weights (6 layers x 12 heads x 10,000 x 10,000) would take 26.8 GiB, over the 512 MiB limit (1,365 words with 6 layers x 12 heads); pass attention=False
+    contextlens.errors.InputError: text 0 has 10,000 words: its attention weights (6 layers x 12 heads x 10,000 x 10,000) would take 26.8 GiB, over the 512 MiB limit (1,365 words with 6 layers x 12 heads); pass attention=False
     """
     per_pair = heads * (4 * n_layers + work_bytes)
     if per_pair * n_words**2 > WEIGHTS_BUDGET:
         most = int((WEIGHTS_BUDGET / per_pair) ** 0.5)
         shape = f"{n_layers} layer{'s' * (n_layers != 1)} x {heads} head{'s' * (heads != 1)}"
-        raise InputError(
-            f"{what} has {n_words:,} words: its attention weights ({shape} x {n_words:,} x {n_words:,}) "
-            f"would take {per_pair * n_words**2 / 2**30:.1f} GiB, over the {WEIGHTS_BUDGET >> 20} MiB limit "
-            f"({most:,} words with {shape}); {todo}")
+        problem = (f"{what} has {n_words:,} words: its attention weights ({shape} x {n_words:,} x {n_words:,}) "
+                   f"would take {per_pair * n_words**2 / 2**30:.1f} GiB, over the {WEIGHTS_BUDGET >> 20} MiB limit "
+                   f"({most:,} words with {shape})")
+        raise InputError(f"{problem}; {todo}", cli=f"{problem}; {cli_todo}" if cli_todo else None)

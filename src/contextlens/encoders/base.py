@@ -46,6 +46,7 @@ from ..errors import (
     TargetNotFoundError,
     ZeroVectorError,
     check_choice,
+    numbered,
 )
 from ..text import Word, locate, tokenize
 
@@ -256,7 +257,8 @@ class Encoding:
         check_choice("sentence pooling", pooling, SENTENCE_POOLINGS)
         if not self.sentence_vectors:
             why = self.meta.get("sentence", "only some words were kept (targets=)")
-            raise InputError(f"this encoding has no sentence vectors ({why}); encode the whole sentence")
+            raise InputError(f"this encoding has no sentence vectors ({why}); encode the whole sentence",
+                             cli=f"this text has no sentence vector ({why}); give a shorter text")
         if pooling not in self.sentence_vectors:
             raise InputError(f"{pooling} pooling is not available for this encoding (only "
                              f"{', '.join(self.sentence_vectors)}): a word-level encoder has no [CLS] piece")
@@ -298,9 +300,9 @@ def check_texts(texts) -> list[str]:
     out = list(texts)
     for i, text in enumerate(out):
         if not isinstance(text, str):
-            raise InputError(f"sentence {i + 1} is a {type(text).__name__}, not a string")
+            raise InputError(f"{numbered('sentence', i)} is a {type(text).__name__}, not a string")
         if not text.strip():
-            raise EmptyInputError(f"sentence {i + 1} is empty; give some words to encode")
+            raise EmptyInputError(f"{numbered('sentence', i)} is empty; give some words to encode")
     return out
 
 
@@ -368,13 +370,16 @@ class Encoder(ABC):
     - ``params()``: what identifies the encoder and its settings (recorded in each
       Encoding's ``meta``, keys of caches and index metadata);
     - ``static_vectors(words)``: each word's static row (layer 0), out of any sentence;
-    - ``sentence_vectors(texts)``: each whole text pooled to one vector per layer.
+    - ``sentence_vectors(texts)``: each whole text pooled to one vector per layer;
+    - ``causal``: whether a word's vector is computed from the words before it only (a causal
+      LM, self-attention with ``causal=True``): then later words cannot change it.
 
     Subclasses implement ``_encode_texts(texts, chosen)``, which receives non-empty texts
     and, per text, None or the word indices (into ``tokenize(text)``) to keep.
     """
 
     name = "encoder"
+    causal = False  # the encoders that read only earlier words set it
 
     @property
     @abstractmethod

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, check_int
+from ..errors import InputError, ask, check_choice, check_int
 from ..text import tokenize
 from . import models
 from .wordprob import (
@@ -40,7 +40,8 @@ from .wordprob import (
     piece_classes,
 )
 
-__all__ = ["LanguageModel", "Predictions", "LensLayer", "LensResult", "TrackedWord", "MASK", "NoLMHeadError"]
+__all__ = ["LanguageModel", "Predictions", "LensLayer", "LensResult", "TrackedWord", "MASK", "NoLMHeadError",
+           "not_causal"]
 
 log = logging.getLogger(__name__)
 NoLMHeadError = models.NoLMHeadError
@@ -118,6 +119,19 @@ LENS_RULE = ("top: first piece of each next word (pieces giving one word summed)
              "along its pieces times the probability that the word ends, each read through the lens")
 
 
+def not_causal(name: str, model_type: str) -> NoLMHeadError:
+    """The logit lens's refusal of a model that reads both sides of a word, in one sentence
+    that says why and what to choose (each front end words the choice: :func:`~contextlens.errors.ask`).
+
+    >>> str(not_causal("minilm", "bert"))
+    "the logit lens reads a causal language model's next-word predictions, and minilm (bert) reads the words on \
+both sides of each word, so it predicts no next word: pass model='smollm2'"
+    """
+    return NoLMHeadError(f"the logit lens reads a causal language model's next-word predictions, and {name} "
+                         f"({model_type}) reads the words on both sides of each word, so it predicts no next word: "
+                         f"{ask('model', 'smollm2')}")
+
+
 class LanguageModel:
     """A transformer with its language-model head.
 
@@ -127,15 +141,22 @@ class LanguageModel:
         Face id; a causal config loads ``AutoModelForCausalLM``, any other
         ``AutoModelForMaskedLM``.
     device : a torch device; threads : torch CPU threads (default: all cores).
+    kind : ``"causal"`` refuses, from the config alone, a model that does not predict the next
+        word (the logit lens needs one); None takes the model's own kind.
     """
 
-    def __init__(self, model: str = "smollm2", device: str = "cpu", threads: int | None = None):
+    def __init__(self, model: str = "smollm2", device: str = "cpu", threads: int | None = None,
+                 kind: str | None = None):
         torch, transformers = models.require_hf("predictions")
         self._torch = torch
+        if kind is not None:
+            check_choice("kind", kind, ("causal", "masked"))
         models.set_threads(threads)
         path = models.resolve(model)
         config = transformers.AutoConfig.from_pretrained(path)
         self.kind = "causal" if models.is_causal(config) else "masked"
+        if kind == "causal" and self.kind != "causal":  # said before the weights load
+            raise not_causal(models.packaged_name(model) or str(model), config.model_type)
         self.hf_model, self.tokenizer, self.path = models.load(model, attention=False, device=device, head=self.kind)
         self.name = models.packaged_name(model) or str(model)
         self.device = str(device)
@@ -290,8 +311,7 @@ class LanguageModel:
     # -- the logit lens ----------------------------------------------------------------------
     def _require_causal(self) -> None:
         if self.kind != "causal":
-            raise InputError(f"the logit lens reads next-word predictions, so it needs a causal LM; {self.name} "
-                             "is a masked LM (use smollm2 or another causal model)")
+            raise not_causal(self.name, self.hf_model.config.model_type)
 
     def _context(self, text: str, position: int | None) -> tuple[str, int, str]:
         words = tokenize(text)

@@ -38,7 +38,7 @@ from ..context.attention import (
     window_mask,
 )
 from ..context.mixers import check_alpha, neighbour_average
-from ..errors import DimensionError, InputError, check_bool, check_choice, check_int
+from ..errors import DimensionError, InputError, check_bool, check_choice, check_int, numbered
 from ..vectors import EmbeddingTable
 from .base import Encoder, Encoding, check_texts, keep_targets
 from .qk import MAX_PAD, AttentionParts, pick_layers
@@ -87,7 +87,8 @@ class _Mixer(Encoder):
         for i, (text, keep) in enumerate(zip(texts, chosen)):
             base = self.static.lookup(text, required=keep is None)
             heads, n_layers, work = self._weights_shape
-            check_weights_size(len(base.words), n_layers, heads, work_bytes=work, what=f"text {i + 1}",
+            check_weights_size(len(base.words), n_layers, heads, work_bytes=work,
+                               what=numbered("text", i, text),
                                todo=f"use a shorter text ({self.name} weighs every pair of words)")
             try:
                 mixed = self._mix(base) if base.words else None

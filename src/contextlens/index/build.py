@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from typing import Any
 
 from ..corpus import ReadStats, resolve_source
 from ..errors import InputError, check_choice, check_int
-from ..files import output_dir
+from ..files import check_outputs, output_dir
 from .encode import LocalEncoder, make_index_encoder, plan_chunk
 from .extract import LAYOUTS, MATCHES, Sentence, WordMatcher, count_words, iter_corpus_sentences
 from .store import DTYPES, PROGRESS, IndexMismatchError, UsageReader, UsageStore, open_progress_rows
@@ -130,7 +131,9 @@ def build_index(
     if (words is None) == (not all_words):
         raise InputError("give either target words (--words / --words-file) or all_words=True (--all-words)")
     started = time.perf_counter()
-    resolve_source(corpus)  # a missing path fails before any model is loaded
+    src = resolve_source(corpus)  # a missing path fails before any model is loaded
+    given = [corpus] if isinstance(corpus, str | os.PathLike) else list(corpus) if src.paths else []
+    check_outputs([("db", db)], [("corpus", p) for p in [*given, *src.paths]], files_of=lambda *_: ())
     output_dir(db)  # so does a --db that is a file, or a folder that cannot be written
     if all_words:
         words = count_words(iter_corpus_sentences(corpus, layout=layout), min_count=min_count)

@@ -33,7 +33,8 @@ from pathlib import Path
 
 from ..corpus import ReadStats, iter_lines, resolve_source
 from ..errors import EmptyInputError, InputError, check_choice
-from ..text import split_sentences, tokenize
+from ..files import read_text_file
+from ..text import split_lines, split_sentences, tokenize
 
 __all__ = [
     "MATCHES", "LAYOUTS", "Sentence", "Usage", "WordMatcher", "usage_id", "iter_corpus_sentences",
@@ -207,10 +208,9 @@ def _stream(src, layout: str, errors: str, stats: ReadStats) -> Iterator[Sentenc
 def read_word_list(path: str | Path) -> list[str]:
     """Target words from a file: one per line or comma-separated; ``#`` starts a comment."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: no such word-list file; give a file with one word per line")
+    text = read_text_file(path, "word-list file", "give a file with one word per line")
     words = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in split_lines(text):
         line = line.split("#", 1)[0]
         words += [w.strip() for w in line.split(",") if w.strip()]
     if not words:

@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..errors import EmptyInputError, FileFormatError, InputError, TargetNotFoundError, check_int
+from ..errors import EmptyInputError, FileFormatError, InputError, TargetNotFoundError, ask, check_int
 from ..text import locate, tokenize
 from .store import IndexMismatchError, UsageReader, open_store
 
@@ -68,7 +68,7 @@ def check_model(store: UsageReader, model: str | None) -> None:
     if asked != built and str(Path(asked).resolve()) != str(Path(built).resolve()):
         raise IndexMismatchError(
             f"{store.path} was built with model {built!r}, not {asked!r}: vectors of different models "
-            f"cannot be compared; search with --model {built} (or build an index with {asked})"
+            f"cannot be compared; {ask('model', built)} (or build an index with {asked})"
         )
 
 
@@ -172,10 +172,10 @@ class Query(NamedTuple):
 def read_queries(path: str | os.PathLike) -> list[Query]:
     """The searches of a queries file: ``word<TAB>sentence`` per line (see the module docstring)."""
     from ..corpus import iter_lines
+    from ..files import check_input_file
 
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: no such queries file; give a file of 'word<TAB>sentence' lines")
+    check_input_file(path, "queries file", "give a file of 'word<TAB>sentence' lines")
     queries = []
     for number, line in enumerate(iter_lines(path), 1):
         if not line.strip() or line.lstrip().startswith("#"):

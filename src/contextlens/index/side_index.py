@@ -283,6 +283,9 @@ def _write_ivf(faiss, x: np.ndarray, positions: np.ndarray, lists: int, dim: int
     index = faiss.IndexIVFScalarQuantizer(quantizer, dim, lists, faiss.ScalarQuantizer.QT_fp16,
                                           faiss.METRIC_INNER_PRODUCT, False)
     n = len(positions)
+    # FAISS prints (C++, on stderr) a warning when k-means has under 39 rows per list: a small index
+    # (few usages, one list) is trained on what there is, by design; the threshold does nothing else
+    index.cp.min_points_per_centroid = 1
     sample = np.sort(np.random.default_rng(0).choice(n, min(n, TRAIN_PER_LIST * lists), replace=False))
     index.train(_unit(x[positions[sample]]) if n else np.zeros((1, dim), np.float32))
     for a in range(0, n, ADD_BATCH):

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from .. import __version__
-from ..errors import FileFormatError, InputError, MissingDependencyError, check_choice
+from ..errors import FileFormatError, InputError, MissingDependencyError, ask, check_choice
 from .side_index import ANN_MIN_ROWS, SideIndex, build_side_index, lists_for, open_side_index, probes_for
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ class _Index:
             return vector_column(self.layers[-1])
         if int(layer) not in self.layers:
             raise InputError(f"layer {layer} is not stored in {self.path}; it holds layers "
-                             f"{', '.join(map(str, self.layers))} (choose one of them: --layer, or the layer field)")
+                             f"{', '.join(map(str, self.layers))} ({ask('layer')} with one of them)")
         return vector_column(layer)
 
     def refresh(self) -> None:

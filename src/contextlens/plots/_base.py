@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from ..errors import check_choice  # noqa: E402
 from ..files import atomic_output  # noqa: E402
 
-__all__ = ["save_figure", "figure_format", "FIGURE_FORMATS", "plt", "short"]
+__all__ = ["save_figure", "figure_format", "FIGURE_FORMATS", "plt", "short", "plain_text"]
 
 FIGURE_FORMATS = ("png", "svg", "pdf")
 
@@ -25,6 +26,32 @@ def figure_format(path: str | os.PathLike) -> str:
     'svg'
     """
     return check_choice("figure format (file suffix)", Path(path).suffix.lstrip(".").lower(), FIGURE_FORMATS)
+
+
+def plain_text(build):
+    """A figure builder whose texts are all shown as written. Matplotlib reads the text
+    between two ``$`` as mathematics: a sentence "it cost $5 and $6" would lose its dollars
+    to italics, and one holding ``$\\frac{a}{$`` would stop the figure with a parse error. So
+    every text the builder makes (titles, ticks, legends, notes: sentences and words come
+    through all of them) is made with ``text.parse_math`` off.
+
+    >>> import matplotlib.pyplot as pyplot
+    >>> @plain_text
+    ... def note(text):
+    ...     fig, ax = pyplot.subplots()
+    ...     return ax.set_title(text)
+    >>> title = note("it cost $5 and $6")
+    >>> title.get_text(), title.get_parse_math()
+    ('it cost $5 and $6', False)
+    >>> pyplot.close("all")
+    """
+
+    @functools.wraps(build)
+    def built(*args, **kwargs):
+        with plt.rc_context({"text.parse_math": False}):
+            return build(*args, **kwargs)
+
+    return built
 
 
 def save_figure(fig, path: str | os.PathLike, *, dpi: int = 150) -> Path:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._base import plt
+from ._base import plain_text, plt
 
 __all__ = ["effect_sizes"]
 
 
+@plain_text
 def effect_sizes(rows: Sequence, *, title: str = ""):
     """Effect size of each test (one line per test and model) against the layer; CEAT's
     95 % interval as error bars; a single layer gives one bar per test instead. ``rows``

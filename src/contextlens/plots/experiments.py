@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ._base import plt, short
+from ._base import plain_text, plt, short
 
 __all__ = [
     "cosine_heatmap", "spread_bars", "projection_scatter", "attention_heads", "attention_matrix",
@@ -33,19 +33,23 @@ def _heat(ax, m: np.ndarray, xlabels, ylabels, *, cmap="viridis", vmin=None, vma
     return im
 
 
-def cosine_heatmap(matrix, labels: Sequence[str], *, title: str = ""):
-    """Heatmap of a usage cosine matrix ``(n, n)``; ``labels`` are the sentences."""
+@plain_text
+def cosine_heatmap(matrix, labels: Sequence[str], *, names: Sequence[str] | None = None, title: str = ""):
+    """Heatmap of a usage cosine matrix ``(n, n)``; ``labels`` are the sentences, ``names`` the
+    usages' names (explore's ``labels``: ``S0``, ``S0 #1``; default their indices, from 0)."""
     m = np.asarray(matrix, dtype=np.float64)
     n = len(m)
-    names = [f"{i + 1}. {short(s, 36)}" for i, s in enumerate(labels)]
+    names = [str(i) for i in range(n)] if names is None else [str(x) for x in names]
     fig, ax = plt.subplots(figsize=(min(14, 3.5 + 0.55 * n), min(12, 2.5 + 0.45 * n)))
-    im = _heat(ax, m, [str(i + 1) for i in range(n)], names, vmin=min(0.0, m.min()), vmax=1.0)
+    rows = [f"{name}: {short(s, 36)}" for name, s in zip(names, labels, strict=True)]
+    im = _heat(ax, m, names, rows, vmin=min(0.0, m.min()), vmax=1.0)
     fig.colorbar(im, ax=ax, label="cosine", shrink=0.8)
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return fig
 
 
+@plain_text
 def spread_bars(words: Sequence[Mapping], *, title: str = ""):
     """Bars of each word's spread (1 − mean cosine of its usages), with whiskers from the
     most similar pair (1 − max cosine) to the least similar one (1 − min cosine)."""
@@ -63,6 +67,7 @@ def spread_bars(words: Sequence[Mapping], *, title: str = ""):
     return fig
 
 
+@plain_text
 def projection_scatter(
     points, groups: Sequence, *, labels: Sequence[str] | None = None, method: str = "pca",
     group_name: str = "cluster", title: str = "",
@@ -86,6 +91,7 @@ def projection_scatter(
     return fig
 
 
+@plain_text
 def attention_matrix(matrix, words: Sequence[str], *, special: Sequence[float] | None = None, title: str = ""):
     """Words × words heatmap (row = the word attending), plus a ``[special]`` column."""
     m = np.asarray(matrix, dtype=np.float64)  # (n, n)
@@ -103,6 +109,7 @@ def attention_matrix(matrix, words: Sequence[str], *, special: Sequence[float] |
     return fig
 
 
+@plain_text
 def attention_heads(result: Mapping, *, title: str = ""):
     """The weights one word gave every word: one row per (layer, head), then the mean over
     heads per layer and, when present, the rollout per layer (analysis.attribution dict)."""
@@ -133,6 +140,7 @@ def attention_heads(result: Mapping, *, title: str = ""):
     return fig
 
 
+@plain_text
 def rank_scatter(result: Mapping, *, title: str = ""):
     """Static vs contextual cosine of each word pair; the pairs that moved most are named."""
     rows = result["pairs"]
@@ -155,6 +163,7 @@ def rank_scatter(result: Mapping, *, title: str = ""):
     return fig
 
 
+@plain_text
 def geometry_lines(result: Mapping, *, title: str = ""):
     """Anisotropy, intra-sentence similarity and mean self-similarity by layer; dashed:
     the anisotropy-adjusted values."""

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ._base import plt
+from ._base import plain_text, plt
 
 __all__ = ["lens_ranks", "occlusion_lines"]
 
 
+@plain_text
 def lens_ranks(result: Mapping, *, title: str = ""):
     """The rank (log scale, 1 at the top) of each tracked word at every layer of a logit
     lens result (``LensResult.as_dict()``)."""
@@ -29,6 +30,7 @@ def lens_ranks(result: Mapping, *, title: str = ""):
     return fig
 
 
+@plain_text
 def occlusion_lines(result: Mapping, *, title: str = ""):
     """Spearman between occlusion effect and attention (mean over heads, rollout) per
     layer (``occlusion_vs_attention``'s result); undefined values are gaps."""

@@ -7,11 +7,12 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ._base import plt
+from ._base import plain_text, plt
 
 __all__ = ["weights_bar", "layer_cosines", "static_vs_contextual"]
 
 
+@plain_text
 def weights_bar(weights: Sequence[Mapping], *, title: str = "", highlight: int | None = None):
     """Bar chart of ``[{word, weight}, ...]`` (the weights one word gave its neighbours)."""
     words = [w["word"] for w in weights]
@@ -29,6 +30,7 @@ def weights_bar(weights: Sequence[Mapping], *, title: str = "", highlight: int |
     return fig
 
 
+@plain_text
 def layer_cosines(series: Mapping[str, Sequence[float]], layer_names: Sequence[str], *, title: str = ""):
     """Cosine between two usages at every layer, one line per pair (label → values)."""
     fig, ax = plt.subplots(figsize=(max(4.0, 0.5 * len(layer_names) + 2), 3.2))
@@ -48,6 +50,7 @@ def layer_cosines(series: Mapping[str, Sequence[float]], layer_names: Sequence[s
     return fig
 
 
+@plain_text
 def static_vs_contextual(
     points: np.ndarray, labels: Sequence[str], kinds: Sequence[str], *,
     arrows: Sequence[tuple[int, int]] = (), title: str = "",

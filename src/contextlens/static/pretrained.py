@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..disk_cache import DiskCache, Lease, check_marker, write_marker
 from ..errors import (
     ContextLensError,
     FileFormatError,
@@ -26,7 +27,7 @@ from ..errors import (
     MissingDependencyError,
     UnknownOptionError,
 )
-from ..files import atomic_output, cache_dir
+from ..files import check_input_file
 from ..vectors import EmbeddingTable
 
 __all__ = ["PACKAGED", "load_vectors", "packaged_path", "PackageMissingError"]
@@ -86,67 +87,79 @@ def _read_words(path: Path) -> list[str]:
 @functools.lru_cache(maxsize=4)
 def _load_packaged(name: str) -> EmbeddingTable:
     vectors_path, words_path = packaged_path(name)
-    prepared = _prepared_dir(name, vectors_path, words_path)
-    if prepared is not None and (prepared / _PREPARED[-1]).exists():
-        table = _read_prepared(prepared, name)
-        if table is not None:
-            return table
+    try:
+        return _prepared(name, vectors_path, words_path)
+    except (OSError, ValueError, ContextLensError) as err:  # no cache folder, a read-only one, ...
+        log.info("no prepared copy of %s (%s): loading it from the package", name, err)
+    return _from_package(name, vectors_path, words_path)
+
+
+def _from_package(name: str, vectors_path: Path, words_path: Path) -> EmbeddingTable:
     vectors = np.ascontiguousarray(np.load(vectors_path), dtype=np.float32)  # (n, dim); the package's is Fortran-ordered
     words = _read_words(words_path)
     if len(words) != len(vectors):
         raise FileFormatError(words_path, None,
                               f"{len(words)} words but {len(vectors)} vector rows in {vectors_path}")
     log.info("loaded %s: %d words, dim %d", name, len(words), vectors.shape[1])
-    table = EmbeddingTable._checked_elsewhere(words, vectors, name=name)
-    if prepared is not None:
-        _write_prepared(prepared, table)
-    return table
+    return EmbeddingTable._checked_elsewhere(words, vectors, name=name)
 
 
 # -- the prepared copy: what a packaged table is after loading, memory-mapped next time -----
-_PREPARED = ("vectors.npy", "norms.npy", "unit.npy", "words.txt")  # words last: its presence marks a whole copy
+_PREPARED = ("vectors.npy", "norms.npy", "unit.npy", "words.txt")
+_held: dict[Path, Lease] = {}  # prepared copies memory-mapped by this process: never evicted meanwhile
 
 
-def _prepared_dir(name: str, vectors_path: Path, words_path: Path) -> Path | None:
-    """The cache folder of the prepared copy of this build of the package (named by the
-    files' sizes and times), or None when there is no cache folder to use."""
+class _NotPrepared(ContextLensError):
+    """A table whose copy cannot be prepared (a word holds a line break)."""
+
+
+def _prepared(name: str, vectors_path: Path, words_path: Path) -> EmbeddingTable:
+    """The table memory-mapped from its prepared copy in the ``tables`` cache (one entry
+    per build of the package, named by its files' sizes and times), prepared first when
+    missing or damaged (checked by content); the copy stays in use while this process
+    lives (its arrays are mapped)."""
+    stamp = "-".join(f"{st.st_size}-{st.st_mtime_ns}" for st in (vectors_path.stat(), words_path.stat()))
+    cache = DiskCache("tables")
+    target = cache.folder / f"{name}-{stamp}"
+    lease = cache.use(target)
+    with cache.building(target, check=lambda t: check_marker(t) or _shape_problem(t)) as tmp:
+        if tmp is not None:
+            _write_prepared(tmp, _from_package(name, vectors_path, words_path))
+    table = _read_prepared(target, name)
+    _held[target] = lease
+    return table
+
+
+def _shape_problem(folder: Path) -> str | None:
+    """Why the prepared arrays disagree in size, or None (a copy of a damaged package)."""
     try:
-        stamp = "-".join(f"{st.st_size}-{st.st_mtime_ns}" for st in (vectors_path.stat(), words_path.stat()))
-        return cache_dir("tables", name, stamp)
-    except (OSError, ContextLensError) as err:
-        log.info("no prepared copy of %s (%s): loading it from the package", name, err)
-        return None
+        _read_prepared(folder, "the table")
+    except (OSError, ValueError) as err:
+        return str(err)
+    return None
 
 
-def _read_prepared(folder: Path, name: str) -> EmbeddingTable | None:
+def _read_prepared(folder: Path, name: str) -> EmbeddingTable:
     """The table from its prepared copy, memory-mapped: the vectors, their norms and unit
     rows are read from disk only as they are used (a neighbours query of one word reads
-    the unit rows once, and nothing else is computed). None if the copy is damaged."""
-    try:
-        vectors, norms, unit = (np.load(folder / f, mmap_mode="r").view(np.ndarray) for f in _PREPARED[:3])
-        words = (folder / _PREPARED[3]).read_text(encoding="utf-8").split("\n")
-        if not (len(words) == len(vectors) == len(norms) == len(unit) and vectors.shape == unit.shape):
-            raise ValueError(f"sizes differ: {len(words)} words, vectors {vectors.shape}, unit {unit.shape}")
-    except (OSError, ValueError) as err:
-        log.warning("the prepared copy of %s in %s is damaged (%s): loading it from the package", name, folder, err)
-        return None
+    the unit rows once, and nothing else is computed)."""
+    vectors, norms, unit = (np.load(folder / f, mmap_mode="r").view(np.ndarray) for f in _PREPARED[:3])
+    words = (folder / _PREPARED[3]).read_text(encoding="utf-8").split("\n")
+    if not (len(words) == len(vectors) == len(norms) == len(unit) and vectors.shape == unit.shape):
+        raise ValueError(f"sizes differ: {len(words)} words, vectors {vectors.shape}, unit {unit.shape}")
     table = EmbeddingTable._checked_elsewhere(words, vectors, name=name)
     table._norms, table._unit = norms, unit
     return table
 
 
 def _write_prepared(folder: Path, table: EmbeddingTable) -> None:
-    """Write the prepared copy (each file atomically, the words last); a failure only logs."""
+    """Write the prepared copy into ``folder`` (a build, renamed into place when whole)."""
     if any("\n" in w for w in table.keys):
-        return
-    try:
-        for file, array in zip(_PREPARED, (table.vectors, table.norms, table.unit_vectors)):
-            with atomic_output(folder / file) as tmp, open(tmp, "wb") as f:
-                np.save(f, array)
-        with atomic_output(folder / _PREPARED[3]) as tmp:
-            tmp.write_text("\n".join(table.keys), encoding="utf-8")
-    except (OSError, ContextLensError) as err:
-        log.info("could not write the prepared copy of %s to %s (%s)", table.name, folder, err)
+        raise _NotPrepared(f"a word of {table.name} holds a line break")
+    for file, array in zip(_PREPARED, (table.vectors, table.norms, table.unit_vectors)):
+        np.save(folder / file, array)
+    (folder / _PREPARED[3]).write_text("\n".join(table.keys), encoding="utf-8")
+    write_marker(folder, f"table: {table.name}")
 
 
 @functools.lru_cache(maxsize=8)
@@ -169,6 +182,8 @@ def load_vectors(spec: str | os.PathLike) -> EmbeddingTable:
     if path.is_dir():
         raise InputError(f"{spec} is a folder, not a vectors file; give the file itself (.npz, word2vec "
                          f"text or binary, GloVe text) or one of the packaged tables: {', '.join(PACKAGED)}")
+    if path.exists():  # a device (/dev/null), a pipe: one line naming it
+        check_input_file(path, "vectors file", f"give a file or one of the packaged tables: {', '.join(PACKAGED)}")
     if isinstance(spec, str) and not path.suffix and os.sep not in spec:
         close = difflib.get_close_matches(spec, list(_PACKAGES), n=1, cutoff=0.5)
         hint = f" (did you mean {close[0]!r}?)" if close else ""

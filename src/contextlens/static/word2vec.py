@@ -2,7 +2,9 @@
 
 The corpus streams from disk: one plain, uncompressed, valid UTF-8 file read as is
 (no lower-casing, white-space tokens) goes to gensim's multi-threaded ``corpus_file``
-reader; anything else (``.gz``, a directory, several files, ``lower=True``, the "words"
+reader, unless it holds a line break or white space that reader would read otherwise than
+:mod:`contextlens.corpus` (a lone ``\\r`` ends a line here, not there; U+00A0, U+2028 and
+the like separate words here, not there); anything else (``.gz``, a directory, several files, ``lower=True``, the "words"
 tokenizer, ``errors="skip"`` on a file with bad bytes, an in-memory list) is a restartable
 :class:`~contextlens.corpus.SentenceStream` read again on every epoch.
 
@@ -17,7 +19,9 @@ character n-grams by the model: ``fasttext_model(...).wv["unseenword"]``.
 from __future__ import annotations
 
 import logging
+import mmap
 import os
+import re
 import zlib
 from pathlib import Path
 
@@ -60,6 +64,27 @@ def _stable_hash(text: str) -> int:
     return zlib.crc32(text.encode("utf-8"))
 
 
+# what gensim's C++ line reader (std::getline, then ``>>`` words) reads otherwise than str.split()
+# of the lines of contextlens.corpus: a lone \r (not a line end there), and the non-ASCII white
+# space and \x1c-\x1f (not word separators there), as UTF-8 bytes
+_GENSIM_DIFFERS = re.compile(rb"\r(?!\n)|[\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
+                             rb"|\xe2\x81\x9f|\xe3\x80\x80")
+
+
+def _gensim_reads_alike(path: Path) -> bool:
+    """Whether gensim's ``corpus_file`` reader gives ``path`` the lines and words ours does.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "c.txt"
+    >>> _ = p.write_bytes(b"a b\\r\\nc d\\n"); _gensim_reads_alike(p)
+    True
+    >>> _ = p.write_bytes(b"a b\\rc d\\n"); _gensim_reads_alike(p)
+    False
+    """
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        return _GENSIM_DIFFERS.search(data) is None
+
+
 def _corpus_file(corpus, lower: bool, tokenizer: str, errors: str) -> str | None:
     """The path to hand to gensim's ``corpus_file`` reader, or None to stream instead."""
     src = resolve_source(corpus)
@@ -78,7 +103,7 @@ def _corpus_file(corpus, lower: bool, tokenizer: str, errors: str) -> str | None
         if errors == "strict":
             raise
         return None
-    return str(path)
+    return str(path) if _gensim_reads_alike(path) else None
 
 
 def _gensim():

@@ -20,6 +20,12 @@ the same script. :class:`Page` puts several views in one file.
 Views of attention (head, model, neuron, mask, input) are drawn by our own SVG and
 canvas script (a page of a few hundred kB); the projection, layers, cosine and senses
 views, and the lens, occlusion and neighbours views, by Plotly, inlined once per page (about 4.8 MB).
+
+What every view keeps to: a word is keyed by its position, never its string (the two *the*
+of a sentence are two bars); a tokenizer's pieces are shown as text (:mod:`.pieces`); user
+text reaches a figure whole and inert (the page's data through :func:`.base.script_json`,
+Plotly's labels through the script's ``CLViews.plotText``); and each view downloads as SVG
+and PNG, its title and the state of its controls included (``CLViews.toSvg``).
 """
 
 from .attention import AttentionData, attention_data, head_view, model_view

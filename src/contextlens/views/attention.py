@@ -38,6 +38,7 @@ from ..encoders.qk import AttentionParts
 from ..errors import InputError, check_choice, check_float
 from .base import View, short
 from .packing import Packed, SparseWeights, pack, quantise, sparsify
+from .pieces import parts_labels, piece_title, word_piece_labels
 
 __all__ = ["AttentionLevel", "AttentionData", "attention_data", "head_view", "model_view", "DEFAULT_THRESHOLD",
            "ENTRY_BUDGET"]
@@ -57,8 +58,8 @@ class AttentionLevel:
     else n)``, the last column being the special tokens as one node.
     """
 
-    tokens: tuple[str, ...]
-    titles: tuple[str, ...]  # a tooltip per token: its pieces and their ids, or the piece's id
+    tokens: tuple[str, ...]  # as shown: a piece without its tokenizer's markers (views.pieces)
+    titles: tuple[str, ...]  # a tooltip per token: its pieces and their ids, or the piece's id and spelling
     special: tuple[bool, ...]  # per token: a special token or padding
     token_words: tuple[tuple[int, ...], ...]  # per token, the words (indices) it belongs to
     weights: SparseWeights
@@ -88,13 +89,15 @@ def _with_mean(a: np.ndarray) -> np.ndarray:
 
 
 def _word_titles(enc: Encoding) -> tuple[str, ...]:
-    """Per word, its pieces and their token ids (a transformer's Encoding), else the word."""
+    """Per word, its pieces (as :mod:`~contextlens.views.pieces` shows them) and their token
+    ids (a transformer's Encoding), else the word."""
     pieces, ids = enc.meta.get("pieces"), enc.meta.get("piece_ids")
     if not pieces or len(pieces) != len(enc.words):
         return tuple(enc.tokens)
     out = []
-    for k, word in enumerate(enc.tokens):
-        shown = [f"{p} (id {i})" for p, i in zip(pieces[k], ids[k])] if ids else list(pieces[k])
+    for k, (word, labels) in enumerate(zip(enc.tokens, word_piece_labels(pieces, enc.tokens))):
+        shown = ([piece_title(lab, p, i) for lab, p, i in zip(labels, pieces[k], ids[k])] if ids
+                 else [piece_title(lab, p, None) for lab, p in zip(labels, pieces[k])])
         out.append(f"{word}: " + " ".join(shown))
     return tuple(out)
 
@@ -122,9 +125,8 @@ def _piece_level(enc: Encoding, parts: Sequence[AttentionParts], threshold, budg
     att = np.stack([p.weights for p in parts]).astype(np.float64)  # (layers, heads, T, T)
     special = np.array(first.special)
     share = att[..., special].sum(axis=-1)  # (layers, heads, T): to special tokens, which are also tokens here
-    titles = [f"{t} (id {i})" if first.token_ids else t for t, i in
-              zip(first.tokens, first.token_ids or first.tokens)]
-    level = _level(first.tokens, titles, special, first.token_words, att, None, threshold, budget)
+    labels, titles = parts_labels(first)
+    level = _level(labels, titles, special, first.token_words, att, None, threshold, budget)
     return replace(level, special_share=pack(_with_mean(share), "float32"))
 
 

@@ -32,6 +32,7 @@ import numpy as np
 from ..analysis.projection import PROJECTIONS, project
 from ..analysis.senses import SenseClusterer
 from ..analysis.similarity import cosine_matrix
+from ..analysis.usages import usage_labels
 from ..encoders.base import Encoding
 from ..errors import EmptyInputError, InputError, check_choice, check_int
 from .base import View
@@ -100,24 +101,30 @@ def _need(result: Mapping, keys: Sequence[str], what: str) -> None:
 
 def layers_view(result: Mapping[str, Any], *, title: str = "") -> View:
     """Cosine between a word's usages, layer by layer: the result of ``layer_divergence``
-    (one line per pair of sentences) or of ``compare`` (one pair)."""
+    (one line per pair of sentences, its sentences named 0 and 1 in the hovers),
+    ``usage_divergence`` (one per two usages, named as the lab names them: S0, S0 #1) or
+    ``compare`` (one pair, S0–S1)."""
     if "pairs" not in result and "cosine_by_layer" in result:
-        result = {**result, "pairs": [{"label": "1–2", "sentences": result.get("sentences", []),
-                                       "cosine_by_layer": result["cosine_by_layer"]}]}
-    _need(result, ("word", "layer_names", "pairs"), "layer_divergence or compare")
+        result = {**result, "pairs": [{"label": "S0–S1", "sentences": result.get("sentences", []),
+                                       "labels": ["S0", "S1"], "cosine_by_layer": result["cosine_by_layer"]}]}
+    _need(result, ("word", "layer_names", "pairs"), "layer_divergence, usage_divergence or compare")
     data = {"word": result["word"], "layer_names": list(result["layer_names"]),
             "layer_ids": list(result.get("layer_ids") or range(len(result["layer_names"]))),
             "pairs": [{"label": p["label"], "sentences": list(p.get("sentences", [])),
+                       "labels": list(p.get("labels") or map(str, range(len(p.get("sentences", []))))),
                        "cosine_by_layer": list(p["cosine_by_layer"])} for p in result["pairs"]]}
     return View("layers", data, title or f"'{result['word']}' layer by layer")
 
 
 def cosine_view(result: Mapping[str, Any], *, title: str = "") -> View:
-    """The cosine matrix of each word's usages at one layer: the result of ``explore``."""
+    """The cosine matrix of each word's usages at one layer: the result of ``explore``; a
+    usage is named as the lab names it (``labels``: S0, or S0 #1 beside another usage of S0)."""
     _need(result, ("layer", "layer_name", "words"), "explore")
     keep = ("word", "matrix", "sentences", "positions", "spread", "mean_cosine", "min_cosine", "max_cosine")
     data = {"layer": result["layer"], "layer_name": result["layer_name"],
-            "words": [{k: w[k] for k in keep} for w in result["words"]]}
+            "words": [{**{k: w[k] for k in keep},
+                       "labels": w.get("labels") or usage_labels(w["positions"], w.get("occurrences"))}
+                      for w in result["words"]]}
     return View("cosine", data, title or f"cosines of usages at {result['layer_name']}")
 
 

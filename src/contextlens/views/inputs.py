@@ -24,11 +24,13 @@ import itertools
 from collections.abc import Sequence
 
 from ..analysis.similarity import cosine_by_layer
+from ..analysis.usages import usage_labels
 from ..encoders.base import Encoding
 from ..errors import EmptyInputError, InputError, TargetNotFoundError
 from ..vectors import cosine
 from .base import View
 from .packing import pack
+from .pieces import word_piece_labels
 
 __all__ = ["input_view"]
 
@@ -37,9 +39,11 @@ MAX_SENTENCES = 16
 
 def _sentence(enc: Encoding) -> dict:
     pieces, ids = enc.meta.get("pieces"), enc.meta.get("piece_ids")
+    real = bool(pieces) and len(pieces) == len(enc.words)
     return {
         "text": enc.text, "words": enc.tokens,
-        "pieces": pieces if pieces and len(pieces) == len(enc.words) else [[w] for w in enc.tokens],
+        "pieces": word_piece_labels(pieces, enc.tokens) if real else [[w] for w in enc.tokens],
+        "raw_pieces": pieces if real else None,  # each piece as the tokenizer spells it (a tooltip)
         "piece_ids": ids if ids and len(ids) == len(enc.words) else None,
         "row": pack(enc.layers[0], "float32"),
         "entered": None if enc.embeddings_output is None else pack(enc.embeddings_output, "float32"),
@@ -56,6 +60,7 @@ def _compare(encodings: Sequence[Encoding], word: str) -> list[dict]:
     if len(found) < 2:
         raise TargetNotFoundError(f"{word!r} occurs {len(found)} time(s) in these sentences; comparing its "
                                   "usages needs at least 2")
+    labels = dict(zip(found, usage_labels([s for s, _ in found]), strict=True))  # S0, or S0 #1 beside S0 #0
     rows = []
     for (s, i), (t, j) in itertools.combinations(found, 2):
         a, b = encodings[s], encodings[t]
@@ -67,7 +72,8 @@ def _compare(encodings: Sequence[Encoding], word: str) -> list[dict]:
         stages += [{"name": name, "cosine": c} for name, c in zip(a.layer_names[1:], by_layer[1:])]
         ids = [e.meta.get("piece_ids") for e in (a, b)]
         same = None if None in ids else ids[0][i] == ids[1][j]
-        rows.append({"a": [s, i], "b": [t, j], "same_ids": same, "stages": stages})
+        rows.append({"a": [s, i], "b": [t, j], "labels": [labels[s, i], labels[t, j]], "same_ids": same,
+                     "stages": stages})
     return rows
 
 

@@ -33,6 +33,7 @@ from ..encoders.qk import AttentionParts
 from ..errors import InputError, check_int
 from .base import View, short
 from .packing import pack
+from .pieces import parts_labels
 
 __all__ = ["neuron_view", "mask_view", "leaked_weight"]
 
@@ -49,8 +50,10 @@ def _head(parts: AttentionParts, head: int) -> int:
 
 
 def _common(parts: AttentionParts) -> dict:
+    labels, titles = parts_labels(parts)  # pieces without their tokenizer's markers; tooltips
     return {
-        "sentence": parts.text, "layer": parts.layer, "layer_name": parts.layer_name, "tokens": list(parts.tokens),
+        "sentence": parts.text, "layer": parts.layer, "layer_name": parts.layer_name, "tokens": labels,
+        "titles": titles,
         "token_words": [list(ws) for ws in parts.token_words], "words": list(parts.words),
         "token_ids": None if parts.token_ids is None else list(parts.token_ids), "special": list(parts.special),
         "padding": parts.padding, "heads": parts.heads, "d_head": parts.d_head, "scale": parts.scale,

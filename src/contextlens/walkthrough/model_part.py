@@ -116,9 +116,9 @@ def transformer_part(out: Path, model: str = "minilm") -> dict[str, Any]:
         sentences = [s for group in senses_of.values() for s in group]
         r = explore(encoder, sentences, word)
         row = r["words"][0]
-        labels = [f"{sense} {i + 1}" for sense, group in senses_of.items() for i in range(len(group))]
+        labels = [f"{sense} {i}" for sense, group in senses_of.items() for i in range(len(group))]
         name = f"explore_{word}.png"
-        plots.save_figure(plots.cosine_heatmap(row["matrix"], labels,
+        plots.save_figure(plots.cosine_heatmap(row["matrix"], labels, names=row["labels"],
                                                title=f"{word!r}: cosine between usages ({r['layer_name']})"),
                           out / name)
         same_sense, other_sense = [], []

@@ -15,6 +15,7 @@ from ..analysis.incontext import compare, contextualize
 from ..analysis.projection import project
 from ..encoders.mixing import NeighbourAverage, SelfAttention
 from ..encoders.registry import resolve_vectors
+from ..text import split_lines
 
 __all__ = ["worked_example", "polysemy", "worked_example_corpus", "markdown", "POLYSEMY"]
 
@@ -38,7 +39,7 @@ POLYSEMY: dict[str, list[tuple[str, str]]] = {
 def worked_example_corpus() -> list[str]:
     """The 16 phrases of the worked 'bank' example (packaged data file ``data/worked_example.txt``)."""
     text = resources.files("contextlens").joinpath("data", "worked_example.txt").read_text("utf-8")
-    return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    return [line for line in split_lines(text) if line.strip() and not line.startswith("#")]
 
 
 def worked_example(out: Path) -> dict[str, Any]:
@@ -87,7 +88,7 @@ def polysemy(out: Path, vectors: str) -> dict[str, Any]:
                 "weights": [[(w["word"], w["weight"]) for w in r["weights"]] for r in rows],
             }
             if method == "attention":
-                for k, r in enumerate(rows, 1):
+                for k, r in enumerate(rows):
                     enc = encoder.encode([r["sentence"]])[0]
                     points.append(enc.layers[-1, r["index"]])
                     labels.append(f"{word} in s{k}")
@@ -95,7 +96,7 @@ def polysemy(out: Path, vectors: str) -> dict[str, Any]:
                     arrows.append((2, len(points) - 1))
                 name = f"weights_{word}.png"
                 plots.save_figure(plots.weights_bar(rows[0]["weights"], highlight=rows[0]["index"],
-                                                    title=f"attention of {word!r} in s1"), out / name)
+                                                    title=f"attention of {word!r} in s0"), out / name)
                 entry["weights_figure"] = name
         xy = project(np.vstack(points))
         name = f"pca_{word}.png"
@@ -123,10 +124,10 @@ def markdown(results: dict[str, Any]) -> list[str]:
     lines += [""] + [f"![]({f})" for f in w["figures"]]
     p = results["polysemy"]
     lines += ["", f"## 2. Five ambiguous words with {p['vectors']}", "",
-              "Each word in two sentences (s1, s2). Static vectors are one row per word, so the two "
+              "Each word in two sentences (s0, s1). Static vectors are one row per word, so the two "
               "usages have cosine 1.0; mixing in the neighbours (window 5, the word itself excluded) "
               "separates them.", "",
-              "| word | method | cos(s1, s2) | s1: cos to probe1 / probe2 | s2: cos to probe1 / probe2 |",
+              "| word | method | cos(s0, s1) | s0: cos to probe1 / probe2 | s1: cos to probe1 / probe2 |",
               "|---|---|---:|---:|---:|"]
     for word, e in p["words"].items():
         p1, p2 = e["probes"]
@@ -137,6 +138,6 @@ def markdown(results: dict[str, Any]) -> list[str]:
             lines.append(f"| {word} | {method} | {m['cosine_between_usages']:.3f} | "
                          f"{a[p1][1]:.3f} / {a[p2][1]:.3f} | {b[p1][1]:.3f} / {b[p2][1]:.3f} |")
     for word, e in p["words"].items():
-        lines += ["", f"### {word}", "", f"- s1: {e['sentences'][0]}", f"- s2: {e['sentences'][1]}", "",
+        lines += ["", f"### {word}", "", f"- s0: {e['sentences'][0]}", f"- s1: {e['sentences'][1]}", "",
                   f"![]({e['weights_figure']}) ![]({e['pca_figure']})"]
     return lines

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +11,16 @@ from fastapi import APIRouter, Depends, Request
 from ..analysis.attribution import attribute
 from ..analysis.explore import explore
 from ..analysis.incontext import compare, contextualize
-from ..analysis.layers import layer_divergence
+from ..analysis.layers import usage_divergence
 from ..analysis.neighbours import contextual_neighbours
 from ..analysis.occlusion import occlusion_vs_attention
+from ..analysis.reading import reading_guide
 from ..analysis.senses import senses
 from ..analysis.toy import TOY_AXES, TOY_METHODS, TOY_VECTORS, course_example, toy_compare
+from ..errors import InputError
 from ..index.search import like_usage, search_usages
 from ..index.stats import index_stats
-from ..text import tokenize
+from ..text import locate, tokenize
 from ..views import attention_views, lens_view, neighbours_view, occlusion_view
 from . import schemas as s
 from .state import NO_INDEX, LabState
@@ -96,35 +97,35 @@ def tokens(req: s.TokensRequest, state: LabState = Depends(lab)):
                           for t in req.sentences]}
 
 
-@router.post("/encode", response_model=s.EncodeResponse, summary="Encode sentences: words, layers, shapes")
+@router.post("/encode", response_model=s.EncodeResponse,
+             summary="Encode sentences: words, layers, shapes, and how to read this encoder's figures")
 def encode(req: s.EncodeRequest, state: LabState = Depends(lab)):
     state.limits.check_sentences(req.sentences)
-    encs = _encoder(state, req).encode(req.sentences)
+    encoder = _encoder(state, req)
+    encs = encoder.encode(req.sentences)
     return plain({
-        "layer_names": list(encs[0].layer_names) if encs else [], "encoder": dict(encs[0].meta) if encs else {},
+        "layer_names": list(encs[0].layer_names), "layer_ids": list(encs[0].layer_ids),
+        "encoder": dict(encs[0].meta), **reading_guide(encoder),
         "sentences": [{"text": e.text, "words": e.tokens, "n_layers": e.n_layers, "dim": e.dim,
                        "heads": None if e.attention is None else int(e.attention.shape[1])} for e in encs],
     })
 
 
 @router.post("/layers", response_model=s.LayersResponse,
-             summary="Layer divergence: cosine of the word's usages, every pair, every layer")
+             summary="Layer divergence: cosine of every two usages of the word (occurrence all: two in one "
+                     "sentence too), every layer")
 def layers(req: s.WordRequest, state: LabState = Depends(lab)):
     state.limits.check_sentences(req.sentences)
-    pairs = list(itertools.combinations(req.sentences, 2))
-    result = layer_divergence(_encoder(state, req), pairs, req.word)
-    for row, (i, j) in zip(result["pairs"], itertools.combinations(range(len(req.sentences)), 2)):
-        row["label"] = f"{i + 1}–{j + 1}"
-        row["indices"] = [i, j]
-    return plain(result)
+    return plain(usage_divergence(_encoder(state, req), req.sentences, req.word, occurrence=req.occurrence,
+                                  missing=req.missing))
 
 
 @router.post("/explore", response_model=s.ExploreResponse, responses=WORKER_ERRORS,
              summary="Cosine matrix of the word's usages at a layer, and their 2-D projection")
 def explore_route(req: s.ExploreRequest, state: LabState = Depends(lab)):
     state.limits.check_sentences(req.sentences)
-    return plain(explore(_encoder(state, req), req.sentences, req.word, layer=req.layer,
-                         projection=req.projection, run=state.pool.run))
+    return plain(explore(_encoder(state, req), req.sentences, req.word, layer=req.layer, missing=req.missing,
+                         occurrence=req.occurrence, projection=req.projection, run=state.pool.run))
 
 
 @router.post("/compare", summary="Cosine between the word in two sentences, layer by layer")
@@ -162,9 +163,14 @@ def attention_views_route(req: s.AttentionViewsRequest, state: LabState = Depend
              summary="The logit lens: a causal model's next-word predictions read from every layer after a word")
 def lens_view_route(req: s.LensViewRequest, state: LabState = Depends(lab)):
     state.limits.check_sentences([req.sentence])
+    position = req.position
+    if req.word is not None:
+        if position is not None:
+            raise InputError("give the word or its position, not both")
+        position = locate(tokenize(req.sentence), req.word, occurrence=req.occurrence)
     lm, lock = state.language_model(req.model)
     with lock:
-        result = lm.lens(req.sentence, req.position, k=req.k, track=req.track)
+        result = lm.lens(req.sentence, position, k=req.k, track=req.track)
     return {"view": lens_view(result).data}
 
 
@@ -193,7 +199,7 @@ def neighbours_view_route(req: s.NeighboursViewRequest, state: LabState = Depend
 def senses_route(req: s.SensesRequest, state: LabState = Depends(lab)):
     state.limits.check_sentences(req.sentences)
     result = senses(_encoder(state, req), req.sentences, req.word, k=req.k, layer=req.layer,
-                    missing=req.missing, projection=req.projection, run=state.pool.run)
+                    occurrence=req.occurrence, missing=req.missing, projection=req.projection, run=state.pool.run)
     result["sentences"] = req.sentences
     return plain(result)
 

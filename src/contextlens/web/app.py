@@ -7,8 +7,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
+import json
 import logging
 import os
 from collections.abc import Sequence
@@ -18,17 +20,17 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from .. import __version__
-from ..errors import ContextLensError, MissingDependencyError
+from ..errors import ContextLensError, MissingDependencyError, phrase
 from .api import router
 from .limits import LimitError, Limits
 from .state import LabState, NoIndexError
 from .worker import WorkerError, WorkerPool
 
-__all__ = ["create_app", "plotly_js", "LOCAL_HOSTS"]
+__all__ = ["create_app", "plotly_js", "LOCAL_HOSTS", "api_phrase", "host_name", "HostCheck", "StopAnswer"]
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
@@ -49,6 +51,86 @@ def plotly_js() -> Path:
     if not path.is_file():  # pragma: no cover - a broken plotly install
         raise MissingDependencyError("plotly", "web", f"the lab's figures ({path} is missing)")
     return path
+
+
+#: the library's parameters the lab's page chooses in its encoder list (the request's ``encoder`` or ``model``)
+PICKED = ("model", "method", "encoder")
+
+
+def api_phrase(name: str, values: list) -> str:
+    """How the lab words a library message's instruction to set ``name`` (:func:`~contextlens.errors.ask`):
+    the request field and its JSON value, or the encoder list above the figure, never a CLI flag.
+
+    >>> api_phrase("missing", ["skip"]), api_phrase("layer", [])
+    ('send "missing": "skip"', 'send "layer"')
+    >>> api_phrase("model", ["smollm2"])
+    'pick smollm2 above'
+    """
+    if name in PICKED and values:
+        return "pick " + " or ".join(map(str, values)) + " above"
+    return f'send "{name}"' + (": " + " or ".join(json.dumps(v) for v in values) if values else "")
+
+
+def host_name(header: str | None) -> str | None:
+    """The host name of a ``Host`` header, without its port, lower-cased (None: no usable name).
+
+    >>> host_name("LocalHost:8000"), host_name("[::1]:8000"), host_name("127.0.0.1"), host_name("[::1")
+    ('localhost', '[::1]', '127.0.0.1', None)
+    """
+    if not header:
+        return None
+    header = header.strip().lower()
+    if header.startswith("["):
+        end = header.find("]")
+        return header[: end + 1] if end > 0 else None
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header if ":" not in header else None
+
+
+class HostCheck:
+    """Serve only requests whose ``Host`` is one of ``allowed`` (a page elsewhere cannot rebind
+    its own name to this address and read the lab: DNS rebinding); others get the lab's JSON
+    error (400). ``allowed`` None or holding ``*``: any host."""
+
+    def __init__(self, app, allowed: Sequence[str] | None):
+        self.app = app
+        self.allowed = None if not allowed or "*" in allowed else [h.lower() for h in allowed]
+
+    async def __call__(self, scope, receive, send):
+        if self.allowed is None or scope["type"] not in ("http", "websocket"):
+            return await self.app(scope, receive, send)
+        host = host_name(Headers(scope=scope).get("host"))
+        if host in self.allowed:
+            return await self.app(scope, receive, send)
+        asked = f"the host name {host!r}" if host else "a request without a valid Host header"
+        response = error(f"this lab does not answer {asked} (a guard against DNS rebinding); open it by one "
+                         f"of its names: {', '.join(self.allowed)}", "HostError", 400)
+        return await response(scope, receive, send)
+
+
+class StopAnswer:
+    """A request the lab's stop cuts short (uvicorn cancels it after its grace period) answers
+    in the lab's error shape, 503, instead of uvicorn's plain-text 500."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        started = False
+
+        async def watch(message):
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        except asyncio.CancelledError:
+            if not started:
+                await error("the lab stopped before this request finished; start it again and retry",
+                            "LabClosingError", 503)(scope, receive, send)
+            raise
 
 
 def _validation_message(err: RequestValidationError) -> str:
@@ -141,19 +223,20 @@ def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Lim
     app.state.lab = lab_state
     app.include_router(router)
     app.add_middleware(BodyLimit, max_bytes=lab_state.limits.max_body_bytes)
-    app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts or ["*"]))
+    app.add_middleware(HostCheck, allowed=allowed_hosts)
+    app.add_middleware(StopAnswer)
 
     @app.exception_handler(LimitError)
     async def _limit(request: Request, exc: LimitError):
-        return error(str(exc), "LimitError", 422)
+        return error(phrase(exc, api_phrase), "LimitError", 422)
 
     @app.exception_handler(NoIndexError)
     async def _no_index(request: Request, exc: NoIndexError):
-        return error(str(exc), "NoIndexError", 409)
+        return error(phrase(exc, api_phrase), "NoIndexError", 409)
 
     @app.exception_handler(ContextLensError)
     async def _library(request: Request, exc: ContextLensError):
-        return error(str(exc), type(exc).__name__, 400)
+        return error(phrase(exc, api_phrase), type(exc).__name__, 400)
 
     @app.exception_handler(WorkerError)
     async def _worker(request: Request, exc: WorkerError):

@@ -70,7 +70,8 @@ class Limits:
         for i, s in enumerate(sentences):
             if len(s) > self.max_chars:
                 raise LimitError(
-                    f"sentence {i + 1} has {len(s)} characters; the limit is {self.max_chars} characters per sentence"
+                    f"sentence {i} (numbered from 0) has {len(s)} characters; the limit is {self.max_chars} "
+                    "characters per sentence"
                 )
 
     def check_results(self, k: int) -> None:

@@ -59,6 +59,11 @@ class EncodeRequest(EncoderOptions):
 class WordRequest(EncoderOptions):
     sentences: Sentences = Field(..., examples=[["The bank approved my loan.", "We sat on the bank of the river."]])
     word: Word = Field(..., examples=["bank"])
+    missing: Literal["error", "skip"] = Field(
+        "error", description="sentences without the word: an error, or left out (listed in skipped)")
+    occurrence: Occurrence | Literal["all"] | None = Field(
+        None, description="which occurrence of the word (0-based), if it occurs twice; all: each one is a "
+                          "usage")
 
 
 class ExploreRequest(WordRequest):
@@ -67,6 +72,7 @@ class ExploreRequest(WordRequest):
 
 
 class SensesRequest(ExploreRequest):
+    occurrence: Occurrence | None = None  # senses takes one usage per sentence
     k: Annotated[int, Field(ge=1, le=CAPS.max_sentences)] | Literal["auto"] = Field(
         "auto", description="number of clusters, or auto (best silhouette)")
     missing: Literal["error", "skip"] = Field("skip", description="sentences without the word: error or skip")
@@ -112,6 +118,8 @@ class LensViewRequest(Request):
     sentence: Sentence = Field(..., examples=["We sat on the bank of the river."])
     position: int | None = Field(None, ge=0, le=CAPS.max_chars,
                                  description="the word (0-based) after which to read the predictions; default the last")
+    word: Word | None = Field(None, description="or the word itself, after which to read them (instead of position)")
+    occurrence: Occurrence | None = None
     k: Annotated[int, Field(ge=1, le=CAPS.max_neighbours)] = Field(5, description="best next words per layer")
     track: list[Word] = Field([], max_length=CAPS.max_probes, description="words whose rank to follow layer by layer")
 
@@ -192,15 +200,24 @@ class EncodedSentence(BaseModel):
 
 class EncodeResponse(Open):
     layer_names: list[str]
+    layer_ids: list[int] = Field(..., description="the layer numbers (0 = static row), one per name")
     sentences: list[EncodedSentence]
     encoder: dict[str, Any]
+    causal: bool = Field(..., description="whether a word's vector is computed from the words before it only")
+    default_layer: int = Field(..., description="the layer the lab reads by default for this encoder")
+    notes: dict[str, str] = Field(..., description="what a figure of this encoder means, by figure (causal models)")
 
 
 class LayersResponse(Open):
     word: str
     layer_names: list[str]
     layer_ids: list[int] = Field(..., description="the layer numbers (0 = static row), one per name")
-    pairs: list[dict[str, Any]]
+    pairs: list[dict[str, Any]] = Field(..., description="one per two usages of the word; indices: their "
+                                        "sentences (0-based), occurrences: which occurrence of the word each "
+                                        "is in its sentence (0-based), labels: the two as S0 or S0 #1, "
+                                        "label: the pair as S0–S2")
+    skipped: list[dict[str, Any]] = Field([], description="the sentences without the word (missing: skip): "
+                                          "position (0-based), sentence, reason")
 
 
 class ExploreResponse(Open):

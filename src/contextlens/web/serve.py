@@ -5,7 +5,10 @@
 uvicorn on it; on SIGTERM or SIGINT the lab's worker processes are killed at once (a
 projection in flight ends with a 503) and requests still running get ``GRACE_SECONDS``
 before uvicorn cancels them, so the lab stops within a few seconds whatever it was doing
-(it used to wait for a running UMAP, minutes on a busy machine).
+(it used to wait for a running UMAP, minutes on a busy machine). A request cut short is
+one line on stderr (uvicorn logged a 60-line traceback per request), and :func:`leave`
+ends the process without waiting for the thread of a request that cannot be interrupted
+(a model loading, a reference table being built: it used to hold Ctrl+C for a minute).
 
 >>> sock = listen("127.0.0.1", 0)
 >>> sock.getsockname()[1] > 0
@@ -19,6 +22,7 @@ contextlens.errors.InputError: port ... on 127.0.0.1 is in use (another lab or s
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import logging
 import socket
@@ -26,7 +30,7 @@ from collections.abc import Callable
 
 from ..errors import InputError
 
-__all__ = ["listen", "serve", "GRACE_SECONDS"]
+__all__ = ["listen", "serve", "leave", "GRACE_SECONDS"]
 
 log = logging.getLogger(__name__)
 GRACE_SECONDS = 3  # what running requests get to finish once the lab is told to stop
@@ -52,6 +56,40 @@ def listen(host: str, port: int) -> socket.socket:
         raise InputError(f"cannot listen on {host} port {port}: {err.strerror}") from None
 
 
+class _OneLine(logging.Filter):
+    """uvicorn's words on requests cut short by a stop: one line instead of a traceback each."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError):
+            return False  # "Exception in ASGI application" + the cancelled request's traceback
+        if "graceful shutdown exceeded" in str(record.msg):
+            record.msg = "stopping: %s request(s) still running were cut short (answered 503)"
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+def leave(wait: float = 1.0) -> None:
+    """Return once only the main thread is left; if a request's thread still runs ``wait``
+    seconds after the lab stopped (a model loading: Python cannot interrupt it; the stop has
+    said it cut that request short), the process ends now (``os._exit``) instead of waiting."""
+    import os
+    import sys
+    import threading
+    import time
+
+    deadline = time.monotonic() + wait
+    while True:
+        running = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
+        if not running or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    if running:
+        log.info("leaving %d request thread(s) behind", len(running))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+
 def serve(app, sock: socket.socket, *, on_started: Callable[[], None] | None = None) -> None:
     """Run the lab ``app`` (:func:`~contextlens.web.create_app`) on ``sock`` until SIGTERM or
     SIGINT; ``on_started()`` is called once it answers (from another thread)."""
@@ -65,6 +103,8 @@ def serve(app, sock: socket.socket, *, on_started: Callable[[], None] | None = N
             super().handle_exit(sig, frame)
 
     server = LabServer(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=GRACE_SECONDS))
+    quiet = _OneLine()
+    logging.getLogger("uvicorn.error").addFilter(quiet)
     if on_started is not None:
         def notify() -> None:
             while not server.started and not server.should_exit:
@@ -73,4 +113,7 @@ def serve(app, sock: socket.socket, *, on_started: Callable[[], None] | None = N
                 on_started()
 
         threading.Thread(target=notify, name="lab-started", daemon=True).start()
-    server.run(sockets=[sock])
+    try:
+        server.run(sockets=[sock])
+    finally:
+        logging.getLogger("uvicorn.error").removeFilter(quiet)

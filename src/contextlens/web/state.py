@@ -31,7 +31,7 @@ from typing import Any
 from ..encoders.base import Encoding, check_texts
 from ..encoders.models import check_name, list_models
 from ..encoders.registry import STATIC_METHODS, make_encoder, resolve_vectors
-from ..errors import InputError, check_choice
+from ..errors import InputError, ask, check_choice
 from .limits import Limits
 from .worker import LabClosingError, WorkerPool
 
@@ -239,14 +239,14 @@ class LabState:
         """``(LanguageModel, lock)`` of the model ``name`` with its language-model head (for the
         logit lens), loaded once beside its encoder; the lock serialises its use."""
         if name in STATIC_METHODS:
-            raise InputError(f"the logit lens reads a causal language model's next-word predictions; {name!r} "
-                             "mixes a static table: pick a causal model (start the lab with --model smollm2)")
+            raise InputError(f"the logit lens reads a causal language model's next-word predictions, and {name} "
+                             f"mixes the rows of a static table, which predict no word: {ask('model', 'smollm2')}")
         check_choice("model", name, [m["name"] for m in self.models()])
 
         def load():
             from ..encoders.lm import LanguageModel
 
-            return LanguageModel(name, threads=self.threads), threading.Lock()
+            return LanguageModel(name, threads=self.threads, kind="causal"), threading.Lock()
 
         return self._load(f"{name} (language-model head)", load)
 

@@ -4,34 +4,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...errors import EmptyInputError, TextDecodingError
+from ...errors import EmptyInputError
+from ...files import read_text_file
+from ...text import split_lines
 
 __all__ = ["read_lines", "numbered", "parse_float"]
 
 
 def read_lines(path: Path) -> list[str]:
-    """The lines of a UTF-8 text file, without line ends (``\\n`` or ``\\r\\n``) or BOM.
+    """The lines of a UTF-8 text file, without line ends or BOM.
 
-    Only ``\\n`` ends a line (``str.splitlines`` would also split on form feeds and
-    Unicode separators that can sit inside a sentence). A byte that is not UTF-8 raises
+    A line ends at ``\\n``, ``\\r\\n`` or ``\\r`` only (:func:`contextlens.text.split_lines`;
+    ``str.splitlines`` would also split on form feeds and Unicode separators that can sit
+    inside a sentence). A byte that is not UTF-8 raises
     :class:`~contextlens.errors.TextDecodingError` with its offset.
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.txt"
-    >>> _ = p.write_bytes(b"a b\\r\\nc\\x0cd\\n")
+    >>> _ = p.write_bytes(b"a b\\r\\nc\\x0cd\\re\\n")
     >>> read_lines(p)
-    ['a b', 'c\\x0cd']
+    ['a b', 'c\\x0cd', 'e']
     """
-    raw = Path(path).read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise TextDecodingError(path, e.start, e.reason) from None
-    text = text.removeprefix("\ufeff")
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+    return split_lines(read_text_file(path, "dataset file", "check the data folder (contextlens data list)"))
 
 
 def numbered(path: Path, *, what: str, skip_comments: bool = False) -> list[tuple[int, str]]:

@@ -18,9 +18,10 @@ the corpus. POS tags are mapped from the Penn tags of the NAF to the framework's
 ``%2`` verb, ``%3``/``%5`` adjective, ``%4`` adverb).
 
 Parsing the 221 MB of XML takes 40-60 s, so a whole read is kept, once complete, as a
-pickle in the cache (``cache_dir("datasets")``, named by a hash of the archive and this
-reader's format version): later whole reads take about 7 s. A damaged or unreadable copy
-is parsed again; a read of chosen ``documents`` always parses.
+pickle in the ``datasets`` cache (:mod:`contextlens.disk_cache`; named by a hash of the
+archive and this reader's format version; the least recently used copies go beyond the
+cache's bound): later whole reads take about 7 s. A damaged or unreadable copy is parsed
+again; a read of chosen ``documents`` always parses.
 
 >>> universal_tag("NNS"), universal_tag("VBD"), universal_tag(","), universal_tag("NN|SYM")
 ('NOUN', 'VERB', '.', 'NOUN')
@@ -37,8 +38,9 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from ...disk_cache import DiskCache
 from ...errors import EmptyInputError, FileFormatError, InputError, OutputPathError
-from ...files import atomic_output, cache_dir
+from ...files import atomic_output
 from .registry import require
 from .wsd import WsdInstance, WsdSentence
 
@@ -145,7 +147,7 @@ def _parsed_copy(archive: Path) -> Path:
     ~0.05 s; size and time alone miss a rewrite within the clock's resolution)."""
     with open(archive, "rb") as f:
         digest = hashlib.file_digest(f, "sha256").hexdigest()[:16]
-    return cache_dir("datasets") / f"semcor-{digest}-v{PARSED_VERSION}.pickle"
+    return DiskCache("datasets").folder / f"semcor-{digest}-v{PARSED_VERSION}.pickle"
 
 
 def _whole(archive: Path) -> Iterator[WsdSentence]:
@@ -157,15 +159,19 @@ def _whole(archive: Path) -> Iterator[WsdSentence]:
         log.info("SemCor is parsed without a cached copy: %s", e)
         yield from _parse(archive, None)
         return
-    if copy.is_file():
-        try:
-            with open(copy, "rb") as f:
-                sentences = pickle.load(f)
-            if isinstance(sentences, list) and sentences and isinstance(sentences[0], WsdSentence):
-                yield from sentences
-                return
-        except Exception as e:  # noqa: BLE001 - a damaged copy of our own: parse again
-            log.warning("the parsed copy of SemCor %s is damaged (%s); parsing the archive again", copy, e)
+    cache = DiskCache("datasets", copy.parent)
+    sentences = None
+    with cache.use(copy):  # not evicted while it is read
+        if copy.is_file():
+            try:
+                with open(copy, "rb") as f:
+                    sentences = pickle.load(f)
+            except Exception as e:  # noqa: BLE001 - a damaged copy of our own: parse again
+                log.warning("the parsed copy of SemCor %s is damaged (%s); parsing the archive again",
+                            copy, e)
+    if isinstance(sentences, list) and sentences and isinstance(sentences[0], WsdSentence):
+        yield from sentences
+        return
     sentences = []
     for sentence in _parse(archive, None):
         sentences.append(sentence)
@@ -173,6 +179,7 @@ def _whole(archive: Path) -> Iterator[WsdSentence]:
     try:
         with atomic_output(copy) as tmp, open(tmp, "wb") as f:
             pickle.dump(sentences, f, protocol=pickle.HIGHEST_PROTOCOL)
+        cache.stored(copy)
     except OutputPathError as e:
         log.info("could not keep a parsed copy of SemCor: %s", e)
 

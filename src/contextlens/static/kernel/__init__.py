@@ -32,14 +32,16 @@ and :func:`~contextlens.static.cooccurrence.cooccurrence_matrix` falls back to n
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import time
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from ...corpus import _lines, _sentences
+from ...progress import step
+from .jit import is_cached
 from .pairs import EMPTY, add_pairs, lower_by_column, rehash_pairs, renumber, rows_from_columns, symmetric
 from .tokens import COUNT, IDS, LINES, NEED, POOL, POS, TOKENS, WORDS, map_tokens, rehash_words, sort_words
 
@@ -200,20 +202,25 @@ def _load() -> None:
     """Count a tiny text once, at import, through every compiled step of raw counts
     (table growth and word sorting included): this compiles them on the very first run
     (then they are cached) and loads them in every process, so a numba that cannot run
-    fails here and the caller falls back to the numpy path."""
-    start = time.perf_counter()
-    counter = KernelCounter(2, False)
-    counter.add_block("a b a\n", False, "whitespace")
-    counter.alphabetical(np.arange(2))
-    rehash_words(counter._table, 2, len(counter._slots))
-    rehash_pairs(counter._keys, counter._vals, len(counter._keys))
-    counter.matrix(np.arange(2), np.int32)
+    fails here and the caller falls back to the numpy path. A compile is reported as a
+    progress step (:mod:`contextlens.progress`), function by function."""
     steps = (map_tokens, rehash_words, sort_words, renumber, add_pairs, rehash_pairs, lower_by_column,
              rows_from_columns, symmetric)
-    misses = sum(f.stats.cache_misses.get(sig, 0) for f in steps for sig in f.signatures)
-    if misses:
-        log.info("compiled the co-occurrence kernel in %.1f s (cached in %s)",
-                 time.perf_counter() - start, cache_location())
+    cold = not all(is_cached(f) for f in steps)
+    where = cache_location()
+    report = step("compiling the counting kernel", total=len(steps), unit="functions",
+                  once=f"once, then cached in {where}" if where else None) if cold else contextlib.nullcontext()
+    counter = KernelCounter(2, False)
+    stages = (lambda: counter.add_block("a b a\n", False, "whitespace"),  # map_tokens, renumber, add_pairs
+              lambda: counter.alphabetical(np.arange(2)),
+              lambda: rehash_words(counter._table, 2, len(counter._slots)),
+              lambda: rehash_pairs(counter._keys, counter._vals, len(counter._keys)),
+              lambda: counter.matrix(np.arange(2), np.int32))  # lower_by_column, rows_from_columns, symmetric
+    with report as s:
+        for run in stages:
+            run()
+            if s is not None:
+                s.update(sum(bool(f.signatures) for f in steps))
 
 
 _load()

@@ -14,7 +14,7 @@
       roll: CLV.unpack(level.rollout) };
     return level._d;
   }
-  function short(t, n = 18) { return t.length > n ? `${t.slice(0, n - 1)}…` : t; }
+  const short = (t, n = 18) => CLV.short(t, n);
 
   /** The series of lines a head view draws: one per selected head (or the mean), each giving
       row(i) → [[j, w], ...] (stored weights) and share(i) → what token i gave the special tokens. */
@@ -138,7 +138,7 @@
   }
 
   // ---- head view ---------------------------------------------------------------------------
-  function headView(el, data, embedded) {
+  function headView(el, data) {
     const A = data.attention, init = data.initial || {};
     const st = { layer: init.layer ?? A.layer_ids.length - 1, heads: init.heads ?? "mean",
       level: init.level || "words", specials: !!init.specials };
@@ -146,7 +146,6 @@
     const info = h("p", { class: "clv-info" });
     const stage = h("div", { class: "clv-stage" });
     el.append(controls, info, stage);
-    let svg = null;
 
     function headBoxes() {
       const box = h("span", { class: "clv-heads", role: "group", "aria-label": "heads" });
@@ -173,10 +172,9 @@
       if (A.pieces) controls.append(CLV.select("tokens", [["words", "words"], ["pieces", "sub-word pieces"]], st.level,
         (v) => { st.level = v; redraw(); }, "clv-level"));
       controls.append(CLV.checkbox("special tokens as columns", st.specials, (v) => { st.specials = v; redraw(); }, "clv-specials"));
-      if (!embedded) controls.append(CLV.downloads(() => svg, "contextlens-head-view"));
       const level = A[st.level];
       const series = headSeries(A, level, st.layer, st.heads);
-      svg = linesPanel({ tokens: level.tokens, titles: level.titles, special: level.special,
+      const svg = linesPanel({ tokens: level.tokens, titles: level.titles, special: level.special,
         specialNode: st.level === "words" && level.special_share !== null, showSpecials: st.specials, series });
       stage.innerHTML = "";
       stage.append(svg);
@@ -188,7 +186,7 @@
     }
     redraw();
   }
-  CLV.register("head", (el, data) => headView(el, data, false));
+  CLV.register("head", (el, data) => headView(el, data));
 
   // ---- model view --------------------------------------------------------------------------
   function thumbMatrix(canvas, rowOf, n, colour) {
@@ -239,7 +237,8 @@
         box.append(linesPanel({ tokens: level.tokens, titles: level.titles, special: level.special,
           specialNode: level.rollout_special, showSpecials: true, series: rolloutSeries(level, layer, A.threshold) }));
       } else {
-        headView(box, { attention: A, initial: { layer, heads: head === A.heads ? "mean" : [head], level: st.level, specials: false } }, true);
+        const heads = head === A.heads ? "mean" : [head];
+        headView(box, { attention: A, initial: { layer, heads, level: st.level, specials: false } });
       }
     }
     function draw() {
@@ -333,7 +332,9 @@
       table.append(h("tr", {}, ...hd.map((x) => h("th", {}, x))));
       table.append(h("tr", { class: "clv-query" }, h("th", {}, `q: ${d.tokens[st.token]}`), vectorCell(qv, "clv-q"), ...Array(hd.length - 2).fill(0).map(() => h("td", {}))));
       for (const { j, kv, prod, r, b } of rows) {
-        const cells = [h("th", { class: d.special[j] ? "clv-special" : "" }, label(j)), vectorCell(kv, "clv-k"), vectorCell(prod, "clv-prod"),
+        const tip = d.titles ? d.titles[j] : null;
+        const key = h("th", { class: d.special[j] ? "clv-special" : "", title: tip }, label(j));
+        const cells = [key, vectorCell(kv, "clv-k"), vectorCell(prod, "clv-prod"),
           h("td", { class: "clv-raw", "data-value": String(r) }, fmt(r, 4)),
           h("td", { class: "clv-scaled", "data-value": String(r * d.scale) }, fmt(r * d.scale, 4))];
         if (bias) cells.push(h("td", { class: "clv-bias", "data-value": String(b), title: `score ${fmt(scaled[j], 4)}` }, fmt(b, 4)));
@@ -423,11 +424,13 @@
       "make it contextual. Strips: one pixel per dimension, red positive, blue negative."));
     S.forEach((s, n) => {
       const table = h("table", { class: "clv-input", "data-sentence": n });
-      table.append(h("caption", {}, s.text));
+      table.append(h("caption", {}, `S${n}: ${s.text}`));
       table.append(h("tr", {}, ...["word", "pieces (token ids)", "layer 0: embedding row", "entering layer 1", `after ${s.last_name}`].map((x) => h("th", {}, x))));
       s.words.forEach((w, i) => {
         const pieces = s.pieces[i].map((p, k) => (s.piece_ids ? `${p} (${s.piece_ids[i][k]})` : p)).join(" ");
-        table.append(h("tr", { "data-i": i }, h("th", {}, w), h("td", { class: "clv-pieces" }, pieces),
+        const spelt = s.raw_pieces ? `as the tokenizer spells them: ${s.raw_pieces[i].join(" ")}` : null;
+        table.append(h("tr", { "data-i": i }, h("th", {}, w),
+          h("td", { class: "clv-pieces", title: spelt }, pieces),
           h("td", {}, strip(s.row, i, scale.row)), h("td", {}, s.entered ? strip(s.entered, i, scale.entered) : "–"),
           h("td", {}, s.last ? strip(s.last, i, scale.last) : "–")));
       });
@@ -438,7 +441,7 @@
       const stages = d.comparison[0].stages.map((x) => x.name);
       table.append(h("tr", {}, h("th", {}, "usages"), h("th", {}, "same ids"), ...stages.map((x) => h("th", {}, x))));
       for (const c of d.comparison) {
-        table.append(h("tr", {}, h("th", {}, `${c.a[0] + 1} · ${c.b[0] + 1}`), h("td", {}, c.same_ids === null ? "–" : c.same_ids ? "yes" : "no"),
+        table.append(h("tr", {}, h("th", {}, `${c.labels[0]} · ${c.labels[1]}`), h("td", {}, c.same_ids === null ? "–" : c.same_ids ? "yes" : "no"),
           ...c.stages.map((x) => h("td", { class: "clv-cos", "data-value": String(x.cosine) }, fmt(x.cosine, 3)))));
       }
       el.append(table);

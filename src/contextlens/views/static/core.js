@@ -15,7 +15,12 @@
     el.innerHTML = "";
     el.classList.add("clv");
     el.dataset.kind = data.kind;
-    if (data.title) el.appendChild(h("h2", { class: "clv-title" }, data.title));
+    const button = (format) => h("button", { type: "button", class: "clv-download", "data-format": format,
+      title: `Download this view as ${format.toUpperCase()}`, onclick: () => CLV.download(el, format) },
+    format.toUpperCase());
+    const title = data.title ? h("h2", { class: "clv-title" }, data.title) : h("span", {});
+    el.appendChild(h("div", { class: "clv-header" }, title,
+      h("span", { class: "clv-downloads" }, button("svg"), button("png"))));
     fn(el, data);
     el.dataset.renderMs = (performance.now() - t0).toFixed(1);
     el.dataset.rendered = "1";
@@ -119,33 +124,225 @@
     return t >= 0 ? [255, a, a] : [a, a, 255];
   };
 
-  // ---- downloads ---------------------------------------------------------------------------
+  // ---- user text --------------------------------------------------------------------------
+  /** `t` cut to `n` characters (code points: an emoji is one, never half of one), with "…". */
+  CLV.short = (t, n = 60) => {
+    const chars = Array.from(String(t));
+    return chars.length > n ? `${chars.slice(0, n - 1).join("")}…` : String(t);
+  };
+  /** The parts of `text` before, inside and after the span [start, end) given in the library's
+      character offsets (Python counts code points; a JS string counts UTF-16 units, so an emoji
+      before the span would shift it by one unit each). */
+  CLV.spanParts = (text, start, end) => {
+    const chars = Array.from(text);
+    return [chars.slice(0, start).join(""), chars.slice(start, end).join(""), chars.slice(end).join("")];
+  };
+  function wrapLines(text, width) {
+    const lines = [];
+    let line = "";
+    for (const word of text.split(/\s+/).filter(Boolean)) {
+      const long = Array.from(line).length + 1 + Array.from(word).length > width;
+      if (line && long) { lines.push(line); line = word; } else line = line ? `${line} ${word}` : word;
+    }
+    return [...lines, line];
+  }
+  /** User text (a sentence, a word, a piece) as Plotly must be given it, whole and inert: Plotly
+      reads <b>, <a href>, <span style>, <br> and entities in every text, hover label, tick, legend
+      and title, so & < > become the entities it decodes back. With `wrap`, a long text is broken
+      at spaces into lines of about that many characters (<br>) instead of being cut. */
+  CLV.plotText = (text, wrap = 0) => {
+    const s = String(text ?? "");
+    return (wrap > 0 ? wrapLines(s, wrap) : [s]).map((l) => l.replace(/[&<>]/g, (c) => ESC[c])).join("<br>");
+  };
+  /** A Plotly axis whose items are keyed by position: Plotly puts equal category strings in one
+      slot (the two "the" of a sentence would share a bar), so item i sits at i and its tick shows
+      its label (plotText), followed by `tag(i)` where that label occurs more than once.
+      → {keys: [0..n-1], shown: the tick texts (plain), axis: the layout of the axis}. */
+  CLV.slots = (labels, tag = (i) => `(${i})`) => {
+    const count = new Map();
+    for (const l of labels) count.set(String(l), (count.get(String(l)) || 0) + 1);
+    const shown = labels.map((l, i) => (count.get(String(l)) > 1 ? `${l} ${tag(i)}` : String(l)));
+    const keys = labels.map((_, i) => i);
+    const ticktext = shown.map((t) => CLV.plotText(t));
+    const axis = { type: "linear", tickmode: "array", tickvals: keys, ticktext,
+      range: [-0.5, labels.length - 0.5], automargin: true, autotickangles: [0, 30, 60, 90], zeroline: false,
+      showgrid: false };
+    return { keys, shown, axis };
+  };
+
+  // ---- downloads: the view as drawn, with its title, as SVG or PNG --------------------------
+  const SVGNS = "http://www.w3.org/2000/svg", XLINK = "http://www.w3.org/1999/xlink";
+  const XML = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" };
+  const xml = (s) => String(s).replace(/[&<>"]/g, (c) => XML[c]);
+  const LEAVE_OUT = ".clv-downloads, .modebar-container, script, style, template, option, datalist";
+  const SVG_STYLE = ["fill", "fill-opacity", "stroke", "stroke-width", "stroke-opacity", "stroke-dasharray",
+    "opacity", "font-family", "font-size", "font-weight", "font-style", "text-anchor", "dominant-baseline",
+    "shape-rendering"];
+  const PAD = 10;
+  const paint = (c) => (c && c !== "transparent" && !/^rgba\(.*,\s*0\)$/.test(c) ? c : null);
+  const n1 = (x) => Math.round(x * 10) / 10;
+  const at = (b) => `x="${b.x}" y="${b.y}" width="${b.w}" height="${b.h}"`;
+
+  /** Everything `el` shows (its title included, its download buttons left out), copied into SVG
+      where it is laid out: text as <text>, backgrounds and borders as shapes, our SVG figures with
+      their computed styles, canvases as images, Plotly figures as Plotly exports them, and each
+      control as the state it is in (a list's chosen entry, a box ☑ or ☐), so that the figure says
+      which layer, head or word it shows. → {svg (text), width, height} */
+  async function snapshot(el) {
+    const o = el.getBoundingClientRect(), out = [];
+    const clips = [];  // the boxes of the scrolling parents being walked: what lies outside is not seen
+    let right = 0, bottom = 0, clipId = 0;
+    const place = (r) => {
+      const b = { x: n1(r.left - o.left + PAD), y: n1(r.top - o.top + PAD), w: n1(r.width), h: n1(r.height) };
+      let x2 = b.x + b.w, y2 = b.y + b.h;
+      for (const c of clips) { x2 = Math.min(x2, c.x + c.w); y2 = Math.min(y2, c.y + c.h); }
+      right = Math.max(right, x2); bottom = Math.max(bottom, y2);
+      return b;
+    };
+    function label(s, cs, b) {  // one line of text in the box b, in the style cs
+      const size = parseFloat(cs.fontSize), y = n1(b.y + b.h / 2 + 0.35 * size);
+      out.push(`<text x="${b.x}" y="${y}" font-family="${xml(cs.fontFamily)}" font-size="${size}" ` +
+        `font-weight="${cs.fontWeight}" font-style="${cs.fontStyle}" fill="${cs.color}" ` +
+        `xml:space="preserve">${xml(s)}</text>`);
+    }
+    function text(node) {  // one <text> per line the browser laid the text out on
+      const s = node.textContent;
+      if (!s.trim()) return;
+      const cs = getComputedStyle(node.parentElement), range = document.createRange();
+      let line = null;
+      const flush = () => { if (line) label(line.words.join(" "), cs, place(line.rect)); line = null; };
+      for (const m of s.matchAll(/\S+/g)) {
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const r = range.getClientRects()[0];
+        if (!r) continue;
+        if (line && Math.abs(r.top - line.rect.top) < 2) {
+          line.words.push(m[0]);
+          line.rect.width = r.right - line.rect.left;
+        } else {
+          flush();
+          line = { words: [m[0]], rect: { left: r.left, top: r.top, width: r.width, height: r.height } };
+        }
+      }
+      flush();
+    }
+    function svgCopy(svg, b) {
+      const copy = svg.cloneNode(true);
+      const from = [svg, ...svg.querySelectorAll("*")], to = [copy, ...copy.querySelectorAll("*")];
+      from.forEach((e, i) => {
+        const cs = getComputedStyle(e);
+        to[i].setAttribute("style", SVG_STYLE.map((p) => `${p}:${cs.getPropertyValue(p)}`).join(";"));
+        to[i].removeAttribute("class");
+      });
+      const box = { x: b.x, y: b.y, width: b.w, height: b.h };
+      for (const [k, v] of Object.entries(box)) copy.setAttribute(k, v);
+      return new XMLSerializer().serializeToString(copy);
+    }
+    async function plotly(div, b) {
+      const size = { format: "svg", width: Math.round(b.w), height: Math.round(b.h) };
+      const url = await Plotly.toImage(div, size), body = url.slice(url.indexOf(",") + 1);
+      const svgText = url.includes(";base64,")
+        ? new TextDecoder().decode(Uint8Array.from(atob(body), (c) => c.charCodeAt(0)))
+        : decodeURIComponent(body);
+      const svg = new DOMParser().parseFromString(svgText, "image/svg+xml").documentElement;
+      svg.setAttribute("x", b.x);
+      svg.setAttribute("y", b.y);
+      return new XMLSerializer().serializeToString(svg);
+    }
+    function edges(cs, b) {  // the background and borders of an element
+      const bg = paint(cs.backgroundColor);
+      if (bg) out.push(`<rect ${at(b)} rx="${parseFloat(cs.borderTopLeftRadius) || 0}" fill="${bg}"/>`);
+      const sides = { Top: [b.x, b.y, b.x + b.w, b.y], Bottom: [b.x, b.y + b.h, b.x + b.w, b.y + b.h],
+        Left: [b.x, b.y, b.x, b.y + b.h], Right: [b.x + b.w, b.y, b.x + b.w, b.y + b.h] };
+      for (const [side, [x1, y1, x2, y2]] of Object.entries(sides)) {
+        const w = parseFloat(cs[`border${side}Width`]), c = paint(cs[`border${side}Color`]);
+        if (w > 0 && c && cs[`border${side}Style`] !== "none") {
+          out.push(`<line x1="${x1}" y1="${y1}" x2="${x2}" y2="${y2}" stroke="${c}" stroke-width="${w}"/>`);
+        }
+      }
+    }
+    async function walk(node) {
+      if (node.nodeType === Node.TEXT_NODE) { text(node); return; }
+      if (node.nodeType !== Node.ELEMENT_NODE || node.matches(LEAVE_OUT)) return;
+      const cs = getComputedStyle(node);
+      if (cs.display === "none" || cs.visibility === "hidden") return;
+      const b = place(node.getBoundingClientRect());
+      if (node.classList.contains("js-plotly-plot")) { out.push(await plotly(node, b)); return; }
+      if (node instanceof SVGSVGElement) { out.push(svgCopy(node, b)); return; }
+      if (node instanceof HTMLSelectElement) {  // the chosen entry, as text
+        const chosen = node.options[node.selectedIndex];
+        if (chosen) label(chosen.text, cs, { ...b, x: b.x + 4 });
+        return;
+      }
+      if (node instanceof HTMLInputElement) {
+        if (node.type === "checkbox" || node.type === "radio") label(node.checked ? "☑" : "☐", cs, b);
+        else if (node.value) label(node.value, cs, { ...b, x: b.x + 4 });
+        return;
+      }
+      if (node instanceof HTMLButtonElement) {  // a toggle: its face, a thin edge (not the browser's 3-D one)
+        out.push(`<rect ${at(b)} rx="3" fill="${paint(cs.backgroundColor) || "#fff"}" stroke="#9aa5b1"/>`);
+        for (const child of node.childNodes) await walk(child);
+        return;
+      }
+      edges(cs, b);
+      if (node instanceof HTMLCanvasElement) {
+        out.push(`<image ${at(b)} preserveAspectRatio="none" image-rendering="optimizeSpeed" ` +
+          `style="image-rendering:pixelated" xlink:href="${node.toDataURL("image/png")}"/>`);
+        return;
+      }
+      const scrolls = cs.overflowX !== "visible" || cs.overflowY !== "visible";
+      if (scrolls) {
+        clips.push(b);
+        clipId += 1;
+        out.push(`<clipPath id="clv-clip-${clipId}"><rect ${at(b)}/></clipPath>`,
+          `<g clip-path="url(#clv-clip-${clipId})">`);
+      }
+      for (const child of node.childNodes) await walk(child);
+      if (scrolls) { out.push("</g>"); clips.pop(); }
+    }
+    for (const child of el.childNodes) await walk(child);
+    const width = Math.ceil(Math.max(right, o.width) + PAD);
+    const height = Math.ceil(Math.max(bottom, o.height) + PAD);
+    const svg = `<svg xmlns="${SVGNS}" xmlns:xlink="${XLINK}" width="${width}" height="${height}" ` +
+      `viewBox="0 0 ${width} ${height}"><rect width="${width}" height="${height}" fill="#fff"/>` +
+      `${out.join("")}</svg>`;
+    return { width, height, svg };
+  }
+  /** The view drawn in `el` as one SVG, its title on top → {svg (text), width, height}. */
+  CLV.toSvg = snapshot;
+  /** The view drawn in `el` as a PNG Blob at twice its size (the SVG of toSvg, rasterised). */
+  CLV.toPng = async (el) => {
+    const { svg, width, height } = await snapshot(el);
+    const img = new Image();
+    await new Promise((ok, fail) => {
+      img.onload = ok;
+      img.onerror = () => fail(new Error("the view's SVG could not be drawn as an image"));
+      img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
+    });
+    const c = h("canvas", { width: 2 * width, height: 2 * height }), ctx = c.getContext("2d");
+    ctx.fillStyle = "#fff";
+    ctx.fillRect(0, 0, c.width, c.height);
+    ctx.scale(2, 2);
+    ctx.drawImage(img, 0, 0, width, height);
+    return new Promise((ok) => c.toBlob(ok, "image/png"));
+  };
   function save(blob, name) {
     const url = URL.createObjectURL(blob);
     const a = h("a", { href: url, download: name });
     document.body.append(a); a.click(); a.remove();
     setTimeout(() => URL.revokeObjectURL(url), 1000);
   }
-  function svgText(svg) {
-    const copy = svg.cloneNode(true);
-    copy.setAttribute("xmlns", "http://www.w3.org/2000/svg");
-    const style = document.createElementNS("http://www.w3.org/2000/svg", "style");
-    style.textContent = "text{font:12px system-ui,sans-serif}";
-    copy.prepend(style);
-    return new XMLSerializer().serializeToString(copy);
-  }
-  /** SVG and PNG buttons that save what `getSvg()` returns. */
-  CLV.downloads = (getSvg, name) => h("span", { class: "clv-downloads" },
-    h("button", { type: "button", onclick: () => save(new Blob([svgText(getSvg())], { type: "image/svg+xml" }), `${name}.svg`) }, "SVG"),
-    h("button", { type: "button", onclick: () => {
-      const svg = getSvg(), w = svg.width.baseVal.value, ht = svg.height.baseVal.value;
-      const img = new Image();
-      img.onload = () => {
-        const c = h("canvas", { width: 2 * w, height: 2 * ht });
-        const ctx = c.getContext("2d");
-        ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, c.width, c.height); ctx.scale(2, 2); ctx.drawImage(img, 0, 0);
-        c.toBlob((b) => save(b, `${name}.png`));
-      };
-      img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svgText(svg))}`;
-    } }, "PNG"));
+  /** Save the view drawn in `el` as `contextlens-<kind>.svg` or `.png`. */
+  CLV.download = async (el, format) => {
+    const name = `contextlens-${el.dataset.kind || "view"}.${format}`;
+    try {
+      const blob = format === "svg" ? new Blob([(await snapshot(el)).svg], { type: "image/svg+xml" })
+        : await CLV.toPng(el);
+      save(blob, name);
+      el.dataset.downloaded = name;
+    } catch (e) {
+      el.dataset.downloaded = `failed: ${e.message}`;
+      throw e;
+    }
+  };
 })();

@@ -1,16 +1,37 @@
 /* contextlens views drawn with Plotly (inlined in the page): the projection of usages,
    layer divergence, the cosine matrix of a word's usages, and its senses; the logit lens,
    occlusion beside attention, and contextual neighbours. Every number is the library's
-   (contextlens.views.figures, contextlens.views.inside); this script only draws them. */
+   (contextlens.views.figures, contextlens.views.inside); this script only draws them.
+   Sentences, usages and clusters are numbered as the JSON numbers them, from 0 (as the lab
+   does): sentence 0, usage 0, cluster 0, S0 (S0 #1: the word's occurrence 1 in sentence 0). */
 "use strict";
 (function () {
-  const CLV = window.CLViews, h = CLV.h, fmt = CLV.fmt;
-  const CONFIG = { responsive: true, displaylogo: false, toImageButtonOptions: { format: "png", width: 1000, height: 650 } };
+  const CLV = window.CLViews, h = CLV.h, fmt = CLV.fmt, text = CLV.plotText, short = CLV.short;
+  // the view's own SVG and PNG buttons (core.js) download it with its title: not Plotly's camera
+  const CONFIG = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["toImage"] };
   const LAYOUT = { margin: { l: 56, r: 16, t: 24, b: 48 }, font: { family: "system-ui, sans-serif", size: 12 },
     paper_bgcolor: "#fff", plot_bgcolor: "#fff", hovermode: "closest" };
-  const plot = (div, data, layout) => Plotly.react(div, data, Object.assign({}, LAYOUT, layout), CONFIG);
-  const short = (t, n = 60) => (t.length > n ? `${t.slice(0, n - 1)}…` : t);
+  /** Draw; every axis makes room for its tick labels and title (automargin), and a legend stands
+      to the right of the plot (Plotly's default, which it makes room for) rather than under an axis. */
+  const plot = (div, data, layout) => {
+    const full = Object.assign({}, LAYOUT, layout);
+    for (const [k, v] of Object.entries(full)) {
+      if (/^[xy]axis\d*$/.test(k)) full[k] = { automargin: true, ...v };
+    }
+    return Plotly.react(div, data, full, CONFIG);
+  };
+  const WRAP = 60;  // a sentence in a hover label: lines of about this many characters
   const AXES = { pca: "PC", tsne: "t-SNE", umap: "UMAP" };
+  /** An x axis of layers: a tick per layer, labelled with its number (every second or third one
+      beyond 16 layers, so that 31 fit a narrow card), the names in the hovers, and layer 0's in
+      the axis title. */
+  const layerAxis = (ids, names) => {
+    const s = CLV.slots(ids.map(String)), step = Math.ceil(ids.length / 16);
+    s.axis.ticktext = s.axis.ticktext.map((t, i) => (i % step === 0 ? t : ""));
+    s.axis.title = { text: ids[0] === 0 ? `layer (0: ${text(names[0])})` : "layer" };
+    return s;
+  };
+  CLV.layerAxis = layerAxis;  // the lab's own layer charts take it too
 
   // ---- projection --------------------------------------------------------------------------
   CLV.register("projection", (el, d) => {
@@ -24,8 +45,10 @@
     el.append(controls, h("p", { class: "clv-info" }, `${n} usages at ${d.layer_name}; ${d.k} clusters (agglomerative, cosine, ` +
       "k by silhouette). Click a point to list its nearest usages by cosine (in the full space, not the projection)."),
     h("div", { class: "clv-side" }, div, list));
-    const group = (i) => (st.colour === "sentence" ? `sentence ${P.sentence[i] + 1}` : st.colour === "word" ? P.word[i] : `cluster ${d.clusters[i] + 1}`);
-    const label = (i) => `${P.word[i]} — ${short(d.sentences[P.sentence[i]])}`;
+    const group = (i) => (st.colour === "sentence" ? `sentence ${P.sentence[i]}` : st.colour === "word" ? P.word[i] : `cluster ${d.clusters[i]}`);
+    const label = (i) => `${P.word[i]} — ${short(d.sentences[P.sentence[i]])}`;  // for the list (DOM text)
+    const hover = (i) => `<b>${text(P.word[i])}</b> (sentence ${P.sentence[i]}, word ${P.position[i]})` +
+      `<br>${text(d.sentences[P.sentence[i]], WRAP)}`;
 
     function showNeighbours(i) {
       st.picked = i;
@@ -59,8 +82,9 @@
       let c = 0;
       const traces = [...groups.entries()].map(([g, idx]) => {
         const faded = g === "other points";
-        const t = { type: D === 3 ? "scatter3d" : "scatter", mode: "markers", name: g, customdata: idx,
-          x: idx.map((i) => xy.data[i * D]), y: idx.map((i) => xy.data[i * D + 1]), text: idx.map(label), hoverinfo: "text",
+        const t = { type: D === 3 ? "scatter3d" : "scatter", mode: "markers", name: text(g), customdata: idx,
+          x: idx.map((i) => xy.data[i * D]), y: idx.map((i) => xy.data[i * D + 1]),
+          hovertext: idx.map(hover), hoverinfo: "text",
           marker: { size: D === 3 ? 5 : 10, color: faded ? "#c7ccd1" : CLV.colour(c++), opacity: faded ? 0.35 : 0.9 } };
         if (D === 3) t.z = idx.map((i) => xy.data[i * 3 + 2]);
         return t;
@@ -69,7 +93,7 @@
       const layout = D === 3
         ? { scene: { xaxis: { title: { text: `${ax} 1` } }, yaxis: { title: { text: `${ax} 2` } }, zaxis: { title: { text: `${ax} 3` } } }, margin: { l: 0, r: 0, t: 10, b: 0 } }
         : { xaxis: { title: { text: `${ax} 1` }, zeroline: false }, yaxis: { title: { text: `${ax} 2` }, zeroline: false } };
-      plot(div, traces, { ...layout, legend: { orientation: "h", y: -0.15 }, showlegend: true }).then(() => {
+      plot(div, traces, { ...layout, showlegend: true }).then(() => {
         div.removeAllListeners && div.removeAllListeners("plotly_click");
         div.on("plotly_click", (e) => showNeighbours(e.points[0].customdata));
       });
@@ -84,12 +108,17 @@
   CLV.register("layers", (el, d) => {
     const div = h("div", { class: "clv-plot" });
     el.append(h("p", { class: "clv-info" }, `Cosine between '${d.word}' in two sentences at every layer (layer 0: the static row).`), div);
-    const x = d.layer_ids.map((id, i) => `${id}: ${d.layer_names[i]}`);
-    const data = d.pairs.map((p, k) => ({ type: "scatter", mode: "lines+markers", name: p.label, x, y: p.cosine_by_layer,
-      line: { color: CLV.colour(k) }, hovertemplate: `%{x}: %{y:.3f}<extra>${p.sentences.map((s) => short(s, 40)).join(" · ")}</extra>` }));
+    const x = layerAxis(d.layer_ids, d.layer_names);
+    const data = d.pairs.map((p, k) => {
+      const said = p.sentences.map((s, j) => `${text(p.labels[j])}: ${text(s, WRAP)}`).join("<br>");
+      const hover = (c, i) => `<b>${text(p.label)}</b>, layer ${d.layer_ids[i]} ` +
+        `(${text(d.layer_names[i])}): cosine ${fmt(c)}${said ? `<br>${said}` : ""}`;
+      return { type: "scatter", mode: "lines+markers", name: text(p.label), x: x.keys, y: p.cosine_by_layer,
+        line: { color: CLV.colour(k) }, hoverinfo: "text", hovertext: p.cosine_by_layer.map(hover) };
+    });
     const low = Math.min(...d.pairs.flatMap((p) => p.cosine_by_layer));
     plot(div, data, { yaxis: { title: { text: "cosine" }, range: [Math.max(-1.02, low - 0.05), 1.02] },
-      xaxis: { type: "category", title: { text: "layer" } }, legend: { orientation: "h", y: -0.3 }, showlegend: true });
+      xaxis: x.axis, showlegend: true });
   });
 
   // ---- cosine matrix -----------------------------------------------------------------------
@@ -102,12 +131,16 @@
       controls.innerHTML = "";
       if (d.words.length > 1) controls.append(CLV.select("word", d.words.map((x, i) => [i, x.word]), st.word, (v) => { st.word = Number(v); draw(); }, "clv-word"));
       info.textContent = `'${w.word}' at ${d.layer_name}: spread ${fmt(w.spread)} (1 − mean cosine), cosines from ${fmt(w.min_cosine)} to ${fmt(w.max_cosine)}.`;
-      const labels = w.positions.map((p) => `S${p + 1}`);
-      plot(div, [{ type: "heatmap", z: w.matrix, x: labels, y: labels, colorscale: "Viridis", zmax: 1,
+      // one row and column per usage, named by the library (a sentence holding the word twice: S3 #0, S3 #1)
+      const ax = CLV.slots(w.labels);
+      const usage = (a) => `usage ${a} (${text(w.labels[a])}): ${text(w.sentences[a], WRAP)}`;
+      plot(div, [{ type: "heatmap", z: w.matrix, x: ax.keys, y: ax.keys, colorscale: "Viridis", zmax: 1,
         zmin: Math.floor(Math.min(...w.matrix.flat()) * 10) / 10, text: w.matrix.map((r) => r.map((v) => v.toFixed(3))),
-        texttemplate: w.matrix.length <= 14 ? "%{text}" : "", customdata: w.matrix.map((r, a) => r.map((_, b) => [short(w.sentences[a], 50), short(w.sentences[b], 50)])),
-        hovertemplate: "%{customdata[0]}<br>%{customdata[1]}<br>cosine %{z:.3f}<extra></extra>" }],
-      { yaxis: { autorange: "reversed" }, margin: { l: 48, r: 16, t: 16, b: 40 } });
+        texttemplate: w.matrix.length <= 14 ? "%{text}" : "",
+        customdata: w.matrix.map((r, a) => r.map((v, b) => `${usage(a)}<br>${usage(b)}<br>cosine ${fmt(v)}`)),
+        hovertemplate: "%{customdata}<extra></extra>" }],
+      { xaxis: ax.axis, yaxis: { ...ax.axis, range: [w.positions.length - 0.5, -0.5] },
+        margin: { l: 48, r: 16, t: 16, b: 40 } });
     }
     draw();
   });
@@ -120,7 +153,7 @@
     const side = h("div", { class: "clv-side" }), list = h("div", { class: "clv-list" });
     for (const c of d.clusters) {
       const ul = h("ul", {}, ...c.sentences.map((s) => h("li", {}, s)));
-      list.append(h("div", { class: "clv-cluster", "data-cluster": c.id }, h("h4", {}, h("span", { class: "clv-dot", style: `background:${CLV.colour(c.id)}` }), `cluster ${c.id + 1} (${c.size})`), ul));
+      list.append(h("div", { class: "clv-cluster", "data-cluster": c.id }, h("h4", {}, h("span", { class: "clv-dot", style: `background:${CLV.colour(c.id)}` }), `cluster ${c.id} (${c.size})`), ul));
     }
     if (d.projection) {
       const div = h("div", { class: "clv-plot" });
@@ -128,12 +161,15 @@
       const pos = d.projection.positions, pts = d.projection.points;
       const traces = d.clusters.map((c) => {
         const idx = pos.map((p, j) => [p, j]).filter(([p]) => d.labels[p] === c.id);
-        return { type: "scatter", mode: "markers", name: `cluster ${c.id + 1}`, x: idx.map(([, j]) => pts[j][0]), y: idx.map(([, j]) => pts[j][1]),
-          text: idx.map(([p]) => short(d.sentences[p], 80)), hoverinfo: "text", marker: { size: 11, color: CLV.colour(c.id) } };
+        return { type: "scatter", mode: "markers", name: `cluster ${c.id}`, x: idx.map(([, j]) => pts[j][0]), y: idx.map(([, j]) => pts[j][1]),
+          hovertext: idx.map(([p]) => `sentence ${p}, cluster ${c.id}<br>` +
+            text(d.sentences[p], WRAP)),
+          hoverinfo: "text",
+          marker: { size: 11, color: CLV.colour(c.id) } };
       });
       const ax = AXES[d.projection.method] || "PC";
       plot(div, traces, { xaxis: { title: { text: `${ax} 1` }, zeroline: false }, yaxis: { title: { text: `${ax} 2` }, zeroline: false },
-        legend: { orientation: "h", y: -0.2 } });
+        showlegend: true });
     }
     side.append(list);
     el.append(side);
@@ -142,14 +178,16 @@
   // ---- the logit lens ----------------------------------------------------------------------
   CLV.register("lens", (el, d) => {
     const L = d.layers, k = Math.max(...L.map((x) => x.top.length));
-    const names = L.map((x) => `${x.layer}: ${x.layer_name}`);
+    const names = L.map((x) => `${x.layer}: ${text(x.layer_name)}`);
     const grid = h("div", { class: "clv-plot clv-lens-grid" });
     el.append(h("p", { class: "clv-info" }, `After word ${d.position} ('${d.word}') of “${short(d.text, 120)}”: each layer's ` +
       `hidden state read through the model's final norm and output head. Rows: layers (bottom: embedding output; top: ` +
       `the model's own prediction); columns: the ${k} most probable next words, darker = more probable.`), grid);
     const z = L.map((x) => [...Array(k).keys()].map((j) => (x.top[j] ? x.top[j].probability : null)));
-    const text = L.map((x) => [...Array(k).keys()].map((j) => (x.top[j] ? `${x.top[j].word}<br>${fmt(x.top[j].probability)}` : "")));
-    plot(grid, [{ type: "heatmap", z, x: [...Array(k).keys()].map((j) => `#${j + 1}`), y: names, text, texttemplate: "%{text}",
+    const cell = (t) => (t ? `${text(t.word)}<br>${fmt(t.probability)}` : "");
+    const cells = L.map((x) => [...Array(k).keys()].map((j) => cell(x.top[j])));
+    plot(grid, [{ type: "heatmap", z, x: [...Array(k).keys()].map((j) => `#${j + 1}`), y: names, text: cells,
+      texttemplate: "%{text}",
       zmin: 0, zmax: Math.max(1e-9, ...z.flat().filter((v) => v !== null)), colorscale: [[0, "#f7fbff"], [0.5, "#6baed6"], [1, "#08306b"]],
       colorbar: { title: { text: "p" } }, hovertemplate: "%{y}, %{x}: %{text}<extra></extra>", xgap: 2, ygap: 2 }],
     { xaxis: { side: "top" }, margin: { l: 150, r: 16, t: 32, b: 16 }, height: Math.max(260, 46 * L.length + 60) });
@@ -165,19 +203,31 @@
       controls.innerHTML = "";
       controls.append(CLV.select("show", [["rank", "rank (1 = the top)"], ["probability", "probability"]], st.y,
         (v) => { st.y = v; draw(); }, "clv-lens-y"));
-      const traces = tracked.map((w, i) => ({ type: "scatter", mode: "lines+markers", name: w, x: names,
-        y: L.map((x) => x.tracked[i][st.y]), customdata: L.map((x) => [x.tracked[i].rank, x.tracked[i].probability]),
-        line: { color: CLV.colour(i) }, hovertemplate: `${CLV.esc(w)} at %{x}: rank %{customdata[0]}, p %{customdata[1]:.3g}<extra></extra>` }));
-      const yaxis = st.y === "rank" ? { type: "log", autorange: "reversed", title: { text: "rank of the first piece (log)" } }
-        : { type: "log", title: { text: "probability (log)" } };
-      plot(lines, traces, { yaxis, xaxis: { type: "category", title: { text: "layer" } }, legend: { orientation: "h", y: -0.3 }, showlegend: true });
+      const x = layerAxis(L.map((y) => y.layer), L.map((y) => y.layer_name));
+      const traces = tracked.map((w, i) => ({ type: "scatter", mode: "lines+markers", name: text(w),
+        x: x.keys,
+        y: L.map((y) => y.tracked[i][st.y]), hoverinfo: "text", line: { color: CLV.colour(i) },
+        hovertext: L.map((y, j) => `<b>${text(w)}</b> at ${names[j]}: rank ${y.tracked[i].rank}, ` +
+          `p ${Number(y.tracked[i].probability).toPrecision(3)}`) }));
+      // whole decades, a tick each: Plotly's own log ticks crowd (5 6 7 8 9 10) when the values hardly change
+      const values = traces.flatMap((t) => t.y).filter((v) => v > 0);
+      if (!values.length) values.push(1);
+      let lo = Math.floor(Math.log10(Math.min(...values))), hi = Math.ceil(Math.log10(Math.max(...values)));
+      if (hi <= lo) hi = lo + 1;
+      const rank = st.y === "rank";
+      const range = rank ? [hi + 0.05, lo - 0.05] : [lo - 0.05, hi + 0.05];
+      const yaxis = { type: "log", dtick: hi - lo > 8 ? 2 : 1, range,
+        title: { text: rank ? "rank of the first piece (log; 1 = the top)" : "probability (log)" } };
+      plot(lines, traces, { yaxis, xaxis: x.axis, showlegend: true });
     }
     draw();
   });
 
   // ---- occlusion beside attention ----------------------------------------------------------
   CLV.register("occlusion", (el, d) => {
-    const L = d.layers, words = d.others.map((o) => o.word);
+    const L = d.layers;
+    // one bar per other word, keyed by its position: the two "the" of a sentence are two bars
+    const x = CLV.slots(d.others.map((o) => o.word), (i) => `(${d.others[i].position})`);
     const st = { layer: L.length - 1 };
     const controls = h("div", { class: "clv-controls" }), bars = h("div", { class: "clv-plot clv-occ-bars" });
     const corr = h("div", { class: "clv-plot clv-occ-spearman" });
@@ -189,33 +239,40 @@
       "move the vector most. Low, or negative: it does not, and the weights are no measure of a word's influence there. " +
       "A gap means undefined (a constant column, or fewer than two words)."), corr);
     function draw() {
-      const x = L[st.layer];
+      const at = L[st.layer];
       controls.innerHTML = "";
       controls.append(CLV.select("layer", L.map((y, i) => [i, `${y.layer}: ${y.layer_name}`]), st.layer,
         (v) => { st.layer = Number(v); draw(); }, "clv-occ-layer"));
       const rows = [["occlusion", "occlusion (1 − cos)", "y"], ["attention", "attention (mean of heads)", "y2"], ["rollout", "rollout", "y3"]];
-      const traces = rows.map(([key, name, ax], i) => ({ type: "bar", name, x: words, y: x[key], yaxis: ax, xaxis: "x",
-        marker: { color: CLV.colour(i) }, hovertemplate: `%{x}: ${name} %{y:.4f}<extra></extra>` }));
-      plot(bars, traces, { height: 520, showlegend: true, legend: { orientation: "h", y: -0.12 }, bargap: 0.3,
-        xaxis: { type: "category", anchor: "y3" },
+      const traces = rows.map(([key, name, ax], i) => ({ type: "bar", name, x: x.keys, y: at[key], yaxis: ax,
+        xaxis: "x", marker: { color: CLV.colour(i) }, hoverinfo: "text", hovertext: d.others.map((o, j) =>
+          `<b>${text(o.word)}</b> (word ${o.position}): ${name} ${fmt(at[key][j], 4)}`) }));
+      // the legend above the bars: the words below them get the figure's whole width
+      plot(bars, traces, { height: 520, showlegend: true, bargap: 0.3,
+        legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
+        xaxis: { ...x.axis, anchor: "y3" },
         yaxis: { domain: [0.70, 1], title: { text: "occlusion" }, rangemode: "tozero" },
         yaxis2: { domain: [0.36, 0.64], title: { text: "attention" }, rangemode: "tozero" },
         yaxis3: { domain: [0, 0.30], title: { text: "rollout" }, rangemode: "tozero" } });
-      bars.dataset.layer = String(x.layer);
+      bars.dataset.layer = String(at.layer);
     }
     draw();
-    const names = L.map((y) => `${y.layer}: ${y.layer_name}`);
+    const lx = layerAxis(L.map((y) => y.layer), L.map((y) => y.layer_name));
     plot(corr, [["spearman_attention", "attention"], ["spearman_rollout", "rollout"]].map(([key, name], i) => ({
-      type: "scatter", mode: "lines+markers", name: `occlusion vs ${name}`, x: names, y: L.map((y) => y[key]),
-      line: { color: CLV.colour(i + 1) }, connectgaps: false, hovertemplate: `%{x}: Spearman %{y:.3f}<extra>${name}</extra>` })),
+      type: "scatter", mode: "lines+markers", name: `occlusion vs ${name}`, x: lx.keys,
+      y: L.map((y) => y[key]),
+      line: { color: CLV.colour(i + 1) }, connectgaps: false, hoverinfo: "text",
+      hovertext: L.map((y) => `layer ${y.layer} (${text(y.layer_name)}): Spearman ${fmt(y[key])}, ` +
+        `occlusion vs ${name}`) })),
     { height: 320, yaxis: { range: [-1.05, 1.05], title: { text: "Spearman" }, zeroline: true },
-      xaxis: { type: "category", title: { text: "layer" } }, legend: { orientation: "h", y: -0.35 }, showlegend: true });
+      xaxis: lx.axis, showlegend: true, legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" } });
   });
 
   // ---- contextual neighbours ---------------------------------------------------------------
   CLV.register("neighbours", (el, d) => {
     const s = d.sentence, sp = d.span;
-    const sentence = sp ? h("p", { class: "clv-usage" }, s.slice(0, sp[0]), h("mark", {}, s.slice(sp[0], sp[1])), s.slice(sp[1]))
+    const [before, inside, after] = sp ? CLV.spanParts(s, sp[0], sp[1]) : [s, "", ""];  // in code points
+    const sentence = sp ? h("p", { class: "clv-usage" }, before, h("mark", {}, inside), after)
       : h("p", { class: "clv-usage" }, s);
     el.append(sentence, h("p", { class: "clv-info" }, `The ${d.neighbours.length} reference words nearest this '${d.word}' at ` +
       `${d.layer} (${d.layer_name})${d.model ? ` of ${d.model}` : ""}, by cosine after taking the reference mean off both sides` +

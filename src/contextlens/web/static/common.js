@@ -43,17 +43,34 @@ window.CL = (() => {
   function saveJSON(obj, filename) {
     saveBlob(new Blob([JSON.stringify(obj, null, 2)], { type: "application/json" }), filename);
   }
+  /** Save the figure card holding ``el`` (a <figure>: its caption, notes and figure; its download
+   * buttons left out) as contextlens-<name>.svg or .png, drawn by the views' own snapshot
+   * (CLViews.toSvg / toPng), so that a lab figure downloads as every view does: with its heading,
+   * and with its controls (the chosen layer) as they stand. */
+  async function saveFigure(el, name, format) {
+    const card = el.closest("figure");
+    const blob = format === "svg" ? new Blob([(await CLViews.toSvg(card)).svg], { type: "image/svg+xml" })
+      : await CLViews.toPng(card);
+    saveBlob(blob, `contextlens-${name}.${format}`);
+  }
+  /** PNG and SVG buttons in ``container`` for the Plotly figure ``figId`` and its card. The views'
+   * snapshot leaves out a ``.clv-downloads`` box: these buttons are not part of the picture. */
   function figureButtons(container, figId) {
+    const name = figId.replace("fig-", "");
     container.innerHTML = "";
+    container.classList.add("clv-downloads");
     for (const fmt of ["png", "svg"]) {
       const b = document.createElement("button");
       b.type = "button"; b.textContent = fmt.toUpperCase(); b.dataset.format = fmt;
-      b.setAttribute("aria-label", `Download ${figId.replace("fig-", "")} figure as ${fmt.toUpperCase()}`);
-      b.addEventListener("click", () => {
-        const div = document.getElementById(figId);
-        if (!div.data) { status("Nothing to download yet: show a result first."); return; }
-        Plotly.downloadImage(div, { format: fmt, filename: `contextlens-${figId.replace("fig-", "")}`,
-          width: 900, height: 600 });
+      b.setAttribute("aria-label", `Download the ${name} figure as ${fmt.toUpperCase()}`);
+      b.addEventListener("click", async () => {
+        if (!document.getElementById(figId).data) {
+          status("Nothing to download yet: show a result first.");
+          return;
+        }
+        try {
+          await saveFigure(container, name, fmt);
+        } catch (e) { status(`The ${name} figure could not be saved: ${e.message}`); }
       });
       container.appendChild(b);
     }
@@ -73,14 +90,19 @@ window.CL = (() => {
     div.innerHTML = `<p class="fig-note"></p>`;
     div.firstChild.textContent = text;
   }
-  const PLOT_CONFIG = { responsive: true, displaylogo: false,
-    toImageButtonOptions: { format: "png", width: 900, height: 600 } };
+  // the card's PNG and SVG buttons download a figure with its heading: not Plotly's camera (no title)
+  const PLOT_CONFIG = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["toImage"] };
   const BASE_LAYOUT = { margin: { l: 56, r: 16, t: 16, b: 48 }, font: { family: "system-ui, sans-serif", size: 12 },
     paper_bgcolor: "#fff", plot_bgcolor: "#fff" };
+  /** Draw in ``figId``; every axis makes room for its tick labels and title (automargin), as in the views. */
   function plot(figId, data, layout) {
     const div = document.getElementById(figId);
     if (!div.data) div.innerHTML = "";
-    return Plotly.react(div, data, Object.assign({}, BASE_LAYOUT, layout), PLOT_CONFIG);
+    const full = Object.assign({}, BASE_LAYOUT, layout);
+    for (const [k, v] of Object.entries(full)) {
+      if (/^[xy]axis\d*$/.test(k)) full[k] = { automargin: true, ...v };
+    }
+    return Plotly.react(div, data, full, PLOT_CONFIG);
   }
 
   // ---- model loading: ask the server to load, poll /api/status, show progress -----------
@@ -99,5 +121,6 @@ window.CL = (() => {
     }
   }
 
-  return { $, api, getParam, setParams, status, saveBlob, saveJSON, figureButtons, busy, note, plot, ensureLoaded };
+  return { $, api, getParam, setParams, status, saveBlob, saveJSON, saveFigure, figureButtons, busy, note,
+    plot, ensureLoaded };
 })();

@@ -13,13 +13,14 @@ window.CorpusLab = (() => {
     return `${Math.max(1, Math.round(bytes / 1024))} KiB`;
   }
 
-  /** The sentence as text nodes, its [start, end) span in a <mark> (offsets count code points, as Python's). */
+  /** The sentence as text nodes, its [start, end) span in a <mark> (the library's offsets, in code
+   * points: CLViews.spanParts maps them, as for every view). */
   function marked(sentence, start, end) {
-    const chars = Array.from(sentence);
+    const [before, inside, after] = window.CLViews.spanParts(sentence, start, end);
     const frag = document.createDocumentFragment();
     const mark = document.createElement("mark");
-    mark.textContent = chars.slice(start, end).join("");
-    frag.append(chars.slice(0, start).join(""), mark, chars.slice(end).join(""));
+    mark.textContent = inside;
+    frag.append(before, mark, after);
     return frag;
   }
 
@@ -93,13 +94,13 @@ window.CorpusLab = (() => {
       sim.append(val, bar);
       cell("similarity", sim).dataset.value = String(u.similarity);
       cell("sentence", marked(u.sentence, u.start, u.end));
-      cell("doc", `${basename(u.doc)}, sentence ${u.sentence_no + 1}`).title = u.doc;
+      cell("doc", `${basename(u.doc)}, sentence ${u.sentence_no}`).title = u.doc;
       const code = document.createElement("code");
       code.textContent = u.usage_id;
       cell("uid", code);
       const more = document.createElement("button");
       more.type = "button"; more.className = "more"; more.textContent = "More like this";
-      more.setAttribute("aria-label", `More usages like number ${i + 1}`);
+      more.setAttribute("aria-label", `More usages like the one ranked ${i + 1}`);
       more.addEventListener("click", async () => { await like(u.usage_id); $("#index-query").focus(); });
       cell("actions", more);
       tr.dataset.usageId = u.usage_id;

@@ -10,6 +10,8 @@
   ].join("\n");
   const COLORS = ["#1f6feb", "#d9480f", "#2f9e44", "#9c36b5", "#e8590c", "#0c8599", "#c2255c", "#5c940d"];
   const lines = (text) => text.split("\n").map((s) => s.trim()).filter(Boolean);
+  const V = window.CLViews, text = V.plotText;  // user text reaches a Plotly figure through plotText only
+  const WRAP = 60;  // a sentence in a hover label: lines of about this many characters
   const lab = { result: {}, status: null };
 
   // ---- tabs (arrow keys move between them) -------------------------------------------------
@@ -65,14 +67,22 @@
       r.sentences.forEach((words, i) => {
         const row = document.createElement("div");
         row.className = "token-row";
-        row.innerHTML = `<span class="sent-no">${i + 1}</span>`;
-        for (const w of words) {
+        row.innerHTML = `<span class="sent-no" title="sentence ${i} (numbered from 0, as in the JSON)">${i}</span>`;
+        words.forEach((w, j) => {
           const b = document.createElement("button");
           b.type = "button"; b.className = "token"; b.textContent = w.text;
           b.setAttribute("aria-pressed", String(w.text.toLowerCase() === word));
-          b.addEventListener("click", () => { $("#lab-word").value = w.text; markTokens(); runLab(); });
+          // the word, and its sentence and occurrence there for the cards that read one sentence
+          const same = words.slice(0, j).filter((x) => x.text.toLowerCase() === w.text.toLowerCase()).length;
+          b.addEventListener("click", () => {
+            $("#lab-word").value = w.text;
+            lab.sentence = i;
+            lab.picked = { sentence: i, word: w.text.toLowerCase(), occurrence: same };
+            markTokens();
+            runLab();
+          });
           row.appendChild(b);
-        }
+        });
         box.appendChild(row);
       });
       $("#lab-error").textContent = "";
@@ -89,6 +99,18 @@
     if (req.encoder === "attention") req.include_self = $("#lab-self").checked;
     return req;
   }
+  /** ``body`` with the encoder and its options of ``req`` (what every figure's request carries). */
+  const withEncoder = (req, body) => ({ encoder: req.encoder, alpha: req.alpha, include_self: req.include_self, ...body });
+  /** The chosen sentence's index (0-based) and text, for the cards that read one sentence. */
+  const chosenIndex = () => (lab.sentence !== undefined ? lab.sentence  // a word just clicked in it
+    : Number($("#lab-att-sentence").value || lab.urlSentence || 0));
+  const chosenSentence = (req) => req.sentences[chosenIndex()];
+  /** Which occurrence of the word (0-based) the cards reading one sentence take: the one clicked, when
+   * the word was clicked in the chosen sentence; else null (a word there twice: the card says so). */
+  const occurrenceIn = (req) => {
+    const p = lab.picked;
+    return p && p.word === req.word.toLowerCase() && p.sentence === chosenIndex() ? p.occurrence : null;
+  };
   function mixerOptions() {
     const enc = $("#lab-encoder").value;
     $("#lab-alpha-wrap").hidden = enc !== "average";
@@ -97,203 +119,247 @@
   function saveLabURL() {
     const r = labRequest();
     setParams({ s: r.sentences.join("\n"), w: r.word, m: r.encoder, a: r.alpha, si: r.include_self === false ? 0 : null,
-      l: $("#lab-layer").value, as: $("#lab-att-sentence").value || null });
+      l: lab.layerEncoder === undefined ? lab.urlLayer : $("#lab-layer").value, as: chosenIndex(),
+      o: occurrenceIn(r) });
   }
 
-  const FIGS = ["fig-layers", "fig-matrix", "fig-attention", "fig-occlusion", "fig-lens", "fig-projection", "fig-neighbours"];
-  /** Say why there is nothing to show, in the form and in every figure (no stale figure stays). */
-  function clearFigures(message) {
-    $("#lab-error").textContent = message;
-    lab.result = {};
-    FIGS.forEach((f) => note(f, message));
+  /** The cards of the sentence lab and their figures. */
+  const CARDS = { layers: ["fig-layers"], explore: ["fig-matrix", "fig-projection"], attention: ["fig-attention"],
+    occlusion: ["fig-occlusion"], lens: ["fig-lens"], neighbours: ["fig-neighbours"] };
+  const FIGS = Object.values(CARDS).flat();
+  /** What the server says this encoder's figures mean (causal models), on each card. */
+  function showNotes(notes) {
+    document.querySelectorAll("#panel-sentences .card-note").forEach((p) => {
+      p.textContent = notes[p.dataset.note] || "";
+      p.hidden = !notes[p.dataset.note];
+    });
   }
-  /** The sentences (1-based) the word is not a word of, by the server's tokenizer. */
-  async function sentencesWithout(req) {
-    const r = await api("/api/tokens", { sentences: req.sentences });
-    const w = req.word.toLowerCase();
-    return r.sentences.map((ws, i) => (ws.some((t) => t.text.toLowerCase() === w) ? null : i + 1)).filter((i) => i !== null);
+  /** Under a card comparing sentences: the sentences (0-based) it left out, lacking the word. */
+  function showSkipped(figId, positions, word) {
+    document.querySelectorAll(`#panel-sentences .card-skipped${figId ? `[data-fig="${figId}"]` : ""}`).forEach((p) => {
+      const n = positions ? positions.length : 0;
+      p.textContent = n ? `Left out: sentence${n > 1 ? "s" : ""} ${positions.join(", ")} (no '${word}' in ${n > 1 ? "them" : "it"}).` : "";
+      p.hidden = !n;
+    });
   }
 
-  /** Each run of the figures (Show, a token click, a new layer or sentence) has a number; only the
-   * latest draws, so a slower earlier answer never replaces a newer one (nor another encoder's). */
-  let labRun = 0;
+  /** Each run of the figures (Show, a token click, a new layer or sentence) has a number, and each
+   * card remembers the run that last asked it to draw: only that run's answer draws (a slower earlier
+   * answer never replaces a newer one, nor another encoder's), and a run that leaves a card alone (a
+   * new layer does not change the lens) leaves it to the run that asked it. */
+  let labRun = 0, fullRun = 0;
+  const owner = {};  // card -> the run it draws for
+  const claim = (n, cards) => cards.forEach((c) => { owner[c] = n; });
+  const mine = (card, n) => owner[card] === n;
+  /** Card ``name`` cannot draw: no result of it kept, each of its figures says why. */
+  function fail(name, message) {
+    delete lab.result[name];
+    CARDS[name].forEach((f) => { note(f, message); showSkipped(f); });
+  }
+  /** Card ``name`` for run ``n``: its veil, then ``compute()``'s result kept and drawn (or the reason it
+   * cannot be, in the card), if the card still draws for ``n``. */
+  async function card(name, n, veil, compute, draw) {
+    CARDS[name].forEach((f) => busy(f, true, veil));
+    try {
+      const r = await compute();
+      if (!mine(name, n)) return;
+      lab.result[name] = r;
+      draw(r);
+    } catch (e) {
+      if (mine(name, n)) fail(name, e.message);
+    } finally {
+      if (mine(name, n)) CARDS[name].forEach((f) => busy(f, false));
+    }
+  }
+
+  /** Every card draws what it can: one that needs the word in two sentences compares those that
+   * have it (and says which it left out), one that reads one sentence reads the chosen one; a card
+   * that cannot draw says why, and the others still draw. */
   async function runLab() {
-    const n = ++labRun;
     const req = labRequest();
     saveLabURL();
     $("#lab-error").textContent = "";
     if (req.sentences.length < 2) { $("#lab-error").textContent = "Give two or more sentences, one per line."; return; }
     if (!req.word) { $("#lab-error").textContent = "Pick a word: click it in a sentence above."; return; }
-    const figs = FIGS.filter((f) => f !== "fig-neighbours" && f !== "fig-lens");  // these keep their own veils
-    figs.forEach((f) => busy(f, true));
+    const n = fullRun = ++labRun;
+    claim(n, Object.keys(CARDS));
+    FIGS.forEach((f) => busy(f, true));
     try {
-      const without = await sentencesWithout(req);
-      if (n !== labRun) return;
-      if (without.length) {
-        const which = without.length === 1 ? `sentence ${without[0]}` : `sentences ${without.join(", ")}`;
-        clearFigures(`'${req.word}' is not in ${which}: these figures compare its usages across every sentence. ` +
-          "Pick a word that each sentence has, or remove those sentences.");
-        return;
-      }
       await prepare(req.encoder);
-      if (n !== labRun) return;
-      figs.forEach((f) => busy(f, true, "Computing…"));
-      const layers = await api("/api/layers", req);
-      if (n !== labRun) return;
-      lab.result.layers = layers;
-      drawLayers(layers);
-      fillLayerSelect(layers.layer_ids, layers.layer_names);
+      if (n !== fullRun) return;
+      const info = await api("/api/encode", withEncoder(req, { sentences: req.sentences }));
+      if (n !== fullRun) return;
+      lab.result = { encoder: { causal: info.causal, default_layer: info.default_layer, notes: info.notes } };
+      fillLayerSelect(info.layer_ids, info.layer_names, info.default_layer, req.encoder);
       fillSentenceSelect(req.sentences);
-      await Promise.all([runExplore(req, n), runAttention(req, n), runOcclusion(req, n)]);
-      if (n !== labRun) return;
-      status(`'${req.word}' in ${req.sentences.length} sentences with ${req.encoder}.`);
-      neighboursLater(req);  // the first time per encoder it builds the reference: the other figures do not wait
-      runLens(req, n);  // it may load the model's language-model head: not awaited either
-    } catch (e) {
-      if (n === labRun) clearFigures(e.message);
-    } finally {
-      if (n === labRun) figs.forEach((f) => busy(f, false));
+      showNotes(info.notes);
+      await Promise.all([runLayers(req, n), runExplore(req, n), runAttention(req, n), runOcclusion(req, n)]);
+      if (n === fullRun) status(`'${req.word}' in ${req.sentences.length} sentences with ${req.encoder}.`);
+      // after the others: the first time per encoder the neighbours build their reference (minutes for a
+      // transformer) and the lens loads the model's head; nothing waits for them
+      if (mine("neighbours", n)) runNeighbours(req, n);
+      if (mine("lens", n)) runLens(req, n);
+    } catch (e) {  // the encoder could not load or encode: every card it still owns says why
+      const cards = Object.keys(CARDS).filter((c) => mine(c, n));
+      if (n === fullRun) $("#lab-error").textContent = e.message;
+      for (const c of cards) {
+        fail(c, e.message);
+        CARDS[c].forEach((f) => busy(f, false));
+      }
     }
   }
-  function fillLayerSelect(ids, names) {  // option values are layer numbers (0 = static row)
+  /** The layer options (values: layer numbers, 0 = static row). The encoder's default layer (the
+   * server's: the last, or a third of the way up for a causal model) is chosen when the encoder changes;
+   * otherwise the user's choice (or the shared URL's) stays. */
+  function fillLayerSelect(ids, names, defaultLayer, encoder) {
     const sel = $("#lab-layer");
-    const want = Number(sel.value || getParam("l", "-1"));
-    sel.innerHTML = ids.map((id, i) => `<option value="${id}">${id}: ${names[i]}</option>`).join("");
-    sel.value = String(ids.includes(want) ? want : ids[ids.length - 1]);
+    let want = lab.layerEncoder === encoder ? Number(sel.value) : (lab.urlLayer != null ? Number(lab.urlLayer) : null);
+    lab.urlLayer = null;  // a shared URL's layer holds for its first run only
+    if (want === -1) want = ids[ids.length - 1];
+    const label = (id, i) => `${id}: ${names[i]}${id === defaultLayer ? " (default)" : ""}`;
+    sel.replaceChildren(...ids.map((id, i) => new Option(label(id, i), id)));
+    sel.value = String(ids.includes(want) ? want : defaultLayer);
+    lab.layerEncoder = encoder;
   }
-  function fillSentenceSelect(sentences) {
+  function fillSentenceSelect(sentences) {  // numbered from 0, as the JSON numbers them
     const sel = $("#lab-att-sentence");
-    const want = sel.value || getParam("as", "0");
-    sel.innerHTML = sentences.map((_, i) => `<option value="${i}">${i + 1}</option>`).join("");
+    const want = lab.sentence !== undefined ? String(lab.sentence) : (sel.value || lab.urlSentence || "0");
+    lab.sentence = undefined;
+    lab.urlSentence = null;
+    sel.innerHTML = sentences.map((_, i) => `<option value="${i}">${i}</option>`).join("");
     sel.value = Number(want) < sentences.length ? want : "0";
   }
 
+  /** The cosine of the word's usages layer by layer, every two usages: each pair of the sentences that
+   * have it, and the two occurrences of a sentence that has it twice (as the matrix shows every one). */
+  const runLayers = (req, n) => card("layers", n, "Computing…",
+    () => api("/api/layers", { ...req, missing: "skip", occurrence: "all" }),
+    (r) => { drawLayers(r); showSkipped("fig-layers", r.skipped.map((s) => s.position), req.word); });
+  /** One line per two usages over the layers, keyed by layer number (a tick per layer, every second
+   * or third beyond 16: the views' layer axis), named as the library names them (S0–S2; S1 #0–S1 #1:
+   * the word's occurrences 0 and 1 in sentence 1), the layer names and the sentences in the hovers. */
   function drawLayers(r) {
-    const data = r.pairs.map((p, k) => ({ x: r.layer_names, y: p.cosine_by_layer, name: `sentences ${p.label}`,
-      mode: "lines+markers", type: "scatter", line: { color: COLORS[k % COLORS.length] } }));
+    const x = V.layerAxis(r.layer_ids, r.layer_names);
+    const data = r.pairs.map((p, k) => {
+      const said = p.labels.map((l, j) => `${text(l)}: ${text(p.sentences[j], WRAP)}`).join("<br>");
+      const hover = (c, i) => `<b>${text(p.label)}</b>, layer ${r.layer_ids[i]} ` +
+        `(${text(r.layer_names[i])}): cosine ${V.fmt(c)}<br>${said}`;
+      return { type: "scatter", mode: "lines+markers", name: text(p.label), x: x.keys,
+        y: p.cosine_by_layer, line: { color: COLORS[k % COLORS.length] }, hoverinfo: "text",
+        hovertext: p.cosine_by_layer.map(hover) };
+    });
     const low = Math.min(...r.pairs.flatMap((p) => p.cosine_by_layer));
+    // the legend above the plot: the layer numbers below it get the card's whole width
     plot("fig-layers", data, { yaxis: { title: { text: "cosine" }, range: [Math.max(-1.02, low - 0.05), 1.02] },
-      xaxis: { type: "category", title: { text: "layer" } }, legend: { orientation: "h", y: -0.25 }, showlegend: true });
+      xaxis: x.axis, legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
+      margin: { l: 56, r: 16, t: 40, b: 16 }, showlegend: true });
   }
-  async function runExplore(req, n) {
-    const layer = Number($("#lab-layer").value);
-    try {
-      const r = await api("/api/explore", { ...req, layer });
-      if (n !== labRun) return;
-      lab.result.explore = r;
-      const m = r.words[0];
-      const labels = m.positions.map((p) => `S${p + 1}`);
-      plot("fig-matrix", [{ type: "heatmap", z: m.matrix, x: labels, y: labels, zmin: Math.floor(Math.min(...m.matrix.flat()) * 10) / 10, zmax: 1, colorscale: "Viridis",
-        text: m.matrix.map((row) => row.map((v) => v.toFixed(3))), texttemplate: "%{text}", hovertemplate: "%{y} · %{x}: %{z:.3f}<extra></extra>" }],
-      { yaxis: { autorange: "reversed" }, title: { text: r.layer_name, font: { size: 12 } }, margin: { l: 48, r: 16, t: 32, b: 40 } });
+  /** The cosine matrix of the usages at the chosen layer, and their projection. Every occurrence of
+   * the word is a usage (a sentence holding it twice gives two), keyed by its index: the ticks are the
+   * library's names, its sentence (S0, numbered as in the JSON) and, where a sentence has two, which
+   * occurrence in it (S1 #0, S1 #1). */
+  const runExplore = (req, n) => card("explore", n, "Computing…",
+    () => api("/api/explore", { ...req, layer: Number($("#lab-layer").value), missing: "skip",
+      occurrence: "all" }),
+    (r) => {
+      const m = r.words[0], count = m.positions.length;
+      for (const f of CARDS.explore) showSkipped(f, m.skipped, req.word);
+      const ax = V.slots(m.labels);
+      const usage = (a) => `<b>usage ${a}</b> (${text(m.labels[a])}):<br>${text(m.sentences[a], WRAP)}`;
+      const pair = (v, a, b) => `${usage(a)}<br>${usage(b)}<br>cosine ${V.fmt(v)}`;
+      plot("fig-matrix", [{ type: "heatmap", z: m.matrix, x: ax.keys, y: ax.keys, colorscale: "Viridis",
+        zmin: Math.floor(Math.min(...m.matrix.flat()) * 10) / 10, zmax: 1,
+        text: m.matrix.map((row) => row.map((v) => V.fmt(v))), texttemplate: count <= 14 ? "%{text}" : "",
+        customdata: m.matrix.map((row, a) => row.map((v, b) => pair(v, a, b))),
+        hovertemplate: "%{customdata}<extra></extra>" }],
+      { xaxis: ax.axis, yaxis: { ...ax.axis, range: [count - 0.5, -0.5] },
+        title: { text: text(r.layer_name), font: { size: 12 } }, margin: { l: 48, r: 16, t: 32, b: 40 } });
       const pts = r.projection.points;
       plot("fig-projection", [{ type: "scatter", mode: "markers+text", x: pts.map((p) => p[0]), y: pts.map((p) => p[1]),
-        text: labels, textposition: "top center", hovertext: r.projection.sentence, hoverinfo: "text",
+        text: ax.shown.map((t) => text(t)), textposition: "top center", hoverinfo: "text",
+        hovertext: m.positions.map((_, a) => usage(a)),
         marker: { size: 12, color: m.positions.map((p) => COLORS[p % COLORS.length]) } }],
       { xaxis: { title: { text: "PC 1" }, zeroline: false }, yaxis: { title: { text: "PC 2" }, zeroline: false } });
-    } catch (e) { if (n === labRun) { note("fig-matrix", e.message); note("fig-projection", e.message); } }
+    });
+  /** The library's head, model and neuron views (contextlens.views) at the chosen layer, in the chosen sentence. */
+  function runAttention(req, n) {
+    const sel = $("#lab-layer");
+    const chosen = Number(sel.value);  // attention needs a contextual layer: layer 0 shows the first
+    const layer = chosen > 0 ? chosen : (sel.options.length > 1 ? Number(sel.options[1].value) : -1);
+    return card("attention", n, "Computing…",
+      () => api("/api/views/attention", withEncoder(req, { sentence: chosenSentence(req), word: req.word,
+        occurrence: occurrenceIn(req), layer })),
+      (r) => drawViews("fig-attention", r.views));
   }
-  async function runAttention(req, n) {  // the library's views (contextlens.views), drawn by its own script
-    const i = Number($("#lab-att-sentence").value || 0);
-    const layerIds = lab.result.layers ? lab.result.layers.layer_ids : [];
-    const chosen = Number($("#lab-layer").value);  // attention needs a contextual layer: layer 0 shows the first
-    const layer = chosen > 0 ? chosen : (layerIds.length > 1 ? layerIds[1] : -1);
-    try {
-      const r = await api("/api/views/attention", { encoder: req.encoder, alpha: req.alpha, include_self: req.include_self,
-        sentence: req.sentences[i], word: req.word, layer });
-      if (n !== labRun) return;
-      lab.result.attention = r;
-      const box = $("#fig-attention");
-      box.innerHTML = "";
-      for (const data of r.views) {
-        const el = document.createElement("section");
-        el.className = "lab-view";
-        box.appendChild(el);
-        window.CLViews.render(el, data);
-      }
-    } catch (e) { if (n === labRun) note("fig-attention", e.message); }
-  }
-  /** Draw one of the library's views (its data from the server) in a figure card. */
-  function drawView(figId, view) {
+  /** Draw the library's views (their data from the server) in a figure card, one after the other. */
+  function drawViews(figId, views) {
     const box = $(`#${figId}`);
     box.innerHTML = "";
-    const el = document.createElement("section");
-    el.className = "lab-view";
-    box.appendChild(el);
-    window.CLViews.render(el, view);
+    for (const view of views) {
+      const el = document.createElement("section");
+      el.className = "lab-view";
+      box.appendChild(el);
+      window.CLViews.render(el, view);
+    }
   }
   /** The library's occlusion view of the word in the chosen sentence (every layer at once). */
-  async function runOcclusion(req, n) {
-    const i = Number($("#lab-att-sentence").value || 0);
-    try {
-      const r = await api("/api/views/occlusion", { encoder: req.encoder, alpha: req.alpha,
-        include_self: req.include_self, sentence: req.sentences[i], word: req.word });
-      if (n !== labRun) return;
-      lab.result.occlusion = r.view;
-      drawView("fig-occlusion", r.view);
-    } catch (e) { if (n === labRun) note("fig-occlusion", e.message); }
-  }
+  const runOcclusion = (req, n) => card("occlusion", n, "Computing…", async () =>
+    (await api("/api/views/occlusion", withEncoder(req, { sentence: chosenSentence(req), word: req.word,
+      occurrence: occurrenceIn(req) }))).view,
+  (view) => drawViews("fig-occlusion", [view]));
   /** The logit lens of a causal model after the word in the chosen sentence, following the
    * sentence's own next word; any other encoder gets the server's word on what to pick. */
-  async function runLens(req, n) {
-    const sentence = req.sentences[Number($("#lab-att-sentence").value || 0)];
-    busy("fig-lens", true, "Reading the predictions of every layer… (the first time it loads the model's head)");
-    try {
+  function runLens(req, n) {
+    const sentence = chosenSentence(req), occurrence = occurrenceIn(req);
+    return card("lens", n, "Reading the predictions of every layer… (the first time it loads the model's head)", async () => {
       const words = (await api("/api/tokens", { sentences: [sentence] })).sentences[0].map((w) => w.text);
-      const position = words.findIndex((w) => w.toLowerCase() === req.word.toLowerCase());
-      const next = words[position + 1];
-      const r = await api("/api/views/lens", { model: req.encoder, sentence, position, k: 5, track: next ? [next] : [] });
-      if (n !== labRun) return;
-      lab.result.lens = r.view;
-      drawView("fig-lens", r.view);
-    } catch (e) {
-      if (n === labRun) note("fig-lens", e.message);
-    } finally {
-      if (n === labRun) busy("fig-lens", false);
-    }
+      const hits = words.flatMap((w, i) => (w.toLowerCase() === req.word.toLowerCase() ? [i] : []));
+      const next = words[hits[occurrence ?? 0] + 1];  // (a word not in the sentence: the server says so)
+      return (await api("/api/views/lens", { model: req.encoder, sentence, word: req.word, occurrence, k: 5,
+        track: next ? [next] : [] })).view;
+    }, (view) => drawViews("fig-lens", [view]));
   }
   /** The library's neighbours view of the word in the chosen sentence at the chosen layer. */
-  let neighboursRun = 0;  // only the latest request draws: an earlier, slower one is dropped
-  async function runNeighbours(req) {
-    const n = ++neighboursRun;
-    const i = Number($("#lab-att-sentence").value || 0);
-    const layer = Number($("#lab-layer").value);
-    const body = { encoder: req.encoder, alpha: req.alpha, include_self: req.include_self, sentence: req.sentences[i],
-      word: req.word, layer, k: 10 };
-    busy("fig-neighbours", true, "Finding the nearest reference words… The first time for an encoder it encodes " +
-      "20,000 reference words alone: seconds over the table, a few minutes for a transformer (cached on disk after).");
-    try {
-      const r = await api("/api/views/neighbours", body);
-      if (n !== neighboursRun) return;
-      lab.result.neighbours = r.view;
-      drawView("fig-neighbours", r.view);
-    } catch (e) {
-      if (n === neighboursRun) note("fig-neighbours", e.message);
-    } finally {
-      if (n === neighboursRun) busy("fig-neighbours", false);
-    }
+  function runNeighbours(req, n) {
+    const body = withEncoder(req, { sentence: chosenSentence(req), word: req.word,
+      occurrence: occurrenceIn(req), layer: Number($("#lab-layer").value), k: 10 });
+    return card("neighbours", n, "Finding the nearest reference words… The first time for an encoder it encodes " +
+      "20,000 reference words alone: seconds over the table, a few minutes for a transformer (cached on disk after).",
+    async () => (await api("/api/views/neighbours", body)).view, (view) => drawViews("fig-neighbours", [view]));
   }
-  const neighboursLater = (req) => { runNeighbours(req); };  // not awaited: the other figures do not wait for it
   function initLab() {
     $("#lab-sentences").value = getParam("s", DEFAULT_SENTENCES);
     $("#lab-word").value = getParam("w", "bank");
+    lab.urlLayer = getParam("l", null);  // a shared URL's layer and sentence, before the page rewrites the URL
+    lab.urlSentence = getParam("as", null);
+    const o = Number(getParam("o", null) ?? NaN);  // the occurrence clicked, in that sentence
+    if (Number.isInteger(o) && o >= 0) {
+      const word = $("#lab-word").value.trim().toLowerCase();
+      lab.picked = { sentence: Number(lab.urlSentence || 0), word, occurrence: o };
+    }
     fillEncoders($("#lab-encoder"), getParam("m", lab.status.default_model));
     $("#lab-alpha").value = getParam("a", "0");
     $("#lab-self").checked = getParam("si") !== "0";
     $("#lab-encoder").addEventListener("change", mixerOptions);
     mixerOptions();
     $("#lab-form").addEventListener("submit", (ev) => { ev.preventDefault(); runLab(); });
-    $("#lab-sentences").addEventListener("input", () => { clearTimeout(tokenTimer); tokenTimer = setTimeout(showTokens, 250); });
+    $("#lab-sentences").addEventListener("input", () => {
+      lab.picked = null;  // the clicked occurrence was in sentences that changed
+      clearTimeout(tokenTimer);
+      tokenTimer = setTimeout(showTokens, 250);
+    });
     $("#lab-word").addEventListener("input", markTokens);
-    const again = (fn) => async () => {
+    /** A new layer or sentence redraws the cards that read it (as a run of its own). */
+    const again = (runs) => () => {
       const n = ++labRun;
-      saveLabURL(); const req = labRequest(); busy("fig-matrix", true); busy("fig-attention", true);
-      try { await fn(req, n); } finally {
-        if (n === labRun) { busy("fig-matrix", false); busy("fig-attention", false); busy("fig-projection", false); }
-      } };
-    $("#lab-layer").addEventListener("change", again((req, n) => { neighboursLater(req); return Promise.all([runExplore(req, n), runAttention(req, n)]); }));
-    $("#lab-att-sentence").addEventListener("change", again((req, n) => {
-      neighboursLater(req); runLens(req, n); return Promise.all([runAttention(req, n), runOcclusion(req, n)]); }));
+      saveLabURL();
+      const req = labRequest();
+      claim(n, Object.keys(runs));
+      for (const run of Object.values(runs)) run(req, n);
+    };
+    $("#lab-layer").addEventListener("change", again({ explore: runExplore, attention: runAttention, neighbours: runNeighbours }));
+    $("#lab-att-sentence").addEventListener("change",
+      again({ attention: runAttention, occlusion: runOcclusion, lens: runLens, neighbours: runNeighbours }));
     $("#lab-json").addEventListener("click", () => saveJSON({ request: labRequest(), ...lab.result }, "contextlens-sentence-lab.json"));
     document.querySelectorAll("#panel-sentences .downloads[data-fig]").forEach((d) => figureButtons(d, d.dataset.fig));
     FIGS.forEach((f) => note(f, "Press Show to compute."));
@@ -318,18 +384,21 @@
       for (const c of r.clusters) {
         const d = document.createElement("div");
         d.className = "cluster";
-        d.innerHTML = `<h3><span class="dot" style="background:${COLORS[c.id % COLORS.length]}"></span>cluster ${c.id + 1} (${c.size})</h3><ul></ul>`;
+        d.innerHTML = `<h3><span class="dot" style="background:${COLORS[c.id % COLORS.length]}"></span>cluster ${c.id} (${c.size})</h3><ul></ul>`;
         for (const s of c.sentences) { const li = document.createElement("li"); li.textContent = s; d.querySelector("ul").appendChild(li); }
         box.appendChild(d);
       }
       const pos = r.projection.positions, pts = r.projection.points;
       const traces = r.clusters.map((c) => {
         const k = pos.map((p, j) => [p, j]).filter(([p]) => r.labels[p] === c.id);
-        return { type: "scatter", mode: "markers", name: `cluster ${c.id + 1}`, x: k.map(([, j]) => pts[j][0]), y: k.map(([, j]) => pts[j][1]),
-          text: k.map(([p]) => req.sentences[p]), hoverinfo: "text", marker: { size: 12, color: COLORS[c.id % COLORS.length] } };
+        return { type: "scatter", mode: "markers", name: `cluster ${c.id}`, x: k.map(([, j]) => pts[j][0]), y: k.map(([, j]) => pts[j][1]),
+          hovertext: k.map(([p]) => `sentence ${p}, cluster ${c.id}<br>${text(req.sentences[p], WRAP)}`),
+          hoverinfo: "text", marker: { size: 12, color: COLORS[c.id % COLORS.length] } };
       });
-      plot("fig-senses", traces, { xaxis: { title: { text: "PC 1" }, zeroline: false }, yaxis: { title: { text: "PC 2" }, zeroline: false },
-        legend: { orientation: "h", y: -0.2 } });
+      // the legend above the plot (below, it met the axis title)
+      plot("fig-senses", traces, { xaxis: { title: { text: "PC 1" }, zeroline: false },
+        yaxis: { title: { text: "PC 2" }, zeroline: false }, margin: { l: 56, r: 16, t: 40, b: 48 },
+        legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" } });
     } catch (e) {  // nothing stale stays: the summary, the clusters and the figure say why instead
       $("#senses-error").textContent = e.message;
       $("#senses-summary").textContent = e.message;

@@ -62,7 +62,7 @@ window.ToyMath = (() => {
 })();
 
 window.ToyLab = (() => {
-  const { $, getParam, setParams, saveBlob, saveJSON } = window.CL;
+  const { $, getParam, setParams, saveFigure, saveJSON } = window.CL;
   const SVGNS = "http://www.w3.org/2000/svg";
   const SIZE = 400, LO = -0.25, HI = 1.25;  // the plane shows [LO, HI] on both axes
   const px = (x) => ((x - LO) / (HI - LO)) * SIZE;
@@ -75,6 +75,58 @@ window.ToyLab = (() => {
     if (parent) parent.appendChild(e);
     return e;
   }
+  // ---- labels that never overlap: each tries places around its point, the first free one wins ----
+  const FONTS = { "word-label": "13px system-ui, sans-serif", "ctx-label": "600 12px system-ui, sans-serif",
+    "axis-label": "12px system-ui, sans-serif" };  // as lab.css draws them
+  let measure = null;
+  /** A label's box [x0, y0, x1, y1] in plane units at (x, y) with its text-anchor (the canvas measures
+   * the text, so the plane is laid out right even while its tab is hidden). */
+  function labelBox(text, cls, x, y, anchor) {
+    measure = measure || document.createElement("canvas").getContext("2d");
+    measure.font = FONTS[cls];
+    const w = measure.measureText(text).width, size = parseFloat(FONTS[cls].match(/(\d+)px/)[1]);
+    const x0 = anchor === "start" ? x : anchor === "end" ? x - w : x - w / 2;
+    return [x0 - 1, y - 0.8 * size - 1, x0 + w + 1, y + 0.25 * size + 1];
+  }
+  const overlap = (a, b) => Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0])) *
+    Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
+  /** The places tried around a point of radius r, nearest first: right, left, above, below, then further out. */
+  function spots(r) {
+    const out = [];
+    for (let ring = 0; ring < 4; ring++) {
+      const d = r + 2 + 12 * ring;
+      out.push([d, 4, "start"], [-d, 4, "end"], [0, -d - 2, "middle"], [0, d + 11, "middle"],
+        [d, -d + 2, "start"], [d, d + 8, "start"], [-d, -d + 2, "end"], [-d, d + 8, "end"]);
+    }
+    return out;
+  }
+  /** Small boxes along an arrow from the origin to v (a label may cross one, at a small cost). */
+  function along(v) {
+    const [x0, y0, x1, y1] = [px(0), py(0), px(v[0]), py(v[1])];
+    const n = Math.ceil(Math.hypot(x1 - x0, y1 - y0) / 6);
+    return Array.from({ length: n + 1 }, (_, i) => {
+      const x = x0 + ((x1 - x0) * i) / n, y = y0 + ((y1 - y0) * i) / n;
+      return { box: [x - 2, y - 2, x + 2, y + 2], cost: 1 };
+    });
+  }
+  /** Place each label {el, cls, x, y, r} (its point at x, y, radius r) at the first spot whose box
+   * stays on the plane and meets nothing in ``taken`` ({box, cost}: other labels and the points
+   * cost a million a pixel, arrows 1); else where it costs least. */
+  function placeLabels(labels, taken) {
+    for (const lab of labels) {
+      let best = null;
+      for (const [dx, dy, anchor] of spots(lab.r)) {
+        const box = labelBox(lab.el.textContent, lab.cls, lab.x + dx, lab.y + dy, anchor);
+        const off = box[0] < 0 || box[1] < 0 || box[2] > SIZE || box[3] > SIZE;
+        const hit = taken.reduce((sum, t) => sum + t.cost * overlap(box, t.box), 0) + (off ? 1e12 : 0);
+        if (best === null || hit < best.hit) best = { hit, box, x: lab.x + dx, y: lab.y + dy, anchor };
+        if (hit === 0) break;
+      }
+      lab.el.setAttribute("x", best.x); lab.el.setAttribute("y", best.y); lab.el.setAttribute("text-anchor", best.anchor);
+      taken.push({ box: best.box, cost: 1e6 });
+    }
+  }
+
   function opts() {
     const method = document.querySelector('input[name="toy-method"]:checked').value;
     return { method, alpha: Number($("#toy-alpha").value), include_self: $("#toy-self").checked,
@@ -104,7 +156,8 @@ window.ToyLab = (() => {
     $("#toy-reset").addEventListener("click", () => { st.vectors = structuredClone(st.defaults.vectors); hideSteps(); update(); });
     $("#toy-course").addEventListener("click", courseExample);
     $("#toy-json").addEventListener("click", () => saveJSON({ options: opts(), result: st.result }, "contextlens-toy.json"));
-    document.querySelectorAll('[data-download="plane"]').forEach((b) => b.addEventListener("click", () => download(b.dataset.format)));
+    document.querySelectorAll('[data-download="plane"]').forEach((b) => b.addEventListener("click",
+      () => saveFigure(b, "toy-plane", b.dataset.format)));  // the card as drawn, with its caption
   }
 
   function drawPlane(result) {
@@ -122,8 +175,12 @@ window.ToyLab = (() => {
     }
     el("line", { x1: px(LO), y1: py(0), x2: px(HI), y2: py(0), class: "axis" }, svg);
     el("line", { x1: px(0), y1: py(LO), x2: px(0), y2: py(HI), class: "axis" }, svg);
-    el("text", { x: px(HI) - 6, y: py(0) - 6, "text-anchor": "end", class: "axis-label" }, svg).textContent = "finance →";
-    el("text", { x: px(0) + 6, y: py(HI) + 14, class: "axis-label" }, svg).textContent = "nature ↑";
+    const taken = [];  // boxes labels must not meet: the axis labels and every point
+    for (const [text, x, y, anchor] of [["finance →", px(HI) - 6, py(0) - 6, "end"], ["nature ↑", px(0) + 6, py(HI) + 14, "start"]]) {
+      el("text", { x, y, "text-anchor": anchor, class: "axis-label" }, svg).textContent = text;
+      taken.push({ box: labelBox(text, "axis-label", x, y, anchor), cost: 1e6 });
+    }
+    const words = [], banks = [];  // the labels to place: the words first, then bank (A) and bank (B)
     const arrow = (v, cls, marker) => el("line", { x1: px(0), y1: py(0), x2: px(v[0]), y2: py(v[1]), class: cls, "marker-end": `url(#${marker})` }, svg);
     for (const [w, v] of Object.entries(st.vectors)) {
       const inA = st.sel.A.includes(w), inB = st.sel.B.includes(w);
@@ -136,8 +193,9 @@ window.ToyLab = (() => {
         const c = el("circle", { id: `ctx-${side}`, cx: px(r.contextual[0]), cy: py(r.contextual[1]), r: 5, class: `ctx-dot ctx${side}`,
           "data-x": r.contextual[0], "data-y": r.contextual[1] }, svg);
         el("title", {}, c).textContent = `bank in ${side}: (${r.contextual[0].toFixed(3)}, ${r.contextual[1].toFixed(3)})`;
-        el("text", { x: px(r.contextual[0]) + 8, y: py(r.contextual[1]) + (side === "A" ? -8 : 16), class: `ctx-label ctx${side}` }, svg)
-          .textContent = `bank (${side})`;
+        const t = el("text", { class: `ctx-label ctx${side}` }, svg);
+        t.textContent = `bank (${side})`;
+        banks.push({ el: t, cls: "ctx-label", x: px(r.contextual[0]), y: py(r.contextual[1]), r: 5 });
       }
     }
     for (const [w, v] of Object.entries(st.vectors)) {
@@ -145,10 +203,18 @@ window.ToyLab = (() => {
         "data-x": Math.fround(v[0]), "data-y": Math.fround(v[1]),
         "aria-label": `${w} at finance ${v[0].toFixed(2)}, nature ${v[1].toFixed(2)}; arrow keys move it` }, svg);
       el("circle", { cx: px(v[0]), cy: py(v[1]), r: 9 }, g);
-      el("text", { x: px(v[0]) + 11, y: py(v[1]) + 4, class: "word-label" }, g).textContent = w;
+      const t = el("text", { class: "word-label" }, g);
+      t.textContent = w;
+      words.push({ el: t, cls: "word-label", x: px(v[0]), y: py(v[1]), r: 9 });
       g.addEventListener("pointerdown", (ev) => startDrag(ev, w));
       g.addEventListener("keydown", (ev) => keyMove(ev, w));
     }
+    const labels = [...words, ...banks];
+    for (const p of labels) taken.push({ box: [p.x - p.r, p.y - p.r, p.x + p.r, p.y + p.r], cost: 1e6 });  // no label over a point
+    for (const v of [...Object.values(st.vectors), ...(result ? result.sentences.map((r) => r.contextual) : [])]) {
+      taken.push(...along(v));
+    }
+    placeLabels(labels, taken);
   }
 
   function clamp(v) { return Math.min(HI - 0.02, Math.max(LO + 0.02, Math.round(v * 100) / 100)); }
@@ -276,28 +342,6 @@ window.ToyLab = (() => {
     const [a, b] = ex.comparison.sentences.map((s) => s.words.slice(1).join(","));
     return o.method === "attention" && o.include_self && o.scale === ex.scale && st.sel.A.join(",") === a &&
       st.sel.B.join(",") === b && Object.entries(ex.vectors).every(([w, v]) => st.vectors[w][0] === v[0] && st.vectors[w][1] === v[1]);
-  }
-
-  function download(format) {
-    const svg = $("#plane").cloneNode(true);
-    svg.setAttribute("xmlns", SVGNS);
-    svg.setAttribute("width", SIZE); svg.setAttribute("height", SIZE);
-    const style = document.createElementNS(SVGNS, "style");
-    style.textContent = [...document.styleSheets].flatMap((s) => { try { return [...s.cssRules]; } catch (e) { return []; } })
-      .map((r) => r.cssText).filter((t) => /#plane|\.(grid|axis|vec|ctx|handle|word-label)/.test(t)).join("\n");
-    svg.insertBefore(style, svg.firstChild);
-    const text = new XMLSerializer().serializeToString(svg);
-    if (format === "svg") { saveBlob(new Blob([text], { type: "image/svg+xml" }), "contextlens-toy-plane.svg"); return; }
-    const img = new Image();
-    img.onload = () => {
-      const canvas = document.createElement("canvas");
-      canvas.width = SIZE * 2; canvas.height = SIZE * 2;
-      const ctx = canvas.getContext("2d");
-      ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, canvas.width, canvas.height);
-      ctx.drawImage(img, 0, 0, canvas.width, canvas.height);
-      canvas.toBlob((blob) => saveBlob(blob, "contextlens-toy-plane.png"), "image/png");
-    };
-    img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(text)}`;
   }
 
   async function init() {
