@@ -187,6 +187,21 @@ def test_probe_reads_the_cache_the_second_time(data, table, monkeypatch):
     assert first.rows[0].n_train == second.rows[0].n_train
 
 
+def test_probe_reports_its_steps_as_progress_records(data, table, caplog):
+    """Encoding and probing are steps of the project's one progress protocol (contextlens.progress)."""
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="contextlens.progress"):
+        probe(StaticEncoder(table), "pos", data_dir=data)
+    ends = {r.progress.what: r.progress for r in caplog.records
+            if getattr(r, "progress", None) is not None and r.progress.state == "end"}
+    assert ends["the vectors of the train words (pos-toy)"].done == 18 + 1  # zyzzyva counted, then dropped
+    assert ends["the vectors of the test words (pos-toy)"].total == 10
+    probing = ends["probing pos (linear probe and its control)"]
+    assert (probing.done, probing.total, probing.unit) == (1, 1, "layers")
+    assert "cached in" in ends["the vectors of the train words (pos-toy)"].once
+
+
 def test_probe_errors(data, table, tmp_path):
     with pytest.raises(UnknownOptionError, match="valid values: pos, supersense, sense"):
         probe(StaticEncoder(table), "ner", data_dir=data)

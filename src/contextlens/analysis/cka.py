@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -181,7 +181,6 @@ class CkaResult:
 def layer_cka(
     encoder: Encoder, sentences: Sequence[str], *, other: Encoder | None = None, debiased: bool = False,
     use_cache: bool = True, cache_root=None, source: str = "given sentences",
-    progress: Callable[[str, int, int], None] | None = None,
 ) -> CkaResult:
     """Linear CKA between the layers of ``encoder`` (and those of ``other``, when given) over
     every whitespace token of ``sentences``; ``source`` says where the sentences came from
@@ -198,8 +197,8 @@ def layer_cka(
     t0 = time.perf_counter()
     for enc in encoders:
         cache = EncodingCache(enc, root=cache_root, enabled=use_cache)
-        stacks.append(cached_layers(cache, CACHE_TASK, items, stage=f"encoding with {model_name(enc)}",
-                                    progress=progress))
+        what = f"the vectors of the tokens ({model_name(enc)})"
+        stacks.append(cached_layers(cache, CACHE_TASK, items, what=what))
         layer_ids.append(tuple(int(k) for k in cache.layer_ids))
     keep = np.ones(len(items), dtype=bool)
     for stack in stacks:

@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from . import options as o
-from ._common import add_command, err, handle_errors, out, print_json, say, spinner, table
+from ._common import add_command, handle_errors, out, print_json, say, spinner, table
 
 PROBE_TASKS_HELP = "pos | supersense | sense"  # analysis.probing.PROBE_TASKS
 PROBE_KINDS_HELP = "linear | mlp"  # analysis.probing.PROBE_KINDS
@@ -22,22 +22,6 @@ VECTORS = o.option(None, "--vectors", metavar="FILE|NAME", help="A static table 
 RANDOM_WEIGHTS = o.flag("--random-weights", help="With --model: the same architecture with every weight re-drawn "
                         "(seeded by --seed): what the architecture alone gives.")
 NO_CACHE = o.flag("--no-cache", help="Encode again; write nothing to the cache.")
-
-
-def _progress_bar(quiet: bool):
-    """A Rich progress display on stderr and the ``progress(stage, done, total)`` the library calls."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=err(), transient=True, disable=quiet or not err().is_terminal)
-    handles: dict = {}
-
-    def progress(stage: str, done: int, total: int) -> None:
-        if stage not in handles:
-            handles[stage] = bar.add_task(stage, total=total)
-        bar.update(handles[stage], completed=done, total=total)
-
-    return bar, progress
 
 
 def _encoder(model, vectors, engine, precision, random_weights: bool, seed: int):
@@ -79,10 +63,7 @@ def probe(
     check_choice("probe task", task, PROBE_TASKS)
     check_choice("probe", kind, PROBE_KINDS)
     encoder = _encoder(model, vectors, engine, precision, random_weights, seed)
-    bar, progress = _progress_bar(as_json)
-    with bar:
-        r = run_probe(encoder, task, data_dir=data_dir, kind=kind, seed=seed, use_cache=not no_cache,
-                      progress=progress)
+    r = run_probe(encoder, task, data_dir=data_dir, kind=kind, seed=seed, use_cache=not no_cache)
     if as_json:
         print_json(r.as_dict())
         return
@@ -131,10 +112,8 @@ def cka(
         texts = corpus_sample(root, sample, seed=seed)
         source = f"{sample} sentences of the shared corpora (Brown, ABC, movie reviews; seed {seed})"
     encoders = [_encoder(m, None, engine, precision, random_weights, seed) for m in model]
-    bar, progress = _progress_bar(as_json)
-    with bar:
-        r = layer_cka(encoders[0], texts, other=encoders[1] if len(encoders) == 2 else None, debiased=debiased,
-                      use_cache=not no_cache, source=source, progress=progress)
+    r = layer_cka(encoders[0], texts, other=encoders[1] if len(encoders) == 2 else None, debiased=debiased,
+                  use_cache=not no_cache, source=source)
     if as_json:
         print_json(r.as_dict())
         return

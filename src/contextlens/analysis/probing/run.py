@@ -8,14 +8,14 @@ table lacking the lower-cased word) is dropped from both and counted in ``missin
 
 Vectors come from the evaluation cache (:func:`~contextlens.analysis.layerstack.cached_layers`,
 task ``probes-semcor``): the three tasks share the same words, so a second task, a rerun or
-another probe never encodes again.
+another probe never encodes again. Encoding and probing are progress steps
+(:mod:`contextlens.progress`): the command line draws them, ``-v`` logs them.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +23,7 @@ import numpy as np
 
 from ...encoders.base import Encoder
 from ...errors import InputError, check_choice, check_int
+from ...progress import step
 from ..layerstack import cached_layers
 from .probe import PROBE_KINDS, control_labels, expected_layer, probe_accuracy
 from .tasks import (
@@ -41,7 +42,6 @@ __all__ = ["probe", "ProbeLayer", "ProbeResult", "CACHE_TASK", "model_name"]
 
 log = logging.getLogger(__name__)
 CACHE_TASK = "probes-semcor"
-Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 
 @dataclass(frozen=True)
@@ -161,12 +161,10 @@ def _sense_groups(train: list[ProbeRow], test: list[ProbeRow], seed: int) -> lis
 def probe(
     encoder: Encoder, task: str, *, data_dir=None, kind: str = "linear", seed: int = 0,
     train_rows: int = TRAIN_ROWS, test_rows: int = TEST_ROWS, use_cache: bool = True, cache_root=None,
-    progress: Progress | None = None,
 ) -> ProbeResult:
     """Probe every layer of ``encoder`` for ``task`` (``pos``, ``supersense`` or ``sense``)
     over SemCor in ``data_dir`` (default: ``CONTEXTLENS_DATA``); ``kind``: ``linear`` or
-    ``mlp``; ``seed``: the control task's draws (and the MLP's initialisation).
-    ``progress(stage, done, total)`` is called while encoding and probing."""
+    ``mlp``; ``seed``: the control task's draws (and the MLP's initialisation)."""
     from ...bench.cache import EncodingCache
     from ...bench.datasets import load_semcor, resolve_data_dir
 
@@ -181,10 +179,11 @@ def probe(
     log.info("SemCor rows read in %.1f s: %d train, %d test", time.perf_counter() - t0, len(train), len(test))
     cache = EncodingCache(encoder, root=cache_root, enabled=use_cache)
     t0 = time.perf_counter()
-    x_train = cached_layers(cache, CACHE_TASK, [(r.tokens, r.index) for r in train], stage="encoding train words",
-                            progress=progress)
-    x_test = cached_layers(cache, CACHE_TASK, [(r.tokens, r.index) for r in test], stage="encoding test words",
-                           progress=progress)
+    name = model_name(encoder)
+    x_train = cached_layers(cache, CACHE_TASK, [(r.tokens, r.index) for r in train],
+                            what=f"the vectors of the train words ({name})")
+    x_test = cached_layers(cache, CACHE_TASK, [(r.tokens, r.index) for r in test],
+                           what=f"the vectors of the test words ({name})")
     log.info("vectors of %d words in %.1f s (cache: %d shards read, %d encoded)", len(train) + len(test),
              time.perf_counter() - t0, cache.hits, cache.misses)
     layer_ids = list(cache.layer_ids)
@@ -206,18 +205,19 @@ def probe(
         n_labels, sizes = len(set(y_train)), (len(train), len(test))
     rows, lemmas = [], None
     t0 = time.perf_counter()
-    for k, layer in enumerate(layer_ids):
-        xtr, xte = x_train[k].astype(np.float32), x_test[k].astype(np.float32)
-        missing = int(np.isnan(np.concatenate([xtr, xte])[in_task]).any(axis=1).sum())
-        if task == "sense":
-            acc, control_acc, n_tr, n_te, lemmas = _sense_probe(xtr, xte, groups, kind, seed)
-        else:
-            acc, control_acc, n_tr, n_te = _split_probe(xtr, xte, y_train, y_test, c_train, c_test, kind, seed)
-        rows.append(ProbeLayer(int(layer), acc, control_acc, acc - control_acc, n_tr, n_te, missing))
-        log.info("%s layer %d: accuracy %.3f, control %.3f", task, layer, acc, control_acc)
-        if progress is not None:
-            progress(f"probing {task}", k + 1, len(layer_ids))
+    with step(f"probing {task} ({kind} probe and its control)", total=len(layer_ids), unit="layers") as s:
+        for k, layer in enumerate(layer_ids):
+            xtr, xte = x_train[k].astype(np.float32), x_test[k].astype(np.float32)
+            missing = int(np.isnan(np.concatenate([xtr, xte])[in_task]).any(axis=1).sum())
+            if task == "sense":
+                acc, control_acc, n_tr, n_te, lemmas = _sense_probe(xtr, xte, groups, kind, seed)
+            else:
+                acc, control_acc, n_tr, n_te = _split_probe(xtr, xte, y_train, y_test, c_train, c_test, kind,
+                                                            seed)
+            rows.append(ProbeLayer(int(layer), acc, control_acc, acc - control_acc, n_tr, n_te, missing))
+            log.info("%s layer %d: accuracy %.3f, control %.3f", task, layer, acc, control_acc)
+            s.advance()
     log.info("%d layers probed in %.1f s", len(layer_ids), time.perf_counter() - t0)
-    return ProbeResult(task, model_name(encoder), tuple(rows),
+    return ProbeResult(task, name, tuple(rows),
                        expected_layer([r.layer for r in rows], [r.accuracy for r in rows]), kind, seed,
                        n_labels, *sizes, lemmas)
