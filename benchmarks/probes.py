@@ -1,7 +1,8 @@
 """What each layer knows (benchmarks/RESULTS.md, issue 25): probes with control tasks, CKA maps
 and the papers' geometry, for minilm, mpnet, smollm2, their random-weights twins and GloVe.
 
-    python benchmarks/probes.py probes [--models glove,minilm,minilm+random,...] [--tasks pos,supersense,sense]
+    python benchmarks/probes.py probes [--models glove,minilm,minilm+random,...]
+                                       [--tasks pos,supersense,sense]
     python benchmarks/probes.py cka [--models minilm,mpnet,smollm2] [--sample 500] [--seed 0]
     python benchmarks/probes.py geometry [--models minilm,mpnet,smollm2] [--sample 500] [--min-count 5]
     python benchmarks/probes.py speed [--model minilm]
@@ -139,12 +140,15 @@ def baselines() -> None:
         by_type = defaultdict(Counter)
         for r, y in zip(tr, y_tr):
             by_type[r.word.lower()][y] += 1
-        typed = [by_type[r.word.lower()].most_common(1)[0][0] if r.word.lower() in by_type else overall for r in te]
-        return float(np.mean([y == overall for y in y_te])), float(np.mean([p == y for p, y in zip(typed, y_te)]))
+        typed = [by_type[r.word.lower()].most_common(1)[0][0] if r.word.lower() in by_type else overall
+                 for r in te]
+        return (float(np.mean([y == overall for y in y_te])),
+                float(np.mean([p == y for p, y in zip(typed, y_te)])))
 
     lexnames = read_lexnames(root)
     for task in ("pos", "supersense"):
-        major, typed = scores(train, test, task_labels(task, train, lexnames), task_labels(task, test, lexnames))
+        y_train, y_test = task_labels(task, train, lexnames), task_labels(task, test, lexnames)
+        major, typed = scores(train, test, y_train, y_test)
         print(f"{task}: most frequent label {major:.3f}, most frequent label of the word type {typed:.3f}")
     per_lemma = []
     for lemma in polysemous_lemmas(train, test):
@@ -152,24 +156,29 @@ def baselines() -> None:
         te = [r for r in test if lemma_of(r) == lemma]
         per_lemma.append(scores(tr, te, [r.key for r in tr], [r.key for r in te]))
     mfs, typed = np.mean(per_lemma, axis=0)
-    print(f"sense ({len(per_lemma)} lemmas, macro): most frequent sense {mfs:.3f}, most frequent sense of the word "
-          f"type {typed:.3f}")
+    print(f"sense ({len(per_lemma)} lemmas, macro): most frequent sense {mfs:.3f}, most frequent sense of "
+          f"the word type {typed:.3f}")
 
 
-def _fmt(x) -> str:
-    return "–" if x is None else f"{x:.3f}"
+def _fmt(x, digits: int = 3) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
 
 
 def tables(out: Path) -> None:
     for task in PROBE_TASKS:
-        print(f"\n#### {task}: accuracy / selectivity by layer (expected layer)\n")
-        for spec in MODELS:
-            r = _load(out / f"probe-{spec}-{task}.json")
-            if r is None:
-                continue
-            cells = " ".join(f"{x['layer']}: {x['accuracy']:.3f} / {x['selectivity']:.3f}" for x in r["rows"])
-            print(f"- **{r['model']}** (E = {_fmt(r['expected_layer'])}; n = {r['rows'][0]['n_train']} / "
-                  f"{r['rows'][0]['n_test']}, missing {r['rows'][0]['missing']}): {cells}")
+        runs = [r for r in (_load(out / f"probe-{spec}-{task}.json") for spec in MODELS) if r is not None]
+        if not runs:
+            continue
+        print(f"\n#### {task}: accuracy / selectivity by layer\n")
+        print("| layer | " + " | ".join(r["model"] for r in runs) + " |")
+        print("|---" * (len(runs) + 1) + "|")
+        for k in range(max(len(r["rows"]) for r in runs)):
+            rows = [r["rows"][k] if k < len(r["rows"]) else None for r in runs]
+            cells = ["" if x is None else f"{x['accuracy']:.3f} / {x['selectivity']:.3f}" for x in rows]
+            print(f"| {k} | " + " | ".join(cells) + " |")
+        print("| expected layer | " + " | ".join(_fmt(r["expected_layer"], 2) for r in runs) + " |")
+        sizes = [f"{x['n_train']} / {x['n_test']}; {x['missing']}" for x in (r["rows"][0] for r in runs)]
+        print("| words (train / test; missing) | " + " | ".join(sizes) + " |")
     for path in sorted(out.glob("cka-*.json")):
         r = _load(path)
         a, b = r["models"]
@@ -181,17 +190,20 @@ def tables(out: Path) -> None:
     for path in sorted(out.glob("geometry-*.json")):
         r = _load(path)
         print(f"\n#### geometry {path.stem}: {len(r['words'])} words, {r['n_sentences']} sentences\n")
-        print("| layer | anisotropy | self-sim | self adj | intra | intra adj | MEV | MEV adj | top rogue (share) |")
+        print("| layer | anisotropy | self-sim | self adj | intra | intra adj | MEV | MEV adj "
+              "| top rogue (share) |")
         print("|---|---|---|---|---|---|---|---|---|")
         for x in r["layers"]:
             rogue = ", ".join(f"{d['dimension']} ({_fmt(d['share'])})" for d in x["rogue"])
             print(f"| {x['layer']} | {x['anisotropy']:.3f} | {x['self_similarity']:.3f} | "
                   f"{x['self_similarity_adjusted']:.3f} | {x['intra_sentence']:.3f} | "
-                  f"{x['intra_sentence_adjusted']:.3f} | {x['mev']:.3f} | {x['mev_adjusted']:.3f} | {rogue} |")
+                  f"{x['intra_sentence_adjusted']:.3f} | {x['mev']:.3f} | {x['mev_adjusted']:.3f} "
+                  f"| {rogue} |")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("what", choices=("probes", "cka", "geometry", "speed", "baselines", "tables"))
     parser.add_argument("--models", default=None)
     parser.add_argument("--model", default="minilm")
@@ -207,7 +219,8 @@ def main() -> None:
     elif args.what == "cka":
         run_cka(models or ["minilm", "mpnet", "smollm2"], args.sample, args.seed, args.out)
     elif args.what == "geometry":
-        run_geometry(models or ["minilm", "mpnet", "smollm2"], args.sample, args.seed, args.min_count, args.out)
+        run_geometry(models or ["minilm", "mpnet", "smollm2"], args.sample, args.seed, args.min_count,
+                     args.out)
     elif args.what == "speed":
         speed(args.model)
     elif args.what == "baselines":
