@@ -103,4 +103,4 @@ def test_the_sentence_tab_shows_the_logit_lens_of_a_causal_model(browser, tmp_pa
             [layer.tracked[0].rank for layer in want.layers]]
         run_lab(page, S2, "bank", encoder="static")  # not a language model: the card says what to pick
         page.wait_for_function("document.querySelector('#fig-lens .fig-note') && "
-                               "document.querySelector('#fig-lens .fig-note').textContent.includes('causal model')")
+                               "document.querySelector('#fig-lens .fig-note').textContent.includes('causal language model')")

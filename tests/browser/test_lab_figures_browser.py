@@ -46,6 +46,13 @@ def run_lab(page, url: str, sentences, word: str, encoder: str, figs=OWN, timeou
         page.wait_for_function(f"document.getElementById('{fig}').data !== undefined", timeout=timeout)
 
 
+def lab_idle(page, timeout=120_000) -> None:
+    """Until no card of the sentence lab is veiled: a click on a figure then reaches it (a veiled
+    card is still computing, and its figure is about to be drawn again)."""
+    page.wait_for_function("[...document.querySelectorAll('#panel-sentences .veil')].every((v) => v.hidden)",
+                           timeout=timeout)
+
+
 def run_senses(page, url: str, sentences, word: str, encoder: str, timeout=120_000) -> None:
     """The senses tab opened from a shared URL (it runs at once), until its figure is drawn."""
     open_lab(page, url, f"?tab=senses&ss={quote(chr(10).join(sentences))}&sw={quote(word)}&sm={quote(encoder)}")
@@ -236,6 +243,7 @@ def test_every_card_downloads_as_png_and_svg_with_its_heading(page, lab_url):
     page.wait_for_selector("#fig-occlusion .clv[data-rendered='1']")
     page.wait_for_selector("#fig-neighbours .clv[data-rendered='1']", timeout=120_000)
     page.wait_for_selector("#fig-lens .fig-note")  # attention over GloVe predicts no word: no figure there
+    lab_idle(page)
     assert page.locator(".modebar-btn[data-title^='Download']").count() == 0  # no title-less camera
     for fig in OWN:
         card = f"figure:has(#{fig})"
@@ -249,8 +257,11 @@ def test_every_card_downloads_as_png_and_svg_with_its_heading(page, lab_url):
         for k in range(n):
             view = page.locator(f"#{fig} .clv").nth(k)
             kind, title = view.get_attribute("data-kind"), view.locator(".clv-title").inner_text()
-            with page.expect_download() as got:
-                view.locator("button.clv-download[data-format='svg']").click()
+            try:
+                with page.expect_download() as got:
+                    view.locator("button.clv-download[data-format='svg']").click()
+            except Exception as err:  # which view, and what its download said (CLV.download records it)
+                raise AssertionError((fig, k, kind, view.get_attribute("data-downloaded"), str(err)[:300])) from err
             assert got.value.suggested_filename == f"contextlens-{kind}.svg"
             assert squeeze(title) in squeeze(open(got.value.path(), encoding="utf-8").read())
     assert page.locator("figure:has(#fig-lens) button[data-format]").count() == 0

@@ -326,12 +326,15 @@
     ctx.drawImage(img, 0, 0, width, height);
     return new Promise((ok) => c.toBlob(ok, "image/png"));
   };
+  /** Save `blob` as the file `name`. Its URL lives a minute: a busy browser may start reading it
+      seconds after the click, and a URL revoked before that saves nothing. */
   function save(blob, name) {
     const url = URL.createObjectURL(blob);
     const a = h("a", { href: url, download: name });
     document.body.append(a); a.click(); a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 1000);
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
   }
+  CLV.save = save;
   /** Save the view drawn in `el` as `contextlens-<kind>.svg` or `.png`. */
   CLV.download = async (el, format) => {
     const name = `contextlens-${el.dataset.kind || "view"}.${format}`;

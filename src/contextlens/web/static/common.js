@@ -34,12 +34,7 @@ window.CL = (() => {
   function status(text) { $("#status").textContent = text; }
 
   // ---- downloads ------------------------------------------------------------------------
-  function saveBlob(blob, filename) {
-    const url = URL.createObjectURL(blob);
-    const a = document.createElement("a");
-    a.href = url; a.download = filename; document.body.appendChild(a); a.click(); a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 1000);
-  }
+  const saveBlob = (blob, filename) => window.CLViews.save(blob, filename);
   function saveJSON(obj, filename) {
     saveBlob(new Blob([JSON.stringify(obj, null, 2)], { type: "application/json" }), filename);
   }
