@@ -18,6 +18,7 @@ from . import (
     demo_cmd,
     eval_cmd,
     experiments,
+    explain_cmds,
     index_cmd,
     lab_cmd,
     lm_cmds,
@@ -53,8 +54,8 @@ def _root(
     setup_logging(verbose)
 
 
-for _module in (static_cmds, context_cmds, experiments, lm_cmds, models_cmd, data_cmd, lab_cmd, index_cmd, eval_cmd,
-                demo_cmd, bias_cmd, cache_cmd, probe_cmds):
+for _module in (static_cmds, context_cmds, experiments, explain_cmds, lm_cmds, models_cmd, data_cmd, lab_cmd,
+                index_cmd, eval_cmd, demo_cmd, bias_cmd, cache_cmd, probe_cmds):
     _module.register(app)
 
 

@@ -181,6 +181,7 @@ def markdown(r: dict[str, Any]) -> list[str]:
               f"![]({a['figure']})"]
     s = r["senses"]
     lines += ["", "### The sense probe", "", f"Ten *bank* sentences (five finance, five river) "
-              f"clustered at {s['layer_name']}: k = {s['k']} (by silhouette, {s['silhouette']:.3f}), "
+              f"clustered at {s['layer_name']}: k = {s['k']} (by {s['k_chosen_by']}), "
+              f"silhouette {s['silhouette']:.3f}, "
               f"purity {s['purity']:.3f}, adjusted Rand index {s['ari']:.3f}.", "", f"![]({s['figure']})"]
     return lines
