@@ -92,6 +92,10 @@ class TransformerEncoder(Encoder):
         CPU in fp32, falling back to ``torch`` if the model does not export).
     precision : ``fp32``, or ``bf16`` (torch autocast; opt-in: the vectors move at the 1e-2
         level, its fidelity is logged and kept in ``fidelity``).
+    random_weights : None, or a seed: the model's architecture with every weight re-drawn
+        (:func:`~contextlens.encoders.models.random_twin`; the tokenizer is the model's own),
+        named ``"<model> (random weights, seed N)"`` so results and caches never take it for
+        the trained model.
     """
 
     has_attention_parts = True
@@ -99,13 +103,16 @@ class TransformerEncoder(Encoder):
     def __init__(self, model: str = models.DEFAULT_MODEL, layers=None, pooling: str = "mean",
                  batch_size: int | None = None, max_length: int | None = None, device: str = "cpu",
                  attention: bool = True, stride: int | None = None,
-                 threads: int | None = None, engine: str = "auto", precision: str = "fp32"):
+                 threads: int | None = None, engine: str = "auto", precision: str = "fp32",
+                 random_weights: int | None = None):
         self.pooling = check_choice("pooling", pooling, POOLINGS)
         self.attention, self.device = check_bool("attention", attention), str(device)
         self.engine = engines.resolve_engine(engine, precision, device)
         self.precision = precision
         self._given_batch = None if batch_size is None else check_int("batch_size", batch_size, low=1, high=MAX_BATCH)
         models.check_name(model)  # a mistyped name is answered before torch loads
+        if random_weights is not None:
+            check_int("random_weights", random_weights, low=0, high=2**32 - 1, hint="the seed of the random weights")
         torch, _ = models.require_hf()
         self._torch = torch
         models.set_threads(threads)
@@ -113,6 +120,10 @@ class TransformerEncoder(Encoder):
             raise InputError(f"device {device!r} is not available (no CUDA); use device='cpu'")
         self.hf_model, self.tokenizer, self.path = models.load(model, attention=attention, device=self.device)
         self.name = models.packaged_name(model) or str(model)
+        self.random_weights = random_weights
+        if random_weights is not None:
+            self.hf_model = models.random_twin(self.hf_model, random_weights)
+            self.name = f"{self.name} (random weights, seed {random_weights})"
         config = self.hf_model.config
         self.n_model_layers = int(config.num_hidden_layers)
         self.layers = _layer_numbers(layers, self.n_model_layers)
@@ -167,6 +178,8 @@ class TransformerEncoder(Encoder):
         out = {"encoder": "transformer", "model": self.name, "path": str(self.path), "pooling": self.pooling,
                "layers": list(self.layers), "max_length": self.max_length, "stride": self.stride,
                "attention": self.attention, "batch_size": self.batch_size}
+        if self.random_weights is not None:
+            out["random_weights"] = self.random_weights
         return out if self.precision == "fp32" else {**out, "precision": self.precision, "engine": self.engine}
 
     def _meta(self) -> dict[str, Any]:
