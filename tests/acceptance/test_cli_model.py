@@ -67,6 +67,8 @@ RECIPES = {  # a command with --model that the README does not run with one: how
     "demo": [["demo", "--model", "minilm", "--out", "OUT/demo"]],
     "probe": [["probe", "sense", "--model", "minilm", "--data-dir", "SEMCOR", "--json"]],
     "cka": [["cka", "--model", "minilm", "--sentences", "CORPUS", "--json"]],
+    "sublayers": [["sublayers", S1, S2, "-w", "bank", "--model", "minilm", "--json"]],
+    "patch": [["patch", S1, S2, "-w", "bank", "--model", "minilm", "--json"]],
 }
 
 
