@@ -173,6 +173,12 @@ def test_a_static_encoder_and_layer_zero_get_one_line(probed):
 
         probed["senses"](make_encoder("average", vectors="glove-6b-50d"), README, "bank", wordnet=True,
                          data_dir=probed["data_dir"])
+    from typer.testing import CliRunner
+
+    from contextlens.cli import app
+
+    res = CliRunner().invoke(app, ["senses", "bank", "-s", README[0], "--model", "minilm", "--data-dir", "x"])
+    assert res.exit_code == 2 and "--data-dir only applies with --wordnet" in res.output, res.output
     res = _cli(probed, "--model", "minilm", "--layer", "0")
     assert res.exit_code == 2
     assert res.output.count("\n") == 1 and "layer 0 is the model's embedding row" in res.output, res.output

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 
+from ..errors import InputError
 from . import options as o
 from ._common import (
     add_command,
@@ -127,6 +128,8 @@ def senses(
     o.check_plot(plot)
     o.check_html(html)
     o.check_projection(projection)
+    if data_dir is not None and not wordnet:
+        raise InputError("--data-dir only applies with --wordnet (WordNet and SemCor are read from it)")
     n_senses, occ = o.parse_k(k), o.parse_occurrence(occurrence)  # one usage per sentence: no 'all'
     texts = read_sentences(sentences, sentence)
     gold = read_lines(labels, "sense labels") if labels is not None else None
