@@ -126,15 +126,18 @@ def test_layer_zero_unknown_word_and_unknown_model_are_refused(mapped):
     import numpy as np
 
     from contextlens.index import open_store
-    from contextlens.index.wordnet_map import map_centroids, wordnet_candidates
+    from contextlens.index.wordnet_map import index_encoder, map_centroids, wordnet_candidates
 
     store = open_store(mapped["db"])
-    with pytest.raises(InputError, match="embedding row"):
-        wordnet_candidates(store, "bank", 0, mapped["data_dir"])
+    said = f"{store.path} stores layers 6"
+    with pytest.raises(InputError, match="embedding row.*stores layers 6"):
+        wordnet_candidates("bank", 0, mapped["data_dir"], layers_said=said)
     with pytest.raises(InputError, match="no sense in WordNet"):
-        wordnet_candidates(store, "zqxjv", 6, mapped["data_dir"])
-    assert wordnet_candidates(store, "rivers", 6, mapped["data_dir"]).lemma == "river"
-    candidates = wordnet_candidates(store, "bank", 6, mapped["data_dir"])
+        wordnet_candidates("zqxjv", 6, mapped["data_dir"], layers_said=said)
+    assert wordnet_candidates("rivers", 6, mapped["data_dir"], layers_said=said).lemma == "river"
+    candidates = wordnet_candidates("bank", 6, mapped["data_dir"], layers_said=said)
+    with pytest.raises(InputError, match="layer 99 does not exist in 'minilm'"):
+        map_centroids("minilm", candidates, 99, np.ones((2, int(store.params["dim"]))))
     store.params = {**store.params, "model": "/nonexistent/model"}
     with pytest.raises(InputError, match="built with model '/nonexistent/model', which cannot be loaded"):
-        map_centroids(store, candidates, 6, np.ones((2, int(store.params["dim"]))))
+        index_encoder(store, 6)

@@ -390,6 +390,7 @@ def senses(
     gold: Sequence | None = None, layer: int = -1, occurrence: int | None = None,
     missing: str = "error", projection: str | None = None, method: str = "spectral",
     k_max: int = 8, seed: int = 0, max_sentences: int = MAX_SENTENCES, run: Callable = run_here,
+    wordnet: bool = False, data_dir=None,
 ) -> dict[str, Any]:
     """Cluster the usages of ``word`` in ``sentences`` (one usage per sentence).
 
@@ -403,6 +404,16 @@ def senses(
     with gold; + ``projection: {method, points, positions}`` with a projection). ``labels``
     has one entry per input sentence, in input order: its cluster id, or None for a
     skipped sentence.
+
+    ``wordnet=True`` matches each cluster to WordNet senses as ``contextlens index senses
+    --wordnet`` does (:func:`contextlens.index.wordnet_map.map_centroids`: LMMS sense
+    embeddings of the encoder's model at the clustered layer, SemCor propagated through
+    WordNet, and glosses; needs WordNet and SemCor in ``data_dir``, else
+    ``$CONTEXTLENS_DATA``): each cluster gets ``wordnet: [{key, synset, gloss, similarity,
+    semcor_count, source}]`` (the senses nearest its centroid, best first), the result
+    ``wordnet_lemma`` and ``wordnet_unseen: [{key, synset, gloss}]`` (the word's senses
+    with no embedding). The encoder must be a transformer (a model), and the layer
+    contextual; both are checked, with the data, before any encoding.
     """
     sentences = check_texts(sentences)
     check_int("max_sentences", max_sentences, low=1, high=MAX_SENTENCES_LIMIT,
@@ -421,7 +432,13 @@ def senses(
         )
     if occurrence == "all":
         raise InputError("senses takes one usage per sentence; choose occurrence=0, 1, ...")
-    encoder.layer_position(layer)  # a layer the encoder lacks fails before any encoding
+    position = encoder.layer_position(layer)  # a layer the encoder lacks fails before any encoding
+    if wordnet:  # the model, the layer, the data and the word checked before any encoding
+        from ..index.wordnet_map import model_encoder, wordnet_candidates, wordnet_model
+
+        said = f"{wordnet_model(encoder)} gives contextual layers {', '.join(map(str, encoder.layer_ids[1:]))}"
+        candidates = wordnet_candidates(word, encoder.layer_ids[position], data_dir, layers_said=said)
+        task = model_encoder(encoder)
     found = collect_layer(encoder, sentences, word, layer, occurrence=occurrence, missing=missing)
     n = len(found.usages)
     if k == "auto" and n < 3:
@@ -437,6 +454,16 @@ def senses(
         "clusters": _clusters(found.usages, result["labels"], gold_kept),
         "skipped": found.skipped, "encoder": found.encoder,
     }
+    if wordnet:
+        from ..index.wordnet_map import map_centroids
+
+        labels = np.array(result["labels"])
+        centroids = np.stack([_unit_mean(unit_rows(found.vectors[labels == c]))  # (k, dim)
+                              for c in sorted(set(result["labels"]))])
+        mapped = map_centroids(task, candidates, found.layer, centroids)
+        for cluster, best in zip(out["clusters"], mapped["senses"], strict=True):
+            cluster["wordnet"] = best
+        out.update(wordnet_lemma=mapped["lemma"], wordnet_unseen=mapped["unseen"])
     if projection is not None:
         shown = sample_rows(n, MAX_SAMPLE, seed)
         out["projection"] = {"method": projection, "positions": [positions[i] for i in shown],

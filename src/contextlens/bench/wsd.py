@@ -218,6 +218,8 @@ def semcor_sense_embeddings(cache, root, views, semcor_limit, progress, only_key
     if missing:
         encoder = cache.encoder
         log.info("encoding SemCor for sense embeddings (views %s)", missing)
+        if progress is not None:
+            progress(0)  # the pass starts: a progress display starts its clock here, not at the first chunk
         start = time.perf_counter()
         fresh = sense_embeddings(encoder, datasets.load_semcor(root), views=missing, limit=semcor_limit,
                                  progress=progress, only_keys=only_keys)

@@ -359,6 +359,24 @@ def say(*parts: Any) -> None:
     out().print(Text(" ".join(str(p) for p in parts)), soft_wrap=True)
 
 
+def say_wordnet(senses: list[dict], indent: str = "  ") -> None:
+    """Print a cluster's WordNet senses (``index senses --wordnet``, ``senses --wordnet``),
+    one line each, best first: similarity, key, synset, gloss, and how often SemCor tags it
+    (or where its embedding comes from)."""
+    for i, w in enumerate(senses):
+        label = "WordNet" if i == 0 else "       "
+        seen = f"{w['semcor_count']} in SemCor" if w.get("semcor_count") else f"from its {w.get('source')}"
+        say(f"{indent}{label} {fmt(w['similarity'])}  {w['key']} {w['synset']}: {w['gloss']} ({seen})")
+
+
+def say_wordnet_unseen(result: dict) -> None:
+    """Print the word's WordNet senses that have no embedding, if any (their glosses are in
+    ``--json``)."""
+    if result.get("wordnet_unseen"):
+        say(f"\nWordNet senses of {result['wordnet_lemma']!r} with no embedding, so not matched "
+            f"(glosses in --json): {', '.join(u['synset'] for u in result['wordnet_unseen'])}")
+
+
 @contextlib.contextmanager
 def spinner(message: str) -> Iterator[None]:
     """A live line on stderr while something slow (loading a model) runs, in the one

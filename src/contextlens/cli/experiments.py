@@ -10,8 +10,19 @@ from pathlib import Path
 
 import typer
 
+from ..errors import InputError
 from . import options as o
-from ._common import add_command, fmt, handle_errors, out, print_json, say, table
+from ._common import (
+    add_command,
+    fmt,
+    handle_errors,
+    out,
+    print_json,
+    say,
+    say_wordnet,
+    say_wordnet_unseen,
+    table,
+)
 
 DEFAULT_TEMPLATE = "A sentence with {word}."  # analysis.ranking.DEFAULT_TEMPLATE
 MAX_SENTENCES = 2_000  # analysis.senses.MAX_SENTENCES: sentences senses encodes unless asked for more
@@ -102,14 +113,23 @@ def senses(
                                             help="Read at most this many sentences (each is encoded; see "
                                             "benchmarks/RESULTS.md for times)."),
                                    1, MAX_SENTENCES_LIMIT, hint="sentences encoded"),
+    wordnet: bool = o.flag("--wordnet",
+                           help="Match each cluster to WordNet senses, as `index senses --wordnet` does (LMMS "
+                           "sense embeddings of the model at the clustered layer: SemCor propagated through "
+                           "WordNet, and glosses; needs --model and WordNet and SemCor in the data folder; "
+                           "the first time per model, layer and word reads SemCor, cached)."),
+    data_dir: Path = o.DATA_DIR,
 ) -> None:
-    """Sense probe: cluster WORD's usages; purity and adjusted Rand index with --labels."""
+    """Sense probe: cluster WORD's usages; purity and adjusted Rand index with --labels; with
+    --wordnet, each cluster's nearest WordNet senses and their glosses."""
     from ..analysis.senses import senses as probe_senses
     from ..analysis.usages import read_lines, read_sentences
 
     o.check_plot(plot)
     o.check_html(html)
     o.check_projection(projection)
+    if data_dir is not None and not wordnet:
+        raise InputError("--data-dir only applies with --wordnet (WordNet and SemCor are read from it)")
     n_senses, occ = o.parse_k(k), o.parse_occurrence(occurrence)  # one usage per sentence: no 'all'
     texts = read_sentences(sentences, sentence)
     gold = read_lines(labels, "sense labels") if labels is not None else None
@@ -117,7 +137,7 @@ def senses(
     proj = projection or ("pca" if plot or html else None)
     r = probe_senses(encoder, texts, word, k=n_senses, gold=gold, layer=layer, occurrence=occ,
                      missing="skip" if skip_missing else "error", projection=proj, seed=seed,
-                     max_sentences=max_sentences)
+                     max_sentences=max_sentences, wordnet=wordnet, data_dir=data_dir)
     if plot:
         from .. import plots
 
@@ -143,6 +163,11 @@ def senses(
             if j == 0 else ("", "", s, "")
             for c in r["clusters"] for j, s in enumerate(c["sentences"])]
     out().print(table("clusters", ["cluster", "size", "sentence", "gold"], rows, left=4, widths={2: 70}))
+    if wordnet:
+        for c in r["clusters"]:
+            say(f"\ncluster {c['id']} ({c['size']} usage{'' if c['size'] == 1 else 's'}): {c['sentences'][0]}")
+            say_wordnet(c["wordnet"])
+        say_wordnet_unseen(r)
 
 
 @handle_errors

@@ -8,7 +8,19 @@ import typer
 from ..bounds import MAX_BATCH
 from ..errors import InputError
 from . import options as o
-from ._common import add_command, fmt, group, handle_errors, out, print_json, say, table, work_bar
+from ._common import (
+    add_command,
+    fmt,
+    group,
+    handle_errors,
+    out,
+    print_json,
+    say,
+    say_wordnet,
+    say_wordnet_unseen,
+    table,
+    work_bar,
+)
 
 DB = o.reads(o.option(..., "--db", metavar="DIR", help="The index folder."))
 DBS = o.reads(o.option(..., "--db", metavar="DIR", help="The index folder (or LanceDB URI); repeat it to search "
@@ -175,16 +187,11 @@ def senses(
     data_dir: Path = o.DATA_DIR, as_json: bool = o.JSON,
 ) -> None:
     """Induce WORD's senses from its usages in the index (--json lists every sense's members)."""
-    from rich.progress import TextColumn, TimeElapsedColumn
-
     from ..index.senses import induce_senses
 
-    n_senses = o.parse_k(k)
-    with work_bar(TextColumn("[bold]reading SemCor"), TextColumn("{task.completed:,} sentences"),
-                  TimeElapsedColumn(), enabled=bool(wordnet)) as bar:
-        task = bar.add_task("reading SemCor", total=None, unit="sentences")
-        result = induce_senses(db, word, k=n_senses, layer=layer, max_usages=max_usages, wordnet=wordnet,
-                               data_dir=data_dir, progress=lambda done: bar.update(task, completed=done))
+    n_senses = o.parse_k(k)  # the SemCor pass of --wordnet shows as a progress step of the library
+    result = induce_senses(db, word, k=n_senses, layer=layer, max_usages=max_usages, wordnet=wordnet,
+                           data_dir=data_dir)
     if as_json:
         print_json(result)
         return
@@ -197,13 +204,8 @@ def senses(
         say(f"\nsense {s['id']} ({s['size']:,} usages, {s['share']:.0%}): {words}")
         for t in s["typical"]:
             say(f"  {fmt(t['similarity'])}  {t['sentence']}")
-        for i, w in enumerate(s.get("wordnet", [])):
-            label = "WordNet" if i == 0 else "       "
-            seen = f"{w['semcor_count']} in SemCor" if w.get("semcor_count") else f"from its {w.get('source')}"
-            say(f"  {label} {fmt(w['similarity'])}  {w['key']} {w['synset']}: {w['gloss']} ({seen})")
-    if result.get("wordnet_unseen"):
-        say(f"\nWordNet senses of {result['wordnet_lemma']!r} with no embedding, so not matched "
-            f"(glosses in --json): {', '.join(u['synset'] for u in result['wordnet_unseen'])}")
+        say_wordnet(s.get("wordnet", []))
+    say_wordnet_unseen(result)
     say("\nEvery sense's members (usage id, document, sentence): --json")
 
 

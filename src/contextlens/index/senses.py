@@ -163,9 +163,9 @@ def induce_senses(db: str | os.PathLike | UsageReader, word: str, *, k: int | st
 
     ``wordnet=True`` also maps each sense to WordNet (:mod:`.wordnet_map`; needs WordNet
     and SemCor in ``data_dir``, see :func:`~contextlens.bench.datasets.resolve_data_dir`):
-    each sense gets ``wordnet: [{key, synset, gloss, similarity, semcor_count}]`` (its
-    best WordNet senses by cosine with its centroid) and the result ``wordnet_lemma`` and
-    ``wordnet_unseen: [{key, synset, gloss}]`` (the word's senses SemCor never tags);
+    each sense gets ``wordnet: [{key, synset, gloss, similarity, semcor_count, source}]``
+    (its best WordNet senses by cosine with its centroid) and the result ``wordnet_lemma``
+    and ``wordnet_unseen: [{key, synset, gloss}]`` (the word's senses with no embedding);
     ``progress`` then gets the SemCor sentences read (on a cache miss only).
     """
     check_int("max_usages", max_usages, low=2, high=MAX_CLUSTERED,
@@ -180,7 +180,8 @@ def induce_senses(db: str | os.PathLike | UsageReader, word: str, *, k: int | st
     if wordnet:  # data, layer and lemma checked before any work
         from .wordnet_map import wordnet_candidates
 
-        candidates = wordnet_candidates(store, target, col_layer, data_dir)
+        candidates = wordnet_candidates(target, col_layer, data_dir,
+                                        layers_said=f"{store.path} stores layers {', '.join(map(str, store.layers))}")
     store.refresh()
     total = store.count(target)
     ids = sample_ids(store, target, max_usages)
@@ -230,11 +231,11 @@ def induce_senses(db: str | os.PathLike | UsageReader, word: str, *, k: int | st
            "k_chosen_by": model.k_chosen_by_, "method": model.method, "silhouette": model.silhouette_,
            "score_by_k": {str(kk): s for kk, s in model.score_by_k_.items()}, "senses": senses}
     if wordnet:
-        from .wordnet_map import map_centroids
+        from .wordnet_map import index_encoder, map_centroids
 
         # (k, dim), in the model's space
         centroids = np.stack([centroid(x, np.flatnonzero(labels == c)) for c in ranked])
-        mapped = map_centroids(store, candidates, col_layer, centroids, progress=progress)
+        mapped = map_centroids(index_encoder(store, col_layer), candidates, col_layer, centroids, progress=progress)
         for sense, best in zip(senses, mapped["senses"]):
             sense["wordnet"] = best
         out.update(wordnet_lemma=mapped["lemma"], wordnet_unseen=mapped["unseen"])

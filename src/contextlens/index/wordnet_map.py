@@ -1,18 +1,20 @@
-"""Map the senses induced from a usage index to WordNet senses.
+"""Map induced senses (clusters of a word's usages) to WordNet senses.
 
 Every WordNet sense of the word gets its LMMS embedding (:mod:`contextlens.bench.lmms`:
 the mean contextual vector of its SemCor occurrences, propagated through WordNet to the
-senses SemCor never tags, with the gloss embedding beside it), computed with the index's
-own model at the layer of the clustered vectors; each induced cluster is then matched to
-the senses nearest its centroid (the normalised mean of its members' unit vectors), as
-LMMS matches a usage.
+senses SemCor never tags, with the gloss embedding beside it), computed with the model
+that made the clustered vectors, at their layer; each cluster is then matched to the
+senses nearest its centroid (the normalised mean of its members' unit vectors), as LMMS
+matches a usage. :func:`map_centroids` is the one mapping: ``contextlens index senses
+--wordnet`` gives it the index's model (:func:`index_encoder`), ``contextlens senses
+--wordnet`` the model of the experiment's encoder (:func:`model_encoder`).
 
-Propagation needs every tagged synset, so the first mapping per model and layer encodes
-all of SemCor (cached with the evaluation caches: the
-:class:`~contextlens.bench.cache.EncodingCache` of the all-layers task encoder, shared
-with ``contextlens eval wsd``); later ones encode only the word's glosses, once. Layer
-numbers agree: an index layer ``k`` (0 = embedding row, 1..L the model's layers) is
-position ``k`` of that encoder's layer stack.
+The SemCor pass reads the sentences holding the senses the propagation to the word's
+senses needs (a few hundred; a cached pass over all of SemCor serves every word), cached
+with the evaluation caches (the :class:`~contextlens.bench.cache.EncodingCache` of the
+all-layers task encoder, shared with ``contextlens eval wsd``); it and the word's glosses
+are encoded once, then read from the cache. Layer numbers agree: layer ``k`` (0 =
+embedding row, 1..L the model's layers) is position ``k`` of that encoder's layer stack.
 
 >>> centroids = np.array([[1.0, 0.1], [0.0, 1.0]])
 >>> sense_vectors = np.array([[0.0, 2.0], [3.0, 0.0]])
@@ -22,20 +24,24 @@ position ``k`` of that encoder's layer stack.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..bench.lmms import SOURCES
 from ..errors import EmptyInputError, InputError
-from .store import UsageReader
 
-__all__ = ["WordNetCandidates", "wordnet_candidates", "map_centroids", "rank_senses", "TOP"]
+if TYPE_CHECKING:
+    from .store import UsageReader
+
+__all__ = ["WordNetCandidates", "wordnet_candidates", "index_encoder", "wordnet_model", "model_encoder",
+           "map_centroids", "rank_senses", "TOP"]
 
 log = logging.getLogger(__name__)
 TOP = 3  # WordNet senses shown per cluster
@@ -66,16 +72,17 @@ def rank_senses(centroids: np.ndarray, senses: np.ndarray, top: int = TOP) -> li
     return out
 
 
-def wordnet_candidates(store: UsageReader, word: str, layer: int,
-                       data_dir: str | os.PathLike | None = None) -> WordNetCandidates:
+def wordnet_candidates(word: str, layer: int, data_dir: str | os.PathLike | None = None, *,
+                       layers_said: str) -> WordNetCandidates:
     """The WordNet sense keys of ``word`` (every POS WordNet has it as), after checking
-    that the data folder holds WordNet and SemCor and that ``layer`` is contextual."""
+    that ``layer`` is contextual (``layers_said``: which layers there are, for the message)
+    and that the data folder holds WordNet and SemCor."""
     from ..bench import datasets
 
     if int(layer) == 0:
         raise InputError("layer 0 is the model's embedding row: one vector per word form whatever the sense, so "
-                         "it cannot be matched to WordNet senses; cluster a contextual layer (--layer, "
-                         f"{store.path} stores layers {', '.join(map(str, store.layers))})")
+                         f"it cannot be matched to WordNet senses; cluster a contextual layer (--layer, "
+                         f"{layers_said})")
     root = datasets.resolve_data_dir(data_dir)
     try:
         wn = datasets.wordnet(root)
@@ -91,8 +98,9 @@ def wordnet_candidates(store: UsageReader, word: str, layer: int,
     return WordNetCandidates(word, lemma, keys, root, wn)
 
 
-def _task_encoder(store: UsageReader, layer: int):
-    """The all-layers encoder of the index's model (the one the evaluation caches use)."""
+def index_encoder(store: UsageReader, layer: int):
+    """The all-layers encoder of the index's model (the one the evaluation caches use),
+    checked against what the index stores."""
     from ..bench.runner import make_task_encoder
 
     model = store.params.get("model")
@@ -115,35 +123,91 @@ def _task_encoder(store: UsageReader, layer: int):
     return encoder
 
 
-def map_centroids(store: UsageReader, candidates: WordNetCandidates, layer: int, centroids: np.ndarray, *,
+def wordnet_model(encoder) -> str:
+    """The model of ``encoder``, whose SemCor pass and glosses give the sense embeddings;
+    a static table or a mixing encoder has none, and is refused."""
+    params = encoder.params()
+    if params.get("model") is None:
+        raise InputError(f"WordNet senses need a transformer (--model minilm, or another model): the sense "
+                         f"embeddings are made by encoding SemCor and WordNet's glosses with the model itself, and "
+                         f"this encoder ({params.get('encoder', encoder.name)}) is a static table or a mixing "
+                         "method over one; give --model, or drop --wordnet")
+    return str(params["model"])
+
+
+def model_encoder(encoder):
+    """The all-layers task encoder of ``encoder``'s model (:func:`wordnet_model`), in its
+    engine and precision: its SemCor pass and glosses are the evaluation caches'."""
+    from ..bench.runner import make_task_encoder
+
+    params = encoder.params()
+    return make_task_encoder(model=wordnet_model(encoder), precision=params.get("precision"),
+                             engine=params.get("engine"))
+
+
+def _model_task_encoder(model: str, layer: int):
+    from ..bench.runner import make_task_encoder
+
+    encoder = make_task_encoder(model=model)
+    if layer not in encoder.layer_ids:
+        raise InputError(f"layer {layer} does not exist in {model!r} "
+                         f"(layers {encoder.layer_ids[0]}..{encoder.layer_ids[-1]})")
+    return encoder
+
+
+@contextlib.contextmanager
+def _semcor_step(name: str, once: str, progress: Callable[[int], None] | None):
+    """``report(stage, done, total)`` for :func:`~contextlens.bench.lmms.sense_parts`: the
+    SemCor pass (reported only on a cache miss) becomes a :func:`contextlens.progress.step`,
+    started at its first report, so that a warm cache reports nothing; ``progress`` also
+    gets the SemCor sentences read. (The glosses of one word are a block encoded in a
+    moment, reported when done: no step.)"""
+    from ..progress import step
+
+    with contextlib.ExitStack() as stack:
+        running = []
+
+        def report(stage: str, done: int, total: int | None = None) -> None:
+            if stage != "SemCor sentences":
+                return
+            if not running:
+                running.append(stack.enter_context(step(f"reading SemCor for the sense embeddings of {name}",
+                                                        unit="sentences", once=once)))
+            running[0].update(done)
+            if progress is not None:
+                progress(done)
+
+        yield report
+
+
+def map_centroids(model, candidates: WordNetCandidates, layer: int, centroids: np.ndarray, *,
                   top: int = TOP, use_cache: bool = True,
                   progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Match each cluster centroid ``(clusters, dim)`` (vectors of ``store`` at ``layer``)
+    """Match each cluster centroid ``(clusters, dim)`` (vectors of ``model`` at ``layer``)
     to the WordNet senses of ``candidates``, by LMMS's 1-NN over every one of them
     (:mod:`contextlens.bench.lmms`: SemCor's embeddings propagated through WordNet, and
-    the glosses).
+    the glosses). ``model``: a model name, or its all-layers task encoder
+    (:func:`index_encoder`, :func:`model_encoder`).
 
     Returns ``{"senses": [[{key, synset, gloss, similarity, semcor_count, source}] per
     centroid, top first], "unseen": [{key, synset, gloss}] (candidates without an
     embedding: none, but for a WordNet whose lexicographer file SemCor never reaches),
-    "lemma", "candidates": n}``. ``progress`` gets the number of SemCor sentences read
-    (only on a cache miss: the first time per model and layer, every sentence).
+    "lemma", "candidates": n}``. The SemCor pass, when not cached, runs as a progress step
+    (:mod:`contextlens.progress`); ``progress`` gets the number of SemCor sentences read
+    (only on a cache miss: the first time per model, layer and word).
     """
     from ..bench.cache import EncodingCache
     from ..bench.lmms import rank_senses, sense_parts
 
-    encoder = _task_encoder(store, layer)
+    encoder = _model_task_encoder(model, layer) if isinstance(model, str) else model
     cache = EncodingCache(encoder, enabled=use_cache)
     view = encoder.layer_position(layer)  # the index of the layer axis of the task's arrays
     steps = ("propagation", "glosses")
-
-    def stage(name, done, total=None):
-        if progress is not None and name == "SemCor sentences":
-            progress(done)
-
+    once = f"once per model, layer and word, then cached in {cache.root}"
     try:
-        parts = sense_parts(cache, candidates.root, candidates.keys, [view], steps=steps,
-                            progress=stage)[view]
+        with _semcor_step(f"{encoder.name}, layer {layer}", once, progress) as report:
+            parts = sense_parts(cache, candidates.root, candidates.keys, [view], steps=steps,
+                                progress=report)[view]
     except EmptyInputError as e:
         raise InputError(f"no sense embedding can be made for {candidates.lemma!r}: {e}") from None
     seen = [k for k in candidates.keys if parts.source[parts.index[k]] >= 0]
