@@ -20,6 +20,7 @@ what to use instead.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,8 +29,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, ask, check_choice, check_int
+from ..progress import step
 from ..text import tokenize
-from . import models
+from . import engines, models, standalone
 from .wordprob import (
     CHECK,
     CONTINUE,
@@ -140,32 +142,108 @@ class LanguageModel:
     model : a packaged model (``smollm2``), a local transformers directory or a Hugging
         Face id; a causal config loads ``AutoModelForCausalLM``, any other
         ``AutoModelForMaskedLM``.
-    device : a torch device; threads : torch CPU threads (default: all cores).
+    device : a torch device; threads : CPU threads (default: all cores).
     kind : ``"causal"`` refuses, from the config alone, a model that does not predict the next
         word (the logit lens needs one); None takes the model's own kind.
+    engine : ``auto`` (a causal LM whose ONNX export and head are cached runs on onnxruntime
+        and numpy, importing neither torch nor transformers; the first run prepares them),
+        ``onnx`` or ``torch``. A masked LM runs on torch.
     """
 
     def __init__(self, model: str = "smollm2", device: str = "cpu", threads: int | None = None,
-                 kind: str | None = None):
-        torch, transformers = models.require_hf("predictions")
-        self._torch = torch
+                 kind: str | None = None, engine: str = "auto"):
         if kind is not None:
             check_choice("kind", kind, ("causal", "masked"))
-        models.set_threads(threads)
-        path = models.resolve(model)
-        config = transformers.AutoConfig.from_pretrained(path)
-        self.kind = "causal" if models.is_causal(config) else "masked"
-        if kind == "causal" and self.kind != "causal":  # said before the weights load
-            raise not_causal(models.packaged_name(model) or str(model), config.model_type)
-        self.hf_model, self.tokenizer, self.path = models.load(model, attention=False, device=device, head=self.kind)
+        use_onnx = engines.resolve_engine(engine, "fp32", device) == "onnx" and kind != "masked"
+        models.check_name(model)
         self.name = models.packaged_name(model) or str(model)
-        self.device = str(device)
-        self.n_layers = int(self.hf_model.config.num_hidden_layers)
+        self.device, self._source, self._threads, self._hf, self._onnx = str(device), model, threads, None, None
+        self.path = models.resolve(model)
+        self._onnx = self._open_onnx() if use_onnx else None  # (runner, head, stand-alone side)
+        if self._onnx is None:
+            _, transformers = models.require_hf("predictions")
+            config = transformers.AutoConfig.from_pretrained(self.path)
+            self.kind = "causal" if models.is_causal(config) else "masked"
+            if kind == "causal" and self.kind != "causal":  # said before the weights load
+                raise not_causal(self.name, config.model_type)
+            self._tok = self._torch_side()[1]
+            self.n_layers = int(self.hf_model.config.num_hidden_layers)
+            if use_onnx and self.kind == "causal":
+                self._onnx = self._prepare_onnx()
+        if self._onnx is not None:
+            self.kind, self._tok, self.n_layers = "causal", self._onnx[2].tokenizer, self._onnx[2].facts.n_layers
         self._texts: list[str] | None = None
         self._words: list[str | None] | None = None
 
     def __repr__(self) -> str:
         return f"LanguageModel({self.name!r}, {self.kind})"
+
+    # -- engines -----------------------------------------------------------------------------
+    def _torch_side(self):
+        """``(HF model with its head, transformers tokenizer)``, loaded with torch when first needed."""
+        if self._hf is None:
+            lazy = step(f"loading {self.name} with torch") if self._onnx is not None else contextlib.nullcontext()
+            with lazy:
+                models.require_hf("predictions")
+                models.set_threads(self._threads)
+                head = getattr(self, "kind", None) or "causal"
+                model, tokenizer, self.path = models.load(self._source, attention=False, device=self.device, head=head)
+            self._hf = (model, tokenizer)
+        return self._hf
+
+    @property
+    def hf_model(self):
+        """The Hugging Face model with its head (loaded with torch when first asked for on the ONNX engine)."""
+        return self._torch_side()[0]
+
+    @property
+    def tokenizer(self):
+        """transformers' tokenizer (loaded when first asked for on the ONNX engine, which
+        uses the stand-alone one)."""
+        return self._torch_side()[1]
+
+    def _runner(self):
+        from .onnx_engine import OnnxRunner
+
+        return OnnxRunner(threads=self._threads, source=self.path,
+                          loader=lambda: (self.hf_model.base_model, self.tokenizer))
+
+    def _open_onnx(self):
+        """``(runner, head, stand-alone side)`` when the export and the head of this causal
+        LM are cached (found without loading it), else None."""
+        from .onnx_engine import ExportSettings
+
+        found = standalone.find(self.path, dataclasses.asdict(ExportSettings()))
+        head_dir = standalone.head_folder(self.path)
+        side = standalone.open_folder(found) if found is not None and head_dir.is_dir() else None
+        head = standalone.open_head(head_dir) if side is not None and side.facts.causal else None
+        if head is None:
+            return None
+        runner = self._runner()
+        runner.session(False)
+        return runner, head, side
+
+    def _prepare_onnx(self):
+        """Export the loaded causal LM and keep its head, so the next run needs no torch;
+        None (it stays on torch) when its head or export cannot stand alone."""
+        from ..disk_cache import DiskCache, write_marker
+        from .onnx_engine import OnnxExportError
+
+        cache = DiskCache("onnx")
+        folder = standalone.head_folder(self.path, cache)
+        try:
+            with step(f"preparing {self.name} for the ONNX engine (once)"):
+                with cache.building(folder) as tmp:
+                    if tmp is not None:
+                        problem = standalone.write_head(self.hf_model, self._final_norm(), tmp)
+                        if problem:
+                            raise OnnxExportError(f"{self.name} does not run on onnxruntime: {problem}")
+                        write_marker(tmp, f"lm head: {self.name}")
+                self._runner().session(False)  # exported from the loaded model, found from now on
+                return self._open_onnx()
+        except (OnnxExportError, OSError, InputError) as e:
+            log.warning("%s; it runs on torch", e)
+            return None
 
     # -- pieces as text ----------------------------------------------------------------------
     @property
@@ -173,7 +251,7 @@ class LanguageModel:
         """The text each piece adds to a text (``""`` for special tokens); WordPiece
         continuation pieces (``##s``) add their text without a space, others a space first."""
         if self._texts is None:
-            tok = self.tokenizer
+            tok = self._tok
             size = len(tok)
             special = set(tok.all_special_ids)
             prefix = getattr(tok.backend_tokenizer.model, "continuing_subword_prefix", None)
@@ -191,8 +269,8 @@ class LanguageModel:
     def _piece_words(self) -> list[str | None]:
         """The one word each piece's text holds (None: a continuation, white space, special, or several words)."""
         if self._words is None:
-            prefix = getattr(self.tokenizer.backend_tokenizer.model, "continuing_subword_prefix", None)
-            tokens = self.tokenizer.convert_ids_to_tokens(list(range(len(self.piece_texts))))
+            prefix = getattr(self._tok.backend_tokenizer.model, "continuing_subword_prefix", None)
+            tokens = self._tok.convert_ids_to_tokens(list(range(len(self.piece_texts))))
             out: list[str | None] = []
             for t, token in zip(self.piece_texts, tokens):
                 words = tokenize(t)
@@ -220,13 +298,14 @@ class LanguageModel:
 
     # -- model calls -------------------------------------------------------------------------
     def _ids(self, text: str) -> list[int]:
-        return list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
+        return list(self._tok(text, add_special_tokens=True)["input_ids"])
 
     def _forward(self, sequences: list[list[int]], hidden: bool = False):
         """Run padded sequences: ``(logits (batch, T, vocab), hidden states per layer or None)``."""
-        torch = self._torch
+        import torch
+
         width = max(len(s) for s in sequences)
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        pad = self._tok.pad_token_id if self._tok.pad_token_id is not None else 0
         ids = torch.full((len(sequences), width), pad, dtype=torch.long)
         mask = torch.zeros((len(sequences), width), dtype=torch.long)
         for b, s in enumerate(sequences):
@@ -272,7 +351,9 @@ class LanguageModel:
         return self._next_word(text, k, max_expansions)
 
     def _fill_mask(self, text: str, k: int) -> Predictions:
-        torch, tok = self._torch, self.tokenizer
+        import torch
+
+        tok = self._tok
         mark = MASK if MASK in text else tok.mask_token
         count = text.count(mark) + (text.count(tok.mask_token) if mark != tok.mask_token else 0)
         if count != 1:
@@ -291,22 +372,35 @@ class LanguageModel:
         return Predictions(self.name, text, len(tokenize(text[:start])), "masked", MASKED_RULE, best)
 
     def _next_word(self, text: str, k: int, max_expansions: int) -> Predictions:
-        torch = self._torch
         tail = text.rstrip()
         context = self._ids(tail)
         texts = self.piece_texts
 
-        def step(paths):
-            logits, _ = self._forward([context + list(p) for p in paths])
-            last = torch.tensor([len(context) + len(p) - 1 for p in paths])
-            rows = logits[torch.arange(len(paths)), last].double()
-            return torch.softmax(rows, -1).cpu().numpy()[:, : len(texts)]  # (paths, vocab)
+        def probabilities(paths):
+            sequences = [context + list(p) for p in paths]
+            return self._next_probabilities(sequences)[:, : len(texts)]  # (paths, vocab)
 
         def canonical(added: str) -> tuple[int, ...]:
-            return tuple(self.tokenizer(added, add_special_tokens=False)["input_ids"])
+            return tuple(self._tok(added, add_special_tokens=False)["input_ids"])
 
-        found = next_words(step, texts, canonical, tail, k=k, max_expansions=max_expansions)
+        found = next_words(probabilities, texts, canonical, tail, k=k, max_expansions=max_expansions)
         return Predictions(self.name, text, len(tokenize(tail)), "causal", CAUSAL_RULE, found.words, found.exact)
+
+    def _next_probabilities(self, sequences: list[list[int]]) -> np.ndarray:
+        """``(len(sequences), vocab)`` float64: the next-piece distribution after each sequence."""
+        last = np.array([len(s) - 1 for s in sequences])
+        if self._onnx is not None:
+            runner, head, _ = self._onnx
+            hidden = runner.run(*standalone.pad_batch(sequences, self._pad_id())).hidden_states[-1]
+            return _softmax(head.logits(hidden[np.arange(len(sequences)), last]))
+        import torch
+
+        logits, _ = self._forward(sequences)
+        rows = logits[torch.arange(len(sequences)), torch.from_numpy(last)].double()
+        return torch.softmax(rows, -1).cpu().numpy()
+
+    def _pad_id(self) -> int:
+        return self._tok.pad_token_id if self._tok.pad_token_id is not None else 0
 
     # -- the logit lens ----------------------------------------------------------------------
     def _require_causal(self) -> None:
@@ -336,7 +430,15 @@ class LanguageModel:
         """Per sequence, ``(layers + 1, len(positions), vocab)`` float64 probabilities through
         the lens at its ``positions``; checks that the last layer gives the model's own
         distribution there."""
-        torch = self._torch
+        if self._onnx is not None:  # the last state is already normed, as the model's logits read it
+            runner, head, _ = self._onnx
+            states = runner.run(*standalone.pad_batch(sequences, self._pad_id())).hidden_states
+            size = len(self.piece_texts)
+            return [_softmax(np.stack([head.logits(h[b, where] if k == self.n_layers else head.normed(h[b, where]))
+                                       for k, h in enumerate(states)]))[..., :size]
+                    for b, where in enumerate(positions)]
+        import torch
+
         logits, states = self._forward(sequences, hidden=True)
         norm, head = self._final_norm(), self.hf_model.get_output_embeddings()
         out = [[] for _ in sequences]
@@ -368,7 +470,7 @@ class LanguageModel:
                            [[n - 1]] + [list(range(n - 1, n + len(p))) for _, p in tracked])
         texts, classes = self.piece_texts, piece_classes(self.piece_texts)
         words = self._starting_words(context)
-        tokens = self.tokenizer.convert_ids_to_tokens(list(range(len(texts))))
+        tokens = self._tok.convert_ids_to_tokens(list(range(len(texts))))
         layers = []
         for layer in range(self.n_layers + 1):
             here = probs[0][layer, 0]  # (vocab,)
@@ -390,7 +492,18 @@ class LanguageModel:
         if len(found) != 1 or found[0].text != word.strip():
             raise InputError(f"track one word at a time (a word of contextlens' tokenizer), got {word!r}")
         added = (" " if word.strip()[0].isalnum() else "") + word.strip()
-        pieces = list(self.tokenizer(added, add_special_tokens=False)["input_ids"])
+        pieces = list(self._tok(added, add_special_tokens=False)["input_ids"])
         if self._ids(context + added)[: len(self._ids(context))] != self._ids(context):
             raise InputError(f"{word!r} changes how the text before it is cut into pieces; track another word")
         return added, pieces
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis, in float64.
+
+    >>> _softmax(np.array([[0.0, np.log(3.0)]])).round(4).tolist()
+    [[0.25, 0.75]]
+    """
+    x = np.asarray(logits, dtype=np.float64)
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)

@@ -323,3 +323,104 @@ def pad_batch(sequences: list[list[int]], pad_id: int) -> tuple[np.ndarray, np.n
         ids[b, : len(s)] = s
         mask[b, : len(s)] = 1
     return ids, mask
+
+
+# -- a causal LM's head: what predict and the logit lens need beyond the hidden states ------------
+HEAD = "head.json"
+
+
+@dataclass
+class LMHead:
+    """A causal LM's final norm and unembedding, read as numpy: ``logits(h) = h @ W.T`` for
+    the last hidden state (the graph's, already normed), ``normed(h)`` for the earlier ones
+    (the logit lens)."""
+
+    norm: str  # "rms" (Llama) | "layer" (GPT-2)
+    eps: float
+    weight: np.ndarray  # (dim,)
+    bias: np.ndarray | None  # (dim,), LayerNorm only
+    unembedding: np.ndarray  # (vocab, dim)
+
+    def normed(self, h: np.ndarray) -> np.ndarray:
+        """The final norm of ``h`` ``(..., dim)`` float32, as the model computes it.
+
+        >>> head = LMHead("rms", 0.0, np.array([1.0, 2.0], np.float32), None, np.eye(2, dtype=np.float32))
+        >>> head.normed(np.array([3.0, 4.0], np.float32)).round(4).tolist()  # x / sqrt(mean(x^2)) * w
+        [0.8485, 2.2627]
+        """
+        h = np.asarray(h, dtype=np.float32)
+        if self.norm == "rms":
+            out = h / np.sqrt((h * h).mean(-1, keepdims=True) + np.float32(self.eps))
+            return (self.weight * out).astype(np.float32)
+        centred = h - h.mean(-1, keepdims=True)
+        out = centred / np.sqrt((centred * centred).mean(-1, keepdims=True) + np.float32(self.eps))
+        return (out * self.weight + (0 if self.bias is None else self.bias)).astype(np.float32)
+
+    def logits(self, h: np.ndarray) -> np.ndarray:
+        """``(..., vocab)`` float32 logits of normed states ``(..., dim)``."""
+        return np.asarray(h, dtype=np.float32) @ self.unembedding.T
+
+
+def head_folder(path: str | os.PathLike, cache: DiskCache | None = None) -> Path:
+    """Where the head of the causal LM in ``path`` is kept (kind ``onnx``)."""
+    cache = cache or DiskCache("onnx")
+    return cache.folder / f"lmhead-{source_key(path, {'head': 'causal'})[:32]}"
+
+
+def _norm_kind(module) -> tuple[str, float] | None:
+    eps = getattr(module, "variance_epsilon", None)
+    if eps is None:
+        eps = getattr(module, "eps", None)
+    if eps is None:
+        return None
+    name = type(module).__name__.lower()
+    if "rms" in name:
+        return "rms", float(eps)
+    return ("layer", float(eps)) if name == "layernorm" else None
+
+
+def write_head(model, norm, folder: Path) -> str | None:
+    """Write a loaded causal LM's head into ``folder`` (being built), checked against the
+    model's own logits and final norm on a sample; the reason it cannot be, or None."""
+    import torch
+
+    kind = _norm_kind(norm)
+    head = model.get_output_embeddings()
+    if kind is None or head is None or getattr(head, "bias", None) is not None:
+        return f"its final norm ({type(norm).__name__}) or head is not a plain norm + unembedding"
+    weight = norm.weight.detach().float().cpu().numpy()
+    bias = getattr(norm, "bias", None)
+    bias = None if bias is None else bias.detach().float().cpu().numpy()
+    lm = LMHead(kind[0], kind[1], weight, bias, head.weight.detach().float().cpu().numpy())
+    vocab = int(lm.unembedding.shape[0])
+    ids = torch.arange(6, dtype=torch.long)[None] % max(vocab - 1, 1) + min(3, vocab - 1)
+    with torch.inference_mode():
+        out = model(input_ids=ids, output_hidden_states=True)
+        states = [h.float().cpu().numpy() for h in out.hidden_states]
+        own_norm = norm(out.hidden_states[1]).float().cpu().numpy()
+    if not np.allclose(lm.logits(states[-1]), out.logits.float().cpu().numpy(), atol=1e-4, rtol=1e-4):
+        return "its logits are more than the unembedding of the last hidden state (e.g. logit scaling)"
+    if not np.allclose(lm.normed(states[1]), own_norm, atol=1e-5, rtol=1e-5):
+        return "its final norm is not computed as numpy computes it here"
+    np.save(folder / "norm_weight.npy", weight)
+    if bias is not None:
+        np.save(folder / "norm_bias.npy", bias)
+    np.save(folder / "unembedding.npy", np.ascontiguousarray(lm.unembedding, dtype=np.float32))
+    (folder / HEAD).write_text(json.dumps({"layout": LAYOUT, "norm": kind[0], "eps": kind[1]}))
+    return None
+
+
+def open_head(folder: Path) -> LMHead | None:
+    """The head kept in ``folder`` (checked by its marker), or None."""
+    folder = Path(folder)
+    if check_marker(folder) is not None:
+        return None
+    try:
+        data = json.loads((folder / HEAD).read_text())
+    except (OSError, ValueError):
+        return None
+    if data.get("layout") != LAYOUT:
+        return None
+    bias = folder / "norm_bias.npy"
+    return LMHead(data["norm"], float(data["eps"]), np.load(folder / "norm_weight.npy"),
+                  np.load(bias) if bias.is_file() else None, np.load(folder / "unembedding.npy", mmap_mode="r"))
