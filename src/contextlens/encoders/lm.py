@@ -159,7 +159,7 @@ class LanguageModel:
         self.name = models.packaged_name(model) or str(model)
         self.device, self._source, self._threads, self._hf, self._onnx = str(device), model, threads, None, None
         self.path = models.resolve(model)
-        self._onnx = self._open_onnx() if use_onnx else None  # (runner, head, stand-alone side)
+        self._onnx = self._open_onnx(kind) if use_onnx else None  # (runner, head, stand-alone side)
         if self._onnx is None:
             _, transformers = models.require_hf("predictions")
             config = transformers.AutoConfig.from_pretrained(self.path)
@@ -208,15 +208,18 @@ class LanguageModel:
         return OnnxRunner(threads=self._threads, source=self.path,
                           loader=lambda: (self.hf_model.base_model, self.tokenizer))
 
-    def _open_onnx(self):
+    def _open_onnx(self, kind: str | None = None):
         """``(runner, head, stand-alone side)`` when the export and the head of this causal
-        LM are cached (found without loading it), else None."""
+        LM are cached (found without loading it), else None; a ``kind="causal"`` request
+        for a model its export shows is not causal is refused here, without torch."""
         from .onnx_engine import ExportSettings
 
         found = standalone.find(self.path, dataclasses.asdict(ExportSettings()))
+        side = standalone.open_folder(found) if found is not None else None
+        if side is not None and kind == "causal" and not side.facts.causal:
+            raise not_causal(self.name, side.facts.model_type)
         head_dir = standalone.head_folder(self.path)
-        side = standalone.open_folder(found) if found is not None and head_dir.is_dir() else None
-        head = standalone.open_head(head_dir) if side is not None and side.facts.causal else None
+        head = standalone.open_head(head_dir) if side is not None and side.facts.causal and head_dir.is_dir() else None
         if head is None:
             return None
         runner = self._runner()
@@ -240,7 +243,7 @@ class LanguageModel:
                             raise OnnxExportError(f"{self.name} does not run on onnxruntime: {problem}")
                         write_marker(tmp, f"lm head: {self.name}")
                 self._runner().session(False)  # exported from the loaded model, found from now on
-                return self._open_onnx()
+                return self._open_onnx("causal")
         except (OnnxExportError, OSError, InputError) as e:
             log.warning("%s; it runs on torch", e)
             return None
