@@ -20,9 +20,11 @@ With ``--before DIR`` (a source tree, e.g. ``../main/src`` before this change) t
 commands also run from that tree in the same rounds (``*_before``). Every model command is
 run once before the rounds (its export and caches built, not timed), and its imports are
 recorded: ``imports`` says whether torch or transformers was imported. Goals (CPU above
-``bare``): compare ≤ 1.0 s, index search ≤ 1.5 s, predict ≤ 2.0 s; help ≤ 0.25 s and neighbours ≤ 1.0 s (wall).
+``bare``): compare ≤ 1.0 s, index search ≤ 1.5 s, predict ≤ 2.0 s; help ≤ 0.25 s and neighbours
+≤ 1.0 s (wall).
 
     python benchmarks/cli_startup.py [--json] [--rounds 10] [--before DIR] [--only compare,index_search]
+    python benchmarks/cli_startup.py --lab 3 [--before DIR]   # the lab: start to its first minilm answer
 """
 
 from __future__ import annotations
@@ -55,12 +57,14 @@ def cases(before: str | None, db: str | None) -> dict[str, tuple[list[str], str]
         "typer": (py + ["-c", "import typer"], SRC),
         "help": (cl + ["--help"], SRC),
         "neighbours": (cl + ["neighbours", "bank"], SRC),
-        "compare": (cl + ["compare", "The bank approved my loan.", SENTENCE, "--word", "bank", "--model", "minilm",
-                          "--json"], SRC),
+        "compare": (cl + ["compare", "The bank approved my loan.", SENTENCE, "--word", "bank", "--model",
+                          "minilm", "--json"], SRC),
     }
-    out["predict"] = (cl + ["predict", "The capital of France is", "--model", "smollm2", "-k", "5", "--json"], SRC)
+    out["predict"] = (cl + ["predict", "The capital of France is", "--model", "smollm2", "-k", "5", "--json"],
+                      SRC)
     if db:
-        out["index_search"] = (cl + ["index", "search", "--db", db, SENTENCE, "--word", "bank", "--json"], SRC)
+        out["index_search"] = (cl + ["index", "search", "--db", db, SENTENCE, "--word", "bank", "--json"],
+                               SRC)
     if before:
         for name in ("help", "neighbours", *MODEL_CASES):
             if name in out:
@@ -87,7 +91,8 @@ def heavy_imports(argv: list[str], src: str, pycache: str) -> list[str]:
     env.update(PYTHONPATH=src, PYTHONPYCACHEPREFIX=pycache)
     done = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], env=env, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
-    names = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    lines = done.stderr.splitlines()
+    names = {line.split("|")[-1].strip() for line in lines if line.startswith("import time:")}
     return sorted(n for n in names if n in HEAVY)
 
 
@@ -122,14 +127,16 @@ def measure(rounds: int, before: str | None, pycache: str, only: list[str] | Non
         for name in order:
             times[name].append(run_once(*todo[name], pycache))
     base = times["bare"]
-    result = {"rounds": rounds, "python": sys.version.split()[0], "bare_wall_s": statistics.median(w for w, _ in base),
+    result = {"rounds": rounds, "python": sys.version.split()[0],
+              "bare_wall_s": statistics.median(w for w, _ in base),
               "bare_cpu_s": statistics.median(c for _, c in base), "above_bare": {}, "imports": imports}
     for name in names[1:]:
         result["above_bare"][name] = {
             "wall_s": round(statistics.median(w - b for (w, _), (b, _) in zip(times[name], base)), 3),
             "cpu_s": round(statistics.median(c - b for (_, c), (_, b) in zip(times[name], base)), 3),
             "wall_ratio": round(statistics.median(w / b for (w, _), (b, _) in zip(times[name], base)), 2),
-            "cpu_ratio": round(statistics.median(c / max(b, 1e-3) for (_, c), (_, b) in zip(times[name], base)), 2),
+            "cpu_ratio": round(statistics.median(c / max(b, 1e-3)
+                                                 for (_, c), (_, b) in zip(times[name], base)), 2),
         }
     result["goals"] = {}
     for name, goal in GOALS.items():
@@ -144,13 +151,68 @@ def measure(rounds: int, before: str | None, pycache: str, only: list[str] | Non
     return result
 
 
+def tree_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process and its live descendants (``/proc``)."""
+    from lab_load import children
+
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        todo += children(p)
+    return total
+
+
+def lab_ready(src: str) -> tuple[float, float]:
+    """(wall, CPU seconds) from starting ``contextlens lab --port 0 --no-browser`` until it
+    answers ``POST /api/layers`` with minilm (the server and its workers' CPU)."""
+    import lab_load
+
+    os.environ["PYTHONPATH"] = src
+    start = time.perf_counter()
+    lab = lab_load.Lab(src)
+    try:
+        status, data = lab_load.request(lab.conn(600), "POST", "/api/layers", lab_load.sentence_body(-1))
+        wall = time.perf_counter() - start
+        if status != 200:
+            raise SystemExit(f"the lab answered {status}: {data[:300]!r}")
+        return wall, tree_cpu_s(lab.proc.pid)
+    finally:
+        lab.stop()
+
+
+def measure_lab(rounds: int, before: str | None) -> dict:
+    """Median (wall, CPU) of the lab's readiness, after and (``before``) before, alternating."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    trees = {"lab": SRC, **({"lab_before": before} if before else {})}
+    times: dict[str, list[tuple[float, float]]] = {n: [] for n in trees}
+    for src in trees.values():  # warm-up: exports, caches
+        lab_ready(src)
+    for _ in range(rounds):
+        for name, src in trees.items():
+            times[name].append(lab_ready(src))
+    return {n: {"wall_s": round(statistics.median(w for w, _ in t), 3),
+                "cpu_s": round(statistics.median(c for _, c in t), 3)} for n, t in times.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--before", help="another source tree to time the same commands from (e.g. ../main/src)")
-    ap.add_argument("--only", help="comma-separated cases to time (bare is always timed), e.g. compare,index_search")
+    ap.add_argument("--only", help="comma-separated cases to time (bare is always timed), "
+                    "e.g. compare,index_search")
+    ap.add_argument("--lab", type=int, default=0, metavar="N",
+                    help="instead: N rounds of the lab's readiness (start to its first minilm answer)")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args()
+    if args.lab:
+        print(json.dumps({"rounds": args.lab, "lab_ready": measure_lab(args.lab, args.before),
+                          "load_average": os.getloadavg()[0]}))
+        return
     only = [c.strip() for c in args.only.split(",")] if args.only else None
     with tempfile.TemporaryDirectory(prefix="cli-startup-pycache-") as pycache, \
             tempfile.TemporaryDirectory(prefix="cli-startup-index-") as folder:
@@ -166,7 +228,8 @@ def main() -> None:
         mark = "" if goal is None else \
             f"   goal ≤ {goal['goal_s']} s {goal['measure']}: {'met' if goal['met'] else 'NOT met'}"
         heavy = result["imports"].get(name)
-        imports = "" if heavy is None else f"   imports {', '.join(heavy) or 'neither torch nor transformers'}"
+        heavy = None if heavy is None else ", ".join(heavy) or "neither torch nor transformers"
+        imports = "" if heavy is None else f"   imports {heavy}"
         print(f"{name:>22}: +{r['wall_s']:.3f} s wall, +{r['cpu_s']:.3f} s CPU{mark}{imports}")
 
 

@@ -22,8 +22,8 @@ HEAVY = {"torch", "transformers"}
 LOAN, RIVER = "The bank approved my loan.", "We sat on the bank of the river."
 MINILM = [
     ["compare", LOAN, RIVER, "--word", "bank", "--model", "minilm", "--json"],
-    ["senses", "bank", "--model", "minilm", "-s", LOAN, "-s", "She opened an account at the bank.", "-s", RIVER,
-     "--json"],
+    ["senses", "bank", "--model", "minilm", "-s", LOAN, "-s", "She opened an account at the bank.",
+     "-s", RIVER, "--json"],
     ["neighbours", "bank", "--in", RIVER, "--model", "minilm", "-k", "10", "--json"],
     ["compare-sentences", LOAN, "She got a mortgage from the bank.", "--model", "minilm", "--json"],
     ["attention", LOAN, "--word", "bank", "--model", "minilm", "--json"],
@@ -39,10 +39,11 @@ def run(args: list[str], importtime: bool = False) -> tuple[str, set[str]]:
     """(stdout, the modules imported) of ``contextlens args`` in a fresh interpreter."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     flags = ["-X", "importtime"] if importtime else []
-    done = subprocess.run([sys.executable, *flags, "-m", "contextlens", *args], capture_output=True, text=True,
-                          env=env)
+    done = subprocess.run([sys.executable, *flags, "-m", "contextlens", *args], capture_output=True,
+                          text=True, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
-    modules = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    lines = done.stderr.splitlines()
+    modules = {line.split("|")[-1].strip() for line in lines if line.startswith("import time:")}
     return done.stdout, modules
 
 

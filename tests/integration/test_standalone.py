@@ -24,7 +24,8 @@ need("tokenizers")
 from contextlens.encoders import standalone  # noqa: E402
 from contextlens.encoders.transformer import TransformerEncoder  # noqa: E402
 
-TEXTS = ["The bank approved my loan.", "We sat on the bank of the river, naïvely!", "riverbank's 1,200 bank-notes"]
+TEXTS = ["The bank approved my loan.", "We sat on the bank of the river, naïvely!",
+         "riverbank's 1,200 bank-notes"]
 KINDS = ("bert", "mpnet", "llama", "gpt2")
 
 
@@ -61,7 +62,8 @@ def test_the_cached_export_gives_the_torch_numbers(tiny, kind):
         for pooling in a.sentence_vectors:
             np.testing.assert_allclose(b.sentence_vectors[pooling], a.sentence_vectors[pooling], atol=1e-5)
         same = {"engine", "params"}  # params: each engine's own batch size
-        assert {k: v for k, v in a.meta.items() if k not in same} == {k: v for k, v in b.meta.items() if k not in same}
+        assert {k: v for k, v in a.meta.items() if k not in same} == \
+            {k: v for k, v in b.meta.items() if k not in same}
     np.testing.assert_allclose(enc.sentence_vectors(TEXTS), torch_enc.sentence_vectors(TEXTS), atol=1e-5)
     np.testing.assert_allclose(enc.static_vectors(["bank", "riverbank"]),
                                torch_enc.static_vectors(["bank", "riverbank"]), atol=1e-7)
@@ -83,7 +85,7 @@ def test_the_stand_alone_tokenizer_gives_transformers_pieces(tiny, cache):
 
 
 def test_a_fresh_process_runs_without_torch_or_transformers(tiny, cache):
-    TransformerEncoder(str(tiny["bert"]), engine="onnx").encode(["a"])  # both exports (with attention), cached
+    TransformerEncoder(str(tiny["bert"]), engine="onnx").encode(["a"])  # both exports cached (attention too)
     code = (
         "import sys; sys.modules['torch'] = None; sys.modules['transformers'] = None\n"
         "from contextlens.encoders.transformer import TransformerEncoder\n"
@@ -134,5 +136,6 @@ def test_preparing_at_install_exports_and_checks_against_torch(tiny, cache):
 
     done = prepare_onnx(str(tiny["llama"]))
     assert done.standalone and done.max_difference <= TOLERANCE and done.lm_max_difference is None
-    assert standalone.find(tiny["llama"], {"attention": True, "exporter": "torchscript", "opset": 17}) is not None
+    with_attention = {"attention": True, "exporter": "torchscript", "opset": 17}
+    assert standalone.find(tiny["llama"], with_attention) is not None
     assert TransformerEncoder(str(tiny["llama"]))._hf is None  # the next command needs no torch

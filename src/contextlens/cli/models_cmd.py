@@ -47,9 +47,10 @@ def install_cmd(
 
             done = prepare_onnx(name)
             lm = "" if done.lm_max_difference is None else f", logit lens {done.lm_max_difference:.1g}"
-            say(f"exported {name} to ONNX in {done.seconds:.0f} s: {done.export}; largest difference from torch "
-                f"{done.max_difference:.1g}{lm}; " + ("its commands start without torch" if done.standalone else
-                                                      "its tokenizer needs transformers"))
+            alone = ("its commands start without torch" if done.standalone
+                     else "its tokenizer needs transformers")
+            say(f"exported {name} to ONNX in {done.seconds:.0f} s: {done.export}; largest difference from "
+                f"torch {done.max_difference:.1g}{lm}; {alone}")
 
 
 def register(app: typer.Typer) -> None:

@@ -157,7 +157,8 @@ class LanguageModel:
         use_onnx = engines.resolve_engine(engine, "fp32", device) == "onnx" and kind != "masked"
         models.check_name(model)
         self.name = models.packaged_name(model) or str(model)
-        self.device, self._source, self._threads, self._hf, self._onnx = str(device), model, threads, None, None
+        self.device, self._source, self._threads = str(device), model, threads
+        self._hf = self._onnx = None
         self.path = models.resolve(model)
         self._onnx = self._open_onnx(kind) if use_onnx else None  # (runner, head, stand-alone side)
         if self._onnx is None:
@@ -171,7 +172,8 @@ class LanguageModel:
             if use_onnx and self.kind == "causal":
                 self._onnx = self._prepare_onnx()
         if self._onnx is not None:
-            self.kind, self._tok, self.n_layers = "causal", self._onnx[2].tokenizer, self._onnx[2].facts.n_layers
+            side = self._onnx[2]
+            self.kind, self._tok, self.n_layers = "causal", side.tokenizer, side.facts.n_layers
         self._texts: list[str] | None = None
         self._words: list[str | None] | None = None
 
@@ -182,18 +184,20 @@ class LanguageModel:
     def _torch_side(self):
         """``(HF model with its head, transformers tokenizer)``, loaded with torch when first needed."""
         if self._hf is None:
-            lazy = step(f"loading {self.name} with torch") if self._onnx is not None else contextlib.nullcontext()
-            with lazy:
+            lazy = self._onnx is not None
+            with step(f"loading {self.name} with torch") if lazy else contextlib.nullcontext():
                 models.require_hf("predictions")
                 models.set_threads(self._threads)
                 head = getattr(self, "kind", None) or "causal"
-                model, tokenizer, self.path = models.load(self._source, attention=False, device=self.device, head=head)
+                model, tokenizer, self.path = models.load(self._source, attention=False, device=self.device,
+                                                          head=head)
             self._hf = (model, tokenizer)
         return self._hf
 
     @property
     def hf_model(self):
-        """The Hugging Face model with its head (loaded with torch when first asked for on the ONNX engine)."""
+        """The Hugging Face model with its head (loaded with torch when first asked for on the
+        ONNX engine)."""
         return self._torch_side()[0]
 
     @property
@@ -219,7 +223,8 @@ class LanguageModel:
         if side is not None and kind == "causal" and not side.facts.causal:
             raise not_causal(self.name, side.facts.model_type)
         head_dir = standalone.head_folder(self.path)
-        head = standalone.open_head(head_dir) if side is not None and side.facts.causal and head_dir.is_dir() else None
+        usable = side is not None and side.facts.causal and head_dir.is_dir()
+        head = standalone.open_head(head_dir) if usable else None
         if head is None:
             return None
         runner = self._runner()
@@ -437,7 +442,8 @@ class LanguageModel:
             runner, head, _ = self._onnx
             states = runner.run(*standalone.pad_batch(sequences, self._pad_id())).hidden_states
             size = len(self.piece_texts)
-            return [_softmax(np.stack([head.logits(h[b, where] if k == self.n_layers else head.normed(h[b, where]))
+            last = self.n_layers
+            return [_softmax(np.stack([head.logits(h[b, where] if k == last else head.normed(h[b, where]))
                                        for k, h in enumerate(states)]))[..., :size]
                     for b, where in enumerate(positions)]
         import torch

@@ -262,7 +262,8 @@ def _export_into(model, settings: ExportSettings, target: Path, rebuild: bool, t
                 {"class": type(model).__name__, "settings": asdict(settings), "versions": _versions(),
                  "outputs": output_names(int(model.config.num_hidden_layers), settings)}, indent=1))
             if tokenizer is not None and not standalone.write(model, tokenizer, tmp):
-                (tmp / standalone.FACTS).write_text(json.dumps({"layout": standalone.LAYOUT, "standalone": False}))
+                facts = {"layout": standalone.LAYOUT, "standalone": False}
+                (tmp / standalone.FACTS).write_text(json.dumps(facts))
             write_marker(tmp, f"onnx: {_safe_label(model)} ({settings.exporter})")
     return lease
 
@@ -333,7 +334,8 @@ class OnnxRunner:
     """
 
     def __init__(self, model=None, *, threads: int | None = None, spinning: bool = False,
-                 exporter: str = "torchscript", source: str | Path | None = None, loader=None, tokenizer=None):
+                 exporter: str = "torchscript", source: str | Path | None = None, loader=None,
+                 tokenizer=None):
         if model is None and loader is None:
             raise InputError("give the model, or a loader that loads it")
         self._ort = require_onnxruntime()

@@ -56,7 +56,8 @@ def prepare_onnx(name: str) -> PreparedModel:
         reference = TransformerEncoder(name, engine="torch")
         diff = 0.0
         for a, b in zip(fresh.encode(list(CHECK_TEXTS)), reference.encode(list(CHECK_TEXTS)), strict=True):
-            diff = max(diff, float(np.abs(a.layers - b.layers).max()), float(np.abs(a.attention - b.attention).max()))
+            diff = max(diff, float(np.abs(a.layers - b.layers).max()),
+                       float(np.abs(a.attention - b.attention).max()))
         lm_diff = None
         if fresh.causal:  # predict and the logit lens, where the checkpoint has a causal-LM head
             try:
@@ -69,7 +70,8 @@ def prepare_onnx(name: str) -> PreparedModel:
                                        - torch_lm.lens_probabilities(CHECK_TEXTS[0])).max())
     worst = max(diff, lm_diff or 0.0)
     if worst > TOLERANCE:
-        raise OnnxOutputError(f"the ONNX export of {name} ({fresh._runner.paths[False]}) differs from torch by "
-                              f"{worst:.2g} (more than {TOLERANCE:g}); run it with --engine torch and report it")
+        raise OnnxOutputError(f"the ONNX export of {name} ({fresh._runner.paths[False]}) differs from torch "
+                              f"by {worst:.2g} (more than {TOLERANCE:g}); run it with --engine torch and "
+                              "report it")
     return PreparedModel(name, standalone, str(fresh._runner.paths[False]), diff, lm_diff,
                          round(time.perf_counter() - start, 1))

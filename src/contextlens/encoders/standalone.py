@@ -40,15 +40,15 @@ from ..disk_cache import DiskCache, check_marker
 from ..errors import MissingDependencyError
 from ..files import atomic_output
 
-__all__ = ["ModelFacts", "PieceTokenizer", "Standalone", "FACTS", "TOKENIZER", "EMBEDDING", "SAMPLES", "LAYOUT",
-           "source_key", "pointer", "remember", "find", "open_folder", "write", "facts_of", "pad_batch",
-           "tokenizer_problem"]
+__all__ = ["ModelFacts", "PieceTokenizer", "Standalone", "LMHead", "FACTS", "TOKENIZER", "EMBEDDING", "HEAD",
+           "SAMPLES", "LAYOUT", "source_key", "pointer", "remember", "find", "open_folder", "write", "facts_of",
+           "pad_batch", "tokenizer_problem", "head_folder", "write_head", "open_head"]
 
 log = logging.getLogger(__name__)
 LAYOUT = 1  # the stand-alone files' format (part of every key)
 FACTS, TOKENIZER, EMBEDDING = "standalone.json", "tokenizer.json", "embedding.npy"
-SAMPLES = ("The bank approved my loan.", "We sat on the bank of the river!", "  naïve café, riverbank's 1,200.50 ",
-           "Ünïcödé — «quotes» and emoji 🙂 here", "x")
+SAMPLES = ("The bank approved my loan.", "We sat on the bank of the river!",
+           "  naïve café, riverbank's 1,200.50 ", "Ünïcödé — «quotes» and emoji 🙂 here", "x")
 
 
 @dataclass(frozen=True)
@@ -95,8 +95,8 @@ def facts_of(model, tokenizer) -> ModelFacts:
         pad_id=int(pad if pad is not None else (getattr(config, "pad_token_id", None) or 0)),
         attn_implementation=str(getattr(config, "_attn_implementation", None) or "eager"),
         special_ids=tuple(int(i) for i in tokenizer.all_special_ids), pad_token_id=pad,
-        unk_token_id=tokenizer.unk_token_id, mask_token=tokenizer.mask_token, mask_token_id=tokenizer.mask_token_id,
-        pad_token=tokenizer.pad_token,
+        unk_token_id=tokenizer.unk_token_id, mask_token=tokenizer.mask_token,
+        mask_token_id=tokenizer.mask_token_id, pad_token=tokenizer.pad_token,
         model_max_length=int(min(tokenizer.model_max_length or 0, 2**31 - 1)),
     )
 
@@ -123,7 +123,8 @@ class PieceTokenizer:
         self.backend_tokenizer.no_truncation()
         self.all_special_ids = list(facts.special_ids)
         self.pad_token_id, self.unk_token_id = facts.pad_token_id, facts.unk_token_id
-        self.mask_token, self.mask_token_id, self.pad_token = facts.mask_token, facts.mask_token_id, facts.pad_token
+        self.mask_token, self.mask_token_id = facts.mask_token, facts.mask_token_id
+        self.pad_token = facts.pad_token
         self.model_max_length = facts.model_max_length
 
     def __len__(self) -> int:
@@ -147,7 +148,8 @@ class PieceTokenizer:
         if truncation and max_length is not None:
             backend.enable_truncation(max_length, strategy="longest_first", direction="right")
         try:
-            encs = backend.encode_batch([texts] if single else list(texts), add_special_tokens=add_special_tokens)
+            encs = backend.encode_batch([texts] if single else list(texts),
+                                        add_special_tokens=add_special_tokens)
         finally:
             backend.no_truncation()
         out = {"input_ids": [e.ids for e in encs]}
@@ -172,7 +174,8 @@ class PieceTokenizer:
             return self.unk_token_id if i is None else i
         return one(tokens) if isinstance(tokens, str) else [one(t) for t in tokens]
 
-    def decode(self, ids, skip_special_tokens: bool = False, clean_up_tokenization_spaces: bool = False) -> str:
+    def decode(self, ids, skip_special_tokens: bool = False,
+               clean_up_tokenization_spaces: bool = False) -> str:
         if clean_up_tokenization_spaces:
             raise ValueError("the stand-alone tokenizer decodes without clean-up only")
         return self.backend_tokenizer.decode([int(i) for i in ids], skip_special_tokens=skip_special_tokens)
@@ -278,7 +281,8 @@ def source_key(path: str | os.PathLike, settings: dict) -> str:
             continue
         st = f.stat()
         files.append([f.name, st.st_size, st.st_mtime_ns])
-    described = {"path": str(path), "files": files, "settings": settings, "versions": _versions(), "layout": LAYOUT}
+    described = {"path": str(path), "files": files, "settings": settings, "versions": _versions(),
+                 "layout": LAYOUT}
     return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
 
 
@@ -345,7 +349,7 @@ class LMHead:
         """The final norm of ``h`` ``(..., dim)`` float32, as the model computes it.
 
         >>> head = LMHead("rms", 0.0, np.array([1.0, 2.0], np.float32), None, np.eye(2, dtype=np.float32))
-        >>> head.normed(np.array([3.0, 4.0], np.float32)).round(4).tolist()  # x / sqrt(mean(x^2)) * w
+        >>> [round(float(x), 4) for x in head.normed(np.array([3.0, 4.0], np.float32))]  # x / rms(x) * w
         [0.8485, 2.2627]
         """
         h = np.asarray(h, dtype=np.float32)
@@ -423,4 +427,5 @@ def open_head(folder: Path) -> LMHead | None:
         return None
     bias = folder / "norm_bias.npy"
     return LMHead(data["norm"], float(data["eps"]), np.load(folder / "norm_weight.npy"),
-                  np.load(bias) if bias.is_file() else None, np.load(folder / "unembedding.npy", mmap_mode="r"))
+                  np.load(bias) if bias.is_file() else None,
+                  np.load(folder / "unembedding.npy", mmap_mode="r"))

@@ -114,7 +114,8 @@ class TransformerEncoder(Encoder):
         if side is None:  # the torch engine, or a model whose tokenizer does not stand alone
             hf_model, tokenizer = self._torch_side()
             facts, self._tok = standalone.facts_of(hf_model, tokenizer), tokenizer
-            self._embedding = hf_model.get_input_embeddings().weight.detach().float().cpu().numpy()  # (vocab, dim)
+            rows = hf_model.get_input_embeddings().weight
+            self._embedding = rows.detach().float().cpu().numpy()  # (vocab, dim)
         else:  # the ONNX export stands alone: no torch, no transformers
             facts, self._tok, self._embedding = side.facts, side.tokenizer, side.embedding
         self._facts = facts
@@ -154,13 +155,14 @@ class TransformerEncoder(Encoder):
         """``(HF model, transformers tokenizer)``, loaded with torch the first time it is
         needed: the torch engine, an export, ``attention_parts``."""
         if self._hf is None:
-            lazy = step(f"loading {self.name} with torch") if self.engine == "onnx" else contextlib.nullcontext()
-            with lazy:
+            lazy = self.engine == "onnx"
+            with step(f"loading {self.name} with torch") if lazy else contextlib.nullcontext():
                 torch, _ = models.require_hf()
                 models.set_threads(self._threads)
                 if self.device.startswith("cuda") and not torch.cuda.is_available():
                     raise InputError(f"device {self.device!r} is not available (no CUDA); use device='cpu'")
-                model, tokenizer, self.path = models.load(self._source, attention=self.attention, device=self.device)
+                model, tokenizer, self.path = models.load(self._source, attention=self.attention,
+                                                          device=self.device)
             self._hf = (model, tokenizer)
         return self._hf
 
@@ -228,12 +230,13 @@ class TransformerEncoder(Encoder):
         out = np.zeros((len(self.layer_ids), len(texts), self.dim), dtype=np.float32)
         with self._forward(max(self.layers, default=1), bf16=False) as forward:
             for start in range(0, len(texts), self.batch_size):
-                enc = self._tok(texts[start : start + self.batch_size], truncation=True, max_length=self.max_length,
-                                return_attention_mask=False)
+                enc = self._tok(texts[start : start + self.batch_size], truncation=True,
+                                max_length=self.max_length, return_attention_mask=False)
                 ids, mask = standalone.pad_batch(enc["input_ids"], self._pad)  # (batch, pieces)
                 store, _ = forward(ids, mask, False)
                 m = mask[:, :, None].astype(np.float32)  # (batch, pieces, 1)
-                states = [np.asarray(self._embedding[ids], dtype=np.float32), *(store[k] for k in self.layers)]
+                rows = np.asarray(self._embedding[ids], dtype=np.float32)
+                states = [rows, *(store[k] for k in self.layers)]
                 for j, h in enumerate(states):  # h: (batch, pieces, dim)
                     out[j, start : start + len(h)] = (h * m).sum(1) / np.maximum(m.sum(1), 1e-9)
         return out
@@ -375,7 +378,8 @@ class TransformerEncoder(Encoder):
                 cols_a = np.asarray(cols, dtype=np.int64)
                 rows_a, w_a = np.asarray(rows), np.asarray(weights, dtype=np.float32)
                 states = [np.asarray(self._embedding[ids.reshape(-1)[cols_a]], dtype=np.float32)]
-                states += [store[k].reshape(-1, dim)[cols_a] for k in (0, *self.layers)]  # each (pieces used, dim)
+                # each (pieces used, dim):
+                states += [store[k].reshape(-1, dim)[cols_a] for k in (0, *self.layers)]
                 pooled = np.stack([pool_terms(s, rows_a, w_a, n_rows) for s in states])
                 # pooled: (embedding row, emb. output, layers..., rows, dim)
                 rows_0 = np.asarray(self._embedding[ids], dtype=np.float32)  # (batch, width, dim)
@@ -430,7 +434,8 @@ class TransformerEncoder(Encoder):
                 store.clear()
                 with precision:
                     result = model(input_ids=torch.from_numpy(ids).to(self.device),
-                                   attention_mask=torch.from_numpy(mask).to(self.device), output_attentions=attention)
+                                   attention_mask=torch.from_numpy(mask).to(self.device),
+                                   output_attentions=attention)
                 if depth == self.n_model_layers:
                     store[depth] = result.last_hidden_state
                 return {k: _numpy(v) for k, v in store.items()}, result.attentions
