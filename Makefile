@@ -55,6 +55,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/long_text.py
 	$(BIN)/python benchmarks/lab_load.py
 	$(BIN)/python benchmarks/bias_results.py
+	$(BIN)/python benchmarks/bounds.py
 
 # the API fuzzer with a larger budget than make test's (a fixed seed either way)
 fuzz: $(STAMP)

@@ -18,6 +18,11 @@ same moments of load),
   prefilter on a bitmap index of ``word`` (``--lancedb hnsw``: IVF_HNSW_SQ instead, one
   probe, ef 64; it took 21 minutes to build 100k usages here, so it is not the default);
 
+- ``compressed``: the same table's *compressed* side index (IVF-PQ codes, candidates
+  re-ranked with the table's float16 vectors read from LanceDB, rows read from LanceDB:
+  :class:`contextlens.index.side_index.CompressedSideIndex`), searched exactly as
+  ``UsageReader.search`` searches it (``search_rows`` on the unit query);
+
 over all usages (``all_words``), the most frequent word (``frequent_word``, a fifth of the
 table), a word of about 2 % (``mid_word``) and the rarest (``rare_word``), each with
 p50/p95 latency and recall@10 against exact search (numpy, float32 over the same float16
@@ -25,6 +30,8 @@ vectors). With ``--brown-db`` (a real index, e.g. ``contextlens index build
 brown_plain.txt --all-words``) the same contenders are timed on its vectors, queried with
 its own stored usages (exact search as the reference); an index whose build stopped is
 searched over what it committed (its side index written first; `build_complete` says so).
+The ``compressed`` section gives its ``bytes_per_usage`` (the side index's files per usage,
+beside ``full_bytes_per_usage``, today's) and the same p50/p95/recall per query kind.
 
     python benchmarks/index_search.py [--rows 1000000] [--queries 200] [--brown-db PATH] [--json]
 """
@@ -38,6 +45,7 @@ import platform
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -65,7 +73,8 @@ def build(path: str, n: int):
     from contextlens.index.store import UsageRow, UsageStore
 
     store = UsageStore.create(path, {"model": "synthetic", "layers": [6], "dim": DIM, "dtype": "float16",
-                                     "match": "lower", "layout": "lines", "words": [f"w{i}" for i in range(WORDS)]})
+                                     "match": "lower", "layout": "lines", "words": [f"w{i}" for i in range(WORDS)],
+                                     "side_index": "full"})  # today's structure; the compressed one beside it
     all_x, all_w = np.empty((n, DIM), np.float16), np.empty(n, np.int64)
     started = time.perf_counter()
     for start, x, w in make_vectors(n):
@@ -111,8 +120,31 @@ def make_queries(x16, words, n: int, word: int | None, seed: int = 1) -> np.ndar
     return x16[picks].astype(np.float32) + 0.3 * rng.normal(size=(n, DIM)).astype(np.float32)
 
 
+class Compressed:
+    """The compressed side index of ``reader``'s table, written into ``folder``: searched as
+    ``UsageReader.search`` searches a compressed side index (``search_rows``)."""
+
+    def __init__(self, reader, folder: str, timings: dict):
+        from contextlens.index.side_index import load_side_index, side_bytes, write_side_index
+        from contextlens.index.store import ROW_COLUMNS
+
+        os.makedirs(folder)
+        version = reader.table.version
+        started = time.perf_counter()
+        write_side_index(Path(folder), reader.table, version, ROW_COLUMNS, reader.layers, int(reader.params["dim"]),
+                         kind="compressed")
+        timings["compressed_build_seconds"] = time.perf_counter() - started
+        self.side = load_side_index(folder, version, reader.table)
+        rows = int(self.side.meta["rows"])
+        self.bytes_per_usage = side_bytes(folder) / rows
+        self.full_bytes_per_usage = side_bytes(reader.side().folder) / rows
+
+    def search(self, q: np.ndarray, word: str | None, layer: int) -> list[dict]:
+        return self.side.search_rows(unit(q), layer, K, word)
+
+
 class Contenders:
-    """The three searches over one set of vectors (``x16`` in table order, ``ids[i]`` the
+    """The searches over one set of vectors (``x16`` in table order, ``ids[i]`` the
     usage id and ``words[i]`` the word of row ``i``); each returns the rows of its ``K`` best.
     LanceDB gets its own copy of the vectors (``folder``), so the index searched by
     contextlens is left as it is."""
@@ -121,6 +153,7 @@ class Contenders:
                  timings: dict, lance_kind: str = "ivf_sq"):
         import faiss
 
+        self.packed = Compressed(reader, os.path.join(folder, "compressed"), timings)
         self.reader, self.layer, self.ids, self.lance_kind = reader, layer, ids, lance_kind
         self.word_count = dict(zip(*np.unique(np.asarray(words, dtype=object), return_counts=True)))
         self.row_of = {u: i for i, u in enumerate(ids)}
@@ -160,6 +193,9 @@ class Contenders:
     def contextlens(self, q: np.ndarray, word: str | None) -> list[int]:
         return [self.row_of[r["usage_id"]] for r in self.reader.search(q, word=word, k=K, layer=self.layer)]
 
+    def compressed(self, q: np.ndarray, word: str | None) -> list[int]:
+        return [self.row_of[r["usage_id"]] for r in self.packed.search(q, word, self.layer)]
+
     def faiss_hnsw(self, q: np.ndarray, word: str | None, bits: np.ndarray | None) -> list[int]:
         params = self.faiss.SearchParametersHNSW(efSearch=HNSW_EF_SEARCH)
         if bits is not None:
@@ -183,20 +219,20 @@ class Contenders:
         return [self.row_of[u] for u in got.column("usage_id").to_pylist()]
 
 
-NAMES = ("contextlens", "faiss_hnsw", "lancedb_raw")
+NAMES = ("contextlens", "faiss_hnsw", "lancedb_raw", "compressed")
 
 
 def measure(c: Contenders, x16, queries: np.ndarray, word: str | None, mask: np.ndarray | None) -> dict:
     """Each contender's p50/p95 latency (ms) and recall@10; the queries in rotating order."""
     bits = None if mask is None else np.packbits(mask, bitorder="little")
     run = {"contextlens": lambda q: c.contextlens(q, word), "faiss_hnsw": lambda q: c.faiss_hnsw(q, word, bits),
-           "lancedb_raw": lambda q: c.lancedb_raw(q, word)}
+           "lancedb_raw": lambda q: c.lancedb_raw(q, word), "compressed": lambda q: c.compressed(q, word)}
     for name in NAMES:
         run[name](queries[0])  # warm-up: opens files, loads what a first search loads
     lat = {name: [] for name in NAMES}
     got = {name: [] for name in NAMES}
     for i, q in enumerate(queries):
-        for name in NAMES[i % 3:] + NAMES[: i % 3]:
+        for name in NAMES[i % len(NAMES):] + NAMES[: i % len(NAMES)]:
             t = time.perf_counter()
             rows = run[name](q)
             lat[name].append((time.perf_counter() - t) * 1000)
@@ -217,15 +253,29 @@ def synthetic(folder: str, rows: int, n_queries: int, lance_kind: str) -> dict:
            "ann_index": reader.has_ann_index(), "lists": reader.side().lists, "size_mb": reader.size_on_disk() / 2**20}
     c = Contenders(reader, x16, [f"{i:08d}" for i in range(rows)], [f"w{w}" for w in words], 6,
                    os.path.join(folder, "peer"), out, lance_kind)
+    out["compressed"] = compressed_info(c)
     for key, word in (("all_words", None), ("frequent_word", 0), ("mid_word", mid), ("rare_word", WORDS - 1)):
         name = None if word is None else f"w{word}"
         mask = None if word is None else words == word
         got = measure(c, x16, make_queries(x16, words, n_queries, word), name, mask)
         info = {} if word is None else {"usages": int(counts[word])}
+        out["compressed"][key] = {**info, **got.pop("compressed")}
         out[key] = {**info, "path": search_path(reader, name), **got.pop("contextlens"),
                     **{f"vs_{k}": v for k, v in got.items()}}
     out["ef_search_sweep"] = ef_search_sweep(reader, x16, make_queries(x16, words, n_queries, None, seed=3))
     return out
+
+
+def compressed_info(c: Contenders) -> dict:
+    """The compressed side index's size and settings (its timings are added per query kind)."""
+    from contextlens.index import side_index
+
+    meta = c.packed.side.meta
+    return {"bytes_per_usage": round(c.packed.bytes_per_usage, 1),
+            "full_bytes_per_usage": round(c.packed.full_bytes_per_usage, 1),
+            "pq_codes": meta["pq_codes"], "lists": meta["lists"], "rerank": side_index.rerank_for(K),
+            "all_words_probes": min(meta["lists"], max(side_index.NPROBES, -(-meta["lists"] //
+                                                                              side_index.ALL_WORDS_PROBE_DIVISOR)))}
 
 
 def search_path(reader, word: str | None) -> str:
@@ -280,6 +330,7 @@ def brown(db: str, n_queries: int, folder: str, lance_kind: str) -> dict:
     out = {"usages": len(ids), "words": len(set(words)), "layer": layer, "lists": reader.side().lists,
            "build_complete": complete}
     c = Contenders(reader, x16, ids, list(words), layer, os.path.join(folder, "brown-peer"), out, lance_kind)
+    out["compressed"] = compressed_info(c)
     values, counts = np.unique(words, return_counts=True)
     frequent = str(values[np.argmax(counts)])
     rng = np.random.default_rng(2)
@@ -289,6 +340,7 @@ def brown(db: str, n_queries: int, folder: str, lance_kind: str) -> dict:
         queries = x16[pool[rng.integers(0, len(pool), n_queries)]].astype(np.float32)
         got = measure(c, x16, queries, word, mask)
         info = {} if word is None else {"word": word, "usages": int(mask.sum())}
+        out["compressed"][key] = {**info, **got.pop("compressed")}
         out[key] = {**info, "path": search_path(reader, word), **got.pop("contextlens"),
                     **{f"vs_{k}": v for k, v in got.items()}}
     random_words = rng.choice(values, size=n_queries)  # words drawn uniformly: mostly rare ones

@@ -101,8 +101,10 @@ KINDS = {k.name: k for k in (
     CacheKind("tables", "packaged tables prepared for memory-mapping (vectors, norms, unit rows)", 1 * GIB),
     # about 1 MB per install (source folder)
     CacheKind("numba", "the co-occurrence kernels compiled by numba (one folder per install)", 256 * MIB),
-    # SemCor parsed: 32 MB
-    CacheKind("datasets", "parsed datasets (SemCor's 221 MB of XML, parsed once)", 1 * GIB),
+    # SemCor parsed: 32 MB; WordNet's graph (senses, synsets, hypernyms, glosses): 20 MB
+    CacheKind("datasets", "parsed datasets (SemCor's 221 MB of XML parsed once, WordNet's graph)", 1 * GIB),
+    # a compressed side index: ~140 bytes per usage and layer (140 MB at 1M usages); a full one ~1,900
+    CacheKind("search", "search indexes of usage indexes kept in object storage (s3://, gs://...)", 8 * GIB),
 )}
 
 _UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,

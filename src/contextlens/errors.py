@@ -158,6 +158,11 @@ class ZeroVectorError(InputError):
     """A cosine was asked of a vector whose norm is zero."""
 
 
+class LimitError(InputError):
+    """An input is larger than a bound of work or memory (:mod:`contextlens.bounds`); the
+    message names the bound and what to do (the lab answers it with HTTP 422)."""
+
+
 class MissingDependencyError(ContextLensError, ImportError):
     """An optional dependency is not installed; names the extra that brings it."""
 
@@ -253,3 +258,21 @@ def check_bool(name: str, value) -> bool:
     if isinstance(value, np.bool_):
         return bool(value)
     raise InputError(f"{name} must be True or False, got {value!r}")
+
+
+def check_size(what: str, value: int, limit: int, unit: str, *, why: str = "", todo: str) -> int:
+    """Return ``value`` if it is at most ``limit``, else a :class:`LimitError` naming the
+    size, the bound, why it exists and what to do.
+
+    >>> check_size("--track", 3, 100, "words", todo="track fewer words")
+    3
+    >>> check_size("--track", 1_000, 100, "words", why="each costs a pass over the vocabulary per layer",
+    ...            todo="track fewer words per run")
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.LimitError: --track has 1,000 words, over the limit of 100 words (each costs a pass over the vocabulary per layer); track fewer words per run
+    """
+    if value > limit:
+        because = f" ({why})" if why else ""
+        raise LimitError(f"{what} has {value:,} {unit}, over the limit of {limit:,} {unit}{because}; {todo}")
+    return value

@@ -39,7 +39,7 @@ def test_scws_sample_static_is_word_similarity(glove, data_dir):
 
 
 def test_wsd_small_semcor(glove, data_dir):
-    rows = evaluate("wsd", vectors=glove, method="average", layer=1, semcor_limit=300,
+    rows = evaluate("wsd", vectors=glove, method="average", layer=1, semcor_limit=300, wsd_method="1nn",
                     data_dir=data_dir)["results"]
     by = {r["method"]: r for r in rows}
     assert by["mfs"]["n"] == 455 and by["mfs"]["answered"] == 455

@@ -37,7 +37,8 @@ def encoder_actors() -> int:
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # a cluster of its own: never one that runs on the machine (another test's, another user's)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 
@@ -90,3 +91,12 @@ def test_distillation_on_ray_equals_the_local_one(tmp_path, local_ray):
                                                              for p in ("max", "mean")]
     with pytest.raises(InputError, match="pools a word's pieces by their mean"):
         distill(corpus, TransformerEncoder(model, attention=False, pooling="first"), engine="ray", min_count=2)
+
+
+def test_more_actors_than_the_cluster_has_cpus_are_refused_at_once(tmp_path, local_ray):
+    model = str(tiny_bert(tmp_path))
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the bank of the river in spring .\n")
+    with pytest.raises(InputError, match=r"the Ray cluster has 2 CPU\(s\): 3 encoder actor\(s\) need 3; pass "
+                                         r"concurrency of at most 2, or add nodes"):
+        build_index(corpus, tmp_path / "db", WORDS, model=model, layers=[1], engine="ray", concurrency=3)

@@ -9,7 +9,13 @@ import pytest
 from contextlens.analysis.layers import layer_divergence, summarise_divergence, usage_divergence
 from contextlens.encoders.mixing import NeighbourAverage, SelfAttention
 from contextlens.encoders.static import StaticEncoder
-from contextlens.errors import AmbiguousTargetError, EmptyInputError, InputError, TargetNotFoundError
+from contextlens.errors import (
+    AmbiguousTargetError,
+    EmptyInputError,
+    InputError,
+    LimitError,
+    TargetNotFoundError,
+)
 from contextlens.vectors import EmbeddingTable
 
 
@@ -104,7 +110,7 @@ def test_usage_divergence_errors_say_what_works(table):
     with pytest.raises(EmptyInputError):
         usage_divergence(enc, [], "bank")
     many = ["bank money " * 100 + "river", "river bank"]  # 101 usages: 5,050 pairs
-    with pytest.raises(InputError, match=r"'bank' has 101 usages here, 5,050 pairs of them, over the limit of "
+    with pytest.raises(LimitError, match=r"'bank' has 101 usages here, 5,050 pairs of them, over the limit of "
                                          r"5,000 pairs compared at once: .*occurrence=0"):
         usage_divergence(enc, many, "bank", occurrence="all")
     assert len(usage_divergence(enc, many, "bank", occurrence=0)["pairs"]) == 1  # the advice works

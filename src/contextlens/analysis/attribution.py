@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ..bounds import check_encoding
 from ..encoders.base import Encoder, Encoding
 from ..errors import DimensionError, InputError, ask, check_float, check_int
 
@@ -143,6 +144,7 @@ def attribute(
 ) -> dict[str, Any]:
     """Encode ``text`` and run :func:`attention_attribution` on ``word`` (same options),
     adding the encoder's ``meta`` as ``encoder``."""
+    check_encoding(encoder, [text], what="the text", todo="give a shorter text")
     enc = encoder.encode([text])[0]
     found = attention_attribution(enc, word, occurrence=occurrence, layer=layer, head=head, rollout=rollout)
     return {**found, "encoder": dict(enc.meta)}

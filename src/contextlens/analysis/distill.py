@@ -47,9 +47,10 @@ from typing import Any
 
 import numpy as np
 
+from ..bounds import DISTILL_STATE_BYTES
 from ..corpus import ReadStats, resolve_source
 from ..encoders.base import Encoder
-from ..errors import EmptyInputError, InputError, check_choice, check_int
+from ..errors import EmptyInputError, InputError, LimitError, check_choice, check_int
 from ..files import atomic_output, check_input_file, check_outputs, remove_leftovers
 from ..index.extract import LAYOUTS, MATCHES, Sentence, Usage, WordMatcher, iter_corpus_sentences
 from ..text import tokenize
@@ -61,7 +62,7 @@ log = logging.getLogger(__name__)
 POOLS = ("mean", "median", "min", "max")
 CHUNK_SENTENCES = 2048  # sentences per chunk and checkpoint (the Ray engine: its own, larger)
 ENGINES = ("local", "ray")
-MEMORY_LIMIT = 4 << 30  # bytes of pooling state allowed before asking for fewer words / layers
+MEMORY_LIMIT = DISTILL_STATE_BYTES  # bytes of pooling state allowed before asking for fewer words / layers
 #: ``progress(sentences_done, usages_pooled)`` after each chunk of the encoding pass
 DistillProgress = Callable[[int, int], None]
 
@@ -367,9 +368,10 @@ def distill(
         matcher = WordMatcher(vocab.words, match="lower")
     need = _State.nbytes(len(positions), len(vocab.words), encoder.dim, pools, max_usages)
     if need > memory_limit:
-        raise InputError(f"pooling {len(vocab.words):,} words × {len(positions)} layer(s) × {encoder.dim} dims "
-                         f"({'/'.join(pools)}) needs {need / 2**30:.1f} GiB; give fewer words (words=, a higher "
-                         "min_count), fewer layers, or a smaller max_usages for the median")
+        raise LimitError(f"pooling {len(vocab.words):,} words × {len(positions)} layer(s) × {encoder.dim} dims "
+                         f"({'/'.join(pools)}) needs {need / 2**30:.1f} GiB, over the limit of "
+                         f"{memory_limit / 2**30:.1f} GiB; give fewer words (words=, a higher min_count), fewer "
+                         "layers, or a smaller max_usages for the median")
     log.info("distilling %d words (%d usages found) from %d sentences, layers %s, %s", len(vocab.words),
              sum(vocab.counts.values()), vocab.sentences, layer_ids, "/".join(pools))
     params = {"encoder": encoder.params(), "layers": layer_ids, "pools": pools, "min_count": min_count,

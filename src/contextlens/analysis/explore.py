@@ -19,11 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from ..bounds import MAX_MATRIX_USAGES, check_encoding
 from ..encoders.base import Encoder, check_texts
-from ..errors import EmptyInputError, InputError, ask, check_choice
+from ..errors import EmptyInputError, InputError, ask, check_choice, check_size
 from .projection import PROJECTIONS, check_points, project, run_here
 from .similarity import cosine_matrix
-from .usages import MISSING_POLICIES, Usages, need_usages, usages_in
+from .usages import MISSING_POLICIES, Usages, every_word, need_usages, usages_in
 
 __all__ = ["spread", "usage_similarity", "explore"]
 
@@ -57,6 +58,9 @@ def usage_similarity(usages: Usages, layer: int = -1) -> dict[str, Any]:
     ``labels[i]`` names it so (:func:`~contextlens.analysis.usages.usage_labels`: ``S0 #1``).
     """
     need_usages(usages)
+    check_size(f"{usages.word!r}", len(usages), MAX_MATRIX_USAGES, "usages",
+               why="its cosine matrix holds the square of the usages",
+               todo="give fewer sentences that contain it (a sample of them)")
     x = check_points(usages.at(layer), f"usages of {usages.word!r}")  # (n_usages, dim)
     m = cosine_matrix(x)  # (n_usages, n_usages)
     return {
@@ -95,7 +99,8 @@ def explore(
     sentences = check_texts(sentences)
     if not sentences:
         raise EmptyInputError(f"no sentences given; {ask('sentences')}")
-    encodings = encoder.encode(sentences)
+    check_encoding(encoder, sentences, todo="give fewer or shorter sentences")
+    encodings = encoder.encode(sentences, targets=every_word(sentences))  # vectors only
     per_word, found = [], []
     for word in dict.fromkeys(words):
         u = usages_in(encodings, word, occurrence=occurrence, missing=missing, sentences=sentences,

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..bounds import check_encoding
 from ..encoders.base import Encoder, Encoding
 from ..encoders.static import StaticEncoder
 from ..errors import TargetNotFoundError
@@ -59,6 +60,7 @@ def contextualize(
     vector, layer 0, and of its vector at ``layer`` with each probe word's static row).
     """
     position = encoder.layer_position(layer)  # a layer the encoder lacks fails before encoding
+    check_encoding(encoder, [text], what="the text", todo="give a shorter text")
     enc = encoder.encode([text])[0]
     i = enc.find(word, occurrence=occurrence, span=span)
     static, contextual = enc.layers[0, i], enc.layers[position, i]

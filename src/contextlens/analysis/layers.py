@@ -19,20 +19,26 @@ from typing import Any
 
 import numpy as np
 
+from ..bounds import MAX_USAGE_PAIRS, check_encoding
 from ..encoders.base import Encoder, check_texts
 from ..encoders.static import StaticEncoder
-from ..errors import AmbiguousTargetError, EmptyInputError, InputError, TargetNotFoundError, ask, numbered
+from ..errors import (
+    AmbiguousTargetError,
+    EmptyInputError,
+    InputError,
+    LimitError,
+    TargetNotFoundError,
+    ask,
+    numbered,
+)
 from ..vectors import EmbeddingTable, cosine
 from .ranking import static_side
 from .similarity import cosine_by_layer
-from .usages import Usages, check_pairs, need_usages, usages_in
+from .usages import Usages, check_pairs, every_word, need_usages, usages_in
 
 __all__ = ["layer_divergence", "summarise_divergence", "usage_divergence", "usage_pairs"]
 
 log = logging.getLogger(__name__)
-#: pairs usage_divergence compares at most: 100 usages (the lab's 64 sentences, some holding the word
-#: twice); each pair is a line of the chart and carries its two sentences in the JSON
-MAX_USAGE_PAIRS = 5_000
 
 
 def summarise_divergence(cosines: Sequence[float], layer_ids: Sequence[int] | None = None) -> dict[str, Any]:
@@ -55,7 +61,8 @@ def layer_divergence(
 
     Returns ``{word, layer_names, static, encoder, pairs: [{label, sentences,
     cosine_by_layer, static_cosine, final_cosine, min_cosine, min_layer, drop}]}``; the
-    label is ``"pair N"``. All sentences are encoded in one call. With a ``static`` table,
+    label is ``"pair N"``. All sentences are encoded in one call, each once however many
+    pairs it is in (the lab pairs each of 64 sentences with the 63 others). With a ``static`` table,
     each pair's ``static_cosine`` (and ``drop``) is that table's: the cosine of its rows for
     the word as written in the two sentences; ``static`` names the static side.
     """
@@ -66,8 +73,10 @@ def layer_divergence(
     if bad:
         raise InputError(f"{numbered('pair', bad[0])} has {len(pairs[bad[0]])} sentence(s); each pair needs "
                          "exactly 2")
-    texts = [t for p in pairs for t in p]
-    encodings = encoder.encode(texts)
+    unique = list(dict.fromkeys(t for p in pairs for t in p))
+    check_encoding(encoder, unique, todo="give fewer or shorter sentences")
+    encoded = dict(zip(unique, encoder.encode(unique, targets=every_word(unique))))  # vectors only
+    encodings = [encoded[t] for p in pairs for t in p]
     rows = []
     for n, (e1, e2) in enumerate(zip(encodings[0::2], encodings[1::2], strict=True)):
         idx = []
@@ -138,12 +147,13 @@ def usage_divergence(
     sentences = check_texts(sentences)
     if not sentences:
         raise EmptyInputError(f"no sentences to look for {word!r} in; give at least two")
-    encodings = encoder.encode(sentences)
+    check_encoding(encoder, sentences, todo="give fewer or shorter sentences")
+    encodings = encoder.encode(sentences, targets=every_word(sentences))  # vectors only
     found = need_usages(usages_in(encodings, word, occurrence=occurrence, missing=missing,
                                   sentences=sentences, takes_all=True))
     n = len(found)
     if n * (n - 1) // 2 > MAX_USAGE_PAIRS:
-        raise InputError(f"{word!r} has {n:,} usages here, {n * (n - 1) // 2:,} pairs of them, over the limit "
+        raise LimitError(f"{word!r} has {n:,} usages here, {n * (n - 1) // 2:,} pairs of them, over the limit "
                          f"of {MAX_USAGE_PAIRS:,} pairs compared at once: give fewer sentences, or take one "
                          f"occurrence per sentence ({ask('occurrence', 0)})")
     pairs = usage_pairs(found)

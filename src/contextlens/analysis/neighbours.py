@@ -27,6 +27,13 @@ corpus (:mod:`contextlens.analysis.distill`) at the same layer is a better refer
 (each word is the mean of its real usages, not the word out of any context): pass it as
 ``reference``.
 
+The word's own forms (*banks*, *banking*, *banker* for *bank*: :func:`is_form`) are left
+out of the list by default (they are near any usage of the word whatever its sense, so
+they crowd out the words that tell the senses apart); ``keep_forms=True`` keeps them.
+Bommasani, Davis & Cardie (ACL 2020) found tables distilled from many usages far better
+word vectors than words encoded alone: :func:`reference_at_layer` reads a distilled table
+(``contextlens static distill``) at the usage's layer.
+
 Vectors are **centred** before the cosine by default: the mean reference vector is taken
 off both sides. Contextual layers are anisotropic (every vector shares a large common
 direction; Ethayarajh 2019), and a word in a sentence and a word alone differ by a shared
@@ -40,6 +47,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -48,6 +56,7 @@ from typing import Any
 
 import numpy as np
 
+from ..bounds import MAX_K
 from ..disk_cache import DiskCache, check_marker, write_marker
 from ..encoders.base import Encoder
 from ..errors import EmptyInputError, InputError, ZeroVectorError, check_int
@@ -55,14 +64,14 @@ from ..progress import step
 from ..text import tokenize
 from ..vectors import EmbeddingTable
 
-__all__ = ["REFERENCE_WORDS", "CAUSAL_PREFIX", "reference_words", "reference_table", "contextual_neighbours", "nearest"]
+__all__ = ["REFERENCE_WORDS", "CAUSAL_PREFIX", "reference_words", "reference_table", "contextual_neighbours",
+           "nearest", "is_form", "reference_at_layer"]
 
 log = logging.getLogger(__name__)
 REFERENCE_WORDS = 20_000
 #: what comes before a reference word encoded by a causal encoder (so the word is not its first piece)
 CAUSAL_PREFIX = "\n"
 _CHUNK = 4096  # words encoded per call while building a reference table
-MAX_K = 10_000
 
 
 def reference_words(n: int = REFERENCE_WORDS) -> list[str]:
@@ -208,20 +217,96 @@ def _alone(encoder: Encoder, words: list[str], advance: Callable[[int], None] = 
             raise EmptyInputError(f"the encoder's table holds none of the {len(words)} reference words") from None
         kept = [w for w in words if w in rows]
         return np.repeat(np.stack([rows[w] for w in kept])[None], len(encoder.layer_ids), 0), kept, "table rows"
-    kept, stack = [], []
+    kept = []
     single = [w for w in words if len(tokenize(w)) == 1]  # a reference word is one word of the tokenizer
     prefix = CAUSAL_PREFIX if encoder.causal else ""  # white space: the word is still word 0 of the text
     advance(len(words) - len(single))
+    # filled in place: SmolLM2's 20,000 words x 31 layers x 576 numbers are 1.4 GB once (a list of
+    # rows stacked at the end held them twice)
+    stack = np.empty((len(encoder.layer_ids), len(single), encoder.dim), dtype=np.float32)  # (layers, words, dim)
     for start in range(0, len(single), _CHUNK):
         chunk = single[start : start + _CHUNK]
         for w, enc in zip(chunk, encoder.encode([prefix + w for w in chunk], targets=[[0]] * len(chunk))):
             if len(enc.words) == 1:  # the word alone, with a vector (not skipped)
+                stack[:, len(kept)] = enc.layers[:, 0]  # (layers, dim)
                 kept.append(w)
-                stack.append(enc.layers[:, 0])  # (layers, dim)
         advance(len(chunk))
     if not kept:
         raise EmptyInputError(f"the encoder gave none of the {len(words)} reference words a vector")
-    return np.stack(stack, axis=1), kept, "words alone" + (" after a line break" if prefix else "")
+    return stack[:, : len(kept)], kept, "words alone" + (" after a line break" if prefix else "")
+
+
+#: endings that make a word's inflections and its commonest derivations; "es" only after a
+#: sibilant (box-es, church-es), so *cares* is not read as *car* + es
+_ENDINGS = ("s", "'s", "ed", "d", "ing", "ings", "er", "ers", "est", "ly", "ness", "ment", "ments")
+_SIBILANT = re.compile(r"(s|x|z|ch|sh)$")
+
+
+def _stems(word: str) -> set[str]:
+    """The word and what it is with one ending taken off (with the spelling changes:
+    a dropped e, a doubled consonant, y → i)."""
+    w = word.lower()
+    out = {w}
+    for end in _ENDINGS:
+        if w.endswith(end) and len(w) - len(end) >= 3:
+            stem = w[: -len(end)]
+            out.add(stem)
+            if end[0] in "aeiou":
+                out.add(stem + "e")  # bak-ing -> bake
+                if len(stem) >= 4 and stem[-1] == stem[-2] and stem[-1] not in "aeiou":
+                    out.add(stem[:-1])  # runn-ing -> run
+            if stem.endswith("i"):
+                out.add(stem[:-1] + "y")  # studi-ed -> study
+    if w.endswith("es") and _SIBILANT.search(w[:-2]) and len(w) >= 5:
+        out.add(w[:-2])
+    if w.endswith("ies") and len(w) >= 5:
+        out.add(w[:-3] + "y")
+    return out
+
+
+def is_form(word: str, other: str) -> bool:
+    """Whether ``other`` is ``word`` itself, inflected or with a common derivational ending
+    (either way round, any case): both reduce to one stem by the rules of :func:`_stems`.
+    A rule of English spelling, not a dictionary: *banco* is not a form of *bank*.
+
+    >>> [w for w in ["banks", "Banking", "banker", "bankers", "banco", "bankrupt", "river"] if is_form("bank", w)]
+    ['banks', 'Banking', 'banker', 'bankers']
+    >>> is_form("run", "running"), is_form("study", "studies"), is_form("bake", "baked"), is_form("car", "cares")
+    (True, True, True, False)
+    """
+    return bool(_stems(word) & _stems(other))
+
+
+_LAYER_IN_NAME = re.compile(r" layer (-?\d+) .*\(distilled\)")
+
+
+def reference_at_layer(path: str | Path, layer: int) -> EmbeddingTable:
+    """The reference table of ``path`` for layer number ``layer``: ``path`` itself, else,
+    when ``contextlens static distill -o path`` wrote one table per layer, the file of that
+    layer beside it (``t.npz`` → ``t.layer6.npz``). A table distilled at another layer is
+    refused: its words sit in another layer's space.
+    """
+    from ..encoders.registry import resolve_vectors
+
+    path = Path(path)
+    chosen = path
+    if not path.exists():
+        stem, suffix = (path.name[: -len(path.suffix)], path.suffix) if path.suffix else (path.name, ".npz")
+        beside = path.with_name(f"{stem}.layer{layer}{suffix}")
+        if beside.exists():
+            chosen = beside
+        else:
+            others = sorted(p.name for p in path.parent.glob(f"{stem}.layer*{suffix}"))
+            if others:
+                raise InputError(f"no reference table of layer {layer} beside {path} (there are: "
+                                 f"{', '.join(others)}); distil that layer (`contextlens static distill --layers "
+                                 f"{layer}`) or give --layer to match one")
+    table = resolve_vectors(str(chosen))
+    found = _LAYER_IN_NAME.search(table.name or "")
+    if found and int(found.group(1)) != layer:
+        raise InputError(f"{chosen} was distilled at layer {found.group(1)}, the usage is read at layer {layer}; "
+                         f"give --layer {found.group(1)}, or the table of layer {layer}")
+    return table
 
 
 def nearest(table: EmbeddingTable, query: np.ndarray, k: int, *, center: bool = True,
@@ -257,13 +342,15 @@ def nearest(table: EmbeddingTable, query: np.ndarray, k: int, *, center: bool = 
 def contextual_neighbours(encoder: Encoder, sentence: str, word: str, *, layer: int = -1, k: int = 10,
                           occurrence: int | None = None, reference: EmbeddingTable | None = None,
                           words: Sequence[str] | None = None, center: bool = True,
-                          root: str | Path | None = None) -> dict[str, Any]:
+                          root: str | Path | None = None, keep_forms: bool = False) -> dict[str, Any]:
     """The ``k`` reference words nearest ``word`` as used in ``sentence``, at ``layer``.
 
     Returns ``{word, sentence, start, end, model, layer, layer_name, reference, neighbours:
-    [{word, cosine}]}`` (``start``/``end``: the usage's characters in ``sentence``), best
-    first; the word itself is not listed. ``reference``: a table at the
-    same layer; default :func:`reference_table` of this encoder over ``words`` (default
+    [{word, cosine}], forms_left_out}`` (``start``/``end``: the usage's characters in
+    ``sentence``), best first; the word itself is not listed, nor its forms
+    (:func:`is_form`; ``forms_left_out`` names those that ranked among the first ``k``)
+    unless ``keep_forms``. ``reference``: a table at the same layer; default
+    :func:`reference_table` of this encoder over ``words`` (default
     :func:`reference_words`), cached under ``root``. Only the one usage is encoded
     (:func:`~contextlens.analysis.incontext.usage_vectors`), so a text of any length works.
     """
@@ -276,8 +363,15 @@ def contextual_neighbours(encoder: Encoder, sentence: str, word: str, *, layer: 
     if table.dim != enc.dim:
         raise InputError(f"the reference table has dim {table.dim}, the encoder {enc.dim}; give a table of "
                          "this encoder at this layer")
-    found = nearest(table, enc.layers[position, 0], min(k, len(table)), center=center, exclude=[enc.words[0].text])
-    return {"word": enc.words[0].text, "sentence": sentence, "start": enc.words[0].start, "end": enc.words[0].end,
+    used = enc.words[0].text
+    forms = [] if keep_forms else [w for w in table.keys if w[:3].lower() == used[:3].lower() and is_form(used, w)]
+    found = nearest(table, enc.layers[position, 0], min(k + len(forms), len(table)), center=center,
+                    exclude=[used])
+    skip = {w.lower() for w in forms}
+    kept = [(w, c) for w, c in found if w.lower() not in skip][:k]
+    cutoff = kept[-1][1] if len(kept) == k else -np.inf
+    left_out = [w for w, c in found if w.lower() in skip and c >= cutoff]
+    return {"word": used, "sentence": sentence, "start": enc.words[0].start, "end": enc.words[0].end,
             "model": enc.meta.get("model") or enc.meta.get("vectors") or enc.meta.get("encoder"),
             "layer": enc.layer_ids[position], "layer_name": enc.layer_names[position], "reference": table.name,
-            "neighbours": [{"word": w, "cosine": c} for w, c in found]}
+            "neighbours": [{"word": w, "cosine": c} for w, c in kept], "forms_left_out": left_out}

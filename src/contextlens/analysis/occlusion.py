@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from ..bounds import check_encoding
 from ..encoders.base import Encoder
 from ..errors import InputError
 from ..text import tokenize
@@ -84,6 +85,10 @@ def occlusion_vs_attention(encoder: Encoder, text: str, word: str, *, occurrence
     evidence: the correlations are over the earlier words (``correlated``: their positions
     in ``others``), and ``causal`` is True.
     """
+    n = len(tokenize(text))
+    check_encoding(encoder, [text] * n, what=f"occlusion of a {n:,}-word text (encoded once per word)",
+                   todo="give a shorter text: occlusion encodes it once per word, so its cost grows as the square "
+                   "of the words")
     full = encoder.encode([text])[0]
     if full.attention is None:
         raise InputError(f"{full.meta.get('encoder', 'this encoder')} gives no attention weights to compare "

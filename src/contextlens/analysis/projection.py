@@ -37,7 +37,8 @@ import logging
 
 import numpy as np
 
-from ..errors import InputError, MissingDependencyError, check_choice
+from ..bounds import MAX_EMBED_POINTS
+from ..errors import InputError, MissingDependencyError, check_choice, check_size
 from ..progress import step
 from ..quiet import quiet_warnings
 
@@ -100,6 +101,9 @@ def project(x: np.ndarray, method: str = "pca", *, seed: int = 0, dims: int = 2)
     x = check_points(x)  # (n, dim)
     if len(x) < 2:
         raise InputError(f"a projection needs at least 2 points, got {len(x)}")
+    if method != "pca":
+        check_size(f"the {method} projection", len(x), MAX_EMBED_POINTS, "points",
+                   why="its time grows faster than the points", todo="use pca, or give fewer sentences")
     centred = x - x.mean(axis=0)  # (n, dim)
     size = float(np.abs(x).max())
     radius = float(np.abs(centred).max())

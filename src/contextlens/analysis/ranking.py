@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from ..bounds import PAIR_BLOCK, check_encoding
 from ..encoders.base import Encoder
 from ..encoders.static import StaticEncoder
 from ..errors import (
@@ -81,13 +82,25 @@ def rank_descending(x: Sequence[float]) -> np.ndarray:
 
 def count_inversions(a: Sequence[float], b: Sequence[float]) -> int:
     """Discordant pairs: ``i < j`` ordered one way by ``a`` and the other way by ``b``
-    (ties in either are not inversions)."""
+    (ties in either are not inversions); compared :data:`~contextlens.bounds.PAIR_BLOCK`
+    pairs at a time, so 20,000 scores need no (n, n) matrix (3.2 GB each).
+
+    >>> count_inversions([1, 2, 3, 4], [1, 3, 2, 2])  # (3, 2) and (3, 2) again; the tie (2, 2) is not
+    2
+    """
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1:
         raise InputError(f"two score lists of one length are needed, got {a.shape} and {b.shape}")
-    da = np.sign(a[:, None] - a[None, :])  # (n, n)
-    db = np.sign(b[:, None] - b[None, :])
-    return int(np.triu(da * db < 0, k=1).sum())
+    n = len(a)
+    rows = max(1, PAIR_BLOCK // max(n, 1))
+    total = 0
+    for start in range(0, n, rows):
+        i = np.arange(start, min(start + rows, n))[:, None]  # (rows, 1)
+        later = np.arange(n)[None, :] > i  # (rows, n): j > i
+        da = np.sign(a[i] - a[None, :])  # (rows, n)
+        db = np.sign(b[i] - b[None, :])
+        total += int(np.count_nonzero((da * db < 0) & later))
+    return total
 
 
 def _corr(fn, a, b) -> float | None:
@@ -134,6 +147,7 @@ def _vectors(encoder: Encoder, words: list[str], template: str, layer: int, miss
         w = next(iter(failed))
         raise UnknownWordError(w, static.suggest(w), where=f"the static table {static.name!r} (remove the pair or "
                                f"skip such pairs: {ask('missing', 'skip')})")
+    check_encoding(encoder, sentences, what="the template sentences", todo="give fewer pairs")
     encodings = encoder.encode(sentences)
     found = {}
     for w, s, enc in zip(words, sentences, encodings, strict=True):

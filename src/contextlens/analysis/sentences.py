@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..bounds import check_encoding
 from ..encoders.base import SENTENCE_POOLINGS, Encoder
 from ..errors import check_choice
 from .similarity import cosine_by_layer
@@ -31,6 +32,7 @@ def compare_sentences(encoder: Encoder, text1: str, text2: str, *, pooling: str 
     """
     check_choice("sentence pooling", pooling, SENTENCE_POOLINGS)
     position = encoder.layer_position(layer)  # a layer the encoder lacks fails before encoding
+    check_encoding(encoder, [text1, text2], what="the two texts", todo="give shorter texts")
     e1, e2 = encoder.encode([text1, text2])
     a = np.stack([e1.sentence_vector(pooling, k) for k in e1.layer_ids])  # (layers, dim)
     b = np.stack([e2.sentence_vector(pooling, k) for k in e2.layer_ids])

@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import ContextLensError, check_choice
 from ..files import atomic_output
-from .datasets.registry import DATASETS, Source
+from .datasets.registry import DATASETS, Source, how_to_get
 
 __all__ = ["fetch", "DatasetFetchError", "ChecksumError", "sha256_of"]
 
@@ -198,6 +198,8 @@ def fetch(
     """
     spec = DATASETS[check_choice("dataset", name, DATASETS)]
     sources = list(spec.sources)
+    if not sources:
+        raise DatasetFetchError(f"contextlens knows no download of {name}: {how_to_get(name)}")
     if url is not None or sha256 is not None:
         sources[0] = replace(sources[0], url=url or sources[0].url,
                              sha256=sha256 if (sha256 is not None or url is not None) else sources[0].sha256)

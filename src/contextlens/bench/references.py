@@ -1,7 +1,9 @@
 """Published reference numbers, with their sources, shown beside ours.
 
 Values are in the unit the papers use: percent for accuracy and F1, Spearman × 100 for
-SCWS, plain Spearman for the GloVe similarity figures.
+SCWS, plain Spearman for the GloVe similarity figures. CoSimLex (SemEval-2020 Task 3) has
+none yet: the task paper's English figures (Armendariz et al., SemEval 2020, pp. 36-49)
+were not found in a source we could read, and a number is never written from memory.
 
 >>> [r.system for r in references("wic")][:2]
 ['random baseline', 'ELMo']
@@ -16,12 +18,17 @@ __all__ = ["Reference", "REFERENCES", "references", "SOURCES"]
 SOURCES = {
     "wic": "Pilehvar & Camacho-Collados (NAACL 2019), WiC: the Word-in-Context Dataset, Table 3 (test accuracy)",
     "lmms": "Loureiro & Jorge (ACL 2019), Language Modelling Makes Sense, Table 2 (ALL F1)",
-    "lmms-repo": "LMMS repository (github.com/danlou/LMMS), MFS baseline on ALL",
+    "lmms-repo": "LMMS repository (github.com/danlou/LMMS, branch LMMS_ACL19), README 'WSD Evaluation' table "
+                 "(F1 per split of Raganato et al.'s framework; BERT-large-cased)",
     "raganato": "Raganato, Camacho-Collados & Navigli (EACL 2017), WSD: A Unified Evaluation Framework (MFS on ALL)",
     "huang": "Huang, Socher, Manning & Ng (ACL 2012), Improving Word Representations via Global Context, Table 4",
     "glove-gensim": "gensim's evaluate_word_pairs / evaluate_word_analogies on the GloVe 6B-50d vectors "
                     "(Pennington, Socher & Manning, EMNLP 2014)",
 }
+
+
+# the splits of Raganato et al.'s framework (ALL apart)
+WSD_SPLITS = ("senseval2", "senseval3", "semeval2007", "semeval2013", "semeval2015")
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,10 @@ REFERENCES: tuple[Reference, ...] = (
     Reference("wsd", "ALL", "MFS", "f1", 64.8, "raganato"),
     Reference("wsd", "ALL", "LMMS-1024", "f1", 73.8, "lmms"),
     Reference("wsd", "ALL", "LMMS-2048", "f1", 75.4, "lmms"),
+    *(Reference("wsd", split, system, "f1", value, "lmms-repo")
+      for system, values in (("MFS", (66.8, 66.2, 55.2, 63.0, 67.8)), ("LMMS-1024", (75.4, 74.0, 66.4, 72.7, 75.3)),
+                             ("LMMS-2048", (76.3, 75.6, 68.1, 75.1, 77.0)))
+      for split, value in zip(WSD_SPLITS, values)),
     Reference("scws", "ratings", "single-prototype", "spearman", 58.6, "huang"),
     Reference("scws", "ratings", "multi-prototype AvgSimC", "spearman", 65.7, "huang"),
     Reference("similarity", "ws353", "GloVe 6B-50d", "spearman", 0.503, "glove-gensim"),
@@ -53,6 +64,15 @@ REFERENCES: tuple[Reference, ...] = (
 )
 
 
-def references(task: str | None = None) -> list[Reference]:
-    """The reference numbers of one task (all when None)."""
-    return [r for r in REFERENCES if task is None or r.task == task]
+def references(task: str | None = None, split: str | None = None) -> list[Reference]:
+    """The reference numbers of one task (all when None); with ``split``, a WSD task's
+    numbers on that split and on ALL only (the framework's other splits left out).
+
+    >>> [(r.split, r.system, r.value) for r in references("wsd", "semeval2007") if r.system != "MFS"]
+    [('ALL', 'LMMS-1024', 73.8), ('ALL', 'LMMS-2048', 75.4), ('semeval2007', 'LMMS-1024', 66.4), \
+('semeval2007', 'LMMS-2048', 68.1)]
+    """
+    out = [r for r in REFERENCES if task is None or r.task == task]
+    if split is not None:
+        out = [r for r in out if r.split in (split, "ALL") or r.split not in WSD_SPLITS]
+    return out

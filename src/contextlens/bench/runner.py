@@ -3,10 +3,11 @@
 Each returns ``{"task", "model" | "vectors", "results": [rows], "references": [...]}``;
 a row holds ``split``, ``method``, ``layer`` (None where none), the metric under its
 usual name (``accuracy``, ``precision``, ``recall``, ``f1``, ``macro_f1``,
-``spearman``; fractions, not percent), ``n`` and, where it applies, ``oov``.
+``spearman``, ``subtask1_uncentered_pearson`` and ``subtask2_harmonic_mean`` for
+CoSimLex; fractions, not percent), ``n`` and, where it applies, ``oov``.
 
 >>> TASKS
-('wic', 'wsd', 'coarsewsd', 'scws', 'similarity', 'analogy')
+('wic', 'wsd', 'coarsewsd', 'scws', 'cosimlex', 'similarity', 'analogy')
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from .references import SOURCES, references
 __all__ = ["TASKS", "evaluate", "evaluate_all", "make_task_encoder", "DEFAULT_WSD_VIEW"]
 
 log = logging.getLogger(__name__)
-TASKS = ("wic", "wsd", "coarsewsd", "scws", "similarity", "analogy")
+TASKS = ("wic", "wsd", "coarsewsd", "scws", "cosimlex", "similarity", "analogy")
 # the last layer: on semeval2007 it beat LMMS's mean of the last four layers (minilm: 56.7 vs 54.1 F1
 # with the MFS fallback; benchmarks/RESULTS.md); "last4" stays available (--layers / views=)
 DEFAULT_WSD_VIEW = -1
@@ -67,11 +68,12 @@ def evaluate(task: str, *, model=None, vectors=None, method: str = "static", lay
              progress=None, encoder=None, engine: str | None = None, precision: str | None = None,
              **options) -> dict:
     """Run one task; see the module docstring for the result. ``options`` go to the task
-    (``features``, ``semcor_limit``, ``restrict``, ``template``, ``words``...); ``engine``
-    and ``precision`` to the model's encoder."""
+    (``features``, ``semcor_limit``, ``wsd_method`` (lmms | 1nn), ``static``, ``restrict``,
+    ``template``, ``words``...); ``engine`` and ``precision`` to the model's encoder."""
     from . import datasets
     from .cache import EncodingCache
     from .coarsewsd import run_coarsewsd
+    from .cosimlex import run_cosimlex
     from .lexical import GENSIM_RESTRICT, run_analogy, run_similarity
     from .scws import run_scws
     from .wic import run_wic
@@ -91,7 +93,9 @@ def evaluate(task: str, *, model=None, vectors=None, method: str = "static", lay
     if task == "wic":
         rows = run_wic(cache, root, split=split or "dev", layer=layer, progress=progress,
                        features=options.get("features", "cosines"),
-                       train_on=options.get("train_on", ("train",)))
+                       train_on=options.get("train_on", ("train",)),
+                       sense_view=options.get("sense_view", DEFAULT_WSD_VIEW),
+                       semcor_limit=options.get("semcor_limit"))
         if layer is not None:
             chosen = next(r["layer"] for r in rows if r["method"] == "threshold")
             rows = [r for r in rows if r["method"] != "threshold-sweep" or r["layer"] == chosen]
@@ -99,7 +103,9 @@ def evaluate(task: str, *, model=None, vectors=None, method: str = "static", lay
         views = options.get("views") or (wanted if wanted is not None else [DEFAULT_WSD_VIEW])
         rows = run_wsd(cache, root, split=split or "semeval2007", views=views,
                        semcor_limit=options.get("semcor_limit"), progress=progress,
-                       all_senses=options.get("all_senses", False))
+                       all_senses=options.get("all_senses", False),
+                       method=options.get("wsd_method") or "lmms",
+                       static=options.get("static"))
     elif task == "coarsewsd":
         sweep = wanted if wanted is not None else [options.get("default_layer", -1)]
         rows = []
@@ -111,6 +117,16 @@ def evaluate(task: str, *, model=None, vectors=None, method: str = "static", lay
         if path is None and split in (None, "sample"):
             path = None if (root / "scws" / "ratings.txt").is_file() and split is None else SCWS_SAMPLE
         rows = run_scws(cache, root, path=path, progress=progress)
+        rows = _keep(rows, wanted, cache.layer_ids)
+    elif task == "cosimlex":
+        check_choice("cosimlex features", options.get("features") or "cosines", ("cosines", "senses"))
+        if split is not None:
+            raise InputError(f"cosimlex has one set of pairs (cosimlex/cosimlex_en.csv), no split {split!r}; "
+                             "drop --split")
+        rows = run_cosimlex(cache, root, path=options.get("path"), progress=progress,
+                            senses=options.get("features") == "senses",
+                            sense_view=options.get("sense_view", DEFAULT_WSD_VIEW),
+                            semcor_limit=options.get("semcor_limit"))
         rows = _keep(rows, wanted, cache.layer_ids)
     elif task == "similarity":
         names = split.split(",") if split else None
@@ -126,11 +142,12 @@ def evaluate(task: str, *, model=None, vectors=None, method: str = "static", lay
         raise InputError(f"{task}: no result for layer(s) {wanted}; check --layer against the encoder's layers")
     who = {"model": encoder.name} if model is not None else {
         "vectors": static_table.name if static_table is not None else encoder.params()["vectors"], "method": method}
-    return {"task": task, **who, "results": rows, "references": _refs(task)}
+    return {"task": task, **who, "results": rows,
+            "references": _refs(task, (split or "semeval2007") if task == "wsd" else None)}
 
 
-def _refs(task: str) -> list[dict]:
-    return [{**asdict(r), "source": SOURCES[r.source]} for r in references(task)]
+def _refs(task: str, split: str | None = None) -> list[dict]:
+    return [{**asdict(r), "source": SOURCES[r.source]} for r in references(task, split)]
 
 
 def evaluate_all(*, model=None, vectors=None, method: str = "static", data_dir=None, use_cache: bool = True,

@@ -1,6 +1,8 @@
 """All-words WSD: 1-nearest-neighbour sense embeddings learnt from SemCor (LMMS-style).
 
-Loureiro & Jorge (2019) without their extensions (no WordNet propagation, no glosses):
+The plain 1-NN of Loureiro & Jorge (2019); their extensions (WordNet propagation,
+glosses, static vectors) are :mod:`contextlens.bench.lmms`, run by :func:`run_wsd` with
+``method="lmms"``:
 
 1. every tagged term of SemCor is encoded in its sentence; a sense key's embedding is the
    mean of the vectors of its occurrences (:func:`sense_embeddings`), at one *view* of
@@ -29,11 +31,11 @@ from pathlib import Path
 import numpy as np
 
 from ..encoders.base import layer_position
-from ..errors import EmptyInputError, InputError, check_int
+from ..errors import EmptyInputError, InputError, check_choice, check_int
 from .targets import target_vectors
 
-__all__ = ["score_wsd", "view_vectors", "sense_embeddings", "semcor_sense_embeddings", "nearest_sense", "VIEWS",
-           "parse_view"]
+__all__ = ["score_wsd", "score_by_pos", "view_vectors", "sense_embeddings", "semcor_sense_embeddings",
+           "nearest_sense", "VIEWS", "parse_view", "run_wsd", "WSD_METHODS"]
 
 log = logging.getLogger(__name__)
 VIEWS = ("last4",)  # named views; any int is a single layer
@@ -245,21 +247,50 @@ def check_gold_keys(wn, gold: Mapping[str, Iterable[str]], name: str) -> None:
                          f"(e.g. {'; '.join(bad[:3])}); the framework needs WordNet 3.0")
 
 
+def score_by_pos(gold: Mapping[str, Iterable[str]], answers: Mapping[str, Iterable[str]],
+                 pos: Mapping[str, str]) -> dict[str, float]:
+    """F1 (``Scorer.java``'s) per part of speech: ``pos`` maps each gold instance to its POS.
+
+    >>> score_by_pos({"a": ["k1"], "b": ["k2"]}, {"a": ["k1"], "b": ["k9"]}, {"a": "NOUN", "b": "VERB"})
+    {'NOUN': 1.0, 'VERB': 0.0}
+    """
+    out = {}
+    for tag in dict.fromkeys(pos[i] for i in gold):
+        ids = [i for i in gold if pos[i] == tag]
+        out[tag] = score_wsd({i: gold[i] for i in ids}, {i: answers[i] for i in ids if i in answers})["f1"]
+    return out
+
+
+WSD_METHODS = ("lmms", "1nn")
+#: the rows of ``method="lmms"`` after MFS and 1-NN: each adds a part to the sense embeddings
+LMMS_ROWS = (("+propagation", ("propagation",)), ("+glosses", ("propagation", "glosses")),
+             ("+static", ("propagation", "glosses", "static")))
+
+
 def run_wsd(
     cache, root, *, split: str = "semeval2007", views: Sequence = ("last4",), semcor_limit: int | None = None,
     progress: Callable[[str, int, int | None], None] | None = None, all_senses: bool = False,
+    method: str = "lmms", static=None,
 ) -> list[dict]:
-    """Rows ``{split, method, layer, precision, recall, f1, n, answered}`` for the MFS
-    baseline, and per view for 1-NN with (``1nn+mfs``) and without (``1nn``) the MFS
-    fallback. ``cache`` is an :class:`~contextlens.bench.cache.EncodingCache`;
-    ``progress(stage, done, total)``.
+    """Rows ``{split, method, layer, precision, recall, f1, n, answered, pos_f1}``: the MFS
+    baseline, then per view 1-NN over SemCor's senses with (``1nn+mfs``) and without
+    (``1nn``) the MFS fallback, and with ``method="lmms"`` (the default) each step of LMMS
+    in full (:mod:`contextlens.bench.lmms`), each adding to the one before: ``+propagation``
+    (1-NN over every WordNet sense, SemCor's embeddings propagated: LMMS-1024),
+    ``+glosses`` (LMMS-2048), ``+static`` (LMMS-2348; ``static``: the table of the static
+    part, default GloVe 6B-50d). ``cache`` is an
+    :class:`~contextlens.bench.cache.EncodingCache`; ``progress(stage, done, total)``.
 
-    Only the senses the split can ask for (its lemmas' candidates) are learnt, so SemCor
-    sentences holding none of them are not encoded (on semeval2007: 23,428 of 37,176
-    sentences); the answers are the same as with every sense. ``all_senses=True`` learns
-    every sense of SemCor (one pass that any split can reuse from the cache)."""
+    Only the senses the split can ask for (its lemmas' candidates; with LMMS, the SemCor
+    senses their propagation reads, :func:`~contextlens.bench.lmms.needed_semcor_keys`)
+    are learnt, so SemCor sentences holding none of them are not encoded (on
+    semeval2007 with 1-NN: 23,428 of 37,176 sentences); the answers are the same as with
+    every sense. ``all_senses=True`` learns every sense of SemCor (one pass that any split
+    can reuse from the cache, and that any later request reads)."""
     from . import datasets
+    from .lmms import DEFAULT_STATIC, SOURCES, rank_senses, sense_parts, static_parts
 
+    check_choice("WSD method", method, WSD_METHODS)
     views = [parse_view(v) for v in views]
     if semcor_limit is not None:
         check_int("semcor_limit", semcor_limit, low=1, hint="SemCor sentences to learn senses from")
@@ -281,15 +312,30 @@ def run_wsd(
                              "check the data file's lemma and pos attributes")
         candidates.append(keys)
         mfs[inst.id] = [datasets.most_frequent_key(wn, inst.lemma, inst.pos)]
-    rows = [{"split": split, "method": "mfs", "layer": None, **score_wsd(gold, mfs)}]
+    pos = {inst.id: inst.pos for inst in instances}
+    rows = [{"split": split, "method": "mfs", "layer": None, **score_wsd(gold, mfs),
+             "pos_f1": score_by_pos(gold, mfs, pos)}]
     ids = cache.layer_ids
     # layer numbers → indices of the layer axis (an unknown layer fails here, before the long
     # SemCor pass); -1 and 6 become one index, so they share a cache entry
     views = list(dict.fromkeys(v if v == "last4" else layer_position(ids, v) for v in views))
     vectors = cache.targets(f"wsd-{split}", items, progress=progress and (lambda k, n: progress(split, k, n)))
-    only = None if all_senses else {k for cands in candidates for k in cands}
+    union = list(dict.fromkeys(k for cands in candidates for k in cands))
+    only = None if all_senses else set(union)
+    if method == "lmms" and not all_senses:  # the keys LMMS's propagation to the candidates reads: one pass
+        from .lmms import needed_semcor_keys, tagged_keys
+
+        only = set(needed_semcor_keys(datasets.wordnet_graph(root), tagged_keys(root, semcor_limit),
+                                      [datasets.wordnet_graph(root).key_row[k] for k in union]))
     senses = semcor_sense_embeddings(cache, root, views, semcor_limit,
-                                progress and (lambda k: progress("SemCor sentences", k, None)), only)
+                                     progress and (lambda k: progress("SemCor sentences", k, None)), only)
+    parts = {}
+    if method == "lmms":
+        static = DEFAULT_STATIC if static is None else static
+        parts = sense_parts(cache, root, union, views, static=static, semcor_limit=semcor_limit,
+                            progress=progress)
+        lemma_static = dict(zip(dict.fromkeys(i.lemma for i in instances), static_parts(
+            _table(static), list(dict.fromkeys(i.lemma for i in instances)))))
     for v in views:
         table = dict(zip(senses[v]["keys"].tolist(), senses[v]["vectors"]))
         x = view_vectors(vectors, v)  # (instances, dim)
@@ -303,9 +349,30 @@ def run_wsd(
                 plain[inst.id] = backed[inst.id] = [answer]
         pass_info = {name: float(senses[v][name]) for name in ("seconds", "encoded") if name in senses[v]}
         pass_info.setdefault("encoded", float(senses[v]["sentences"]))  # caches from before the filter
-        for method, answers in (("1nn", plain), ("1nn+mfs", backed)):
-            rows.append({"split": split, "method": method, "layer": v if v == "last4" else ids[v],
-                         **score_wsd(gold, answers),
-                         "unseen": unseen, "senses": len(table),
-                         **{f"semcor_{name}": value for name, value in pass_info.items()}})
+        layer = v if v == "last4" else ids[v]
+        for name, answers in (("1nn", plain), ("1nn+mfs", backed)):
+            rows.append({"split": split, "method": name, "layer": layer, **score_wsd(gold, answers),
+                         "pos_f1": score_by_pos(gold, answers, pos), "unseen": unseen, "senses": len(table),
+                         **{f"semcor_{k}": value for k, value in pass_info.items()}})
+        if method != "lmms":
+            continue
+        p = parts[v]
+        coverage = {name: int((p.source == i).sum()) for i, name in enumerate(SOURCES)}
+        for name, steps in LMMS_ROWS:
+            answers, uncovered = {}, 0
+            for inst, row, cands in zip(instances, x, candidates):
+                ranked = rank_senses(p, row, cands, steps, lemma_static=lemma_static[inst.lemma])
+                if ranked:
+                    answers[inst.id] = [ranked[0][0]]
+                else:
+                    uncovered += 1
+            rows.append({"split": split, "method": name, "layer": layer, **score_wsd(gold, answers),
+                         "pos_f1": score_by_pos(gold, answers, pos), "unseen": uncovered,
+                         "candidate_sources": coverage})
     return rows
+
+
+def _table(static):
+    from ..encoders.registry import resolve_vectors
+
+    return resolve_vectors(static)

@@ -36,6 +36,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .. import bounds
 from ..errors import InputError
 from .meta import random_effects
 from .result import BiasResult
@@ -43,11 +44,10 @@ from .sets import SET_KEYS, WordSets
 from .stats import _TIE_TOLERANCE, _unit_rows
 from .weat import MIN_WORDS
 
-__all__ = ["DEFAULT_SAMPLES", "ceat_samples", "ceat", "ceat_by_layer", "contexts_from_store"]
+__all__ = ["DEFAULT_SAMPLES", "default_samples", "ceat_samples", "ceat", "ceat_by_layer", "contexts_from_store"]
 
 log = logging.getLogger(__name__)
 DEFAULT_SAMPLES = 10_000  # Guo & Caliskan's N
-_CHUNK = 500  # draws computed at once
 
 
 def _split(contexts: Mapping[str, np.ndarray], sets: WordSets, min_words: int):
@@ -66,56 +66,75 @@ def _split(contexts: Mapping[str, np.ndarray], sets: WordSets, min_words: int):
     return WordSets(sets.name, *found), WordSets(sets.name, *missing)
 
 
-def ceat_samples(contexts: Mapping[str, np.ndarray], sets: WordSets, *, samples: int = DEFAULT_SAMPLES,
+def default_samples(n_words: int, dim: int) -> int:
+    """The draws CEAT makes when none are asked for: Guo & Caliskan's 10,000, or fewer when
+    that many draws of ``n_words`` vectors of ``dim`` numbers would pass
+    :data:`~contextlens.bounds.MAX_CEAT_CELLS` (never fewer than
+    :data:`~contextlens.bounds.MIN_CEAT_SAMPLES`; the result states how many).
+
+    >>> default_samples(32, 768), default_samples(40_000, 768)
+    (10000, 1000)
+    """
+    return max(bounds.MIN_CEAT_SAMPLES, min(DEFAULT_SAMPLES, bounds.MAX_CEAT_CELLS // max(n_words * dim, 1)))
+
+
+def ceat_samples(contexts: Mapping[str, np.ndarray], sets: WordSets, *, samples: int | None = DEFAULT_SAMPLES,
                  seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """``(effects, variances)``, each ``(samples,)``: one WEAT per draw of one context per word.
 
     Every word of ``sets`` must have at least one context (see :func:`ceat` for missing ones).
     The draws are those of one ``rng.integers(contexts of the word)`` per word (X, Y, A, B in
-    order) per sample; the WEATs of :data:`_CHUNK` draws are computed at once, as batched
-    matrix products over the drawn unit vectors (10,000 draws of 8+8 words by 8+8 in a
-    second or two, where one draw at a time took 3.5 ms each).
+    order) per sample; they are drawn and their WEATs computed in blocks, as batched
+    products over the drawn unit vectors (10,000 draws of 8+8 words by 8+8 in a second or
+    two, where one draw at a time took 3.5 ms each), each block holding at most
+    :data:`~contextlens.bounds.CEAT_BLOCK_CELLS` numbers of drawn vectors. A word's mean
+    cosine to A is its dot product with the mean of A's unit vectors, so no (words, A)
+    matrix is formed. ``samples=None``: :func:`default_samples`.
     """
+    stacks = [_unit_rows(np.asarray(contexts[w], dtype=np.float64), f"the contexts of {w!r}")
+              for key in SET_KEYS for w in getattr(sets, key)]
+    counts = np.array([len(c) for c in stacks])  # (words,)
+    dim = stacks[0].shape[1]
+    if samples is None:
+        samples = default_samples(len(stacks), dim)
     if samples < 2:
         raise InputError(f"samples must be at least 2 (Guo & Caliskan draw 10,000), got {samples}")
     rng = np.random.default_rng(seed)
-    stacks = [_unit_rows(np.asarray(contexts[w], dtype=np.float64), f"the contexts of {w!r}")
-              for key in SET_KEYS for w in getattr(sets, key)]
-    counts = [len(c) for c in stacks]
-    picks = np.array([[rng.integers(n) for n in counts] for _ in range(samples)], dtype=np.int64)
-    rows = picks + np.cumsum([0, *counts[:-1]])  # (samples, words): rows of `units`
+    offsets = np.cumsum([0, *counts[:-1]])  # where each word's contexts start in `units`
     units = np.concatenate(stacks)
-    parts = np.cumsum([0, *(len(getattr(sets, key)) for key in SET_KEYS)])  # X, Y, A, B columns of `rows`
-    n_x = parts[1]
+    parts = np.cumsum([0, *(len(getattr(sets, key)) for key in SET_KEYS)])  # X, Y, A, B columns of a draw
+    n_x, n_xy = parts[1], parts[2]
     effects, variances = np.empty(samples), np.empty(samples)
-    for start in range(0, samples, _CHUNK):
-        draw = rows[start : start + _CHUNK]
-        X, Y, A, B = (units[draw[:, parts[j] : parts[j + 1]]] for j in range(4))  # (draws, words, dim)
-        targets = np.concatenate([X, Y], axis=1)
-        scores = (targets @ A.transpose(0, 2, 1)).mean(2) - (targets @ B.transpose(0, 2, 1)).mean(2)
+    block = max(1, bounds.CEAT_BLOCK_CELLS // (len(stacks) * dim))  # draws per block
+    for start in range(0, samples, block):
+        rows = rng.integers(0, counts, size=(min(block, samples - start), len(counts))) + offsets  # (draws, words)
+        drawn = units[rows]  # (draws, words, dim)
+        direction = drawn[:, parts[2] : parts[3]].mean(1) - drawn[:, parts[3] :].mean(1)  # (draws, dim)
+        scores = np.einsum("nwd,nd->nw", drawn[:, :n_xy], direction)  # (draws, |X| + |Y|): s(w, A, B)
         std = scores.std(axis=1, ddof=1)
         if np.any(std <= _TIE_TOLERANCE * np.abs(scores).max(axis=1, initial=1.0)):
             raise InputError("every target word has the same association score in a draw of contexts; the effect "
                              "size is undefined")
-        effects[start : start + len(draw)] = (scores[:, :n_x].mean(1) - scores[:, n_x:].mean(1)) / std
-        variances[start : start + len(draw)] = std**2
+        effects[start : start + len(rows)] = (scores[:, :n_x].mean(1) - scores[:, n_x:].mean(1)) / std
+        variances[start : start + len(rows)] = std**2
     return effects, variances
 
 
 def ceat(contexts: Mapping[str, np.ndarray], sets: WordSets, *, model: str, layer: int | None,
-         samples: int = DEFAULT_SAMPLES, seed: int = 0, min_words: int = MIN_WORDS) -> BiasResult:
-    """CEAT of ``sets`` over ``{word: (contexts, dim) vectors}`` of one model layer."""
+         samples: int | None = None, seed: int = 0, min_words: int = MIN_WORDS) -> BiasResult:
+    """CEAT of ``sets`` over ``{word: (contexts, dim) vectors}`` of one model layer
+    (``samples=None``: :func:`default_samples`, stated in the result)."""
     found, missing = _split(contexts, sets, min_words)
     if missing.sizes != (0, 0, 0, 0):
         log.info("%s: words without contexts: %s", sets.name, missing.as_dict())
     effects, variances = ceat_samples(contexts, found, samples=samples, seed=seed)
     r = random_effects(effects, variances)
     return BiasResult(sets.name, "ceat", model, layer, r.effect, r.p_value, r.ci, *found.sizes, missing,
-                      samples=samples, q=r.q, tau2=r.tau2, i2=r.i2)
+                      samples=len(effects), q=r.q, tau2=r.tau2, i2=r.i2)
 
 
 def ceat_by_layer(contexts: Mapping[int, Mapping[str, np.ndarray]], sets: WordSets, *, model: str,
-                  samples: int = DEFAULT_SAMPLES, seed: int = 0, min_words: int = MIN_WORDS) -> list[BiasResult]:
+                  samples: int | None = None, seed: int = 0, min_words: int = MIN_WORDS) -> list[BiasResult]:
     """:func:`ceat` at each layer of ``{layer: {word: (contexts, dim)}}``, in layer order,
     every layer with the same seed (so the same draws of context indices where the words
     have the same contexts at every layer, as from one corpus)."""

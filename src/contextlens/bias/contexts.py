@@ -22,8 +22,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from ..bounds import CEAT_CONTEXT_BYTES, check_encoding
 from ..encoders.base import Encoder
-from ..errors import InputError, check_int
+from ..errors import InputError, check_int, check_size
 
 __all__ = ["DEFAULT_PER_WORD", "pick_sentences", "contexts_from_corpus", "contexts_from_index", "ceat_contexts"]
 
@@ -78,6 +79,8 @@ def contexts_from_corpus(encoder: Encoder, lines: Iterable[str], words: Sequence
             owners.append(w)
     log.info("CEAT contexts: %d sentences for %d of %d words (at most %d each)", len(texts), len(picks),
              len(words), per_word)
+    check_encoding(encoder, texts, what=f"CEAT's {len(texts):,} context sentences",
+                   todo="give fewer words, or fewer sentences per word (--per-word)")
     stacks: dict[str, list[np.ndarray]] = {w: [] for w in picks}
     for enc, w in zip(encoder.encode(texts, targets=targets) if texts else [], owners):
         if len(enc.words):  # a word the tokenizer gave no piece is skipped
@@ -91,10 +94,19 @@ def contexts_from_index(store, words: Sequence[str], *, limit: int | None = None
     """``{layer: {word: (usages, dim)}}`` for every layer a usage index stores (at most
     ``limit`` usages per word, the first in usage-id order: the id is a hash of where the
     usage stands, so that is a fixed subset spread over the corpus); an index of lower-cased
-    words is asked for a word as written, then lower-cased."""
+    words is asked for a word as written, then lower-cased. The usages to read, at every
+    stored layer, must fit :data:`~contextlens.bounds.CEAT_CONTEXT_BYTES` (counted from the
+    index's word counts before anything is read)."""
     from .ceat import contexts_from_store
 
     words = list(dict.fromkeys(words))
+    counts = store.word_counts()
+    n = sum(min(counts.get(w) or counts.get(w.lower(), 0), limit or 2**62) for w in words)
+    per = len(store.layers) * int(store.params["dim"]) * 4  # bytes of a usage at every stored layer
+    fits = max(1, CEAT_CONTEXT_BYTES // per // max(len(words), 1))
+    check_size("CEAT's contexts in the index", n, CEAT_CONTEXT_BYTES // per, "usages",
+               why=f"each is read at {len(store.layers)} layers x {store.params['dim']} numbers",
+               todo=f"read fewer usages per word: limit={fits:,} (--limit {fits}) fits")
     out = {}
     for layer in store.layers:
         found = contexts_from_store(store, words, layer, limit=limit)

@@ -27,10 +27,10 @@ import re
 
 import numpy as np
 
+from ..bounds import check_encoding
 from ..encoders.base import Encoder
 from .result import BiasResult, model_label
 from .sets import SET_KEYS, WordSets
-from .stats import DEFAULT_PERMUTATIONS
 from .weat import association_test
 
 __all__ = ["TEMPLATES_SOURCE", "sentences_for", "seat_sentences", "seat"]
@@ -116,15 +116,18 @@ def seat_sentences(sets: WordSets) -> WordSets:
 
 
 def seat(encoder: Encoder, sets: WordSets, *, layer: int = -1, ddof: int = 1,
-         permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0) -> BiasResult:
+         permutations: int | None = None, seed: int = 0) -> BiasResult:
     """SEAT of ``sets`` with ``encoder``'s sentence vectors at ``layer`` (default: the last)."""
     position = encoder.layer_position(layer)
     sentences = seat_sentences(sets)
     texts = [s for key in SET_KEYS for s in getattr(sentences, key)]
+    check_encoding(encoder, texts, what=f"SEAT's {len(texts):,} template sentences",
+                   todo="give smaller sets (each word becomes 3 to 14 sentences)")
     vectors = encoder.sentence_vectors(texts)[position]  # (sentences, dim)
     cuts = np.cumsum([0, *sentences.sizes])
     X, Y, A, B = (vectors[a:b] for a, b in zip(cuts, cuts[1:]))
-    r = association_test(X, Y, A, B, ddof=ddof, permutations=permutations, seed=seed)
+    r = association_test(X, Y, A, B, ddof=ddof, permutations="default" if permutations is None else permutations,
+                         seed=seed)
     model = model_label(encoder)
     log.info("SEAT %s on %s layer %d: d = %.3f over %d sentences", sets.name, model,
              encoder.layer_ids[position], r.effect_size, len(texts))

@@ -46,6 +46,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import bounds
 from ..errors import DimensionError, InputError, ZeroVectorError, check_choice
 
 __all__ = [
@@ -56,13 +57,15 @@ __all__ = [
     "weat_statistic",
     "effect_size",
     "permutation_p_value",
+    "default_permutations",
 ]
 
-#: Partitions evaluated by default: all of them when there are no more, else this many samples.
+#: Partitions evaluated by default: all of them when there are no more, else this many samples
+#: (fewer for very large sets: see :func:`default_permutations`).
 DEFAULT_PERMUTATIONS = 100_000
 P_METHODS = ("auto", "exact", "sampled")
 MAX_EXACT = 10_000_000  # an exact test beyond this many partitions would take minutes
-_CHUNK = 100_000  # partitions summed per numpy call (memory: chunk × |X| indices)
+_CHUNK = 100_000  # partitions of an exact test summed per numpy call (memory: chunk × |X| indices)
 _TIE_TOLERANCE = 1e-12
 
 
@@ -104,7 +107,8 @@ def association_scores(W, A, B) -> np.ndarray:
     if not W.shape[1] == A.shape[1] == B.shape[1]:
         raise DimensionError(f"W, A and B need one dimension, got {W.shape[1]}, {A.shape[1]}, {B.shape[1]}")
     w, a, b = _unit_rows(W, "W"), _unit_rows(A, "A"), _unit_rows(B, "B")
-    return (w @ a.T).mean(axis=1) - (w @ b.T).mean(axis=1)  # (words,)
+    # mean_a cos(w, a) = w · mean_a a for unit rows: O(words · dim), never a (words, n_a) matrix
+    return w @ (a.mean(axis=0) - b.mean(axis=0))  # (words,)
 
 
 def _scores(s, name: str) -> np.ndarray:
@@ -157,13 +161,29 @@ def _count_exact(s: np.ndarray, n_x: int, threshold: float) -> int:
         hits += int(np.count_nonzero(s[idx].sum(axis=1) >= threshold))
 
 
-def permutation_p_value(s_x, s_y, *, permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0,
+def default_permutations(n_words: int) -> int:
+    """The random partitions drawn when none are asked for: :data:`DEFAULT_PERMUTATIONS`,
+    or fewer when that many draws over ``n_words`` words (|X| + |Y|) would pass
+    :data:`~contextlens.bounds.MAX_PERMUTATION_CELLS` (a draw costs one random key per word),
+    but never fewer than :data:`~contextlens.bounds.MIN_PERMUTATIONS`. The result states how
+    many were drawn; asking for more (``permutations=``) is honoured, in blocks.
+
+    >>> default_permutations(16), default_permutations(20_000)
+    (100000, 25000)
+    """
+    return max(bounds.MIN_PERMUTATIONS, min(DEFAULT_PERMUTATIONS, bounds.MAX_PERMUTATION_CELLS // max(n_words, 1)))
+
+
+def permutation_p_value(s_x, s_y, *, permutations: int | None = None, seed: int = 0,
                         method: str = "auto") -> PValue:
     """One-sided p-value of the WEAT statistic over the partitions of X ∪ Y.
 
     ``method="auto"``: exact when there are at most ``permutations`` partitions
     (C(|X| + |Y|, |X|); 12,870 for 8 + 8 words), otherwise ``permutations`` random partitions
-    drawn with ``seed``; ``"exact"`` and ``"sampled"`` force one way.
+    drawn with ``seed``; ``"exact"`` and ``"sampled"`` force one way. ``permutations=None``:
+    :func:`default_permutations` (100,000 unless the sets are very large). Random partitions
+    are drawn in blocks of :data:`~contextlens.bounds.PERMUTATION_BLOCK_CELLS` keys, so
+    memory stays flat whatever the sizes (the same draws as one block: the keys come in order).
 
     >>> s_x, s_y = [0.3, 0.2, 0.1], [-0.1, -0.2, -0.3]
     >>> permutation_p_value(s_x, s_y)                      # X holds the 3 largest: 1 of C(6, 3)
@@ -172,6 +192,8 @@ def permutation_p_value(s_x, s_y, *, permutations: int = DEFAULT_PERMUTATIONS, s
     PValue(p=0.04970950290497095, exact=False, permutations=100000)
     """
     s_x, s_y = _scores(s_x, "s_x"), _scores(s_y, "s_y")
+    if permutations is None:
+        permutations = default_permutations(len(s_x) + len(s_y))
     permutations = _check_permutations(permutations)
     check_choice("p-value method", method, P_METHODS)
     s = np.concatenate([s_x, s_y])  # (n_x + n_y,)
@@ -186,8 +208,9 @@ def permutation_p_value(s_x, s_y, *, permutations: int = DEFAULT_PERMUTATIONS, s
         return PValue(_count_exact(s, n_x, threshold) / total, True, total)
     rng = np.random.default_rng(seed)
     hits = 0
-    for start in range(0, permutations, _CHUNK):
-        rows = min(_CHUNK, permutations - start)
+    block = max(1, bounds.PERMUTATION_BLOCK_CELLS // len(s))  # partitions per block: (block, |X ∪ Y|) keys
+    for start in range(0, permutations, block):
+        rows = min(block, permutations - start)
         # the n_x smallest of i.i.d. uniform keys are a uniformly random subset of size n_x
         idx = np.argpartition(rng.random((rows, len(s))), n_x - 1, axis=1)[:, :n_x]  # (rows, n_x)
         hits += int(np.count_nonzero(s[idx].sum(axis=1) >= threshold))

@@ -36,7 +36,6 @@ from .caliskan import TESTS, get_test
 from .result import BiasResult, model_label
 from .sets import SET_KEYS, WordSets, read_sets
 from .stats import (
-    DEFAULT_PERMUTATIONS,
     PValue,
     association_scores,
     effect_size,
@@ -67,11 +66,13 @@ class AssociationTest(NamedTuple):
     p: PValue | None
 
 
-def association_test(X, Y, A, B, *, ddof: int = 1, permutations: int | None = DEFAULT_PERMUTATIONS,
+def association_test(X, Y, A, B, *, ddof: int = 1, permutations: int | str | None = "default",
                      seed: int = 0) -> AssociationTest:
     """WEAT on vectors ``X`` (n_x, dim), ``Y`` (n_y, dim), ``A`` (n_a, dim), ``B`` (n_b, dim).
 
-    ``permutations=None`` skips the p-value (CEAT's many samples need only the effect size).
+    ``permutations``: the partitions of the p-value (``"default"``:
+    :func:`~contextlens.bias.stats.default_permutations`, 100,000 unless the sets are very
+    large); None skips the p-value (CEAT's many samples need only the effect size).
 
     >>> r = association_test([[1, 0], [0.6, 0.8]], [[0, 1], [0.8, 0.6]], [[1, 0]], [[0, 1]])
     >>> round(r.effect_size, 4), round(r.statistic, 4), round(r.variance, 4), r.p.p
@@ -80,7 +81,8 @@ def association_test(X, Y, A, B, *, ddof: int = 1, permutations: int | None = DE
     s_x, s_y = association_scores(X, A, B), association_scores(Y, A, B)  # (n_x,), (n_y,)
     d = effect_size(s_x, s_y, ddof=ddof)
     variance = float(np.var(np.concatenate([s_x, s_y]), ddof=ddof))
-    p = None if permutations is None else permutation_p_value(s_x, s_y, permutations=permutations, seed=seed)
+    chosen = None if permutations == "default" else permutations
+    p = None if permutations is None else permutation_p_value(s_x, s_y, permutations=chosen, seed=seed)
     return AssociationTest(d, weat_statistic(s_x, s_y), variance, p)
 
 
@@ -155,13 +157,15 @@ def resolve_sets(table: EmbeddingTable, sets: WordSets, *, case: str = "auto", m
 
 
 def weat_table(table: EmbeddingTable, sets: WordSets, *, case: str = "auto", ddof: int = 1,
-               permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0, min_words: int = MIN_WORDS
+               permutations: int | None = None, seed: int = 0, min_words: int = MIN_WORDS
                ) -> BiasResult:
     """WEAT of ``sets`` on a static table (layer 0); see the module docstring for case and
-    missing words, :mod:`contextlens.bias.stats` for ``ddof``, ``permutations`` and ``seed``."""
+    missing words, :mod:`contextlens.bias.stats` for ``ddof``, ``permutations`` (None: the
+    default number, stated in the result) and ``seed``."""
     found, missing = resolve_sets(table, sets, case=case, min_words=min_words)
     X, Y, A, B = (table.vectors[[table.index(w) for w in getattr(found, key)]] for key in SET_KEYS)
-    r = association_test(X, Y, A, B, ddof=ddof, permutations=permutations, seed=seed)
+    r = association_test(X, Y, A, B, ddof=ddof, permutations="default" if permutations is None else permutations,
+                         seed=seed)
     return BiasResult(sets.name, "weat", table.name, 0, r.effect_size, r.p.p, None, *found.sizes, missing,
                       statistic=r.statistic, exact=r.p.exact, permutations=r.p.permutations)
 

@@ -20,9 +20,10 @@ SETS = o.reads(o.option(None, "--sets", metavar="FILE", help='Your own sets: a J
                         '"A": [...], "B": [...]} (optional "name").'))
 CASE = o.option("auto", "--case", metavar="auto|exact|lower", help="auto takes a word as written, else "
                 "lower-cased (GloVe 6B is lower-cased).")
-# the default is bias.stats.DEFAULT_PERMUTATIONS (not imported here: the CLI starts without numpy)
-PERMUTATIONS = o.bounded(o.option(100_000, "--permutations", metavar="N", help="Partitions for the p-value: all "
-                                  "of them when there are no more, else this many random ones."), 1, 10**8)
+# the default is bias.stats.default_permutations (not imported here: the CLI starts without numpy)
+PERMUTATIONS = o.bounded(o.option(None, "--permutations", metavar="N", help="Partitions for the p-value: all "
+                                  "of them when there are no more, else this many random ones (default 100,000; "
+                                  "fewer for very large sets, as the output states)."), 1, 10**8)
 DDOF = o.bounded(o.option(1, "--ddof", metavar="0|1", help=DDOF_HELP), 0, 1)
 WEAT_VECTORS = o.reads(o.option(None, "--vectors", metavar="FILE|NAME", help="A static table: a vectors file "
                                 "(.npz, word2vec text/binary, GloVe text) or a packaged name (default "
@@ -40,9 +41,10 @@ PER_WORD = o.bounded(o.option(None, "--per-word", metavar="N", help="Without --d
                               "a seeded sample (default 20)."), 1, 100_000)
 LIMIT = o.bounded(o.option(None, "--limit", metavar="N", help="With --db: at most N usages per word (the first)."),
                   1, 10**8)
-# the default is bias.ceat.DEFAULT_SAMPLES (Guo & Caliskan's N)
-SAMPLES = o.bounded(o.option(10_000, "--samples", metavar="N", help="CEAT draws of one context per word "
-                             "(Guo & Caliskan: 10,000)."), 2, 10**7)
+# the default is bias.ceat.default_samples (Guo & Caliskan's N unless the sets are very large)
+SAMPLES = o.bounded(o.option(None, "--samples", metavar="N", help="CEAT draws of one context per word "
+                             "(default Guo & Caliskan's 10,000; fewer for very large sets, as the output "
+                             "states)."), 2, 10**7)
 
 
 def _p(p: float | None) -> str:
@@ -172,14 +174,14 @@ def ceat(
         contexts = ceat_contexts(words, model=model, db=db, corpus=corpus, per_word=per_word, limit=limit,
                                  seed=seed)
     rows = [r for s in chosen for r in ceat_by_layer(contexts, s, model=model, samples=samples, seed=seed)]
-    _plot(rows, plot, f"CEAT on {model} ({samples:,} samples; 95 % intervals)")
+    _plot(rows, plot, f"CEAT on {model} ({rows[0].samples:,} samples; 95 % intervals)")
     if as_json:
         print_json({"rows": [r.as_dict() for r in rows], "source": CEAT_SOURCE,
                     "contexts": "index" if db is not None else "corpus",
                     "per_word": None if db else per_word or DEFAULT_PER_WORD})
         return
     out().print(table(
-        f"CEAT on {model}: combined effect size over {samples:,} samples (random effects; one-sided p)",
+        f"CEAT on {model}: combined effect size over {rows[0].samples:,} samples (random effects; one-sided p)",
         ["test", "layer", "CES", "95 % CI", "p", "Q", "I²", "τ²", "missing"],
         [(r.test, str(r.layer), f"{r.effect_size:.2f}", f"{r.ci[0]:.2f}–{r.ci[1]:.2f}", _p(r.p_value),
           f"{r.q:.0f}", f"{r.i2:.2f}", f"{r.tau2:.3g}", str(r.missing_count)) for r in rows], left="llrrrrrrr"))

@@ -1,5 +1,7 @@
 """``contextlens eval TASK``: the evaluation tasks, with the published numbers beside ours."""
 
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import typer
@@ -7,9 +9,15 @@ import typer
 from . import options as o
 from ._common import add_command, err, handle_errors, out, print_json, say, spinner, table
 
-TASK_CHOICES = ("wic", "wsd", "coarsewsd", "scws", "similarity", "analogy", "all")  # bench.runner.TASKS + all
-METRICS = ("accuracy", "precision", "recall", "f1", "macro_f1", "spearman")
+# runner.TASKS + all
+TASK_CHOICES = ("wic", "wsd", "coarsewsd", "scws", "cosimlex", "similarity", "analogy", "all")
+METRICS = ("accuracy", "precision", "recall", "f1", "macro_f1", "spearman", "subtask1_uncentered_pearson",
+           "subtask2_harmonic_mean")
+# shown as they are, not in %
+CORRELATIONS = ("spearman", "subtask1_uncentered_pearson", "subtask2_harmonic_mean")
 LEXICAL = ("similarity", "analogy")
+WSD_METHODS = ("lmms", "1nn")  # bench.wsd.WSD_METHODS (not imported: the CLI starts without numpy)
+POS = ("NOUN", "VERB", "ADJ", "ADV")
 
 
 def _results_table(result: dict):
@@ -17,22 +25,45 @@ def _results_table(result: dict):
     who = result.get("model") or result.get("vectors")
     extra = [k for k in ("task", "word") if any(k in r for r in rows)]
     metrics = [m for m in METRICS if any(m in r for r in rows)]
-    columns = [*extra, "split", "method", "layer", *metrics, "n", "oov"]
+    pos = [p for p in POS if any(p in (r.get("pos_f1") or {}) for r in rows)]  # wsd: F1 per part of speech
+    columns = [*extra, "split", "method", "layer", *metrics, *(f"f1 {p}" for p in pos), "n", "oov"]
     cells = []
     for r in rows:
         row = [str(r.get(k, "")) for k in extra] + [str(r["split"]), str(r["method"]),
                                                     "" if r["layer"] is None else str(r["layer"])]
-        row += ["" if r.get(m) is None else f"{100 * r[m]:.1f}" if m != "spearman" else f"{r[m]:.3f}"
+        row += ["" if r.get(m) is None else f"{100 * r[m]:.1f}" if m not in CORRELATIONS else f"{r[m]:.3f}"
                 for m in metrics]
+        row += ["" if (r.get("pos_f1") or {}).get(p) is None else f"{100 * r['pos_f1'][p]:.1f}" for p in pos]
         cells.append(row + [str(r.get("n", "")), "" if r.get("oov") is None else str(r["oov"])])
+    numeric = (*metrics, *(f"f1 {p}" for p in pos), "n", "oov", "layer")
     return table(f"{result['task']} — {who}", columns, cells,
-                 left="".join("r" if c in (*metrics, "n", "oov", "layer") else "l" for c in columns))
+                 left="".join("r" if c in numeric else "l" for c in columns))
 
 
 def _references_table(refs: list[dict]):
     return table("published reference numbers", ["task", "split", "system", "metric", "value", "source"],
                  [(r["task"], r["split"], r["system"], r["metric"], f"{r['value']:g}", r["source"]) for r in refs],
                  left="llllrl")
+
+
+@contextlib.contextmanager
+def stage_progress(quiet: bool) -> Iterator[Callable]:
+    """A progress callback for the library's long work, one bar per stage on stderr:
+    ``progress(done, total)`` (stage "encoding") or ``progress(stage, done, total)``."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err(), transient=True,
+                  disable=quiet or not err().is_terminal) as bar:
+        handles: dict = {}
+
+        def progress(*args):
+            stage, done, total = args if len(args) == 3 else ("encoding", *args)
+            if stage not in handles:
+                handles[stage] = bar.add_task(stage, total=total)
+            bar.update(handles[stage], completed=done, total=total)
+
+        yield progress
 
 
 def _checked_encoder(task: str, model, vectors, method: str, wanted: list[int] | None, running: dict):
@@ -54,16 +85,19 @@ def eval_(
     task: str = typer.Argument(..., metavar="TASK", help=" | ".join(TASK_CHOICES)),
     model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, vectors: str = o.reads(o.option(None, "--vectors", metavar="FILE|NAME", help="A static "
                                                   "table: a vectors file or a packaged name (glove-6b-50d).")),
-    method: str = o.method_option("static"),
+    method: str = o.method_option("static",
+                                  also="wsd: also the disambiguation, lmms (LMMS in full, a row per step; "
+                                  "default) | 1nn (SemCor's senses only)."),
     layer: int = o.layer_option(None, help="One layer number (0 = the static / embedding row; negative from the "
                                            "top)."),
     layers: str = o.option(None, "--layers", metavar="N,...", help="'all' (default: every layer) or a comma list "
                            "of layer numbers: 1,3,6."),
     split: str = o.option(None, "--split", metavar="NAME", help="wic: dev | test; wsd: semeval2007 | ... | ALL; "
-                          "coarsewsd: cv | test; scws: sample; similarity: dataset names, comma-separated."),
+                          "coarsewsd: cv | test; scws: sample; similarity: dataset names, comma-separated; cosimlex: none."),
     data_dir: Path = o.DATA_DIR,
     features: str = o.option("cosines", "--features", metavar="KIND", help="wic logistic regression: cosines | "
-                             "full."),
+                             "full | senses (+ the senses LMMS picks for the two uses); cosimlex: senses adds "
+                             "cosine+senses."),
     semcor_limit: int = o.bounded(o.option(None, "--semcor-limit", metavar="N", help="wsd: learn senses from the "
                                            "first N SemCor sentences only."), 1, 10**9),
     restrict: int = o.bounded(o.option(300000, "--restrict", metavar="N", help="similarity / analogy with static "
@@ -78,6 +112,12 @@ def eval_(
     from ..errors import InputError, check_choice
 
     check_choice("task", task, TASK_CHOICES)
+    wsd_method = None
+    if method in WSD_METHODS:
+        if task != "wsd":
+            raise InputError(f"--method {method} is a way to disambiguate senses: it applies to `eval wsd`; for "
+                             f"{task} give --method {o.STATIC_METHODS_HELP} with --vectors, or drop it")
+        wsd_method, method = method, None
     o.check_source(model, vectors, method)
     running = o.check_engine(model, engine, precision)
     method = method or "static"
@@ -87,20 +127,9 @@ def eval_(
     if task == "all" and wanted:
         raise InputError("--layer / --layers choose layers of one task; with 'all' every task reports its own")
     encoder = _checked_encoder(task, model, vectors, method, wanted, running)
-    options = {"features": features, "semcor_limit": semcor_limit, "restrict": restrict, "template": template}
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err(), transient=True,
-                  disable=as_json or not err().is_terminal) as bar:
-        handles: dict = {}
-
-        def progress(*args):
-            stage, done, total = args if len(args) == 3 else ("encoding", *args)
-            if stage not in handles:
-                handles[stage] = bar.add_task(stage, total=total)
-            bar.update(handles[stage], completed=done, total=total)
-
+    options = {"features": features, "semcor_limit": semcor_limit, "restrict": restrict, "template": template,
+               "wsd_method": wsd_method}
+    with stage_progress(quiet=as_json) as progress:
         if task == "all":
             result = evaluate_all(model=model, vectors=vectors, method=method, data_dir=data_dir,
                                   use_cache=not no_cache, progress=progress, **running, **options)

@@ -5,13 +5,15 @@ from pathlib import Path
 
 import typer
 
+from ..bounds import MAX_BATCH
 from ..errors import InputError
 from . import options as o
 from ._common import add_command, err, fmt, group, handle_errors, out, print_json, say, table
 
 DB = o.reads(o.option(..., "--db", metavar="DIR", help="The index folder."))
+DBS = o.reads(o.option(..., "--db", metavar="DIR", help="The index folder (or LanceDB URI); repeat it to search "
+                       "several indexes of the same model, layers and words as one (e.g. the shards of a corpus)."))
 STORED_LAYER = o.layer_option(None, help="The stored layer number to use (default: the deepest).")
-MAX_BATCH = 4096  # encoders.transformer's batch_size bound
 MAX_CLUSTERED = 20_000  # average linkage keeps n²/2 distances: 1.6 GB at this size
 
 
@@ -32,8 +34,8 @@ def _words(words: str | None, words_file: Path | None, all_words: bool) -> list[
 def build(
     corpus: list[Path] = o.reads(typer.Argument(..., metavar="CORPUS...", help="Text files, .gz files or "
                                                 "directories."), corpus=True),
-    db: Path = o.writes(o.option(..., "--db", metavar="DIR", help="The index folder (created; a re-run resumes "
-                                 "it).")),
+    db: str = o.writes(o.option(..., "--db", metavar="DIR", help="The index folder (created; a re-run resumes "
+                                "it), or a LanceDB URI: s3://bucket/path, gs://..., file:///...")),
     words: str = o.option(None, "--words", metavar="WORD,...", help="Target words, comma-separated: bank,spring."),
     words_file: Path = o.reads(o.option(None, "--words-file", metavar="FILE", help="A file of target words, one per "
                                         "line.")),
@@ -53,16 +55,23 @@ def build(
     address: str = o.ADDRESS, concurrency: int = o.CONCURRENCY,
     batch_size: int = o.bounded(o.option(32, "--batch-size", metavar="N", help="Sentences per forward pass "
                                          "(length-sorted)."), 1, MAX_BATCH),
+    compress: bool = o.flag("--compress/--no-compress", default=None, help="A compressed search index (product "
+                            "quantisation, re-ranked from the stored vectors: ~140 bytes per usage instead of "
+                            "~1,900). Default: compressed from 1,000,000 usages x stored layers."),
+    shard: str = o.option(None, "--shard", metavar="I/N", help="Index only the documents of shard I (from 0) of N "
+                          "(by a hash of each file's name); search the N indexes as one with repeated --db."),
     as_json: bool = o.JSON,
 ) -> None:
     """Build (or resume) a usage index of CORPUS into --db."""
     from rich.progress import Progress, TextColumn, TimeElapsedColumn
 
     from ..index.build import build_index
+    from ..index.store import is_uri
 
     targets = _words(words, words_file, all_words)
     stored = o.parse_ints("--layers", layers)
-    o.check_output(db, folder=True)
+    if not is_uri(db):  # a URI (object storage) is LanceDB's to check
+        o.check_output(Path(db), folder=True)
     wn = None
     if match == "lemma":
         from ..bench.datasets.registry import resolve_data_dir
@@ -84,7 +93,7 @@ def build(
             [str(c) for c in corpus], db, targets, all_words=all_words, min_count=min_count, model=model,
             layers=stored, match=match, dtype=dtype, layout=layout, batch_size=batch_size,
             engine=engine, address=address, concurrency=concurrency, wordnet=wn, progress=progress,
-            model_engine=model_engine, precision=precision,
+            model_engine=model_engine, precision=precision, compress=compress, shard=shard,
         )
     if as_json:
         print_json(result.as_dict())
@@ -92,7 +101,9 @@ def build(
     state = "already complete" if result.already_complete else (
         f"resumed at sentence {result.resumed_at:,}" if result.resumed_at else "built")
     say(f"{db}: {result.usages:,} usages of {len(result.words)} words from {result.sentences:,} sentences "
-        f"({state}, {result.seconds:.1f} s)")
+        f"({state}, {result.seconds:.1f} s){_shard_said(result.params.get('shard'))}; {_search_said(result.search)}")
+    if result.nodes:
+        say("usages encoded per Ray node: " + ", ".join(f"{n[:8]} {c:,}" for n, c in result.nodes.items()))
     if result.missing_words:
         say(f"not found in the corpus: {', '.join(result.missing_words)}")
     if result.n_skipped_lines:
@@ -103,8 +114,8 @@ def build(
 @handle_errors
 def search(
     sentence: str = typer.Argument(None, metavar="TEXT", help="The query sentence (not with --like-usage)."),
-    db: Path = DB, word: str = o.option(None, "--word", "-w", metavar="WORD", help="The target word in the "
-                                        "sentence."),
+    db: list[str] = DBS, word: str = o.option(None, "--word", "-w", metavar="WORD", help="The target word in the "
+                                               "sentence."),
     k: int = o.top_k(10, "How many usages."), layer: int = STORED_LAYER,
     like_usage: str = o.option(None, "--like-usage", metavar="ID", help="Search from a stored usage id instead."),
     queries: Path = o.reads(o.option(None, "--queries", metavar="FILE", help="A file of searches, one "
@@ -156,8 +167,10 @@ def senses(
     max_usages: int = o.bounded(o.option(2000, "--max-usages", metavar="N", help="Cluster at most this many usages "
                                          "(a fixed sample)."), 2, MAX_CLUSTERED,
                                 hint="clustering needs memory that grows with the square of the usages"),
-    wordnet: bool = o.flag("--wordnet", help="Match each sense to WordNet senses (SemCor sense embeddings of the "
-                           "index's model; needs WordNet and SemCor in the data folder)."),
+    wordnet: bool = o.flag("--wordnet",
+                           help="Match each sense to WordNet senses (LMMS sense embeddings of the "
+                           "index's model: SemCor propagated through WordNet, and glosses; needs WordNet and "
+                           "SemCor in the data folder)."),
     data_dir: Path = o.DATA_DIR, as_json: bool = o.JSON,
 ) -> None:
     """Induce WORD's senses from its usages in the index."""
@@ -184,16 +197,37 @@ def senses(
             say(f"  {fmt(t['similarity'])}  {t['sentence']}")
         for i, w in enumerate(s.get("wordnet", [])):
             label = "WordNet" if i == 0 else "       "
-            say(f"  {label} {fmt(w['similarity'])}  {w['key']} {w['synset']}: {w['gloss']} "
-                f"({w['semcor_count']} in SemCor)")
+            seen = f"{w['semcor_count']} in SemCor" if w.get("semcor_count") else f"from its {w.get('source')}"
+            say(f"  {label} {fmt(w['similarity'])}  {w['key']} {w['synset']}: {w['gloss']} ({seen})")
     if result.get("wordnet_unseen"):
-        say(f"\nWordNet senses of {result['wordnet_lemma']!r} never tagged in SemCor, so not matched "
+        say(f"\nWordNet senses of {result['wordnet_lemma']!r} with no embedding, so not matched "
             f"(glosses in --json): {', '.join(u['synset'] for u in result['wordnet_unseen'])}")
 
 
+def _search_said(search: dict) -> str:
+    """How an index is searched, in words.
+
+    >>> _search_said({"kind": "compressed", "bytes": 1_020_000, "bytes_per_usage": 102.0})
+    'compressed search index (102 bytes per usage)'
+    >>> _search_said({"kind": "exact", "bytes": None, "bytes_per_usage": None})
+    'searched exactly (no search index yet)'
+    """
+    if not search or search.get("bytes") is None:
+        return "searched exactly (no search index yet)"
+    per = search["bytes_per_usage"]
+    return f"{search['kind']} search index ({per:,.0f} bytes per usage)" if per else f"{search['kind']} search index"
+
+
+def _shard_said(shard) -> str:
+    if not shard:
+        return ""
+    return f", shard {shard}" if isinstance(shard, str) else f", shards {', '.join(shard)}"
+
+
 @handle_errors
-def stats(db: Path = DB, as_json: bool = o.JSON) -> None:
-    """Words, usages, model, layers and size on disk of an index."""
+def stats(db: list[str] = DBS, as_json: bool = o.JSON) -> None:
+    """Words, usages, model, layers, size on disk and search index of an index (or of several
+    searched as one: repeat --db)."""
     from ..index.stats import index_stats
 
     result = index_stats(db)
@@ -203,8 +237,9 @@ def stats(db: Path = DB, as_json: bool = o.JSON) -> None:
     state = "complete" if result["complete"] else f"incomplete ({result['sentences_done']:,} sentences done)"
     say(f"{result['db']}: {result['usages']:,} usages of {len(result['words'])} words; model {result['model']}, "
         f"layers {', '.join(map(str, result['layers']))}, {result['dtype']}; "
-        f"{result['size_bytes'] / 2**20:.1f} MiB on disk; {state}; "
-        f"{'approximate (IVF, float16)' if result['ann_index'] else 'exact'} search")
+        f"{result['size_bytes'] / 2**20:.1f} MiB on disk ({result['bytes_per_usage'] or 0:,.0f} bytes per usage); "
+        f"{state}{_shard_said(result['shard'])}; {_search_said(result['search'])}, "
+        f"{'approximate' if result['ann_index'] else 'exact'}")
     out().print(table("usages per word", ["word", "usages"],
                       [(w, f"{n:,}") for w, n in list(result["words"].items())[:30]]))
     if result["missing_words"]:

@@ -6,7 +6,6 @@ import ipaddress
 import os
 import sys
 import webbrowser
-from pathlib import Path
 
 import typer
 
@@ -78,8 +77,9 @@ def register(app: typer.Typer) -> None:
                                             "encoders.")),
         threads: int = typer.Option(1, min=0, max=256, help="Torch CPU threads for the models (0: every core)."),
         engine: str = o.ENGINE,
-        index: Path | None = o.reads(typer.Option(
-            None, "--index", help="A usage index to search in the lab (the --db folder of `contextlens index build`)."
+        index: list[str] = o.reads(typer.Option(
+            [], "--index", help="A usage index to search in the lab (the --db folder of `contextlens index build`); "
+            "repeat it to search several indexes of one model as one (the shards of a corpus)."
         )),
         allow_remote: bool = typer.Option(
             False, "--allow-remote", help="Allow a non-local --host: anyone who can reach it can use the lab."
@@ -118,14 +118,15 @@ def register(app: typer.Typer) -> None:
             from ..errors import check_choice
 
             check_choice("engine", engine, ENGINES)  # before the lab serves
-        web = create_app(model=model[0] if model else "minilm", vectors=vectors, threads=threads or None, index=index,
+        web = create_app(model=model[0] if model else "minilm", vectors=vectors, threads=threads or None,
+                         index=(index if len(index) > 1 else index[0]) if index else None,
                          allowed_hosts=hosts, add_models=model, engine=engine)  # a bad --index or --model fails here
         sock = listen(host, port)  # a taken port fails here, in one line
         shown = f"[{host}]" if ":" in host else host
         url = f"http://{shown}:{sock.getsockname()[1]}/"
         console.print(f"contextlens lab on {url} (Ctrl+C stops it)", highlight=False)
-        if index is not None:
-            console.print(f"usage index: {index}", highlight=False)
+        if index:
+            console.print(f"usage index: {' + '.join(index)}", highlight=False)
         try:
             serve(web, sock, on_started=(lambda: open_browser(url)) if browser else None)
         except KeyboardInterrupt:

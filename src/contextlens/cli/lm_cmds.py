@@ -5,13 +5,13 @@ from pathlib import Path
 
 import typer
 
+from ..bounds import MAX_PREDICTIONS
 from . import options as o
 from ._common import add_command, fmt, handle_errors, out, print_json, say, spinner, table
 
 LM_MODEL = o.reads(o.option(..., "--model", "-m", metavar="NAME", help="A model with its language-model head: "
                             "smollm2 (next word), a local directory or a Hugging Face id of a causal LM or a "
                             "*ForMaskedLM."))
-MAX_PREDICTIONS = 1000  # LanguageModel.predict / lens: k
 
 
 def _load(model: str, kind: str | None = None):

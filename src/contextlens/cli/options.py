@@ -35,6 +35,7 @@ from typing import Any
 
 import typer
 
+from ..bounds import MAX_K, MAX_LAYERS
 from ..errors import InputError, check_float, check_int, numbered
 
 DEFAULT_VECTORS = "glove-6b-50d"
@@ -43,10 +44,8 @@ STATIC_METHODS_HELP = "static | average | attention"  # encoders.registry.STATIC
 PROJECTIONS_HELP = "pca | tsne | umap"  # analysis.projection.PROJECTIONS
 ENGINES_HELP = "torch | onnx | auto"  # encoders.engines.ENGINES
 PRECISIONS_HELP = "fp32 | bf16"  # encoders.engines.PRECISIONS
-MAX_K = 10_000  # neighbours, answers, usages, clusters listed
 MAX_WINDOW = 10_000
 MAX_HEADS = 4096
-MAX_LAYERS = 64  # encoders.mixing.MAX_LAYERS
 MAX_LAYER_NUMBER = 10_000
 
 
@@ -200,14 +199,15 @@ def k_senses(help: str = "Number of senses (clusters), or 'auto' (best silhouett
     return option("auto", "--k", "-k", metavar="auto|N", help=help)
 
 
-def method_option(default: str = DEFAULT_METHOD) -> Any:
-    """``--method`` with another default than :data:`METHOD` (``eval``: static, the table itself).
+def method_option(default: str = DEFAULT_METHOD, also: str = "") -> Any:
+    """``--method`` with another default than :data:`METHOD` (``eval``: static, the table itself);
+    ``also``: what else the command's --method chooses (a sentence).
 
     The option's value stays None when it is not given (the command applies ``default``
     over a table): a default value would read as given, and :func:`check_source` would
     refuse it beside ``--model``."""
     return option(None, "--method", metavar="METHOD", help=f"How to use --vectors: {STATIC_METHODS_HELP} "
-                  f"(default: {default}).")
+                  f"(default: {default}).{' ' + also if also else ''}")
 
 
 # -- parsers -----------------------------------------------------------------------------

@@ -181,6 +181,14 @@ def neighbours(
                                       "words each encoded alone, built once per model and cached).")),
     k: int = o.top_k(10, "How many neighbours."), as_json: bool = o.JSON,
     html: Path = o.HTML,
+    senses: bool = o.flag("--senses",
+                          help="With --in: also the WordNet senses of WORD nearest this usage, with "
+                          "their glosses (LMMS sense embeddings; needs WordNet and SemCor in the data folder; the "
+                          "first time per model and layer encodes SemCor, cached)."),
+    keep_forms: bool = o.flag("--keep-forms",
+                              help="With --in: keep WORD's own forms (banks, banking for bank) "
+                              "among the neighbours; by default they are left out."),
+    data_dir: Path = o.DATA_DIR,
 ) -> None:
     """The nearest neighbours of WORD by cosine; with --in, of WORD as used in that sentence.
 
@@ -191,9 +199,11 @@ def neighbours(
     if text is not None:
         o.check_html(html)
         return _contextual_neighbours(word, text, vectors, model, method, layer, occurrence, reference, k, as_json,
-                                      html)
+                                      html, senses, keep_forms, data_dir)
     given = [f for f, v in (("--model", model), ("--method", method), ("--layer", layer),
-                            ("--occurrence", occurrence), ("--reference", reference), ("--html", html))
+                            ("--occurrence", occurrence), ("--reference", reference), ("--html", html),
+                            ("--senses", senses or None), ("--keep-forms", keep_forms or None),
+                            ("--data-dir", data_dir))
              if v is not None]
     if given:
         raise InputError(f"{', '.join(given)} only apply to contextual neighbours: add --in \"a sentence with "
@@ -207,16 +217,23 @@ def neighbours(
 
 
 def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence, reference, k, as_json,
-                           html) -> None:
-    from ..analysis.neighbours import contextual_neighbours
-    from ..encoders.registry import resolve_vectors
+                           html, senses, keep_forms, data_dir) -> None:
+    from ..analysis.neighbours import contextual_neighbours, reference_at_layer
+    from ..bench.usage_senses import usage_senses
+    from .eval_cmd import stage_progress
 
     layer = -1 if layer is None else layer
     encoder = o.encoder_from_options(model=model, vectors=vectors, method=method, layer=layer)
-    table = resolve_vectors(reference) if reference is not None else None
+    number = encoder.layer_ids[encoder.layer_position(layer)]
+    table = reference_at_layer(reference, number) if reference is not None else None
     with spinner(f"finding the neighbours of {word!r}..."):
         r = contextual_neighbours(encoder, text, word, layer=layer, k=k, occurrence=o.parse_occurrence(occurrence),
-                                  reference=table)
+                                  reference=table, keep_forms=keep_forms)
+    if senses:
+        with stage_progress(quiet=as_json) as progress:
+            r["senses"] = usage_senses(encoder, text, word, layer=layer,
+                                       occurrence=o.parse_occurrence(occurrence),
+                                       data_dir=data_dir, progress=progress)
     if html:
         from .. import views
 
@@ -227,6 +244,18 @@ def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence
     out().print(_neighbours_table([(n["word"], n["cosine"]) for n in r["neighbours"]],
                                   f"nearest to this {r['word']!r} ({r['model']}, {r['layer_name']})"))
     say(f"reference: {r['reference']} (centred cosine)")
+    if r["forms_left_out"]:
+        say(f"left out, forms of {r['word']!r}: {', '.join(r['forms_left_out'])} (--keep-forms keeps them)")
+    if senses:
+        found = r["senses"]
+        out().print(_senses_table(found["senses"], f"WordNet senses of {found['lemma']!r} nearest this usage "
+                                                     f"({found['candidates']} candidates)"))
+
+
+def _senses_table(rows: list[dict], title: str):
+    """Senses with their cosine and gloss."""
+    return table(title, ["#", "sense", "cosine", "gloss"],
+                 [(i, s["synset"], f"{s['cosine']:.3f}", s["gloss"]) for i, s in enumerate(rows, 1)], left="llrl")
 
 
 @handle_errors

@@ -20,7 +20,9 @@ what to use instead.
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
+import inspect
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, ask, check_choice, check_int
+from .. import bounds
+from ..errors import InputError, ask, check_choice, check_int, check_size
 from ..progress import step
 from ..text import tokenize
 from . import engines, models, standalone
@@ -38,6 +41,7 @@ from .wordprob import (
     WordProbability,
     ends_word,
     first_piece_words,
+    local_tail,
     next_words,
     piece_classes,
 )
@@ -48,6 +52,8 @@ __all__ = ["LanguageModel", "Predictions", "LensLayer", "LensResult", "TrackedWo
 log = logging.getLogger(__name__)
 NoLMHeadError = models.NoLMHeadError
 MASK = "[MASK]"  # written in a text for a masked LM; replaced by the model's own mask token
+ONNX_PIECES = 4096  # pieces one predict step or lens may run on the ONNX engine (it keeps no key/value
+# cache, so a path reruns its context): beyond, the torch engine's cache does less work and is used
 _NORMS = ("norm", "ln_f", "final_layer_norm", "final_layernorm", "norm_f")  # a causal LM's final norm
 
 
@@ -114,6 +120,18 @@ class LensResult:
                 "rule": self.rule, "layers": [layer.as_dict() for layer in self.layers]}
 
 
+@dataclass(frozen=True)
+class _Context:
+    """A context run once: its last logits ``(vocab,)``, its key/value cache (what follows
+    the context reuses it), its hidden states per layer ``{layer: (1, pieces, dim)}`` when
+    asked for, and the cache's size in bytes."""
+
+    logits: Any
+    cache: Any
+    states: dict[int, Any] | None
+    kv_bytes: int
+
+
 CAUSAL_RULE = ("next word: product of the probabilities along its pieces, times the probability "
                "that the next piece ends the word")
 MASKED_RULE = "fill-mask: a word's probability is its first piece's (pieces giving one word summed)"
@@ -142,7 +160,7 @@ class LanguageModel:
     model : a packaged model (``smollm2``), a local transformers directory or a Hugging
         Face id; a causal config loads ``AutoModelForCausalLM``, any other
         ``AutoModelForMaskedLM``.
-    device : a torch device; threads : CPU threads (default: all cores).
+    device : a torch device; threads : torch CPU threads (default: all cores).
     kind : ``"causal"`` refuses, from the config alone, a model that does not predict the next
         word (the logit lens needs one); None takes the model's own kind.
     engine : ``auto`` (a causal LM whose ONNX export and head are cached runs on onnxruntime
@@ -169,11 +187,13 @@ class LanguageModel:
                 raise not_causal(self.name, config.model_type)
             self._tok = self._torch_side()[1]
             self.n_layers = int(self.hf_model.config.num_hidden_layers)
+            self.max_pieces = models.max_length_of(self.hf_model.config, self.tokenizer)
             if use_onnx and self.kind == "causal":
                 self._onnx = self._prepare_onnx()
         if self._onnx is not None:
             side = self._onnx[2]
             self.kind, self._tok, self.n_layers = "causal", side.tokenizer, side.facts.n_layers
+            self.max_pieces = side.facts.max_length
         self._texts: list[str] | None = None
         self._words: list[str | None] | None = None
 
@@ -191,8 +211,17 @@ class LanguageModel:
                 head = getattr(self, "kind", None) or "causal"
                 model, tokenizer, self.path = models.load(self._source, attention=False, device=self.device,
                                                           head=head)
+            forward = inspect.signature(model.forward).parameters
+            self._cache_arg = "cache" if "cache" in forward else "past_key_values"  # transformers 5.x / 4.x
+            self._keeps_logits = "logits_to_keep" in forward
             self._hf = (model, tokenizer)
         return self._hf
+
+    @property
+    def _torch(self):
+        import torch
+
+        return torch
 
     @property
     def hf_model(self):
@@ -253,6 +282,43 @@ class LanguageModel:
             log.warning("%s; it runs on torch", e)
             return None
 
+    def _pad_id(self) -> int:
+        return self._tok.pad_token_id if self._tok.pad_token_id is not None else 0
+
+    def _on_onnx(self, pieces: int) -> bool:
+        """Whether a call that runs ``pieces`` pieces in all runs on the ONNX engine (see :data:`ONNX_PIECES`)."""
+        if self._onnx is None:
+            return False
+        if pieces > ONNX_PIECES:
+            log.info("%d pieces: the torch engine's key/value cache runs them with less work", pieces)
+            return False
+        return True
+
+    def _onnx_lens(self, sequences: list[list[int]], positions: list[list[int]]) -> list[np.ndarray]:
+        """ONNX engine: per sequence, ``(layers + 1, len(positions), vocab)`` float64
+        probabilities through the lens at its ``positions`` (the last layer, already normed
+        in the graph, is the model's own distribution)."""
+        runner, head, _ = self._onnx
+        states = runner.run(*standalone.pad_batch(sequences, self._pad_id())).hidden_states
+        size, last = len(self.piece_texts), self.n_layers
+        return [_softmax(np.stack([head.logits(h[b, where] if k == last else head.normed(h[b, where]))
+                                   for k, h in enumerate(states)]))[..., :size]
+                for b, where in enumerate(positions)]
+
+    def _onnx_next(self, sequences: list[list[int]]) -> np.ndarray:
+        """ONNX engine: ``(len(sequences), vocab)`` float64, the next-piece distribution after
+        each sequence (run whole: the graph keeps no key/value cache), a few thousand pieces a pass."""
+        runner, head, _ = self._onnx
+        out = []
+        width = max(len(s) for s in sequences)
+        size = max(1, bounds.LM_LENS_ROWS // width)
+        for start in range(0, len(sequences), size):
+            chunk = sequences[start : start + size]
+            hidden = runner.run(*standalone.pad_batch(chunk, self._pad_id())).hidden_states[-1]
+            last = np.array([len(s) - 1 for s in chunk])
+            out.append(_softmax(head.logits(hidden[np.arange(len(chunk)), last])))
+        return np.concatenate(out)
+
     # -- pieces as text ----------------------------------------------------------------------
     @property
     def piece_texts(self) -> list[str]:
@@ -294,6 +360,7 @@ class LanguageModel:
             return words
         texts = self.piece_texts
         classes = piece_classes(texts)
+        tail = local_tail(tail)  # (the same answers from the few characters a piece can reach)
         last = tail[-1]
         for i in np.flatnonzero(classes != 0):
             if words[i] is None:
@@ -308,20 +375,60 @@ class LanguageModel:
     def _ids(self, text: str) -> list[int]:
         return list(self._tok(text, add_special_tokens=True)["input_ids"])
 
-    def _forward(self, sequences: list[list[int]], hidden: bool = False):
-        """Run padded sequences: ``(logits (batch, T, vocab), hidden states per layer or None)``."""
-        import torch
+    def _check_pieces(self, ids: list[int], what: str = "the text") -> list[int]:
+        """``ids`` if the model may read that many pieces, else one line naming the bound."""
+        most = min(bounds.MAX_LM_PIECES, self.max_pieces)
+        why = (f"{self.name} reads at most {self.max_pieces:,}" if most == self.max_pieces
+               else "the time of a pass grows with the pieces")
+        check_size(what, len(ids), most, "pieces", why=why,
+                   todo="give a shorter text (its end: the words just before the prediction matter most)")
+        return ids
 
-        width = max(len(s) for s in sequences)
-        pad = self._tok.pad_token_id if self._tok.pad_token_id is not None else 0
-        ids = torch.full((len(sequences), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(sequences), width), dtype=torch.long)
-        for b, s in enumerate(sequences):
-            ids[b, : len(s)] = torch.tensor(s)
-            mask[b, : len(s)] = 1
-        with torch.inference_mode(), self._capture(hidden) as states:
-            out = self.hf_model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device))
-        return out.logits, (states if hidden else None)
+    def _call(self, ids, cache=None, *, last: bool = False):
+        """The model on ``ids`` ``(batch, T)`` after ``cache`` (None: from the start):
+        ``(logits, cache)``; with ``last``, only the last position's logits (where the model
+        can skip the others)."""
+        torch = self._torch
+        kwargs: dict[str, Any] = {"use_cache": True}
+        if cache is not None:
+            kwargs[self._cache_arg] = cache
+        if last and self._keeps_logits:
+            kwargs["logits_to_keep"] = 1
+        with torch.inference_mode():
+            out = self.hf_model(input_ids=ids.to(self.device), **kwargs)
+        cache = getattr(out, "cache", None)
+        return out.logits, cache if cache is not None else out.past_key_values
+
+    def _run_context(self, ids: list[int], hidden: bool = False) -> _Context:
+        """Run the context once; what follows it reuses its key/value cache."""
+        with self._capture(hidden) as states:
+            logits, cache = self._call(self._torch.tensor([ids]), last=True)
+        layers = getattr(cache, "layers", None)  # transformers 5.x; 4.x keeps key_cache / value_cache lists
+        kv = (sum(t.nbytes for layer in layers for t in (layer.keys, layer.values)) if layers is not None
+              else sum(t.nbytes for t in (*cache.key_cache, *cache.value_cache)))
+        return _Context(logits[0, -1], cache, dict(states) if hidden else None, kv)
+
+    def _continue(self, ctx: _Context, rows: list[list[int]], hidden: bool = False):
+        """Run each row of piece ids right after the context, in chunks (as many rows as
+        copies of the context's cache fit :data:`~contextlens.bounds.LM_CACHE_BYTES` and
+        their positions :data:`~contextlens.bounds.LM_LENS_ROWS`): yields ``(first row,
+        logits (chunk, width, vocab; with ``hidden`` the last position's only), states {layer:
+        (chunk, width, dim)} or None)``."""
+        torch = self._torch
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        width = max((len(r) for r in rows), default=1)
+        size = max(1, min(bounds.LM_CACHE_BYTES // max(ctx.kv_bytes, 1), bounds.LM_LENS_ROWS // width))
+        for start in range(0, len(rows), size):
+            chunk = rows[start : start + size]
+            ids = torch.full((len(chunk), max(len(r) for r in chunk)), pad, dtype=torch.long)
+            for b, r in enumerate(chunk):  # right padding: a causal model never reads it
+                ids[b, : len(r)] = torch.tensor(r)
+            cache = copy.deepcopy(ctx.cache)
+            if len(chunk) > 1:
+                cache.batch_repeat_interleave(len(chunk))
+            with self._capture(hidden) as states:
+                logits, _ = self._call(ids, cache, last=hidden)  # the lens reads states, not logits
+            yield start, logits, (dict(states) if hidden else None)
 
     @contextlib.contextmanager
     def _capture(self, on: bool):
@@ -347,11 +454,18 @@ class LanguageModel:
         raise InputError(f"cannot find the final norm of {type(self.hf_model).__name__} (looked for "
                          f"{', '.join(_NORMS)}); the logit lens does not support this architecture")
 
+    def _unembed(self, states, last: bool = False):
+        """Logits through the lens of hidden states ``(batch, pieces, dim)``: the final norm,
+        then the head (``last``: at the last piece only, as the model computes its own logits)."""
+        with self._torch.inference_mode():
+            normed = self._final_norm()(states)
+            return self.hf_model.get_output_embeddings()(normed[:, -1:] if last else normed)
+
     # -- predictions -------------------------------------------------------------------------
     def predict(self, text: str, k: int = 10, *, max_expansions: int = 64) -> Predictions:
         """The ``k`` most probable words at the text's ``[MASK]`` (masked LM) or after the
         text (causal LM), best first."""
-        k = check_int("k", k, low=1, high=1000)
+        k = check_int("k", k, low=1, high=bounds.MAX_PREDICTIONS)
         if not isinstance(text, str) or not text.strip():
             raise InputError("give a non-empty text to predict in")
         if self.kind == "masked":
@@ -359,9 +473,7 @@ class LanguageModel:
         return self._next_word(text, k, max_expansions)
 
     def _fill_mask(self, text: str, k: int) -> Predictions:
-        import torch
-
-        tok = self._tok
+        torch, tok = self._torch, self.tokenizer
         mark = MASK if MASK in text else tok.mask_token
         count = text.count(mark) + (text.count(tok.mask_token) if mark != tok.mask_token else 0)
         if count != 1:
@@ -369,9 +481,10 @@ class LanguageModel:
                              f"{count}: write the text with one {MASK} where the word goes")
         start = text.index(mark)
         filled = text.replace(mark, tok.mask_token)
-        ids = self._ids(filled)
+        ids = self._check_pieces(self._ids(filled))
         where = [i for i, t in enumerate(ids) if t == tok.mask_token_id]
-        logits, _ = self._forward([ids])
+        with torch.inference_mode():
+            logits = self.hf_model(input_ids=torch.tensor([ids]).to(self.device)).logits
         probs = torch.softmax(logits[0, where[0]].double(), -1).cpu().numpy()  # (vocab,)
         tail = text[:start].rstrip()
         words = self._starting_words(tail)
@@ -381,34 +494,40 @@ class LanguageModel:
 
     def _next_word(self, text: str, k: int, max_expansions: int) -> Predictions:
         tail = text.rstrip()
-        context = self._ids(tail)
         texts = self.piece_texts
+        context = self._check_pieces(self._ids(tail))
+        if self._on_onnx(len(context) * 32):  # a search step runs up to tens of paths, each from the start
 
-        def probabilities(paths):
-            sequences = [context + list(p) for p in paths]
-            return self._next_probabilities(sequences)[:, : len(texts)]  # (paths, vocab)
+            def probabilities(paths):
+                return self._onnx_next([context + list(p) for p in paths])[:, : len(texts)]  # (paths, vocab)
+        else:
+            probabilities = self._torch_steps(tail, texts)
 
         def canonical(added: str) -> tuple[int, ...]:
             return tuple(self._tok(added, add_special_tokens=False)["input_ids"])
 
-        found = next_words(probabilities, texts, canonical, tail, k=k, max_expansions=max_expansions)
+        found = next_words(probabilities, texts, canonical, local_tail(tail), k=k, max_expansions=max_expansions)
         return Predictions(self.name, text, len(tokenize(tail)), "causal", CAUSAL_RULE, found.words, found.exact)
 
-    def _next_probabilities(self, sequences: list[list[int]]) -> np.ndarray:
-        """``(len(sequences), vocab)`` float64: the next-piece distribution after each sequence."""
-        last = np.array([len(s) - 1 for s in sequences])
-        if self._onnx is not None:
-            runner, head, _ = self._onnx
-            hidden = runner.run(*standalone.pad_batch(sequences, self._pad_id())).hidden_states[-1]
-            return _softmax(head.logits(hidden[np.arange(len(sequences)), last]))
-        import torch
+    def _torch_steps(self, tail: str, texts: list[str]):
+        """The torch engine's next-piece probabilities ``paths -> (paths, vocab)`` after ``tail``."""
+        torch = self._torch
+        ctx = self._run_context(self._check_pieces(self._ids(tail)))
+        first = torch.softmax(ctx.logits.double(), -1).cpu().numpy()[: len(texts)]  # (vocab,)
 
-        logits, _ = self._forward(sequences)
-        rows = logits[torch.arange(len(sequences)), torch.from_numpy(last)].double()
-        return torch.softmax(rows, -1).cpu().numpy()
+        def step(paths):
+            """Next-piece probabilities after the context and each path: the context is run once,
+            each path from its cache."""
+            out = np.empty((len(paths), len(texts)))
+            out[[b for b, p in enumerate(paths) if not p]] = first
+            grown = [b for b, p in enumerate(paths) if p]
+            for start, logits, _ in self._continue(ctx, [list(paths[b]) for b in grown]):
+                for j, row in enumerate(logits):
+                    b = grown[start + j]
+                    out[b] = torch.softmax(row[len(paths[b]) - 1].double(), -1).cpu().numpy()[: len(texts)]
+            return out  # (paths, vocab)
 
-    def _pad_id(self) -> int:
-        return self._tok.pad_token_id if self._tok.pad_token_id is not None else 0
+        return step
 
     # -- the logit lens ----------------------------------------------------------------------
     def _require_causal(self) -> None:
@@ -431,68 +550,113 @@ class LanguageModel:
         embedding output) after word ``position`` of ``text`` (default: the last word)."""
         self._require_causal()
         context, _, _ = self._context(text, position)
-        ids = self._ids(context)
-        return self._lens([ids], [[len(ids) - 1]])[0][:, 0]
+        ids = self._check_pieces(self._ids(context))
+        if self._on_onnx(len(ids)):
+            return self._onnx_lens([ids], [[len(ids) - 1]])[0][:, 0]
+        return self._lens_here(self._run_context(ids, hidden=True))
 
-    def _lens(self, sequences: list[list[int]], positions: list[list[int]]) -> list[np.ndarray]:
-        """Per sequence, ``(layers + 1, len(positions), vocab)`` float64 probabilities through
-        the lens at its ``positions``; checks that the last layer gives the model's own
-        distribution there."""
-        if self._onnx is not None:  # the last state is already normed, as the model's logits read it
-            runner, head, _ = self._onnx
-            states = runner.run(*standalone.pad_batch(sequences, self._pad_id())).hidden_states
-            size = len(self.piece_texts)
-            last = self.n_layers
-            return [_softmax(np.stack([head.logits(h[b, where] if k == last else head.normed(h[b, where]))
-                                       for k, h in enumerate(states)]))[..., :size]
-                    for b, where in enumerate(positions)]
-        import torch
-
-        logits, states = self._forward(sequences, hidden=True)
-        norm, head = self._final_norm(), self.hf_model.get_output_embeddings()
-        out = [[] for _ in sequences]
-        with torch.inference_mode():
-            for k in range(self.n_layers + 1):
-                # the whole (batch, T) block, as the model computes its own logits: the last
-                # layer then gives exactly the model's numbers
-                lens = head(norm(states[k]))  # (batch, T, vocab)
-                for b, where in enumerate(positions):
-                    out[b].append(lens[b, where])
-            last = [logits[b, where] for b, where in enumerate(positions)]
-            if not all(torch.allclose(o[-1], x, atol=1e-4, rtol=1e-4) for o, x in zip(out, last)):
-                raise InputError(f"{type(self.hf_model).__name__}'s head does more than final norm + "
-                                 "unembedding (e.g. logit scaling); the logit lens does not support it")
-            size = len(self.piece_texts)
-            return [torch.softmax(torch.stack(o).double(), -1).cpu().numpy()[..., :size] for o in out]
+    def _lens_here(self, ctx: _Context) -> np.ndarray:
+        """``(layers + 1, vocab)`` float64 probabilities through the lens at the context's last
+        piece; checks that the last layer gives the model's own distribution there."""
+        torch = self._torch
+        # the final norm over the whole context, then the head on the last position: what the
+        # model itself computes for its last logits, so the last layer gives exactly its numbers
+        rows = torch.cat([self._unembed(ctx.states[k], last=True)[0] for k in range(self.n_layers + 1)])
+        if not torch.allclose(rows[-1], ctx.logits, atol=1e-4, rtol=1e-4):
+            raise InputError(f"{type(self.hf_model).__name__}'s head does more than final norm + "
+                             "unembedding (e.g. logit scaling); the logit lens does not support it")
+        return torch.softmax(rows.double(), -1).cpu().numpy()[:, : len(self.piece_texts)]
 
     def lens(self, text: str, position: int | None = None, *, k: int = 5, track: Sequence[str] = ()) -> LensResult:
         """The logit lens after word ``position`` of ``text`` (default: the last word; the
         words after it are not read: the model is causal). Per layer: the ``k`` best next
-        words and, for each word of ``track``, its probability and the rank of its first piece."""
+        words and, for each word of ``track``, its probability and the rank of its first piece.
+
+        Work and memory: one pass over the context, then the tracked words' pieces from its
+        cache, in chunks (:mod:`contextlens.bounds`); each layer's distribution at the context
+        is sorted once, and a tracked word's rank is read from it."""
         self._require_causal()
-        k = check_int("k", k, low=1, high=1000)
+        k = check_int("k", k, low=1, high=bounds.MAX_PREDICTIONS)
+        check_size("the lens's tracked list", len(track), bounds.MAX_TRACKED, "words",
+                   why="each costs a pass over the vocabulary per layer and piece",
+                   todo="track fewer words, or run the lens again for the others")
         context, position, word = self._context(text, position)
-        ids = self._ids(context)
+        ids = self._check_pieces(self._ids(context))
         tracked = [self._tracked_pieces(context, w) for w in track]
-        n = len(ids)
-        probs = self._lens([ids] + [ids + p for _, p in tracked],
-                           [[n - 1]] + [list(range(n - 1, n + len(p))) for _, p in tracked])
         texts, classes = self.piece_texts, piece_classes(self.piece_texts)
+        if self._on_onnx((len(tracked) + 1) * (len(ids) + max((len(p) for _, p in tracked), default=0))):
+            here, along, end = self._onnx_follow(ids, tracked, local_tail(context), texts, classes)
+        else:
+            ctx = self._run_context(ids, hidden=True)
+            here = self._lens_here(ctx)  # (layers + 1, vocab)
+            along, end = self._follow(ctx, tracked, local_tail(context), texts, classes)  # (tracked, layers + 1)
+        order = np.sort(here, axis=1)  # (layers + 1, vocab): each row sorted once for every rank
         words = self._starting_words(context)
         tokens = self._tok.convert_ids_to_tokens(list(range(len(texts))))
         layers = []
         for layer in range(self.n_layers + 1):
-            here = probs[0][layer, 0]  # (vocab,)
-            top = first_piece_words(here, words, tokens, k)
+            top = first_piece_words(here[layer], words, tokens, k)
             rows = []
-            for (added, pieces), p in zip(tracked, probs[1:]):
-                along = [p[layer, j, piece] for j, piece in enumerate(pieces)]
-                end = p[layer, len(pieces)][ends_word(context, added, texts, classes)].sum()
-                rank = 1 + int((here > here[pieces[0]]).sum())
+            for t, (added, pieces) in enumerate(tracked):
+                p0 = here[layer, pieces[0]]
+                rank = 1 + len(texts) - int(np.searchsorted(order[layer], p0, side="right"))  # 1 + #{> p0}
                 rows.append(TrackedWord(added.strip(), tuple(texts[i] for i in pieces),
-                                        float(np.prod(along) * end), rank))
+                                        float(p0 * along[t, layer] * end[t, layer]), rank))
             layers.append(LensLayer(layer, "embedding output" if layer == 0 else f"layer {layer}", top, rows))
         return LensResult(self.name, text, position, word, LENS_RULE, layers)
+
+    def _onnx_follow(self, ids: list[int], tracked: list[tuple[str, list[int]]], tail: str, texts, classes):
+        """ONNX engine: the lens at the context's last piece ``(layers + 1, vocab)``, and as
+        :meth:`_follow` gives them, per tracked word and layer the product of its pieces'
+        probabilities after the first and the probability that the word ends after its last
+        (only the words' own rows are unembedded, :data:`~contextlens.bounds.LM_LENS_ROWS` at a time)."""
+        runner, head, _ = self._onnx
+        n, size, top = len(ids), len(texts), self.n_layers
+        here = self._onnx_lens([ids], [[n - 1]])[0][:, 0]
+        along = np.ones((len(tracked), top + 1))
+        end = np.zeros((len(tracked), top + 1))
+        start = 0
+        while start < len(tracked):
+            stop, rows = start + 1, len(tracked[start][1])
+            while stop < len(tracked) and rows + len(tracked[stop][1]) <= bounds.LM_LENS_ROWS:
+                rows, stop = rows + len(tracked[stop][1]), stop + 1
+            chunk = tracked[start:stop]
+            states = runner.run(*standalone.pad_batch([ids + p for _, p in chunk], self._pad_id())).hidden_states
+            for k, h in enumerate(states):
+                for t, (added, pieces) in enumerate(chunk):
+                    rows_k = h[t, n : n + len(pieces)]  # after each piece: (pieces, dim)
+                    probs = _softmax(head.logits(rows_k if k == top else head.normed(rows_k)))[:, :size]
+                    along[start + t, k] = np.prod([probs[j - 1, pieces[j]] for j in range(1, len(pieces))])
+                    end[start + t, k] = probs[-1][ends_word(tail, added, texts, classes)].sum()
+            start = stop
+        return here, along, end
+
+    def _follow(self, ctx: _Context, tracked: list[tuple[str, list[int]]], tail: str, texts, classes):
+        """Per tracked word and layer, through the lens: the product of its pieces' probabilities
+        after the first, and the probability that the word ends after its last piece; both
+        ``(tracked, layers + 1)``. Each word's pieces run after the context's cache; only their
+        own rows go through the unembedding, :data:`~contextlens.bounds.LM_LENS_ROWS` at a time."""
+        torch = self._torch
+        along = np.ones((len(tracked), self.n_layers + 1))
+        end = np.zeros((len(tracked), self.n_layers + 1))
+        size = len(texts)
+        for start, _, states in self._continue(ctx, [p for _, p in tracked], hidden=True):
+            chunk = tracked[start : start + len(states[0])]
+            m = [len(p) for _, p in chunk]
+            word = torch.tensor([j for j, n in enumerate(m) for _ in range(n)])  # (rows,) row -> word
+            place = torch.tensor([i for n in m for i in range(n)])  # row -> its piece's position
+            last = torch.tensor(np.cumsum(m) - 1)  # (chunk,) each word's last row: is the word over?
+            inner = torch.tensor([r for r in range(len(word)) if r not in set(last.tolist())], dtype=torch.long)
+            following = torch.tensor([p[i + 1] for _, p in chunk for i in range(len(p) - 1)], dtype=torch.long)
+            ends = torch.from_numpy(np.stack([ends_word(tail, added, texts, classes) for added, _ in chunk]))
+            for layer in range(self.n_layers + 1):
+                rows = states[layer][word, place][None]  # (1, rows, dim): only the words' own pieces
+                logp = torch.log_softmax(self._unembed(rows)[0].double(), -1)[:, :size]  # (rows, vocab)
+                inside = torch.zeros(len(chunk), dtype=torch.float64).index_add_(
+                    0, word[inner], logp[inner, following])  # log Π P(piece i + 1 | pieces ..i)
+                along[start : start + len(chunk), layer] = torch.exp(inside).numpy()
+                end[start : start + len(chunk), layer] = (torch.exp(logp[last]) * ends).sum(-1).numpy()
+        return along, end
 
     def _tracked_pieces(self, context: str, word: str) -> tuple[str, list[int]]:
         """``(added text, piece ids)`` of ``word`` written after ``context`` (a space first

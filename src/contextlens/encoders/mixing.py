@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..bounds import MAX_LAYERS
 from ..context.attention import (
     causal_mask,
     check_scale,
@@ -50,7 +51,6 @@ log = logging.getLogger(__name__)
 
 POSITIONS = ("sinusoidal",)
 PROJECTIONS = ("random",)
-MAX_LAYERS = 64  # stacked toy attention layers
 MAX_D_HEAD = 4096  # query/key dims per head of random projections
 
 

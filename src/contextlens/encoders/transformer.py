@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import bounds
 from ..context.attention import check_weights_size
 from ..errors import InputError, check_bool, check_choice, check_int, numbered
 from ..progress import step
@@ -62,8 +63,8 @@ from .base import SENTENCE_POOLINGS, Encoder, Encoding, check_texts
 __all__ = ["TransformerEncoder"]
 
 log = logging.getLogger(__name__)
-ATTENTION_BUDGET = 1 << 29  # bytes of piece attention one batch may hold (512 MiB)
-MAX_BATCH = 4096  # sequences per forward pass
+ATTENTION_BUDGET = bounds.ATTENTION_BUDGET  # bytes of piece attention one batch may hold
+MAX_BATCH = bounds.MAX_BATCH  # sequences per forward pass
 FIDELITY_TEXTS = 16  # bf16: texts of the first call encoded in fp32 too, to measure the difference
 
 

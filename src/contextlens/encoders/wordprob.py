@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import heapq
 import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -37,11 +38,12 @@ from ..errors import InputError
 from ..text import tokenize
 
 __all__ = ["END", "CONTINUE", "CHECK", "WordProbability", "NextWords", "piece_classes", "next_word",
-           "ends_word", "first_piece_words", "next_words"]
+           "ends_word", "first_piece_words", "next_words", "local_tail"]
 
 log = logging.getLogger(__name__)
 END, CONTINUE, CHECK = 0, 1, 2  # a piece ends the word before it / continues it / depends on the word
 _JOINERS = frozenset("'’-‐.,:/")  # can glue onto a word in tokenize(): don't, well-known, 1,200
+_LAST_SPACE = re.compile(r"\s\S*\Z")
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,21 @@ def piece_classes(texts: Sequence[str]) -> np.ndarray:
         elif not (t[0].isalnum() or t[0] == "_" or t[0] in _JOINERS):
             out[i] = END
     return out
+
+
+def local_tail(tail: str) -> str:
+    """The end of ``tail`` that text appended to it can still change: from its last white
+    space on. No word of :func:`~contextlens.text.tokenize` spans white space and the
+    tokenizer never looks back, so :func:`next_word` and :func:`ends_word` give the same
+    answers after it as after the whole tail, at a cost that does not grow with the text.
+
+    >>> local_tail("We sat on the bank"), local_tail("pay 1,2,3,"), local_tail("end. "), local_tail("one")
+    (' bank', ' 1,2,3,', ' ', 'one')
+    >>> next_word("We sat on the bank", "'s") == next_word(local_tail("We sat on the bank"), "'s")
+    True
+    """
+    m = _LAST_SPACE.search(tail)
+    return tail if m is None else tail[m.start():]
 
 
 def next_word(tail: str, added: str) -> tuple[str, str | None]:
@@ -137,19 +154,34 @@ def first_piece_words(probs: np.ndarray, words: Sequence[str | None], pieces: Se
                       k: int) -> list[WordProbability]:
     """The fill-mask rule: ``probs`` ``(vocab,)`` over pieces; ``words[i]`` the word piece
     ``i`` starts (None: it continues a word or is special); pieces giving one word are summed.
+    Words of equal probability keep the order of their best pieces (most probable, then
+    first); a word's pieces are listed most probable first. Vectorised: a few numpy passes
+    over the vocabulary, whatever ``k``.
 
     >>> first_piece_words(np.array([0.5, 0.3, 0.2]), ["bank", None, "bank"], ["bank", "##s", "Bank"], 2)
     [WordProbability(word='bank', probability=0.7, pieces=('bank', 'Bank'))]
     """
-    total: dict[str, float] = {}
-    used: dict[str, list[str]] = {}
-    for i in np.argsort(-probs, kind="stable"):
-        w = words[i]
-        if w is not None:
-            total[w] = total.get(w, 0.0) + float(probs[i])
-            used.setdefault(w, []).append(pieces[i])
-    best = sorted(total, key=lambda w: -total[w])[:k]
-    return [WordProbability(w, total[w], tuple(used[w])) for w in best]
+    probs = np.asarray(probs, dtype=np.float64)
+    index: dict[str, int] = {}
+    wid = np.fromiter((-1 if w is None else index.setdefault(w, len(index)) for w in words), dtype=np.int64,
+                      count=len(words))  # (vocab,) the word of each piece, -1 for none
+    if not index:
+        return []
+    order = np.argsort(-probs, kind="stable")  # pieces, most probable first
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    kept = np.flatnonzero(wid >= 0)
+    total = np.bincount(wid[kept], weights=probs[kept], minlength=len(index))  # (words,)
+    first = np.full(len(index), len(order), dtype=np.int64)
+    np.minimum.at(first, wid[kept], rank[kept])  # each word's best piece
+    best = np.lexsort((first, -total))[:k]  # (k,) by probability, then by best piece
+    chosen = kept[np.isin(wid[kept], best)]
+    chosen = chosen[np.argsort(rank[chosen])]  # their pieces, most probable first
+    used: dict[int, list[str]] = {int(w): [] for w in best}
+    for i in chosen:
+        used[int(wid[i])].append(pieces[i])
+    names = list(index)
+    return [WordProbability(names[w], float(total[w]), tuple(used[int(w)])) for w in best]
 
 
 def next_words(step: Callable[[list[tuple[int, ...]]], np.ndarray], texts: Sequence[str],

@@ -13,6 +13,12 @@ after the last checkpoint (written but not committed), skips the sentences alrea
 (reading them without encoding) and goes on; the corpus stream is deterministic, so it
 ends with exactly the usages of a clean build. Each Lance write is atomic, and readers
 see committed versions only, so they can search while a build appends.
+
+Several machines: ``shard="I/N"`` builds only the documents of shard ``I`` of ``N`` (by a
+hash of the document's name: :func:`.shards.shard_of`), so N builds, anywhere, make N
+indexes that :func:`contextlens.index.search_usages` searches as one (``db=[A, B, ...]``).
+On Ray, a chunk whose encoding fails because a node was lost is encoded again
+(:class:`contextlens.scale.ray_engine.RayEncoder`): nothing of it was written yet.
 """
 
 from __future__ import annotations
@@ -31,7 +37,18 @@ from ..errors import InputError, check_choice, check_int
 from ..files import check_outputs, output_dir
 from .encode import LocalEncoder, make_index_encoder, plan_chunk
 from .extract import LAYOUTS, MATCHES, Sentence, WordMatcher, count_words, iter_corpus_sentences
-from .store import DTYPES, PROGRESS, IndexMismatchError, UsageReader, UsageStore, open_progress_rows
+from .shards import parse_shard, shard_of
+from .store import (
+    DTYPES,
+    PROGRESS,
+    IndexMismatchError,
+    UsageReader,
+    UsageStore,
+    is_uri,
+    open_progress_rows,
+    side_setting,
+    table_names,
+)
 
 __all__ = ["build_index", "BuildResult", "ENGINES", "make_index_encoder"]
 
@@ -39,7 +56,8 @@ log = logging.getLogger(__name__)
 ENGINES = ("local", "ray")
 #: ``progress(sentences_done, usages_done)`` after each committed chunk
 BuildProgress = Callable[[int, int], None]
-_CHECKED = ("model", "layers", "dim", "dtype", "match", "layout", "words", "precision")
+_CHECKED = ("model", "layers", "dim", "dtype", "match", "layout", "words", "precision", "shard", "side_index")
+_DEFAULTS = {"side_index": "auto"}  # what an index made before a parameter existed has
 
 
 @dataclass
@@ -59,6 +77,8 @@ class BuildResult:
     ann_index: bool = False
     seconds: float = 0.0
     params: dict[str, Any] = field(default_factory=dict)
+    search: dict[str, Any] = field(default_factory=dict)  # the side index: kind, bytes, bytes per usage
+    nodes: dict[str, int] = field(default_factory=dict)  # Ray: usages encoded per node id (this run)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -72,12 +92,21 @@ def _chunks(stream: Iterator[Sentence], size: int) -> Iterator[list[Sentence]]:
         yield chunk
 
 
-def _open_or_create(db: Path, params: dict[str, Any]) -> UsageStore:
-    if db.exists() and any(db.iterdir()) and not _only_empty_progress(db):
+def _holds_something(db: Path | str) -> bool:
+    """Whether ``db`` (a folder or a URI) holds anything but what a killed creation leaves."""
+    there = bool(table_names(db)) if isinstance(db, str) else db.exists() and any(db.iterdir())
+    return there and not _only_empty_progress(db)
+
+
+def _open_or_create(db: Path | str, params: dict[str, Any]) -> UsageStore:
+    if _holds_something(db):
         store = UsageStore.open(db)  # a foreign or damaged folder raises here, untouched
-        differ = [k for k in _CHECKED if store.params.get(k) != params.get(k)]
+        recorded = {k: store.params.get(k, _DEFAULTS.get(k)) for k in _CHECKED}
+        if params.get("side_index") == "auto":  # not asked: the index keeps its own choice
+            params["side_index"] = recorded["side_index"]
+        differ = [k for k in _CHECKED if recorded[k] != params.get(k)]
         if differ:
-            said = [f"{k} {store.params.get(k)!r} (this build: {params.get(k)!r})" for k in differ if k != "words"]
+            said = [f"{k} {recorded[k]!r} (this build: {params.get(k)!r})" for k in differ if k != "words"]
             if "words" in differ:
                 said.append(f"the words {_listed(store.params.get('words') or [])} (this build: "
                             f"{_listed(params['words'])})")
@@ -97,8 +126,10 @@ def _listed(words: list[str], n: int = 6) -> str:
     return ", ".join(words[:n]) + ("..." if len(words) > n else "") + f" ({len(words)})"
 
 
-def _only_empty_progress(db: Path) -> bool:
+def _only_empty_progress(db: Path | str) -> bool:
     """Whether ``db`` holds only what a creation killed half-way leaves (an empty progress table)."""
+    if isinstance(db, str):
+        return table_names(db) == [PROGRESS] and open_progress_rows(db) == 0
     return [p.name for p in db.iterdir()] == [f"{PROGRESS}.lance"] and open_progress_rows(db) == 0
 
 
@@ -107,7 +138,8 @@ def build_index(
     model: str = "minilm", layers=None, match: str = "lower", dtype: str = "float16", layout: str = "lines",
     batch_size: int = 32, chunk_size: int | None = None, engine: str = "local", address: str | None = None,
     concurrency: int = 1, wordnet=None, progress: BuildProgress | None = None, encoder=None,
-    model_engine: str | None = None, precision: str | None = None,
+    model_engine: str | None = None, precision: str | None = None, compress: bool | None = None,
+    shard: str | tuple[int, int] | None = None,
 ) -> BuildResult:
     """Build (or resume) the usage index of ``words`` in ``corpus`` into the folder ``db``.
 
@@ -119,6 +151,13 @@ def build_index(
     ``model_engine`` (``torch``, ``onnx``, ``auto``) and ``precision`` (``fp32``, ``bf16``)
     run the model (:class:`~contextlens.encoders.transformer.TransformerEncoder`); bf16 is
     recorded in the index (its vectors differ), the engine is not (fp32 engines agree within 1e-5).
+
+    ``db``: a folder, or a LanceDB URI (``s3://bucket/usages``...; see :mod:`.store`).
+    ``compress``: the side index kind (:mod:`.side_index`): True compressed, False full,
+    None (default) compressed from ``COMPRESS_MIN_ROWS`` usages x layers (a resumed build
+    keeps the index's choice). ``shard``: ``"I/N"`` (or ``(I, N)``) builds only the
+    documents of shard I of N (:func:`.shards.shard_of`); with ``all_words`` the words are
+    counted over the whole corpus, so that every shard has the same words.
     """
     check_choice("match", match, MATCHES)
     check_choice("dtype", dtype, DTYPES)
@@ -126,6 +165,7 @@ def build_index(
     check_choice("engine", engine, ENGINES)
     check_int("min_count", min_count, low=1)
     check_int("batch_size", batch_size, low=1, high=4096)
+    part = parse_shard(shard) if shard is not None else None
     if chunk_size is not None:
         check_int("chunk_size", chunk_size, low=1, high=1 << 20, hint="sentences per checkpoint")
     if (words is None) == (not all_words):
@@ -133,8 +173,9 @@ def build_index(
     started = time.perf_counter()
     src = resolve_source(corpus)  # a missing path fails before any model is loaded
     given = [corpus] if isinstance(corpus, str | os.PathLike) else list(corpus) if src.paths else []
-    check_outputs([("db", db)], [("corpus", p) for p in [*given, *src.paths]], files_of=lambda *_: ())
-    output_dir(db)  # so does a --db that is a file, or a folder that cannot be written
+    if not is_uri(db):  # a URI is LanceDB's to check (credentials, bucket)
+        check_outputs([("db", db)], [("corpus", p) for p in [*given, *src.paths]], files_of=lambda *_: ())
+        output_dir(db)  # so does a --db that is a file, or a folder that cannot be written
     if all_words:
         words = count_words(iter_corpus_sentences(corpus, layout=layout), min_count=min_count)
         log.info("--all-words: %d words seen at least %d times", len(words), min_count)
@@ -144,8 +185,9 @@ def build_index(
     params = {"model": enc.name, "model_path": enc.params()["path"], "layers": stored,
               "dim": enc.dim, "dtype": dtype, "match": match, "layout": layout,
               "words": list(matcher.words), "pooling": enc.params()["pooling"],
-              **{k: enc.params()[k] for k in ("precision",) if k in enc.params()}}
-    db = Path(db)
+              **{k: enc.params()[k] for k in ("precision",) if k in enc.params()},
+              "shard": f"{part[0]}/{part[1]}" if part else None, "side_index": side_setting(compress)}
+    db = str(db) if is_uri(db) else Path(db)
     store = _open_or_create(db, params)
     point = store.checkpoint()
     stats = ReadStats()
@@ -154,6 +196,8 @@ def build_index(
         return _result(store, stats, point["sentences_done"], point["sentences_done"], started, True)
     store.rollback(point["chunk"])
     stream = iter_corpus_sentences(corpus, layout=layout, stats=stats)
+    if part is not None:
+        stream = (s for s in stream if shard_of(s.doc, part[1]) == part[0])
     done, chunk_no = point["sentences_done"], point["chunk"] + 1
     for _ in itertools.islice(stream, done):  # already indexed: read, not encoded
         pass
@@ -177,12 +221,14 @@ def build_index(
                 progress(done, usages)
     finally:
         runner.close()
+    if part is not None and not done:
+        log.warning("shard %d/%d holds no sentence of this corpus (its documents hash to other shards)", *part)
     store.finish(chunk_no - 1, done)
-    return _result(store, stats, done, point["sentences_done"], started, False)
+    return _result(store, stats, done, point["sentences_done"], started, False, getattr(runner, "nodes", {}))
 
 
 def _result(store: UsageStore, stats: ReadStats, sentences: int, resumed_at: int, started: float,
-            complete: bool) -> BuildResult:
+            complete: bool, nodes: dict[str, int] | None = None) -> BuildResult:
     reader: UsageReader = store.reader()
     reader.refresh()
     counts = reader.word_counts()
@@ -192,5 +238,6 @@ def _result(store: UsageStore, stats: ReadStats, sentences: int, resumed_at: int
         log.warning("%d target word(s) never found in the corpus: %s", len(missing), shown)
     return BuildResult(str(store.path), sentences, sum(counts.values()), counts, missing, stats.n_skipped,
                        list(stats.skipped[:100]), resumed_at, complete, reader.has_ann_index(),
-                       time.perf_counter() - started, {k: v for k, v in store.params.items() if k != "words"})
+                       time.perf_counter() - started, {k: v for k, v in store.params.items() if k != "words"},
+                       reader.search_structure(), dict(nodes or {}))
 

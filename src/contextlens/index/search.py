@@ -7,6 +7,10 @@ per process (:func:`query_encoder`) and the index's side index once per table ve
 a second search in the same process (:func:`search_queries`, the lab, a notebook) loads
 nothing.
 
+Several indexes of the same model, layers and words (the shards of one corpus, built with
+``--shard I/N``, or indexes of several corpora) are searched as one: give ``db`` a list of
+them (:class:`.shards.ShardedReader`).
+
 A file of queries (``index search --queries FILE``) holds one search per line,
 ``word<TAB>sentence``; blank lines and lines starting with ``#`` are skipped:
 
@@ -24,25 +28,33 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..bounds import MAX_K
 from ..errors import EmptyInputError, FileFormatError, InputError, TargetNotFoundError, ask, check_int
 from ..text import locate, tokenize
-from .store import IndexMismatchError, UsageReader, open_store
+from .shards import ShardedReader, open_readers
+from .store import IndexMismatchError, UsageReader, is_uri, open_store
 
 __all__ = ["search_usages", "like_usage", "search_queries", "read_queries", "Query", "check_model", "query_encoder"]
 
 log = logging.getLogger(__name__)
 _ENCODERS: dict[tuple, Any] = {}
-MAX_K = 10_000  # results per search
 _READERS: dict[str, UsageReader] = {}  # opened indexes by folder, most recent last
 KEEP_READERS = 4
 
 
-def reader_of(db: str | os.PathLike | UsageReader) -> UsageReader:
-    """``db`` itself when it is a reader; else the index at that folder, opened once per
-    process (a later call refreshes it: it sees what a build added since)."""
-    if isinstance(db, UsageReader):
+Index = str | os.PathLike | UsageReader | ShardedReader  # one index, or several searched as one (a list)
+
+
+def reader_of(db: Index | list) -> UsageReader | ShardedReader:
+    """``db`` itself when it is a reader; else the index at that folder (or URI), opened once
+    per process (a later call refreshes it: it sees what a build added since); a list of
+    several indexes: a :class:`.shards.ShardedReader` of them."""
+    if isinstance(db, UsageReader | ShardedReader):
         return db
-    key = os.path.realpath(db)
+    if isinstance(db, list | tuple):
+        readers = open_readers([reader_of(d) for d in db])
+        return readers[0] if len(readers) == 1 else ShardedReader(readers)
+    key = str(db) if is_uri(db) else os.path.realpath(db)
     reader = _READERS.pop(key, None)
     if reader is not None:
         try:
@@ -57,7 +69,7 @@ def reader_of(db: str | os.PathLike | UsageReader) -> UsageReader:
     return reader
 
 
-def check_model(store: UsageReader, model: str | None) -> None:
+def check_model(store: UsageReader | ShardedReader, model: str | None) -> None:
     """Raise :class:`IndexMismatchError` when ``model`` is not the one the index was built with."""
     if model is None:
         return
@@ -72,7 +84,7 @@ def check_model(store: UsageReader, model: str | None) -> None:
         )
 
 
-def query_encoder(store: UsageReader, threads: int | None = None, engine: str | None = None):
+def query_encoder(store: UsageReader | ShardedReader, threads: int | None = None, engine: str | None = None):
     """The index's encoder (model, layers, precision), loaded once per process (``threads``:
     CPU threads, a process-wide setting; ``engine``: what runs the model; None: the
     library's defaults)."""
@@ -87,7 +99,7 @@ def query_encoder(store: UsageReader, threads: int | None = None, engine: str | 
     return _ENCODERS[key]
 
 
-def _target(store: UsageReader, word: str) -> str:
+def _target(store: UsageReader | ShardedReader, word: str) -> str:
     target = word if store.params.get("match") == "exact" else word.lower()
     if target not in store.params["words"]:
         shown = ", ".join(store.params["words"][:15])
@@ -96,7 +108,7 @@ def _target(store: UsageReader, word: str) -> str:
     return target
 
 
-def _query_word(store: UsageReader, sentence: str, word: str, occurrence: int | None):
+def _query_word(store: UsageReader | ShardedReader, sentence: str, word: str, occurrence: int | None):
     words = tokenize(sentence)
     try:
         return words[locate(words, word, occurrence=occurrence)]
@@ -114,7 +126,7 @@ def _query_word(store: UsageReader, sentence: str, word: str, occurrence: int | 
     return hits[occurrence or 0]
 
 
-def search_usages(db: str | os.PathLike | UsageReader, sentence: str, word: str, *, k: int = 10,
+def search_usages(db: Index | list, sentence: str, word: str, *, k: int = 10,
                   layer: int | None = None, model: str | None = None, occurrence: int | None = None,
                   encoder=None, threads: int | None = None, engine: str | None = None) -> dict[str, Any]:
     """The ``k`` usages of ``word`` in the index nearest its usage in ``sentence``.
@@ -145,7 +157,7 @@ def search_usages(db: str | os.PathLike | UsageReader, sentence: str, word: str,
             "word": target, "layer": col_layer, "model": store.params["model"], "results": rows}
 
 
-def like_usage(db: str | os.PathLike | UsageReader, uid: str, *, k: int = 10, layer: int | None = None,
+def like_usage(db: Index | list, uid: str, *, k: int = 10, layer: int | None = None,
                model: str | None = None) -> dict[str, Any]:
     """The ``k`` usages of the same word nearest the stored usage ``uid`` (itself left out)."""
     store = reader_of(db)
@@ -189,7 +201,7 @@ def read_queries(path: str | os.PathLike) -> list[Query]:
     return queries
 
 
-def search_queries(db: str | os.PathLike | UsageReader, queries: list[Query], *, k: int = 10,
+def search_queries(db: Index | list, queries: list[Query], *, k: int = 10,
                    layer: int | None = None, model: str | None = None, threads: int | None = None,
                    engine: str | None = None) -> list[dict[str, Any]]:
     """:func:`search_usages` for each query, in order, with the index opened and its model

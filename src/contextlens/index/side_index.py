@@ -29,8 +29,26 @@ probes every list, i.e. it is searched exactly. A table below ``ANN_MIN_ROWS`` u
 one list and no graph: every search is exact. See benchmarks/RESULTS.md for the
 measurements behind this design (against FAISS HNSW and LanceDB's own indexes).
 
+**Compressed** (``kind="compressed"``; chosen by :func:`side_kind` for a large table, or asked
+for): the float16 lists and the graph cost about 1,830 bytes per usage and layer, 1.8 GB of
+memory at 1M usages. A compressed side index keeps, per stored layer, a FAISS ``IVF<n>,PQ<m>``
+index of the unit vectors (:func:`pq_codes`: one one-byte code per 4 dimensions, at most
+128: 96 bytes for dim 384; ids = positions, sorted by word as above) and, instead of
+``rows.arrow``, each position's LanceDB row id (``row_ids.npy``). A search takes the PQ
+index's best :func:`rerank_for` ``(k)`` candidates (200 for k = 10), reads their float16
+vectors from the LanceDB table (the store of record) by row id, scores them exactly and
+reads the rows of the ``k`` best: about 140 bytes per usage and layer in all. A search
+over every word probes ``max(NPROBES, lists / ALL_WORDS_PROBE_DIVISOR)`` lists (there is
+no graph); a word's search probes as above. Why these settings (1M synthetic usages in
+tight clusters, the hard case: 48 codes re-ranking 100 candidates recalled 0.68, 96 codes
+0.91 and with 200 candidates 0.99; probing 100 lists instead of 20 recalled the same and
+cost 15 ms): benchmarks/RESULTS.md, "Compressed search".
+
 Written atomically: into a temporary folder renamed into place when complete, so a build
 killed while writing it leaves no side index, and the next build or reader writes it again.
+An index whose table lives in object storage (``s3://``, ``gs://``...: see
+:mod:`.store`) keeps its side index in the local cache instead (``side-indexes``), written
+the same way (:func:`write_side_index` into the cache's temporary folder).
 
 >>> lists_for(1_000_000), lists_for(50_000), lists_for(300)
 (1000, 224, 1)
@@ -38,6 +56,12 @@ killed while writing it leaves no side index, and the next build or reader write
 1000
 >>> probes_for(n_word=222_000, lists=1000, exact_rows=10_000)
 10
+>>> side_kind(rows=50_000, layers=1, compress=None), side_kind(2_000_000, 1, None), side_kind(300, 2, True)
+('full', 'compressed', 'compressed')
+>>> pq_codes(384), pq_codes(768), pq_codes(576), pq_codes(32), pq_codes(100)
+(96, 128, 96, 8, 25)
+>>> rerank_for(10), rerank_for(50)
+(200, 1000)
 """
 
 from __future__ import annotations
@@ -49,19 +73,25 @@ import os
 import shutil
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..errors import MissingDependencyError
+from ..errors import MissingDependencyError, check_choice
 
-__all__ = ["SideIndex", "build_side_index", "open_side_index", "side_folder", "lists_for", "probes_for",
-           "ANN_MIN_ROWS", "NPROBES", "MIN_WORD_ROWS_PROBED", "EXACT_MAX_WORD_ROWS"]
+__all__ = ["SideIndex", "CompressedSideIndex", "build_side_index", "write_side_index", "open_side_index",
+           "load_side_index", "side_folder", "side_kind", "lists_for", "probes_for", "pq_codes", "rerank_for",
+           "ANN_MIN_ROWS", "NPROBES", "MIN_WORD_ROWS_PROBED", "EXACT_MAX_WORD_ROWS", "KINDS", "COMPRESS_MIN_ROWS"]
 
 log = logging.getLogger(__name__)
-FORMAT, FORMAT_VERSION = "contextlens-side-index", 2  # 2: the HNSW graph
+FORMAT, FORMAT_VERSION = "contextlens-side-index", 3  # 2: the HNSW graph; 3: the kind (full or compressed)
+KINDS = ("full", "compressed")
+# usages x stored layers above which a build compresses its side index unless told: the full
+# one holds ~1,830 bytes per usage and layer in memory (1.8 GB at this size), the compressed
+# one ~140; see benchmarks/RESULTS.md ("Compressed search") for the figures behind it
+COMPRESS_MIN_ROWS = 1_000_000
 ANN_MIN_ROWS = 20_000  # below this, one list: every search is an exact scan (a few ms at 20k usages)
 NPROBES = 10  # lists probed over every word where there is no graph; the fewest a word's search probes
 HNSW_M, HNSW_EF_CONSTRUCTION = 32, 40  # the graph over every word: neighbours per node, build beam
@@ -72,6 +102,12 @@ EXACT_MAX_WORD_ROWS = 10_000  # a word with at most this many usages: every list
 TRAIN_PER_LIST = 64  # k-means training sample: this many vectors per list
 ADD_BATCH = 100_000  # vectors normalised and added at a time (bounded memory)
 PREFIX = "search-v"
+PQ_DIMS_PER_CODE, PQ_MAX_CODES = 4, 128  # one-byte PQ codes: one per 4 dimensions, at most 128 a vector
+RERANK = 20  # candidates re-scored exactly per result asked (at least RERANK_MIN)
+RERANK_MIN = 200
+ALL_WORDS_PROBE_DIVISOR = 50  # compressed, over every word: a fiftieth of the lists (no graph)
+PQ_BITS = 8
+PQ_TRAIN_ROWS = 65_536  # FAISS trains each code book on at most 256 x 256 points
 
 
 def _faiss():
@@ -100,21 +136,43 @@ def probes_for(n_word: int | None, lists: int, exact_rows: int | None = None) ->
     return int(min(lists, max(NPROBES, math.ceil(MIN_WORD_ROWS_PROBED / per_list))))
 
 
+def side_kind(rows: int, layers: int, compress: bool | None) -> str:
+    """``compressed`` when asked (``compress=True``) or, unless refused (``False``), when the
+    table holds at least ``COMPRESS_MIN_ROWS`` usages x stored layers; else ``full``."""
+    if compress is None:
+        compress = rows * max(1, layers) >= COMPRESS_MIN_ROWS
+    return "compressed" if compress else "full"
+
+
+def pq_codes(dim: int) -> int:
+    """One-byte PQ codes per vector: ``dim / PQ_DIMS_PER_CODE`` (at most ``PQ_MAX_CODES``),
+    or the largest divisor of ``dim`` below it (FAISS splits a vector into equal parts)."""
+    m = max(1, min(dim // PQ_DIMS_PER_CODE, PQ_MAX_CODES))
+    while dim % m:
+        m -= 1
+    return m
+
+
+def rerank_for(k: int) -> int:
+    """Candidates a compressed search re-scores from the table's vectors to return ``k``."""
+    return max(RERANK_MIN, RERANK * int(k))
+
+
 def side_folder(db: str | os.PathLike, table_version: int) -> Path:
     return Path(db) / f"{PREFIX}{int(table_version)}"
 
 
-@dataclass
-class SideIndex:
-    """An opened side index (see the module docstring); positions index ``rows``."""
+class _Positions:
+    """What both kinds of side index share: the word ranges and the usage-id lookup."""
 
     folder: Path
     meta: dict[str, Any]
-    rows: Any  # pyarrow.Table, memory-mapped, in position order
-    ivf: dict[int, Any]  # layer -> faiss index
-    hnsw: dict[int, Any]  # layer -> faiss HNSW graph (tables of more than one list)
     ids: np.ndarray  # (n,) usage ids, sorted (bytes)
     ids_pos: np.ndarray  # (n,) their positions
+
+    @property
+    def kind(self) -> str:
+        return str(self.meta.get("kind", "full"))
 
     @property
     def lists(self) -> int:
@@ -130,23 +188,53 @@ class SideIndex:
         i = int(np.searchsorted(self.ids, key))
         return int(self.ids_pos[i]) if i < len(self.ids) and self.ids[i] == key else None
 
+    def search_rows(self, unit_query: np.ndarray, layer: int, k: int, word: str | None = None) -> list[dict]:
+        """The rows of the ``k`` nearest usages (of ``word`` when given), best first, each
+        with its ``similarity``."""
+        at, sims = self.search(unit_query, layer, k, word)
+        return [{**r, "similarity": s} for r, s in zip(self.rows_at(at), sims)]
+
+    def search(self, unit_query: np.ndarray, layer: int, k: int, word: str | None = None):
+        raise NotImplementedError
+
+    def rows_at(self, positions: Sequence[int]) -> list[dict]:
+        raise NotImplementedError
+
+    def _ivf_search(self, index, q: np.ndarray, k: int, word: str | None, nprobe_all: int):
+        """``(sims, positions)`` (``(1, k)`` each; -1 where fewer) of an IVF search, only the
+        word's slice of each probed list when ``word`` is given; None for a word with no usage."""
+        faiss = _faiss()
+        if word is None:
+            return index.search(q, int(k), params=faiss.SearchParametersIVF(nprobe=nprobe_all))
+        lo, hi = self.word_range(word)
+        if hi <= lo:
+            return None
+        selector = faiss.IDSelectorRange(lo, hi, True)  # ids sorted in every list: only the word's slice
+        params = faiss.SearchParametersIVF(nprobe=probes_for(hi - lo, self.lists), sel=selector)
+        return index.search(q, int(min(k, hi - lo)), params=params)
+
+
+@dataclass
+class SideIndex(_Positions):
+    """An opened full side index (see the module docstring); positions index ``rows``."""
+
+    folder: Path
+    meta: dict[str, Any]
+    rows: Any  # pyarrow.Table, memory-mapped, in position order
+    ivf: dict[int, Any]  # layer -> faiss index
+    hnsw: dict[int, Any]  # layer -> faiss HNSW graph (tables of more than one list)
+    ids: np.ndarray  # (n,) usage ids, sorted (bytes)
+    ids_pos: np.ndarray  # (n,) their positions
+
     def search(self, unit_query: np.ndarray, layer: int, k: int, word: str | None = None) -> tuple[list[int], list[float]]:
         """Positions and cosines of the ``k`` nearest usages (of ``word`` when given), best first."""
-        faiss = _faiss()
-        index = self.ivf[layer]
         q = np.ascontiguousarray(unit_query, dtype=np.float32).reshape(1, -1)  # (1, dim)
         if word is None and layer in self.hnsw:
             return self._both(q, layer, int(k))
-        if word is None:
-            params = faiss.SearchParametersIVF(nprobe=probes_for(None, self.lists))
-            sims, pos = index.search(q, int(k), params=params)
-        else:
-            lo, hi = self.word_range(word)
-            if hi <= lo:
-                return [], []
-            selector = faiss.IDSelectorRange(lo, hi, True)  # ids sorted in every list: only the word's slice
-            params = faiss.SearchParametersIVF(nprobe=probes_for(hi - lo, self.lists), sel=selector)
-            sims, pos = index.search(q, int(min(k, hi - lo)), params=params)
+        found = self._ivf_search(self.ivf[layer], q, k, word, probes_for(None, self.lists))
+        if found is None:
+            return [], []
+        sims, pos = found
         keep = pos[0] >= 0
         return pos[0][keep].tolist(), sims[0][keep].tolist()
 
@@ -165,53 +253,140 @@ class SideIndex:
         top = sorted(best.items(), key=lambda ps: -ps[1])[:k]
         return [p for p, _ in top], [s for _, s in top]
 
+    def rows_at(self, positions: Sequence[int]) -> list[dict]:
+        """The usage rows at ``positions``, in that order."""
+        return self.rows.take(np.asarray(positions, dtype=np.int64)).to_pylist()
+
     def vector(self, position: int, layer: int) -> np.ndarray:
         """The stored unit vector (float16 precision) at ``position``: ``(dim,)`` float32."""
         return self.ivf[layer].reconstruct(int(position))
 
 
-def open_side_index(db: str | os.PathLike, table_version: int) -> SideIndex | None:
-    """The side index made from ``table_version``; None when there is none (or it cannot be
-    read: it will be rebuilt)."""
+@dataclass
+class CompressedSideIndex(_Positions):
+    """An opened compressed side index (see the module docstring): PQ codes in memory,
+    vectors and rows read from the LanceDB ``table`` by row id."""
+
+    folder: Path
+    meta: dict[str, Any]
+    table: Any  # the LanceDB usages table, at the version the index was made from
+    columns: list[str]  # the usage row columns
+    ivf: dict[int, Any]  # layer -> faiss IVF-PQ index
+    row_ids: np.ndarray  # (n,) each position's LanceDB row id (uint64)
+    ids: np.ndarray
+    ids_pos: np.ndarray
+    hnsw: dict[int, Any] = field(default_factory=dict)  # none: the lists alone
+
+    def search(self, unit_query: np.ndarray, layer: int, k: int, word: str | None = None) -> tuple[list[int], list[float]]:
+        """Positions and cosines of the ``k`` nearest usages, best first: the PQ index's
+        :func:`rerank_for` best, re-scored with the table's vectors (float32 arithmetic)."""
+        q = np.ascontiguousarray(unit_query, dtype=np.float32).reshape(1, -1)  # (1, dim)
+        nprobe = min(self.lists, max(NPROBES, math.ceil(self.lists / ALL_WORDS_PROBE_DIVISOR)))
+        found = self._ivf_search(self.ivf[layer], q, rerank_for(k), word, nprobe)
+        if found is None:
+            return [], []
+        cand = np.sort(found[1][0][found[1][0] >= 0])  # positions
+        if not len(cand):
+            return [], []
+        x = self._vectors(cand, layer)  # (c, dim)
+        sims = _unit(x) @ q[0]  # (c,)
+        top = np.argsort(-sims, kind="stable")[: int(k)]
+        return cand[top].tolist(), sims[top].astype(float).tolist()
+
+    def _take(self, positions: np.ndarray, columns: list[str]):
+        """The table's ``columns`` at ``positions`` (an Arrow table) and, per returned row,
+        its index into ``positions`` (LanceDB returns taken rows in no set order)."""
+        wanted = self.row_ids[np.asarray(positions, dtype=np.int64)]
+        got = self.table.take_row_ids(wanted.tolist()).select(columns).with_row_id().to_arrow()
+        where = {int(r): i for i, r in enumerate(wanted.tolist())}
+        return got, np.array([where[int(r)] for r in got.column("_rowid").to_numpy()], dtype=np.int64)
+
+    def _vectors(self, positions: np.ndarray, layer: int) -> np.ndarray:
+        """The stored vectors at ``positions``: ``(len(positions), dim)`` float32, in that order."""
+        col = f"v{int(layer)}"
+        got, order = self._take(positions, [col])
+        dim = int(self.meta["dim"])
+        x = got.column(col).combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(-1, dim)
+        out = np.empty((len(positions), dim), np.float32)
+        out[order] = x
+        return out
+
+    def rows_at(self, positions: Sequence[int]) -> list[dict]:
+        """The usage rows at ``positions``, in that order."""
+        if not len(positions):
+            return []
+        got, order = self._take(np.asarray(positions), list(self.columns))
+        rows = got.drop_columns(["_rowid"]).to_pylist()
+        out: list[dict] = [{}] * len(positions)
+        for i, r in zip(order.tolist(), rows):
+            out[i] = r
+        return out
+
+    def vector(self, position: int, layer: int) -> np.ndarray:
+        """The stored vector at ``position``, unit length: ``(dim,)`` float32."""
+        return _unit(self._vectors(np.array([position]), layer))[0]
+
+
+def load_side_index(folder: str | os.PathLike, table_version: int, table=None) -> SideIndex | CompressedSideIndex | None:
+    """The side index in ``folder`` made from ``table_version``; None when there is none (or
+    it cannot be read: it will be rebuilt). ``table``: the LanceDB table (a compressed side
+    index reads vectors and rows from it)."""
     import pyarrow as pa
 
     faiss = _faiss()
-    folder = side_folder(db, table_version)
+    folder = Path(folder)
     try:
         meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
         if meta.get("format") != FORMAT or meta.get("format_version") != FORMAT_VERSION \
-                or meta.get("table_version") != int(table_version):
+                or meta.get("table_version") != int(table_version) or meta.get("kind") not in KINDS:
             return None
-        rows = pa.ipc.open_file(pa.memory_map(str(folder / "rows.arrow"))).read_all()
-        ivf = {int(k): faiss.read_index(str(folder / f"v{int(k)}.ivf")) for k in meta["layers"]}
-        hnsw = {int(k): faiss.read_index(str(folder / f"v{int(k)}.hnsw")) for k in meta["layers"]} \
-            if meta["lists"] > 1 else {}
         ids = np.load(folder / "ids.npy", mmap_mode="r")
         ids_pos = np.load(folder / "ids_pos.npy", mmap_mode="r")
+        if meta["kind"] == "compressed":
+            if table is None:
+                return None
+            ivf = {int(k): faiss.read_index(str(folder / f"v{int(k)}.ivfpq")) for k in meta["layers"]}
+            row_ids = np.load(folder / "row_ids.npy", mmap_mode="r")
+            parts: list = [ivf.values(), [row_ids]]
+            side: Any = CompressedSideIndex(folder, meta, table, list(meta["columns"]), ivf, row_ids, ids, ids_pos)
+        else:
+            rows = pa.ipc.open_file(pa.memory_map(str(folder / "rows.arrow"))).read_all()
+            ivf = {int(k): faiss.read_index(str(folder / f"v{int(k)}.ivf")) for k in meta["layers"]}
+            hnsw = {int(k): faiss.read_index(str(folder / f"v{int(k)}.hnsw")) for k in meta["layers"]} \
+                if meta["lists"] > 1 else {}
+            parts = [ivf.values(), hnsw.values(), [rows]]
+            side = SideIndex(folder, meta, rows, ivf, hnsw, ids, ids_pos)
     except (OSError, ValueError, KeyError, RuntimeError) as e:  # absent, half-deleted or damaged: rebuilt
         if folder.exists():
             log.warning("side index %s unreadable (%s); it will be rebuilt", folder, e)
         return None
-    if rows.num_rows != meta["rows"] or any(ix.ntotal != meta["rows"] for ix in (*ivf.values(), *hnsw.values())):
+    sizes = [getattr(x, "ntotal", None) or getattr(x, "num_rows", None) or len(x) for part in parts for x in part]
+    if meta["rows"] and any(size != meta["rows"] for size in sizes) or len(ids) != meta["rows"]:
         log.warning("side index %s does not match its meta.json; it will be rebuilt", folder)
         return None
-    return SideIndex(folder, meta, rows, ivf, hnsw, ids, ids_pos)
+    return side
 
 
-def build_side_index(db: str | os.PathLike, table, table_version: int, columns: Sequence[str],
-                     layers: Sequence[int], dim: int) -> Path:
+def open_side_index(db: str | os.PathLike, table_version: int, table=None) -> SideIndex | CompressedSideIndex | None:
+    """The side index of the index folder ``db`` made from ``table_version`` (see
+    :func:`load_side_index`)."""
+    return load_side_index(side_folder(db, table_version), table_version, table)
+
+
+def write_side_index(folder: Path, table, table_version: int, columns: Sequence[str], layers: Sequence[int],
+                     dim: int, kind: str = "full") -> None:
     """Write the side index of ``table`` (a LanceDB table checked out at ``table_version``)
-    atomically into :func:`side_folder`; returns the folder. ``columns``: the usage row
-    columns; ``layers``: the stored layers (column ``v<layer>`` each)."""
+    into the empty folder ``folder``. ``columns``: the usage row columns; ``layers``: the
+    stored layers (column ``v<layer>`` each); ``kind``: ``full`` or ``compressed``."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     faiss = _faiss()
-    db = Path(db)
-    final = side_folder(db, table_version)
-    _remove_orphans(db)
+    check_choice("kind", kind, KINDS)
+    compressed = kind == "compressed"
     vcols = [f"v{int(k)}" for k in layers]
-    data = table.search().select([*columns, *vcols]).limit(None).to_arrow()  # one scan: one row order
+    query = table.search().select([*columns, *vcols]).limit(None)
+    data = (query.with_row_id(True) if compressed else query).to_arrow()  # one scan: one row order
     n = data.num_rows
     order = pc.sort_indices(data.select(["word", "usage_id"]), [("word", "ascending"), ("usage_id", "ascending")])
     rows = data.select(list(columns)).take(order).combine_chunks()  # position order
@@ -219,26 +394,44 @@ def build_side_index(db: str | os.PathLike, table, table_version: int, columns: 
     starts = np.flatnonzero(np.r_[True, words[1:] != words[:-1]]) if n else np.zeros(0, np.int64)
     ends = np.r_[starts[1:], n] if n else starts
     lists = lists_for(n)
+    if compressed:
+        np.save(folder / "row_ids.npy", data.column("_rowid").to_numpy().astype(np.uint64)[np.asarray(order)])
+    else:
+        with pa.OSFile(str(folder / "rows.arrow"), "wb") as sink, pa.ipc.new_file(sink, rows.schema) as out:
+            out.write_table(rows)
+    uids = np.array(rows.column("usage_id").to_pylist(), dtype=bytes)
+    by_id = np.argsort(uids, kind="stable")
+    np.save(folder / "ids.npy", uids[by_id])
+    np.save(folder / "ids_pos.npy", by_id.astype(np.int64))
+    positions = np.asarray(order)
+    for k, col in zip(layers, vcols):
+        log.info("side index (%s): %d usages, layer %d, %d list(s)", kind, n, k, lists)
+        x = data.column(col).combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(-1, dim)  # (n, dim)
+        if compressed:
+            _write_ivfpq(faiss, x, positions, lists, dim, folder / f"{col}.ivfpq")
+            continue
+        _write_ivf(faiss, x, positions, lists, dim, folder / f"{col}.ivf")
+        if lists > 1:
+            _write_hnsw(faiss, x, positions, dim, folder / f"{col}.hnsw")
+    meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "kind": kind, "table_version": int(table_version),
+            "rows": n, "dim": int(dim), "layers": [int(k) for k in layers], "lists": lists,
+            "columns": list(columns), "pq_codes": pq_codes(dim) if compressed else None,
+            "words": {str(words[a]): [int(a), int(b)] for a, b in zip(starts, ends)}}
+    (folder / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+
+
+def build_side_index(db: str | os.PathLike, table, table_version: int, columns: Sequence[str],
+                     layers: Sequence[int], dim: int, kind: str = "full") -> Path:
+    """Write the side index of ``table`` (a LanceDB table checked out at ``table_version``)
+    atomically into :func:`side_folder` of the index folder ``db``; returns the folder.
+    See :func:`write_side_index`."""
+    db = Path(db)
+    final = side_folder(db, table_version)
+    _remove_orphans(db)
     tmp, trash = Path(tempfile.mkdtemp(prefix=f".{PREFIX}{table_version}.tmp-{os.getpid()}-", dir=db)), None
     try:
-        with pa.OSFile(str(tmp / "rows.arrow"), "wb") as sink, pa.ipc.new_file(sink, rows.schema) as out:
-            out.write_table(rows)
-        uids = np.array(rows.column("usage_id").to_pylist(), dtype=bytes)
-        by_id = np.argsort(uids, kind="stable")
-        np.save(tmp / "ids.npy", uids[by_id])
-        np.save(tmp / "ids_pos.npy", by_id.astype(np.int64))
-        positions = np.asarray(order)
-        for k, col in zip(layers, vcols):
-            log.info("side index: %d usages, layer %d, %d list(s)", n, k, lists)
-            x = data.column(col).combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(-1, dim)  # (n, dim)
-            _write_ivf(faiss, x, positions, lists, dim, tmp / f"{col}.ivf")
-            if lists > 1:
-                _write_hnsw(faiss, x, positions, dim, tmp / f"{col}.hnsw")
-        meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "table_version": int(table_version), "rows": n,
-                "layers": [int(k) for k in layers], "lists": lists,
-                "words": {str(words[a]): [int(a), int(b)] for a, b in zip(starts, ends)}}
-        (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
-        if final.exists():  # unreadable (why it is rebuilt): moved aside, then removed
+        write_side_index(tmp, table, table_version, columns, layers, dim, kind)
+        if final.exists():  # unreadable or of the other kind (why it is rebuilt): moved aside, then removed
             trash = Path(tempfile.mkdtemp(prefix=f".{PREFIX}{table_version}.tmp-{os.getpid()}-", dir=db))
             os.replace(final, trash)
         try:
@@ -254,6 +447,11 @@ def build_side_index(db: str | os.PathLike, table, table_version: int, columns: 
         if old != final and old.is_dir():
             shutil.rmtree(old, ignore_errors=True)
     return final
+
+
+def side_bytes(folder: str | os.PathLike) -> int:
+    """Bytes of a side index's files (its search structure)."""
+    return sum(f.stat().st_size for f in Path(folder).iterdir() if f.is_file())
 
 
 def _remove_orphans(db: Path) -> None:
@@ -301,5 +499,25 @@ def _write_hnsw(faiss, x: np.ndarray, positions: np.ndarray, dim: int, path: Pat
     index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
     index.train(np.zeros((1, dim), np.float32))  # fp16 needs no training; FAISS asks for the call
     for a in range(0, len(positions), ADD_BATCH):
+        index.add(_unit(x[positions[a:a + ADD_BATCH]]))
+    faiss.write_index(index, str(path))
+
+
+def _write_ivfpq(faiss, x: np.ndarray, positions: np.ndarray, lists: int, dim: int, path: Path) -> None:
+    """Write an ``IVF<lists>,PQ<m>`` inner-product index (``m = pq_codes(dim)`` codes of 8
+    bits, on the residuals) of the unit rows ``x[positions]``, added in position order (so
+    each list's ids are sorted). Trained on ``TRAIN_PER_LIST`` rows per list, at least
+    ``PQ_TRAIN_ROWS``; a table of fewer than 256 rows pads its sample with random unit
+    vectors (each code book needs 256 points; every usage is then re-ranked anyway)."""
+    n = len(positions)
+    index = faiss.IndexIVFPQ(faiss.IndexFlatIP(dim), dim, lists, pq_codes(dim), PQ_BITS, faiss.METRIC_INNER_PRODUCT)
+    index.cp.min_points_per_centroid = index.pq.cp.min_points_per_centroid = 1  # small samples: no warning
+    rng = np.random.default_rng(0)
+    sample = np.sort(rng.choice(n, min(n, max(TRAIN_PER_LIST * lists, PQ_TRAIN_ROWS)), replace=False))
+    train = _unit(x[positions[sample]]) if n else np.zeros((0, dim), np.float32)
+    if len(train) < 2**PQ_BITS:
+        train = np.concatenate([train, _unit(rng.normal(size=(2**PQ_BITS - len(train), dim)))])
+    index.train(train)
+    for a in range(0, n, ADD_BATCH):
         index.add(_unit(x[positions[a:a + ADD_BATCH]]))
     faiss.write_index(index, str(path))

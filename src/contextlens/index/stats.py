@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
+from .shards import ShardedReader
 from .store import ANN_MIN_ROWS, UsageReader, open_store
 
 __all__ = ["index_stats"]
 
 
-def index_stats(db: str | os.PathLike | UsageReader) -> dict[str, Any]:
+def index_stats(db) -> dict[str, Any]:
     """``{db, model, layers, dim, dtype, match, usages, words: {word: n}, missing_words,
-    complete, sentences_done, ann_index, ann_min_rows, size_bytes, bytes_per_usage,
-    contextlens_version}`` of an index (read only)."""
-    store = db if isinstance(db, UsageReader) else open_store(db)
+    complete, sentences_done, ann_index, ann_min_rows, size_bytes, bytes_per_usage, search:
+    {kind, bytes, bytes_per_usage}, shard, contextlens_version}`` of an index, or of
+    several searched as one (a list: summed; read only). ``bytes_per_usage`` is the whole
+    index on disk per usage, ``search.bytes_per_usage`` its search structure alone (the
+    side index: ``full``, ``compressed``, or ``exact`` while a build appends)."""
+    store = db if isinstance(db, UsageReader | ShardedReader) else open_store(db)
     store.refresh()
     counts = store.word_counts()
     point = store.checkpoint()
@@ -27,5 +30,6 @@ def index_stats(db: str | os.PathLike | UsageReader) -> dict[str, Any]:
         "missing_words": [w for w in p["words"] if w not in counts], "complete": bool(point["done"]),
         "sentences_done": point["sentences_done"], "ann_index": store.has_ann_index(), "ann_min_rows": ANN_MIN_ROWS,
         "size_bytes": size, "bytes_per_usage": round(size / n, 1) if n else None,
+        "search": store.search_structure(), "shard": p.get("shard"),
         "contextlens_version": p.get("contextlens_version"),
     }

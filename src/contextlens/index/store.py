@@ -27,7 +27,15 @@ LanceDB's IVF-SQ took 20-30 ms a query (the metadata columns fetched per result 
 ms each) and its IVF-HNSW-SQ recalled less; inverted lists alone needed a tenth of them
 probed for recall 0.95 on real vectors, where the graph is there in a millisecond; but a
 word-filtered graph search collapses for words below a few % of the table, which is why a
-word's search stays on the inverted lists.
+word's search stays on the inverted lists. A large index gets a *compressed* side index
+instead (product quantisation, re-ranked with the table's float16 vectors: about 140 bytes
+per usage and layer against 1,900; see :mod:`.side_index`).
+
+Where it lives: a folder (``--db DIR``), or a LanceDB URI passed through as it is given
+(``s3://bucket/usages``, ``gs://...``, ``az://...``, or ``file:///...``, the same code path
+on a local disk): LanceDB reads its credentials from the environment (``AWS_*``...). The
+side index of an index in object storage is kept in the local cache ``search``
+(:mod:`contextlens.disk_cache`), one entry per index and table version.
 """
 
 from __future__ import annotations
@@ -45,14 +53,27 @@ import numpy as np
 
 from .. import __version__
 from ..errors import FileFormatError, InputError, MissingDependencyError, ask, check_choice
-from .side_index import ANN_MIN_ROWS, SideIndex, build_side_index, lists_for, open_side_index, probes_for
+from .side_index import (
+    ANN_MIN_ROWS,
+    RERANK_MIN,
+    CompressedSideIndex,
+    SideIndex,
+    build_side_index,
+    lists_for,
+    load_side_index,
+    probes_for,
+    side_bytes,
+    side_folder,
+    side_kind,
+    write_side_index,
+)
 
 if TYPE_CHECKING:
     from .encode import EncodedChunk
 
 __all__ = [
     "UsageStore", "UsageReader", "UsageRow", "ROW_COLUMNS", "IndexMismatchError", "DTYPES", "ANN_MIN_ROWS",
-    "FORMAT", "open_store", "usages_schema", "vector_column",
+    "FORMAT", "open_store", "usages_schema", "vector_column", "is_uri", "SIDE_INDEX", "side_setting",
 ]
 
 log = logging.getLogger(__name__)
@@ -63,6 +84,27 @@ WORD_CACHE_BYTES = 256 * 2**20  # without a side index: words' vectors kept in m
 RACY_NS = 2 * 10**9  # a version folder changed this recently may change again within the clock's tick
 CLEANUP_AFTER = timedelta(minutes=5)  # readers refresh on every search; older versions are garbage
 META_KEY = b"contextlens"
+SIDE_INDEX = ("auto", "full", "compressed")  # the ``side_index`` parameter: see side_setting
+SEARCH_CACHE = "search"  # the disk cache of side indexes of indexes in object storage
+
+
+def is_uri(db) -> bool:
+    """Whether ``db`` is a LanceDB URI (object storage, or ``file://``) rather than a folder.
+
+    >>> is_uri("s3://bucket/usages"), is_uri("file:///tmp/usages"), is_uri("usages.lance"), is_uri("C:/x")
+    (True, True, False, False)
+    """
+    scheme, sep, _ = str(db).partition("://")
+    return bool(sep) and len(scheme) > 1 and scheme.replace("+", "").isalnum()
+
+
+def side_setting(compress: bool | None) -> str:
+    """The ``side_index`` parameter recorded for ``compress`` (None: chosen by size).
+
+    >>> side_setting(None), side_setting(True), side_setting(False)
+    ('auto', 'compressed', 'full')
+    """
+    return "auto" if compress is None else "compressed" if compress else "full"
 
 
 class IndexMismatchError(InputError):
@@ -129,11 +171,50 @@ class _Index:
     """An opened index: its folder, LanceDB connection, ``usages`` table and parameters."""
 
     def __init__(self, path: str | os.PathLike, db, table, params: dict[str, Any]):
-        self.path, self._db, self.table, self.params = Path(path), db, table, params
+        self.path: Path | str = str(path) if is_uri(path) else Path(path)  # a URI stays as given
+        self._db, self.table, self.params = db, table, params
 
     @property
     def layers(self) -> list[int]:
         return [int(k) for k in self.params["layers"]]
+
+    @property
+    def local(self) -> bool:
+        """Whether the index is a folder of this machine (not a URI)."""
+        return isinstance(self.path, Path)
+
+    def _search_cache(self):
+        from ..disk_cache import DiskCache
+
+        return DiskCache(SEARCH_CACHE)
+
+    def side_location(self, version: int) -> Path:
+        """Where the side index of table version ``version`` lives: in the index folder, or
+        (an index in object storage) in the ``search`` cache."""
+        if self.local:
+            return side_folder(self.path, version)
+        import hashlib
+
+        key = hashlib.blake2b(str(self.path).encode(), digest_size=8).hexdigest()
+        return self._search_cache().folder / f"{key}-v{int(version)}"
+
+    def write_side(self, version: int, kind: str) -> Path:
+        """Write the side index of table version ``version`` (the table checked out at it)."""
+        args = (self.table, version, ROW_COLUMNS, self.layers, int(self.params["dim"]))
+        if self.local:
+            return build_side_index(self.path, *args, kind=kind)
+        from ..disk_cache import write_marker
+
+        target = self.side_location(version)
+        with self._search_cache().building(target, rebuild=True) as tmp:
+            write_side_index(tmp, *args, kind=kind)
+            write_marker(tmp, str(self.path))
+        return target
+
+    def side_kind(self, rows: int) -> str:
+        """The kind of side index this index gets at ``rows`` usages (its ``side_index`` setting)."""
+        setting = self.params.get("side_index", "auto")
+        return side_kind(rows, len(self.layers), None if setting == "auto" else setting == "compressed")
 
     def layer_column(self, layer: int | None) -> str:
         """The vector column of ``layer`` (default: the deepest stored layer)."""
@@ -256,8 +337,7 @@ class UsageStore(_Index):
 
             self.table.create_index("word", config=Bitmap(), replace=True)
             self.table.create_index("usage_id", config=BTree(), replace=True)
-        build_side_index(self.path, self.table, self.table.version, ROW_COLUMNS, self.layers,
-                         int(self.params["dim"]))
+        self.write_side(self.table.version, self.side_kind(n))
         self.commit(chunk, sentences_done, n, done=True)
         return {"usages": n, "ann_index": ann}
 
@@ -273,12 +353,16 @@ class UsageReader(_Index):
     def __init__(self, path: str | os.PathLike, db, table, params: dict[str, Any]):
         super().__init__(path, db, table, params)
         self._seen: dict[str, Any] = {"version": None}  # what one table version holds (see _state)
-        self._stamp, self._version = _versions_stamp(self.path), table.version
+        self._stamp, self._version = self._versions_stamp(), table.version
+        self._lease = None  # the hold on a side index in the cache (an index in object storage)
+
+    def _versions_stamp(self) -> int | None:
+        return _versions_stamp(self.path) if self.local else None
 
     def refresh(self) -> None:
         """See the latest committed data (a build may be appending). Asks LanceDB only when
         the table's version folder changed since the last look (a stat: microseconds)."""
-        stamp = _versions_stamp(self.path)
+        stamp = self._versions_stamp()
         if stamp is None or stamp != self._stamp or time.time_ns() - stamp < RACY_NS:
             self.table.checkout_latest()
             self._stamp, self._version = stamp, self.table.version
@@ -289,28 +373,52 @@ class UsageReader(_Index):
         vectors are held in memory (searches without a side index)."""
         version = self._version
         if self._seen["version"] != version:
-            side = open_side_index(self.path, version)
+            side = self._open_side(version)
             if side is None and self.checkpoint()["done"]:
                 side = self._rebuild_side(version)
             self._seen = {"version": version, "side": side, "counts": {}, "words": OrderedDict()}
         return self._seen
 
-    def _rebuild_side(self, version: int) -> SideIndex | None:
+    def _open_side(self, version: int) -> SideIndex | CompressedSideIndex | None:
+        """The side index of ``version`` when there is a good one (held in the cache for an
+        index in object storage, so no other process evicts it while it is open)."""
+        where = self.side_location(version)
+        if not self.local:
+            from ..disk_cache import check_marker
+
+            lease = self._search_cache().use(where)
+            if check_marker(where) is not None:
+                lease.release()
+                return None
+            self._lease = lease
+        return load_side_index(where, version, self.table)
+
+    def _rebuild_side(self, version: int) -> SideIndex | CompressedSideIndex | None:
         log.info("%s: writing the side index of table version %d (missing or stale)", self.path, version)
         try:
-            build_side_index(self.path, self.table, version, ROW_COLUMNS, self.layers, int(self.params["dim"]))
+            self.write_side(version, self.side_kind(self.table.count_rows()))
         except OSError as e:  # e.g. a read-only folder: search LanceDB directly
             log.warning("%s: cannot write the side index (%s); searching the table directly (slower)", self.path, e)
-        return open_side_index(self.path, version)
+        return self._open_side(version)
 
-    def side(self) -> SideIndex | None:
+    def side(self) -> SideIndex | CompressedSideIndex | None:
         """The side index of the current table version (None while a build appends)."""
         return self._state()["side"]
 
     def has_ann_index(self) -> bool:
-        """Whether searches are approximate (a side index of more than one inverted list)."""
+        """Whether searches are approximate (a side index of more than one inverted list, or
+        a compressed one with more usages than a search re-ranks)."""
         side = self.side()
-        return side is not None and side.lists > 1
+        return side is not None and (side.lists > 1 or side.kind == "compressed" and side.meta["rows"] > RERANK_MIN)
+
+    def search_structure(self) -> dict[str, Any]:
+        """``{kind, bytes, bytes_per_usage}`` of the side index (kind ``exact``, bytes None,
+        while a build appends: searches read the table)."""
+        side = self.side()
+        if side is None:
+            return {"kind": "exact", "bytes": None, "bytes_per_usage": None}
+        size, n = side_bytes(side.folder), int(side.meta["rows"])
+        return {"kind": side.kind, "bytes": size, "bytes_per_usage": round(size / n, 1) if n else None}
 
     def nprobes(self, word: str | None) -> int:
         """Inverted lists a search probes (0 without a side index)."""
@@ -355,7 +463,7 @@ class UsageReader(_Index):
         side = self.side()
         at = side.position(uid) if side is not None else None
         if at is not None:
-            return {**side.rows.slice(at, 1).to_pylist()[0], "vector": side.vector(at, int(col[1:]))}
+            return {**side.rows_at([at])[0], "vector": side.vector(at, int(col[1:]))}
         rows = self.table.search().where(f"usage_id = {_sql_str(uid)}").limit(1).to_arrow().to_pylist()
         if not rows:
             raise InputError(f"no usage with id {uid!r} in {self.path}; take an id from a search result")
@@ -376,9 +484,7 @@ class UsageReader(_Index):
         q = q / max(float(np.linalg.norm(q)), 1e-30)  # (dim,)
         side = None if exact else self.side()
         if side is not None:
-            at, sims = side.search(q, int(col[1:]), int(k), word)
-            rows = side.rows.take(np.asarray(at, dtype=np.int64)).to_pylist()
-            return [{**r, "similarity": s} for r, s in zip(rows, sims)]
+            return side.search_rows(q, int(col[1:]), int(k), word)
         if not exact and word is not None:
             rows, unit = self._word_vectors(word, layer)
             sims = unit @ q  # (n,)
@@ -418,7 +524,13 @@ class UsageReader(_Index):
         return dict(sorted(counts.items(), key=lambda t: (-t[1], t[0])))
 
     def size_on_disk(self) -> int:
-        return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
+        """Bytes of the index: its folder; for an index in object storage, its tables'
+        data (as LanceDB counts it) and its side index in the cache."""
+        if self.local:
+            return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
+        side = self.side()
+        tables = sum(int(self._db.open_table(t).stats()["total_bytes"]) for t in (USAGES, PROGRESS))
+        return tables + (side_bytes(side.folder) if side is not None else 0)
 
 
 def _versions_stamp(path: Path) -> int | None:
@@ -435,6 +547,12 @@ def _tables(db) -> list[str]:
     return list(getattr(listed, "tables", listed))
 
 
+def table_names(path: str | os.PathLike) -> list[str]:
+    """The LanceDB tables at ``path`` (a folder or a URI; none when it holds no database)."""
+    lancedb, _ = _lance()
+    return _tables(lancedb.connect(str(path)))
+
+
 def open_progress_rows(path: str | os.PathLike) -> int:
     """Rows of the ``progress`` table of ``path`` (-1 when it cannot be read)."""
     lancedb, _ = _lance()
@@ -448,12 +566,15 @@ def _open_checked(path: str | os.PathLike):
     """``(path, db, table, params)`` of an existing index; a missing, foreign or corrupt one
     raises a clear error (and nothing is written)."""
     lancedb, _ = _lance()
-    path = Path(path)
-    if not path.is_dir():
-        raise InputError(f"{path}: no usage index there; build one with `contextlens index build ... --db {path}`")
+    path = str(path) if is_uri(path) else Path(path)
+    missing = InputError(f"{path}: no usage index there; build one with `contextlens index build ... --db {path}`")
+    if isinstance(path, Path) and not path.is_dir():
+        raise missing
     try:
         db = lancedb.connect(str(path))
         names = _tables(db)
+        if not names and not isinstance(path, Path):
+            raise missing
         if names == [PROGRESS]:
             raise FileFormatError(path, None, "the index is being created (its usages table is not there yet): if a "
                                               "build is running, wait a moment and try again; otherwise run the "
@@ -463,7 +584,7 @@ def _open_checked(path: str | os.PathLike):
                                               "give the --db folder of `contextlens index build`")
         table = db.open_table(USAGES)
         raw = (table.schema.metadata or {}).get(META_KEY)
-    except FileFormatError:
+    except InputError:
         raise
     except Exception as e:  # lance raises many kinds on damaged files
         raise FileFormatError(path, None, f"the index cannot be read ({type(e).__name__}: {e}); it may be "
@@ -481,7 +602,13 @@ def _open_checked(path: str | os.PathLike):
     return path, db, table, params
 
 
-def open_store(path: str | os.PathLike) -> UsageReader:
+def open_store(path):
     """Open an existing usage index to read and search it; a missing, foreign or corrupt
-    one raises a clear error (and nothing is written)."""
+    one raises a clear error (and nothing is written). A list of several indexes opens them
+    to be searched as one (:class:`.shards.ShardedReader`)."""
+    if isinstance(path, list | tuple):
+        from .shards import ShardedReader, open_readers
+
+        readers = open_readers(path)
+        return readers[0] if len(readers) == 1 else ShardedReader(readers)
     return UsageReader(*_open_checked(path))

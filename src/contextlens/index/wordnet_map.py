@@ -1,17 +1,18 @@
 """Map the senses induced from a usage index to WordNet senses.
 
-Each WordNet sense of the word gets a SemCor sense embedding, LMMS-style (the mean
-contextual vector of the sense key over its tagged occurrences in SemCor; see
-:mod:`contextlens.bench.wsd`), computed with the index's own model at the layer of the
-clustered vectors; each induced cluster is then matched to the senses whose embedding
-is most cosine-similar to its centroid (the normalised mean of its members' unit vectors).
+Every WordNet sense of the word gets its LMMS embedding (:mod:`contextlens.bench.lmms`:
+the mean contextual vector of its SemCor occurrences, propagated through WordNet to the
+senses SemCor never tags, with the gloss embedding beside it), computed with the index's
+own model at the layer of the clustered vectors; each induced cluster is then matched to
+the senses nearest its centroid (the normalised mean of its members' unit vectors), as
+LMMS matches a usage.
 
-Only the SemCor sentences holding one of the word's sense keys are encoded (a few dozen
-to a few hundred), and the result is cached with the evaluation caches
-(:class:`~contextlens.bench.cache.EncodingCache` of the all-layers task encoder), so a
-SemCor pass of ``contextlens eval wsd`` for the same model is reused. Layer numbers agree:
-an index layer ``k`` (0 = embedding row, 1..L the model's layers) is position ``k`` of
-that encoder's layer stack.
+Propagation needs every tagged synset, so the first mapping per model and layer encodes
+all of SemCor (cached with the evaluation caches: the
+:class:`~contextlens.bench.cache.EncodingCache` of the all-layers task encoder, shared
+with ``contextlens eval wsd``); later ones encode only the word's glosses, once. Layer
+numbers agree: an index layer ``k`` (0 = embedding row, 1..L the model's layers) is
+position ``k`` of that encoder's layer stack.
 
 >>> centroids = np.array([[1.0, 0.1], [0.0, 1.0]])
 >>> sense_vectors = np.array([[0.0, 2.0], [3.0, 0.0]])
@@ -30,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ..bench.lmms import SOURCES
 from ..errors import EmptyInputError, InputError
 from .store import UsageReader
 
@@ -82,28 +84,11 @@ def wordnet_candidates(store: UsageReader, word: str, layer: int,
         raise datasets.DatasetMissingError(
             f"mapping senses to WordNet needs WordNet 3.0 (wordnet/index.sense, wordnet/data.noun, ...) and "
             f"SemCor 3.0 ({datasets.SEMCOR_ARCHIVE}) in the data folder ({_RULE}): {e}") from None
-    lemma, keys = word, _keys(wn, word)
-    if not keys:
-        for p in datasets.WORDNET_POS.values():
-            base = wn.morphy(word.lower(), p)
-            if base and base != word.lower():
-                lemma, keys = base, _keys(wn, base)
-                if keys:
-                    break
+    lemma, keys = datasets.word_senses(wn, word)
     if not keys:
         raise InputError(f"{word!r} has no sense in WordNet {wn.get_version()} ({root / 'wordnet'}), as a noun, "
                          "verb, adjective or adverb, nor a base form that has: nothing to map its senses to")
     return WordNetCandidates(word, lemma, keys, root, wn)
-
-
-def _keys(wn, lemma: str) -> list[str]:
-    from ..bench import datasets
-
-    keys: list[str] = []
-    for pos, p in datasets.WORDNET_POS.items():
-        if wn.lemmas("_".join(lemma.split()), pos=p):  # asked first: candidate_keys warns on a miss
-            keys += [k for k in datasets.candidate_keys(wn, lemma, pos) if k not in keys]
-    return keys
 
 
 def _task_encoder(store: UsageReader, layer: int):
@@ -134,37 +119,46 @@ def map_centroids(store: UsageReader, candidates: WordNetCandidates, layer: int,
                   top: int = TOP, use_cache: bool = True,
                   progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Match each cluster centroid ``(clusters, dim)`` (vectors of ``store`` at ``layer``)
-    to the WordNet senses of ``candidates``.
+    to the WordNet senses of ``candidates``, by LMMS's 1-NN over every one of them
+    (:mod:`contextlens.bench.lmms`: SemCor's embeddings propagated through WordNet, and
+    the glosses).
 
-    Returns ``{"senses": [[{key, synset, gloss, similarity, semcor_count}] per centroid,
-    top first], "unseen": [{key, synset, gloss}] (candidates never tagged in SemCor),
+    Returns ``{"senses": [[{key, synset, gloss, similarity, semcor_count, source}] per
+    centroid, top first], "unseen": [{key, synset, gloss}] (candidates without an
+    embedding: none, but for a WordNet whose lexicographer file SemCor never reaches),
     "lemma", "candidates": n}``. ``progress`` gets the number of SemCor sentences read
-    (only on a cache miss).
+    (only on a cache miss: the first time per model and layer, every sentence).
     """
     from ..bench.cache import EncodingCache
-    from ..bench.wsd import semcor_sense_embeddings
+    from ..bench.lmms import rank_senses, sense_parts
 
     encoder = _task_encoder(store, layer)
     cache = EncodingCache(encoder, enabled=use_cache)
-    wanted = set(candidates.keys)
     view = encoder.layer_position(layer)  # the index of the layer axis of the task's arrays
+    steps = ("propagation", "glosses")
+
+    def stage(name, done, total=None):
+        if progress is not None and name == "SemCor sentences":
+            progress(done)
+
     try:
-        table = semcor_sense_embeddings(cache, candidates.root, [view], None, progress, wanted)[view]
+        parts = sense_parts(cache, candidates.root, candidates.keys, [view], steps=steps,
+                            progress=stage)[view]
     except EmptyInputError as e:
-        raise InputError(f"none of the {len(wanted)} WordNet senses of {candidates.lemma!r} is tagged in SemCor, so "
-                         f"there is no sense embedding to compare with ({e})") from None
-    row = {k: i for i, k in enumerate(table["keys"].tolist()) if k in wanted}
-    seen = [k for k in candidates.keys if k in row]
+        raise InputError(f"no sense embedding can be made for {candidates.lemma!r}: {e}") from None
+    seen = [k for k in candidates.keys if parts.source[parts.index[k]] >= 0]
     if not seen:
-        raise InputError(f"none of the {len(wanted)} WordNet senses of {candidates.lemma!r} is tagged in SemCor: "
-                         "there is no sense embedding to compare with")
-    vectors = table["vectors"][[row[k] for k in seen]].astype(np.float64)  # (seen, dim)
-    counts = table["counts"][[row[k] for k in seen]]
-    ranked = rank_senses(np.asarray(centroids, dtype=np.float64), vectors, top)
-    senses = [[{**_describe(candidates.wn, seen[j]), "similarity": round(s, 4),
-                "semcor_count": int(counts[j])} for j, s in r] for r in ranked]
-    unseen = [_describe(candidates.wn, k) for k in candidates.keys if k not in row]
-    log.info("%r: %d WordNet senses, %d seen in SemCor", candidates.lemma, len(candidates.keys), len(seen))
+        raise InputError(f"none of the {len(candidates.keys)} WordNet senses of {candidates.lemma!r} has a sense "
+                         "embedding: there is nothing to compare with")
+    senses = []
+    for c in np.asarray(centroids, dtype=np.float64):
+        ranked = rank_senses(parts, c, seen, steps)[:top]
+        senses.append([{**_describe(candidates.wn, k), "similarity": round(s, 4),
+                        "semcor_count": int(parts.semcor_count[parts.index[k]]),
+                        "source": SOURCES[parts.source[parts.index[k]]]} for k, s in ranked])
+    unseen = [_describe(candidates.wn, k) for k in candidates.keys if k not in seen]
+    log.info("%r: %d WordNet senses, %d tagged in SemCor, %d with an embedding", candidates.lemma,
+             len(candidates.keys), int((parts.semcor_count > 0).sum()), len(seen))
     return {"senses": senses, "unseen": unseen, "lemma": candidates.lemma, "candidates": len(candidates.keys)}
 
 

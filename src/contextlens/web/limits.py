@@ -24,13 +24,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
-from ..errors import InputError, check_int
+from ..errors import LimitError, check_int
 
 __all__ = ["Limits", "LimitError", "CAPS", "utf8_text"]
-
-
-class LimitError(InputError):
-    """A request is larger than the server's limits (HTTP 422)."""
 
 
 @dataclass(frozen=True)

@@ -171,6 +171,13 @@ DATASETS: dict[str, DatasetSpec] = {s.name: s for s in (
                         "analogy/questions-words.txt",
                         sha256="8c29b3332afc46f3fb8be04cb5297bf96f39aa7131272dff57869b4485b22a36"),)),
     DatasetSpec(
+        "cosimlex", "CoSimLex English: 340 word pairs rated for similarity in two contexts each (SemEval-2020 "
+        "Task 3)", "Armendariz, Purver, Ulčar, Pollak, Ljubešić & Granroth-Wilding, CoSimLex: A Resource for "
+        "Evaluating Graded Word Similarity in Context, LREC 2020; Armendariz et al., SemEval-2020 Task 3, 2020",
+        "GNU GPL v3 (CLARIN.SI, http://hdl.handle.net/11356/1308)", "cosimlex",
+        files=("cosimlex/cosimlex_en.csv",), optional=("cosimlex/cosimlex_hr.csv", "cosimlex/cosimlex_sl.csv",
+                                                        "cosimlex/cosimlex_fi.csv")),
+    DatasetSpec(
         "wordnet", "WordNet 3.0 database files (the dict folder), the sense inventory of the WSD sets",
         "Miller, WordNet: A Lexical Database for English, CACM 1995; Fellbaum (ed.) 1998",
         "WordNet 3.0 licence", "wordnet",
@@ -220,8 +227,9 @@ def how_to_get(name: str) -> str:
     """The sentence that tells a user how to get dataset ``name``."""
     spec = _spec(name)
     urls = " and ".join(spec.urls[:2]) + (" ..." if len(spec.urls) > 2 else "")
-    return (f"get them with `contextlens data fetch {name}` (downloads {urls}) or download them by hand "
-            f"in the published layout; point contextlens at another data folder with --data-dir or "
+    fetch = (f"get them with `contextlens data fetch {name}` (downloads {urls}) or download them by hand"
+             if spec.urls else f"download them by hand ({spec.license})")
+    return (f"{fetch} in the published layout; point contextlens at another data folder with --data-dir or "
             f"CONTEXTLENS_DATA")
 
 

@@ -1,0 +1,176 @@
+"""The compressed side index (product quantisation, re-ranked from the LanceDB table's
+vectors) and an index at a LanceDB URI (``file://``: the object-storage code path on a
+local disk): search against exact search, what a build chooses, what ``index stats``
+says, rebuilt as it was made, the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tests.missing import need
+
+need("lancedb")
+need("faiss")
+
+from contextlens.errors import InputError  # noqa: E402
+from contextlens.index import side_index  # noqa: E402
+from contextlens.index.encode import EncodedChunk  # noqa: E402
+from contextlens.index.stats import index_stats  # noqa: E402
+from contextlens.index.store import UsageRow, UsageStore, open_store  # noqa: E402
+
+DIM = 48  # 12 PQ codes of one byte
+
+
+def clustered(n, seed=0, centres=40, noise=0.3):
+    rng = np.random.default_rng(seed)
+    c = rng.normal(size=(centres, DIM))
+    return (c[rng.integers(0, centres, n)] + noise * rng.normal(size=(n, DIM))).astype(np.float32)
+
+
+def word_of(i: int) -> str:
+    return "rare" if i % 50 == 0 else "bank" if i % 2 else "spring"
+
+
+def finished(path, x, side="compressed"):
+    params = {"model": "toy", "layers": [3], "dim": DIM, "dtype": "float16", "match": "lower", "layout": "lines",
+              "words": ["bank", "spring", "rare"]}
+    if side is not None:
+        params["side_index"] = side
+    store = UsageStore.create(path, params)
+    rows = [UsageRow(f"u{i:05d}", word_of(i), "w", "d.txt", i, 0, 4, f"sentence {i}") for i in range(len(x))]
+    for a in range(0, len(x), 1000):  # several fragments, as a build writes them
+        store.append(a // 1000, EncodedChunk(rows[a:a + 1000], {3: x[a:a + 1000]}))
+        store.commit(a // 1000, a + 1000, a + 1000)
+    store.finish(len(x) // 1000, len(x))
+    return open_store(path)
+
+
+def ids(rows):
+    return [r["usage_id"] for r in rows]
+
+
+def same_up_to_ties(a: list[dict], b: list[dict], tol: float = 2e-3) -> bool:
+    """Whether two searches found the same usages with the same cosines (within ``tol``),
+    but for the order of near-ties and which of the near-ties at the cut were kept."""
+    sims = [r["similarity"] for r in a]
+    if sims != pytest.approx([r["similarity"] for r in b], abs=tol):
+        return False
+    cut = min(sims[-1], b[-1]["similarity"]) + tol
+    return {r["usage_id"] for r in a if r["similarity"] > cut} == {r["usage_id"] for r in b if r["similarity"] > cut}
+
+
+def test_compressed_search_finds_what_exact_search_finds(tmp_path):
+    x = clustered(3000)
+    reader = finished(tmp_path / "db", x)
+    side = reader.side()
+    assert side.kind == "compressed" and side.meta["pq_codes"] == 12 and not side.hnsw
+    assert not (side.folder / "rows.arrow").exists()  # rows are read from the table
+    rng = np.random.default_rng(1)
+    recall = []
+    for i in rng.integers(0, len(x), 20):
+        q = x[i] + 0.1 * rng.normal(size=DIM)
+        for word in (None, "bank", "rare"):
+            got, want = reader.search(q, word=word, k=10), reader.search(q, word=word, k=10, exact=True)
+            assert got[0].keys() == want[0].keys() and all(word in (None, r["word"]) for r in got)
+            recall.append(len(set(ids(got)) & set(ids(want))) / 10)
+            sims = {r["usage_id"]: r["similarity"] for r in want}  # re-ranked with the stored vectors:
+            assert [r["similarity"] for r in got if r["usage_id"] in sims] == pytest.approx(  # their cosines
+                [sims[r["usage_id"]] for r in got if r["usage_id"] in sims], abs=2e-3)
+            if word == "rare":  # 60 usages: fewer than a search re-ranks, so all of them: exact
+                assert ids(got) == ids(want)
+    assert np.mean(recall) >= 0.95
+    got = reader.get("u00007")  # a stored usage, its vector from the table
+    assert got["sentence"] == "sentence 7" and got["word"] == "bank"
+    np.testing.assert_allclose(got["vector"], x[7] / np.linalg.norm(x[7]), atol=1e-3)
+    with pytest.raises(InputError, match="no usage with id 'nope'"):
+        reader.get("nope")
+
+
+def test_stats_give_the_bytes_per_usage_of_each_kind(tmp_path):
+    x = clustered(2000, seed=2)
+    packed = finished(tmp_path / "packed", x)
+    finished(tmp_path / "full", x, side="full")
+    a, b = index_stats(tmp_path / "packed"), index_stats(tmp_path / "full")
+    files = sum(f.stat().st_size for f in packed.side().folder.iterdir())
+    assert a["search"] == {"kind": "compressed", "bytes": files, "bytes_per_usage": round(files / 2000, 1)}
+    assert b["search"]["kind"] == "full" and b["search"]["bytes_per_usage"] > 2 * a["search"]["bytes_per_usage"]
+    assert a["usages"] == b["usages"] == 2000 and a["bytes_per_usage"] == round(a["size_bytes"] / 2000, 1)
+
+
+def test_a_build_compresses_a_large_table_unless_told_and_rebuilds_the_kind_it_chose(tmp_path, monkeypatch):
+    monkeypatch.setattr(side_index, "COMPRESS_MIN_ROWS", 1500)  # usages x stored layers (one layer here)
+    assert finished(tmp_path / "big", clustered(2000), side=None).side().kind == "compressed"
+    assert finished(tmp_path / "small", clustered(1000), side=None).side().kind == "full"
+    assert finished(tmp_path / "refused", clustered(2000), side="full").side().kind == "full"
+    reader = open_store(tmp_path / "big")
+    folder = reader.side().folder
+    for f in folder.iterdir():  # deleted: the next reader writes it again, of the same kind
+        f.unlink()
+    folder.rmdir()
+    again = open_store(tmp_path / "big")
+    assert again.side().kind == "compressed" and again.side().folder == folder
+    assert len(again.search(np.ones(DIM), k=5)) == 5
+
+
+def test_an_index_at_a_uri_keeps_its_side_index_in_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONTEXTLENS_CACHE", str(tmp_path / "cache"))
+    x = clustered(1500, seed=3)
+    uri = f"file://{tmp_path}/store/usages"
+    reader = finished(uri, x)
+    assert reader.path == uri and not reader.local
+    side = reader.side()
+    assert side.folder.parent == tmp_path / "cache" / "search" and side.kind == "compressed"
+    assert not list((tmp_path / "store" / "usages").glob("search-v*"))  # nothing but LanceDB's tables there
+    got, want = reader.search(x[5], word="bank", k=5), reader.search(x[5], word="bank", k=5, exact=True)
+    assert ids(got)[0] == ids(want)[0] == "u00005"
+    stats = index_stats(uri)
+    assert stats["db"] == uri and stats["usages"] == 1500 and stats["search"]["kind"] == "compressed"
+    assert stats["size_bytes"] > stats["search"]["bytes"] > 0
+    for f in side.folder.iterdir():  # damaged in the cache: rebuilt there
+        f.write_bytes(b"")
+    assert open_store(uri).side().kind == "compressed"
+    with pytest.raises(InputError, match="no usage index there"):
+        open_store(f"file://{tmp_path}/nothing")
+
+
+def test_cli_compress_and_a_uri(tmp_path, monkeypatch):
+    torch = need("torch")  # noqa: F841
+    need("transformers")
+    from typer.testing import CliRunner
+
+    from contextlens.cli import app
+    from tests.integration.tiny_models import tiny_model
+
+    monkeypatch.setenv("CONTEXTLENS_CACHE", str(tmp_path / "cache"))
+    model = str(tiny_model(tmp_path, init=0.5))  # large weights: contexts far apart, few near-ties
+    corpus = tmp_path / "corpus.txt"
+    rng = np.random.default_rng(0)
+    fill = "the a of money loan water mud we sat on it by far near old new green cold river".split()
+    corpus.write_text("\n".join(" ".join([*rng.choice(fill, 4), "bank" if i % 3 else "spring", *rng.choice(fill, 5)])
+                                for i in range(60)) + "\n")
+    runner = CliRunner()
+    common = [str(corpus), "--words", "bank,spring", "--model", model, "--layers", "2", "--json"]
+    res = runner.invoke(app, ["index", "build", *common, "--db", str(tmp_path / "plain")])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["search"]["kind"] == "full"
+    uri = f"file://{tmp_path}/packed"
+    res = runner.invoke(app, ["index", "build", *common, "--db", uri, "--compress"])
+    assert res.exit_code == 0, res.output
+    built = json.loads(res.stdout)
+    assert built["search"]["kind"] == "compressed" and built["params"]["side_index"] == "compressed"
+    res = runner.invoke(app, ["index", "stats", "--db", uri])
+    assert res.exit_code == 0 and "compressed search index (" in res.stdout and "bytes per usage" in res.stdout
+    searches = []
+    for db in (str(tmp_path / "plain"), uri):  # 40 usages of bank: every one re-ranked, so the same results
+        res = runner.invoke(app, ["index", "search", "--db", db, "the bank by the river", "--word", "bank",
+                                  "-k", "5", "--json"])
+        assert res.exit_code == 0, res.output
+        searches.append(json.loads(res.stdout)["results"])
+    assert same_up_to_ties(*searches)
+    res = runner.invoke(app, ["index", "build", *common, "--db", uri])  # a re-run keeps the index's choice
+    assert res.exit_code == 0 and json.loads(res.stdout)["already_complete"]
+    res = runner.invoke(app, ["index", "build", *common, "--db", uri, "--no-compress"])
+    assert res.exit_code == 2 and "side_index 'compressed' (this build: 'full')" in res.output
