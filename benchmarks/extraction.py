@@ -29,6 +29,9 @@ repeats:
   token embeddings (every layer) pooled to words, the torch engine
   (``engine="torch"``) and the torch candidate on one thread;
   ``fraction_of_matmul_peak`` against a ``torch.mm`` measured after each pass. The
+  contenders run on torch's own default threads (as their users get them), contextlens
+  and its torch engine on the torch threads contextlens chooses (``contextlens.threads``:
+  fewer on a busy machine; ``engine_settings.contextlens_threads`` in the JSON). The
   machine is shared: "idle" means no competitor of ours, not an idle machine (the load
   average at the start and the end of each section is in the JSON);
 - ``contended``: the same while two CPU-bound competitor processes (single-threaded
@@ -280,10 +283,12 @@ def engine_sections(args, sections: set[str], sentences: list[str]) -> dict:
     wanted = sections & {"idle", "contended", "sweep", "bf16"}
     if not wanted:
         return {}
+    threads = torch.get_num_threads()  # torch's own default: the contenders run as their users get them
     encoder = TransformerEncoder(args.model, layers=None, attention=False, engine="torch")
     default = TransformerEncoder(args.model, layers=None, attention=False)  # engine "auto"
+    chosen = torch.get_num_threads()  # contextlens's torch threads (contextlens.threads: fewer when busy)
+    torch.set_num_threads(threads)
     model, tokenizer, pad = encoder.hf_model, encoder.tokenizer, encoder._pad
-    threads = torch.get_num_threads()
     runners = {(t, spin): OnnxRunner(model, threads=t, spinning=spin)
                for t, spin in {(threads, args.spinning), (threads, not args.spinning), (1, args.spinning)}}
     runner = runners[(threads, args.spinning)]
@@ -314,14 +319,18 @@ def engine_sections(args, sections: set[str], sentences: list[str]) -> dict:
         return run
 
     out = {"engine_settings": {"default_engine": default.engine, "threads": threads, "spinning": args.spinning,
+                               "contextlens_threads": {"torch": chosen, "onnxruntime": default._runner.threads
+                                                       if default._runner else None},
                                "candidate_batching": batching.label(),
                                "graph": str(runner.paths[False]), "session_threads": session.get_session_options().intra_op_num_threads}}
 
     def compare(label: str) -> dict:
         load_start = round(os.getloadavg()[0], 2)
         make = {
-            "contextlens": lambda texts: default.encode(texts),
-            "torch_engine": lambda texts: encoder.encode(texts),
+            "contextlens": lambda texts: with_threads(chosen, lambda: default.encode(texts))(),
+            "torch_engine": lambda texts: with_threads(chosen, lambda: encoder.encode(texts))(),
+            # contextlens as it ran before it chose its torch threads (torch's default: every core)
+            "contextlens_default_threads": lambda texts: default.encode(texts),
             "ort_direct": lambda texts: ee.run_ort_direct(torch, direct, tokenizer, texts),
             "hf_sorted_pooled": lambda texts: ee.run_hf_sorted_pooled(torch, model, tokenizer, texts),
             "st_tokens": lambda texts: ee.run_st_tokens(torch, st, texts),
@@ -343,6 +352,7 @@ def engine_sections(args, sections: set[str], sentences: list[str]) -> dict:
                "ratio_vs_st_tokens": ee.ratio(seconds, "st_tokens", "contextlens"),
                "ratio_vs_torch_engine": ee.ratio(seconds, "torch_engine", "contextlens"),
                "ratio_vs_torch_candidate_1_thread": ee.ratio(seconds, "torch_candidate_1_thread", "contextlens"),
+               "ratio_vs_default_threads": ee.ratio(seconds, "contextlens_default_threads", "contextlens"),
                "fraction_of_matmul_peak": fraction("contextlens"),
                "matmul_gflops": round(statistics.median(peaks["contextlens"]), 1),
                "seconds": {k: round(statistics.median(v), 2) for k, v in seconds.items()},

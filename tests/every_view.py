@@ -13,10 +13,12 @@ import numpy as np
 
 from contextlens import views
 from contextlens.analysis.explore import explore
+from contextlens.analysis.faithfulness import attributions
 from contextlens.analysis.layers import layer_divergence
 from contextlens.analysis.neighbours import contextual_neighbours
 from contextlens.analysis.occlusion import occlusion_vs_attention
 from contextlens.analysis.senses import senses
+from contextlens.analysis.sublayers import sublayers
 from contextlens.encoders.mixing import SelfAttention
 from contextlens.text import tokenize
 from contextlens.vectors import EmbeddingTable
@@ -56,6 +58,21 @@ def lens_result(sentence: str, word: str) -> dict:
     }
 
 
+def patch_result(recipient: str, donor: str, word: str) -> dict:
+    """A patching result over two sentences (its shape: analysis.patching.patch), with next words
+    taken from the sentences (patching needs a transformer, this module's encoder is a table)."""
+    words = [w.text for w in tokenize(donor)][:3]
+    next_words = [{"word": w, "probability": 0.3 / (j + 1), "pieces": [w]} for j, w in enumerate(words)]
+    rows = [{"layer": k, "layer_name": f"layer {k}", "cosine_to_donor": 0.5 + 0.2 * k,
+             "cosine_to_recipient": 1 - 0.2 * k, "next": next_words} for k in (1, 2)]
+    return {"model": "every-view", "word": word, "at": "layer", "recipient": recipient, "donor": donor,
+            "pieces": [word], "unpatched": 0.4, "rows": rows,
+            "predictions": {"rule": "first piece", "recipient": next_words, "donor": next_words,
+                            "donor_words": [{"word": w["word"], "in_recipient": 0.01,
+                                             "in_donor": w["probability"],
+                                             "patched": [0.05, w["probability"]]} for w in next_words]}}
+
+
 def every_view(sentences: list[str], word: str, *, sentence: int = 0, occurrence=None) -> list[views.View]:
     """One view of each kind of ``views.KINDS``, in its order, of ``word`` in ``sentences``
     (the views of one sentence take ``sentences[sentence]`` and the ``occurrence`` of the word
@@ -88,6 +105,11 @@ def every_view(sentences: list[str], word: str, *, sentence: int = 0, occurrence
         "neighbours": views.neighbours_view(
             contextual_neighbours(encoder, text, word, k=5, reference=table, **where)
         ),
+        "sublayers": views.sublayers_view(
+            sublayers(encoder, sentences[sentence - 1], text, word, occurrences=(0, occurrence or 0))
+        ),
+        "attributions": views.attributions_view(attributions(encoder, text, word, occurrence=occurrence)),
+        "patch": views.patch_view(patch_result(text, sentences[sentence - 1], word)),
     }
     assert list(made) == list(views.KINDS)
     return list(made.values())

@@ -30,6 +30,8 @@ _LAZY = {
     "attribute": ".analysis.attribution", "rank_pairs": ".analysis.ranking", "geometry": ".analysis.geometry",
     "contextual_neighbours": ".analysis.neighbours", "compare_sentences": ".analysis.sentences",
     "occlusion_vs_attention": ".analysis.occlusion",
+    "sublayers": ".analysis.sublayers", "attributions": ".analysis.faithfulness",
+    "patch": ".analysis.patching",
     "Encoder": ".encoders.base", "Encoding": ".encoders.base",
     "make_encoder": ".encoders.registry", "resolve_vectors": ".encoders.registry",
     "ContextLensError": ".errors",

@@ -105,6 +105,8 @@ KINDS = {k.name: k for k in (
     CacheKind("datasets", "parsed datasets (SemCor's 221 MB of XML parsed once, WordNet's graph)", 1 * GIB),
     # a compressed side index: ~140 bytes per usage and layer (140 MB at 1M usages); a full one ~1,900
     CacheKind("search", "search indexes of usage indexes kept in object storage (s3://, gs://...)", 8 * GIB),
+    # one affine translator per layer: SmolLM2 30 x 577 x 576 float32, 40 MB
+    CacheKind("lenses", "tuned lenses (one affine translator per layer of a causal LM)", 512 * MIB),
 )}
 
 _UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,

@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterator
 from typing import NamedTuple
 
-__all__ = ["LOG", "EVERY", "Report", "Step", "step", "describe"]
+__all__ = ["LOG", "EVERY", "Report", "Step", "step", "describe", "time_left"]
 
 LOG = logging.getLogger("contextlens.progress")
 EVERY = 0.2  # seconds between two "advance" records of one step
@@ -74,6 +74,20 @@ def describe(r: Report) -> str:
     else:
         count = f": {r.seconds:.0f} s" if r.state == "advance" else ""
     return f"{r.what}{count}{once if r.state == 'start' else ''}"
+
+
+def time_left(r: Report) -> float | None:
+    """Seconds left of a running step, at the pace so far; None when it cannot be told (no
+    total, nothing done yet, or done).
+
+    >>> time_left(Report(1, "encoding", "advance", 5000, 20000, "words", None, 10.0))
+    30.0
+    >>> time_left(Report(1, "loading", "advance", 0, None, "", None, 3.0)) is None
+    True
+    """
+    if r.total is None or r.done <= 0 or r.done >= r.total or r.state not in ("start", "advance"):
+        return None
+    return r.seconds * (r.total - r.done) / r.done
 
 
 class Step:

@@ -195,6 +195,7 @@ def test_plotly_views_offline(browser, tiny, tmp_path):
     x = np.stack([e.layers[-1, i] for e in encs for i in range(len(e.words))]).astype(np.float64)
     with offline_page(browser, path) as page:
         assert page.locator("#clv-0 .main-svg").count() > 0 and page.locator("#clv-2 .main-svg").count() > 0
+        assert "clusters (spectral, k by eigengap)" in page.inner_text("#clv-0 .clv-info")  # was "agglomerative"
         xs = page.evaluate("() => document.querySelector('#clv-0 .clv-plot').data.flatMap(t => t.x)")
         assert sorted(xs) == pytest.approx(sorted(project(x, "pca")[:, 0].tolist()), abs=1e-5)
         page.select_option("#clv-0 select.clv-dims", "3")

@@ -56,7 +56,7 @@ CASES = [
     Case("compare", ("compare", BANK[0], BANK[3], "-w", "bank"), {"cosine_by_layer": F3}),
     Case("compare-sentences", ("compare-sentences", BANK[0], BANK[3]), {"cosine_by_layer": F3}),
     Case("explore", ("explore", "bank", *sentences(*BANK)), {"matrix": F3, "spread": F3, "mean_cosine": F3}),
-    Case("senses", ("senses", "bank", *sentences(*BANK)), {"silhouette_by_k": F3}),
+    Case("senses", ("senses", "bank", *sentences(*BANK)), {"score_by_k": F3}),
     Case("layers", ("layers", BANK[0], BANK[3], "--pair", BANK[1], BANK[4], "--pair", BANK[2], BANK[5],
                     "-w", "bank"), {"cosine_by_layer": F3}),
     Case("attention", ("attention", LONG, "-w", "bank", "--model", "minilm"), {"per_head": F3, "mean": F3},

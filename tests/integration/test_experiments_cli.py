@@ -113,8 +113,8 @@ def test_senses_labels_in_input_order(files):
     out = run_json("senses", "bank", "--sentences", files / "bank.txt", "--labels", files / "labels.txt",
                    *vec(files), "--plot", files / "s.pdf")
     assert out["labels"] == [0, 1, 0, 1, 0, 1]
-    assert out["k"] == 2 and out["k_chosen_by"] == "silhouette"
-    assert sorted(out["silhouette_by_k"]) == ["2", "3", "4", "5"]
+    assert out["k"] == 2 and out["k_chosen_by"] == "eigengap" and out["n_clustered"] == 6
+    assert sorted(out["score_by_k"]) == ["2", "3", "4", "5"]
     assert out["purity"] == 1.0 and out["ari"] == pytest.approx(1.0)
     assert [c["size"] for c in out["clusters"]] == [3, 3]
     assert (files / "s.pdf").read_bytes()[:4] == b"%PDF"
@@ -134,6 +134,10 @@ def test_senses_skips_sentences_on_request(files):
     (["-s", "money bank", "-s", "river bank", "--plot", "out.jpg"], "unknown figure format (file suffix) 'jpg'"),
     (["-s", "money bank", "-s", "river bank", "--model", "minilm"], "not both"),
     ([], "no sentences given"),
+    (["-s", "money bank", "-s", "river bank", "-s", "cash bank", "--max-sentences", "2"],
+     "3 sentences given; senses encodes at most 2 unless asked for more (each is encoded, which takes "
+     "time): use --max-sentences 3, or give fewer sentences"),
+    (["-s", "money bank", "--max-sentences", "200001"], "--max-sentences must be a whole number from 1 to 200,000"),
 ])
 def test_senses_bad_input_exits_2(files, args, message):
     result = run("senses", "bank", "--vectors", files / "t.npz", *args, code=2)

@@ -161,6 +161,7 @@ def test_projection_view_computes_with_the_library():
     assert idx.tolist() == np.argsort(-cos, axis=1, kind="stable")[:, :3].tolist()
     assert np.array_equal(unpacked(d["neighbours"]["cosine"]), np.take_along_axis(cos, idx.astype(int), 1))
     assert set(d["coords"]) == {"pca"} and d["initial"] == {"method": "pca", "dims": 2, "colour": "sentence"}
+    assert (d["cluster_method"], d["k_chosen_by"]) == ("spectral", "eigengap")  # what the page says it used
     with pytest.raises(InputError, match="at least 3 points"):
         views.projection_view(encs, words=["castle"])
 

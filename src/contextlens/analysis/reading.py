@@ -12,7 +12,7 @@ third of the way up (:func:`default_layer`).
 >>> table = EmbeddingTable(["bank", "river"], [[1.0, 0.0], [0.0, 1.0]])
 >>> guide = reading_guide(SelfAttention(table, causal=True, n_layers=3))
 >>> guide["causal"], guide["default_layer"], sorted(guide["notes"])
-(True, 1, ['attention', 'neighbours', 'occlusion', 'usages'])
+(True, 1, ['attention', 'attributions', 'neighbours', 'occlusion', 'patch', 'usages'])
 >>> reading_guide(SelfAttention(table, n_layers=3))
 {'causal': False, 'default_layer': 3, 'notes': {}}
 """
@@ -33,6 +33,11 @@ CAUSAL_NOTES = {
                  "later words are zero by its mask, not by choice.",
     "occlusion": "Only the words before the word can move a causal model's vector of it: leaving out a later "
                  "word changes nothing, so the correlations are taken over the earlier words only.",
+    "attributions": "A causal model's word sees only the words before it, so only those are scored; "
+                    "each method is also set against the drop in the log-probability of the predicted next "
+                    "word when the other word is left out.",
+    "patch": "A causal model's patched word changes only what comes after it: besides the cosines, the card "
+             "lists the next words after each patched run and how the donor's best next words moved.",
     "neighbours": "A causal model's last layers hold its guess of the next word more than the word itself, so "
                   "its neighbours are read by default a third of the way up, where they are most about the word.",
 }

@@ -148,9 +148,10 @@ def every_word(texts: Sequence[str]) -> list[list[int]]:
 
 def usages_in(
     encodings: Sequence[Encoding], word: str, *, occurrence: int | str | None = None,
-    missing: str = "error", sentences: Sequence[str] | None = None, takes_all: bool = False,
+    missing: str = "error", sentences: Sequence[str] | None = None, start: int = 0, takes_all: bool = False,
 ) -> Usages:
     """The usages of ``word`` in already encoded sentences (see :func:`collect_usages`);
+    ``start``: the position of the first of them in a longer list (encoded in parts);
     ``takes_all``: whether the caller takes ``occurrence="all"`` (only then does the error for a
     sentence holding the word twice offer it)."""
     check_choice("missing-word policy", missing, MISSING_POLICIES)
@@ -160,7 +161,7 @@ def usages_in(
         raise EmptyInputError(f"no sentences to look for {word!r} in; give at least one")
     texts = list(sentences) if sentences is not None else [e.text for e in encodings]
     usages, rows, skipped = [], [], []
-    for pos, (enc, text) in enumerate(zip(encodings, texts, strict=True)):
+    for pos, (enc, text) in enumerate(zip(encodings, texts, strict=True), start):
         try:
             if occurrence == "all":
                 hits = [i for i, w in enumerate(enc.words) if w.text.lower() == word.lower()]
@@ -195,7 +196,7 @@ def usages_in(
     if skipped:
         log.info("skipped %d sentence(s) without %r", len(skipped), word)
     vectors = np.stack(rows).astype(np.float64)  # (n_usages, layers + 1, dim)
-    first = encodings[usages[0].position]
+    first = encodings[usages[0].position - start]
     return Usages(word, usages, vectors, tuple(first.layer_names), skipped, dict(first.meta), first.layer_ids)
 
 

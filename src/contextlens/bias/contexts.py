@@ -25,11 +25,13 @@ import numpy as np
 from ..bounds import CEAT_CONTEXT_BYTES, check_encoding
 from ..encoders.base import Encoder
 from ..errors import InputError, check_int, check_size
+from ..progress import step
 
 __all__ = ["DEFAULT_PER_WORD", "pick_sentences", "contexts_from_corpus", "contexts_from_index", "ceat_contexts"]
 
 log = logging.getLogger(__name__)
 DEFAULT_PER_WORD = 20
+CHUNK = 256  # sentences per encode call: progress between calls, the encoder batches within one
 
 
 def pick_sentences(lines: Iterable[str], words: Sequence[str], *, per_word: int = DEFAULT_PER_WORD,
@@ -82,9 +84,14 @@ def contexts_from_corpus(encoder: Encoder, lines: Iterable[str], words: Sequence
     check_encoding(encoder, texts, what=f"CEAT's {len(texts):,} context sentences",
                    todo="give fewer words, or fewer sentences per word (--per-word)")
     stacks: dict[str, list[np.ndarray]] = {w: [] for w in picks}
-    for enc, w in zip(encoder.encode(texts, targets=targets) if texts else [], owners):
-        if len(enc.words):  # a word the tokenizer gave no piece is skipped
-            stacks[w].append(enc.layers[:, 0])  # (layers, dim)
+    name = getattr(encoder, "name", None) or encoder.params().get("encoder", "encoder")
+    with step(f"encoding {len(texts):,} CEAT contexts with {name}", total=len(texts), unit="sentences") as s:
+        for start in range(0, len(texts), CHUNK):  # a counted step: a pass over thousands of sentences
+            part = slice(start, start + CHUNK)
+            for enc, w in zip(encoder.encode(texts[part], targets=targets[part]), owners[part]):
+                if len(enc.words):  # a word the tokenizer gave no piece is skipped
+                    stacks[w].append(enc.layers[:, 0])  # (layers, dim)
+            s.advance(len(texts[part]))
     return {layer: {w: np.stack([v[j] for v in vs]) for w, vs in stacks.items() if vs}
             for j, layer in enumerate(encoder.layer_ids)}
 

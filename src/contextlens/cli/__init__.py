@@ -18,6 +18,7 @@ from . import (
     demo_cmd,
     eval_cmd,
     experiments,
+    explain_cmds,
     index_cmd,
     lab_cmd,
     lm_cmds,
@@ -48,12 +49,14 @@ def _version(value: bool) -> None:
 def _root(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what the library does."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
+    progress: bool = typer.Option(False, "--progress", help="Show the progress of slow work on stderr even when it "
+                                  "is not a terminal (a log): a line a second with counts and time left."),
 ) -> None:
-    setup_logging(verbose)
+    setup_logging(verbose, progress)
 
 
-for _module in (static_cmds, context_cmds, experiments, lm_cmds, models_cmd, data_cmd, lab_cmd, index_cmd, eval_cmd,
-                demo_cmd, bias_cmd, cache_cmd):
+for _module in (static_cmds, context_cmds, experiments, explain_cmds, lm_cmds, models_cmd, data_cmd, lab_cmd,
+                index_cmd, eval_cmd, demo_cmd, bias_cmd, cache_cmd):
     _module.register(app)
 
 

@@ -54,15 +54,17 @@ class _ConsoleProxy:
 console, err_console = _ConsoleProxy(out), _ConsoleProxy(err)
 
 
-def setup_logging(verbose: bool) -> None:
+def setup_logging(verbose: bool, progress_lines: bool = False) -> None:
     """Warnings (with ``verbose``: what the library does) on stderr, and the library's
-    progress reports drawn there by :class:`ProgressDisplay`. The consoles are made
-    afresh for each command, so that each reads the width it prints at (``COLUMNS``)."""
+    progress reports drawn there by :class:`ProgressDisplay` (``progress_lines``: the
+    ``--progress`` option). The consoles are made afresh for each command, so that each
+    reads the width it prints at (``COLUMNS``)."""
     out.cache_clear()
     err.cache_clear()
     progress = logging.getLogger(PROGRESS_LOGGER)
     progress.setLevel(logging.INFO)
     progress.propagate = False  # drawn, not also logged as lines
+    display().forced = progress_lines
     progress.handlers = [display()]
     if not verbose:  # warnings only: the plain handler, no Rich import
         logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s", force=True)
@@ -75,6 +77,7 @@ def setup_logging(verbose: bool) -> None:
 
 PROGRESS_LOGGER = "contextlens.progress"  # progress.LOG (not imported here: the CLI starts light)
 PLAIN_EVERY = 10.0  # seconds between two progress lines of one step when stderr is not a terminal
+FORCED_EVERY = 1.0  # the same with --progress
 
 
 class ProgressDisplay(logging.Handler):
@@ -85,10 +88,14 @@ class ProgressDisplay(logging.Handler):
     when it ends; a step that happens once then leaves one line saying what it did, in
     how long and where its result is kept. Elsewhere (a pipe, a file, a test): a line when
     a library step starts and when it ends, and one every :data:`PLAIN_EVERY` seconds while
-    it runs; the CLI's spinners draw nothing there."""
+    it runs; the CLI's spinners draw nothing there. ``--progress`` (:attr:`forced`) makes
+    that a line every :data:`FORCED_EVERY` second with the count and the time left, and
+    the spinners' work a line when it starts and one when it ends, e.g. for a log file.
+    Nothing is ever drawn on stdout."""
 
     def __init__(self) -> None:
         super().__init__(logging.INFO)
+        self.forced = False  # --progress: every step and spinner as plain lines where no live display is
         self._bar = None  # the Rich Progress while anything runs (terminal)
         self._tasks: dict[Any, Any] = {}  # step id (or spinner key) -> Rich task id
         self._printed: dict[int, float] = {}  # step id -> when its last plain line was printed
@@ -114,9 +121,10 @@ class ProgressDisplay(logging.Handler):
             self._printed[r.id] = now
             line(describe(r) + "...")
         elif r.state == "advance":
-            if now - self._printed.get(r.id, now) >= PLAIN_EVERY:
+            if now - self._printed.get(r.id, now) >= (FORCED_EVERY if self.forced else PLAIN_EVERY):
                 self._printed[r.id] = now
-                line(describe(r))
+                left = _left(r)
+                line(describe(r) + (f", {left}" if left else ""))
         else:
             self._printed.pop(r.id, None)
             self._unlive.discard(r.id)
@@ -166,11 +174,28 @@ class ProgressDisplay(logging.Handler):
 
 
 def _count(r) -> str:
-    """How far a step is, for its live line: ``"4,096 / 20,000 words"``, or nothing."""
+    """How far a step is, for its live line: ``"4,096 / 20,000 words, 0:31 left"``, or nothing."""
     unit = f" {r.unit}" if r.unit else ""
     if r.total is not None:
-        return f"{r.done:,} / {r.total:,}{unit}"
+        left = _left(r)
+        return f"{r.done:,} / {r.total:,}{unit}" + (f", {left}" if left else "")
     return f"{r.done:,}{unit}" if r.done else ""
+
+
+def _left(r) -> str:
+    """The time left of a step as ``"1:05 left"`` (nothing when it cannot be told).
+
+    >>> from contextlens.progress import Report
+    >>> _left(Report(1, "encoding", "advance", 5000, 20000, "words", None, 21.7))
+    '1:05 left'
+    """
+    from ..progress import time_left
+
+    seconds = time_left(r)
+    if seconds is None:
+        return ""
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d} left" if minutes >= 60 else f"{minutes}:{secs:02d} left"
 
 
 @functools.cache
@@ -339,9 +364,17 @@ def spinner(message: str) -> Iterator[None]:
     """A live line on stderr while something slow (loading a model) runs, in the one
     progress display, so that a library step inside (de-quantising the model) shows
     under it; nothing when stderr is not a terminal, so stdout (``--json``) is never
-    touched."""
+    touched. With ``--progress`` (:attr:`ProgressDisplay.forced`) and no terminal: a line
+    when it starts and one when it ends, with its time."""
     if not err().is_terminal:
+        if not display().forced:
+            yield
+            return
+        start = time.monotonic()
+        what = message.rstrip(". ")
+        line(f"{what}...")
         yield
+        line(f"{what}: done in {time.monotonic() - start:.1f} s")
         return
     key = object()
     display().begin(key, message)
@@ -349,6 +382,64 @@ def spinner(message: str) -> Iterator[None]:
         yield
     finally:
         display().finish(key)
+
+
+class PlainBar:
+    """:func:`work_bar` where stderr is no terminal but ``--progress`` asks for progress: the
+    Rich ``Progress`` calls a command makes (``add_task``, ``update``), told as a plain line
+    per task every :data:`FORCED_EVERY` second and one when the work ends."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[int, dict] = {}
+
+    def __enter__(self) -> PlainBar:
+        return self
+
+    def __exit__(self, kind, value, tb) -> None:
+        if kind is None:
+            for t in self._tasks.values():
+                line(f"{t['what']}: done in {time.monotonic() - t['start']:.1f} s ({self._count(t)})")
+
+    def add_task(self, description: str, total: float | None = None, **fields: Any) -> int:
+        key = len(self._tasks)
+        now = time.monotonic()
+        self._tasks[key] = {"what": description.replace("[bold]", ""), "total": total, "completed": 0,
+                            "start": now, "printed": now, **fields}
+        line(f"{self._tasks[key]['what']}...")
+        return key
+
+    def update(self, key: int, **changes: Any) -> None:
+        t = self._tasks[key]
+        t.update({k: v for k, v in changes.items() if v is not None or k == "total"})
+        now = time.monotonic()
+        if now - t["printed"] >= FORCED_EVERY:
+            t["printed"] = now
+            line(f"{self._describe(t)}, {now - t['start']:.0f} s")
+
+    @staticmethod
+    def _count(t: dict) -> str:
+        """``"1,200 of 5,000 sentences"`` (the unit: a task's ``unit`` field)."""
+        done, total, unit = t["completed"], t["total"], f" {t['unit']}" if t.get("unit") else ""
+        return (f"{done:,.0f} of {total:,.0f}" if total else f"{done:,.0f}") + unit
+
+    def _describe(self, t: dict) -> str:
+        return f"{t['what']}: {self._count(t)}"
+
+
+def work_bar(*columns: Any, enabled: bool = True):
+    """The progress bar of a command's own long work, on stderr: a live Rich ``Progress``
+    of ``columns`` (and the time left where a total is known) when stderr is a terminal,
+    ``--json`` or not (the JSON goes to stdout); elsewhere plain lines with ``--progress``
+    (:class:`PlainBar`), else (or not ``enabled``: no such work this time) nothing."""
+    from rich.progress import Progress, TimeRemainingColumn
+
+    if not enabled:
+        return Progress(*columns, console=err(), transient=True, disable=True)
+    if err().is_terminal:
+        return Progress(*columns, TimeRemainingColumn(), console=err(), transient=True)
+    if display().forced:
+        return PlainBar()
+    return Progress(*columns, console=err(), transient=True, disable=True)
 
 
 class Command(TyperCommand):

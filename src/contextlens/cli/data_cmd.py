@@ -1,6 +1,5 @@
 """``contextlens data list`` and ``contextlens data fetch NAME``."""
 
-import contextlib
 from pathlib import Path
 
 import typer
@@ -57,7 +56,7 @@ def fetch_cmd(
             say(f"downloaded {u}\n  sha256 {digest} "
                 + ("verified" if verified else "not verified (no published checksum)"))
 
-    with spinner(f"fetching {name}") if not as_json else contextlib.nullcontext():
+    with spinner(f"fetching {name}"):  # on stderr: with --json too
         path = fetch(name, root, url=url, sha256=sha256, timeout=timeout, report=report)
     status = next(r for r in dataset_status(root) if r["name"] == name)
     if as_json:

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from . import options as o
-from ._common import add_command, err, handle_errors, out, print_json, say, spinner, table
+from ._common import add_command, handle_errors, out, print_json, say, spinner, table, work_bar
 
 # runner.TASKS + all
 TASK_CHOICES = ("wic", "wsd", "coarsewsd", "scws", "cosimlex", "similarity", "analogy", "all")
@@ -47,14 +47,13 @@ def _references_table(refs: list[dict]):
 
 
 @contextlib.contextmanager
-def stage_progress(quiet: bool) -> Iterator[Callable]:
-    """A progress callback for the library's long work, one bar per stage on stderr:
+def stage_progress() -> Iterator[Callable]:
+    """A progress callback for the library's long work, one bar per stage on stderr (`work_bar`):
     ``progress(done, total)`` (stage "encoding") or ``progress(stage, done, total)``."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err(), transient=True,
-                  disable=quiet or not err().is_terminal) as bar:
+    with work_bar(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn()) as bar:
         handles: dict = {}
 
         def progress(*args):
@@ -129,7 +128,7 @@ def eval_(
     encoder = _checked_encoder(task, model, vectors, method, wanted, running)
     options = {"features": features, "semcor_limit": semcor_limit, "restrict": restrict, "template": template,
                "wsd_method": wsd_method}
-    with stage_progress(quiet=as_json) as progress:
+    with stage_progress() as progress:
         if task == "all":
             result = evaluate_all(model=model, vectors=vectors, method=method, data_dir=data_dir,
                                   use_cache=not no_cache, progress=progress, **running, **options)

@@ -14,6 +14,11 @@ from . import options as o
 from ._common import add_command, fmt, handle_errors, out, print_json, say, table
 
 DEFAULT_TEMPLATE = "A sentence with {word}."  # analysis.ranking.DEFAULT_TEMPLATE
+MAX_SENTENCES = 2_000  # analysis.senses.MAX_SENTENCES: sentences senses encodes unless asked for more
+MAX_SENTENCES_LIMIT = 200_000  # analysis.senses.MAX_SENTENCES_LIMIT: the most it may be asked for
+# analysis.faithfulness.METHODS, with all
+ATTRIBUTIONS_HELP = "all | raw | rollout | flow | norm | value-zeroing | grad-input | ig"
+MAX_STEPS = 256  # encoders.gradients.MAX_STEPS
 
 
 def _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer=None, *, engine=None,
@@ -93,6 +98,10 @@ def senses(
     layer: int = o.LAYER, occurrence: str = o.OCCURRENCE, skip_missing: bool = o.SKIP_MISSING,
     projection: str = o.PROJECTION, seed: int = o.SEED, as_json: bool = o.JSON, plot: Path = o.PLOT,
     html: Path = o.HTML,
+    max_sentences: int = o.bounded(o.option(MAX_SENTENCES, "--max-sentences", metavar="N",
+                                            help="Read at most this many sentences (each is encoded; see "
+                                            "benchmarks/RESULTS.md for times)."),
+                                   1, MAX_SENTENCES_LIMIT, hint="sentences encoded"),
 ) -> None:
     """Sense probe: cluster WORD's usages; purity and adjusted Rand index with --labels."""
     from ..analysis.senses import senses as probe_senses
@@ -107,7 +116,8 @@ def senses(
     encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer, engine=engine, precision=precision)
     proj = projection or ("pca" if plot or html else None)
     r = probe_senses(encoder, texts, word, k=n_senses, gold=gold, layer=layer, occurrence=occ,
-                     missing="skip" if skip_missing else "error", projection=proj, seed=seed)
+                     missing="skip" if skip_missing else "error", projection=proj, seed=seed,
+                     max_sentences=max_sentences)
     if plot:
         from .. import plots
 
@@ -124,10 +134,11 @@ def senses(
         print_json(r)
         return
     extra = f", purity {fmt(r['purity'])}, ARI {fmt(r['ari'])}" if "purity" in r else ""
-    say(f"{word!r}: {r['n_usages']} usages at {r['layer_name']}, k = {r['k']} ({r['k_chosen_by']}), "
+    sample = f" (a sample of {r['n_clustered']:,} clustered)" if r["n_clustered"] < r["n_usages"] else ""
+    say(f"{word!r}: {r['n_usages']} usages at {r['layer_name']}{sample}, k = {r['k']} ({r['k_chosen_by']}), "
         f"silhouette {fmt(r['silhouette'])}{extra}")
-    if r["k_chosen_by"] == "silhouette":
-        out().print(table("silhouette of each k", ["k", "silhouette"], r["silhouette_by_k"].items()))
+    if r["score_by_k"]:
+        out().print(table(f"{r['k_chosen_by']} by k", ["k", r["k_chosen_by"]], r["score_by_k"].items()))
     rows = [(c["id"], c["size"], s, ", ".join(f"{g}×{n}" for g, n in c.get("gold", {}).items()))
             if j == 0 else ("", "", s, "")
             for c in r["clusters"] for j, s in enumerate(c["sentences"])]
@@ -181,6 +192,12 @@ def attention(
     rollout: bool = o.flag("--rollout", help="Add attention rollout (Abnar & Zuidema 2020)."),
     occlusion: bool = o.flag("--occlusion", help="Leave each other word out in turn: how far WORD's vector moves "
                              "per layer, beside the attention it gave that word, and their Spearman."),
+    attribution: str = o.option(None, "--attribution", metavar="METHOD[,...]", help=f"Attributions beside "
+                                f"occlusion: {ATTRIBUTIONS_HELP}; each method's score for every other word "
+                                "at --layer (default: the last) and its Spearman with occlusion at every "
+                                "layer."),
+    steps: int = o.bounded(o.option(32, "--steps", metavar="N", help="--attribution ig: points of the "
+                                    "integral."), 1, MAX_STEPS),
     occurrence: str = o.OCCURRENCE, vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD,
     heads: int = o.HEADS, n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA,
     include_self: bool = o.INCLUDE_SELF, as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
@@ -189,13 +206,25 @@ def attention(
 
     --html writes the head view (at --layer, --head), the model view of WORD and, where the
     encoder has queries and keys, its neuron view; with --occlusion, those views (at the last
-    layer, mean over heads) followed by the occlusion view."""
+    layer, mean over heads) followed by the occlusion view; with --attribution, the attribution
+    view (methods x words at a layer, the Spearman column, the faithfulness table)."""
     from ..analysis.attribution import attribute
+    from ..errors import InputError
 
+    if method is not None and method in ATTRIBUTIONS_HELP.split(" | "):
+        raise InputError(f"--method {method} would choose how to mix --vectors ({o.STATIC_METHODS_HELP}); "
+                         f"attribution methods are given with --attribution {method}")
     o.check_plot(plot)
     o.check_html(html)
     occ = o.parse_occurrence(occurrence)
     encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer, engine=engine, precision=precision)
+    if attribution is not None:
+        flags = (("--head", head), ("--rollout", rollout or None), ("--occlusion", occlusion or None))
+        given = [f for f, v in flags if v is not None]
+        if given:
+            raise InputError(f"{', '.join(given)} do not apply to --attribution (it reports the mean over "
+                             "heads, rollout and occlusion itself): drop them")
+        return _attributions(encoder, text, word, occ, attribution, steps, layer, as_json, plot, html)
     if occlusion:
         given = [f for f, v in (("--layer", layer), ("--head", head), ("--rollout", rollout or None)) if v is not None]
         if given:
@@ -239,6 +268,45 @@ def attention(
             extra = [] if r["rollout_special"] is None else [r["rollout_special"][li]]
             rows.append((f"{name} rollout", *r["rollout"][li], *extra))
     out().print(table(f"weights {r['word']!r} gave each word", ["layer · head"] + cols, rows))
+
+
+def _attributions(encoder, text: str, word: str, occurrence, methods: str, steps: int, layer: int | None,
+                  as_json: bool, plot: Path | None, html: Path | None) -> None:
+    from ..analysis.faithfulness import attributions
+    from ._common import spinner
+
+    with spinner("attributing..."):
+        r = attributions(encoder, text, word, methods=methods, occurrence=occurrence, steps=steps)
+    if plot:
+        from .. import plots
+
+        plots.save_figure(plots.faithfulness_lines(r, title=f"{r['word']!r}: Spearman with occlusion"), plot)
+    if html:
+        from .. import views
+
+        views.attributions_view(r).save_html(html)
+    if as_json:
+        print_json(r)
+        return
+    at = r["layers"][encoder.layer_position(-1 if layer is None else layer) - 1]
+    causal = r.get("next_word") is not None
+    refs = [("occlusion", at["occlusion"])] + ([("next-word drop", r["next_word"]["drop"])] if causal else [])
+    columns = refs + [(m, at["scores"][m]) for m in r["methods"]]
+    rows = [(c["position"], c["word"], *[v[j] for _, v in columns]) for j, c in enumerate(r["context"])]
+    rows.append(("", "ρ occlusion", *[""] * len(refs), *[at["spearman"][m] for m in r["methods"]]))
+    if causal:
+        rows.append(("", "ρ next word", "", "", *[at["next_word_spearman"][m] for m in r["methods"]]))
+    out().print(table(f"what shaped {r['word']!r} at {at['layer_name']}: each method's score for every other "
+                      "word",
+                      ["#", "word", *[name for name, _ in columns]], rows, left="rl" + "r" * len(columns),
+                      widths={1: 16}))
+    out().print(table("Spearman with occlusion, every layer", ["layer", *r["methods"]],
+                      [(x["layer_name"], *[x["spearman"][m] for m in r["methods"]]) for x in r["layers"]]))
+    for m, why in r["unavailable"].items():
+        say(f"{m}: not available ({why})")
+    if causal:
+        nw = r["next_word"]
+        say(f"next piece after {r['word']!r}: {nw['piece']!r} (log p {fmt(nw['log_probability'])})")
 
 
 def _occlusion(encoder, text: str, word: str, occurrence, as_json: bool, plot: Path | None,

@@ -8,13 +8,13 @@ import typer
 from ..bounds import MAX_BATCH
 from ..errors import InputError
 from . import options as o
-from ._common import add_command, err, fmt, group, handle_errors, out, print_json, say, table
+from ._common import add_command, fmt, group, handle_errors, out, print_json, say, table, work_bar
 
 DB = o.reads(o.option(..., "--db", metavar="DIR", help="The index folder."))
 DBS = o.reads(o.option(..., "--db", metavar="DIR", help="The index folder (or LanceDB URI); repeat it to search "
                        "several indexes of the same model, layers and words as one (e.g. the shards of a corpus)."))
 STORED_LAYER = o.layer_option(None, help="The stored layer number to use (default: the deepest).")
-MAX_CLUSTERED = 20_000  # average linkage keeps n²/2 distances: 1.6 GB at this size
+MAX_CLUSTERED = 10_000  # analysis.senses.MAX_CLUSTERED: the most usages one clustering takes
 
 
 def _words(words: str | None, words_file: Path | None, all_words: bool) -> list[str] | None:
@@ -63,7 +63,7 @@ def build(
     as_json: bool = o.JSON,
 ) -> None:
     """Build (or resume) a usage index of CORPUS into --db."""
-    from rich.progress import Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import TextColumn, TimeElapsedColumn
 
     from ..index.build import build_index
     from ..index.store import is_uri
@@ -79,12 +79,12 @@ def build(
 
         wn = wordnet(resolve_data_dir())
     start = time.perf_counter()
-    with Progress(
+    with work_bar(
         TextColumn("[bold]indexing"), TextColumn("{task.completed:,} sentences"),
         TextColumn("{task.fields[rate]:,.0f} sentences/s"), TextColumn("{task.fields[usages]:,} usages"),
-        TimeElapsedColumn(), console=err(), transient=True, disable=as_json or not err().is_terminal,
+        TimeElapsedColumn(),
     ) as bar:
-        task = bar.add_task("index", total=None, rate=0.0, usages=0)
+        task = bar.add_task("indexing", total=None, rate=0.0, usages=0, unit="sentences")
 
         def progress(done: int, found: int) -> None:
             bar.update(task, completed=done, usages=found, rate=done / max(time.perf_counter() - start, 1e-9))
@@ -164,35 +164,37 @@ def _print_results(result: dict, prefix: str = "") -> None:
 def senses(
     word: str = typer.Argument(..., metavar="WORD", help="A target word of the index."),
     db: Path = DB, k: str = o.k_senses(), layer: int = STORED_LAYER,
-    max_usages: int = o.bounded(o.option(2000, "--max-usages", metavar="N", help="Cluster at most this many usages "
-                                         "(a fixed sample)."), 2, MAX_CLUSTERED,
-                                hint="clustering needs memory that grows with the square of the usages"),
+    max_usages: int = o.bounded(o.option(2000, "--max-usages", metavar="N",
+                                         help="Cluster at most this many usages (a fixed sample); every "
+                                         "other usage joins the nearest sense."),
+                                2, MAX_CLUSTERED, hint="the usages clustered; the others join the nearest sense"),
     wordnet: bool = o.flag("--wordnet",
                            help="Match each sense to WordNet senses (LMMS sense embeddings of the "
                            "index's model: SemCor propagated through WordNet, and glosses; needs WordNet and "
                            "SemCor in the data folder)."),
     data_dir: Path = o.DATA_DIR, as_json: bool = o.JSON,
 ) -> None:
-    """Induce WORD's senses from its usages in the index."""
-    from rich.progress import Progress, TextColumn, TimeElapsedColumn
+    """Induce WORD's senses from its usages in the index (--json lists every sense's members)."""
+    from rich.progress import TextColumn, TimeElapsedColumn
 
     from ..index.senses import induce_senses
 
     n_senses = o.parse_k(k)
-    with Progress(TextColumn("[bold]reading SemCor"), TextColumn("{task.completed:,} sentences"),
-                  TimeElapsedColumn(), console=err(), transient=True,
-                  disable=as_json or not wordnet or not err().is_terminal) as bar:
-        task = bar.add_task("semcor", total=None)
+    with work_bar(TextColumn("[bold]reading SemCor"), TextColumn("{task.completed:,} sentences"),
+                  TimeElapsedColumn(), enabled=bool(wordnet)) as bar:
+        task = bar.add_task("reading SemCor", total=None, unit="sentences")
         result = induce_senses(db, word, k=n_senses, layer=layer, max_usages=max_usages, wordnet=wordnet,
                                data_dir=data_dir, progress=lambda done: bar.update(task, completed=done))
     if as_json:
         print_json(result)
         return
-    say(f"{result['word']!r}: {result['n_usages']:,} usages (of {result['n_total']:,}), layer {result['layer']}, "
+    sample = ("all clustered" if result["n_clustered"] == result["n_usages"] else
+              f"a sample of {result['n_clustered']:,} clustered, the others joined the nearest sense")
+    say(f"{result['word']!r}: {result['n_usages']:,} usages ({sample}), layer {result['layer']}, "
         f"k = {result['k']} ({result['k_chosen_by']}), silhouette {fmt(result['silhouette'])}")
     for s in result["senses"]:
         words = ", ".join(w["word"] for w in s["context_words"]) or "-"
-        say(f"\nsense {s['id']} ({s['size']} usages, {s['share']:.0%}): {words}")
+        say(f"\nsense {s['id']} ({s['size']:,} usages, {s['share']:.0%}): {words}")
         for t in s["typical"]:
             say(f"  {fmt(t['similarity'])}  {t['sentence']}")
         for i, w in enumerate(s.get("wordnet", [])):
@@ -202,6 +204,7 @@ def senses(
     if result.get("wordnet_unseen"):
         say(f"\nWordNet senses of {result['wordnet_lemma']!r} with no embedding, so not matched "
             f"(glosses in --json): {', '.join(u['synset'] for u in result['wordnet_unseen'])}")
+    say("\nEvery sense's members (usage id, document, sentence): --json")
 
 
 def _search_said(search: dict) -> str:

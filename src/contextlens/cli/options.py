@@ -194,7 +194,7 @@ def top_k(default: int, help: str, *decls: str) -> Any:
     return bounded(option(default, *(decls or ("-k",)), metavar="N", help=help), 1, MAX_K)
 
 
-def k_senses(help: str = "Number of senses (clusters), or 'auto' (best silhouette).") -> Any:
+def k_senses(help: str = "Number of senses (clusters), or 'auto' (the largest eigengap).") -> Any:
     """``--k auto|N``: how many clusters; parsed by :func:`parse_k`."""
     return option("auto", "--k", "-k", metavar="auto|N", help=help)
 

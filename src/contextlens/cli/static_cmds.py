@@ -8,7 +8,7 @@ import typer
 
 from ..errors import InputError
 from . import options as o
-from ._common import add_command, err, group, handle_errors, out, print_json, say, spinner, table
+from ._common import add_command, group, handle_errors, out, print_json, say, spinner, table, work_bar
 
 BUILD_METHODS_HELP = "counts | ppmi | ppmi-svd | word2vec | fasttext | glove"  # static.build.METHODS
 ANALOGY_METHODS_HELP = "3cosadd | 3cosmul"  # vectors.ANALOGY_METHODS
@@ -49,18 +49,18 @@ def build(
     seed: int = o.SEED, as_json: bool = o.JSON,
 ) -> None:
     """Build a static table from a corpus and write it to OUT."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 
     from ..static.build import build_table
 
     o.check_output(out_path)
     _check_table_suffix(out_path)
     start = time.perf_counter()
-    with Progress(
+    with work_bar(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed:,} sentences"),
-        TimeElapsedColumn(), console=err(), transient=True, disable=as_json or not err().is_terminal,
+        TimeElapsedColumn(),
     ) as bar:
-        task = bar.add_task(method, total=None)
+        task = bar.add_task(f"building {method}", total=None, unit="sentences")
         built = build_table(
             list(corpus), method, window=window, dim=dim, min_count=min_count,
             max_vocab=max_vocab, epochs=epochs, weighting=weighting, cds=cds, shift=shift, p=p,
@@ -106,7 +106,7 @@ def distill(
     when started again with the same arguments (on either engine). --engine ray encodes
     on Ray Data, for corpora too big for one machine's cores.
     """
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 
     from ..analysis.distill import distill as distill_tables
     from ..analysis.usages import read_lines
@@ -118,12 +118,12 @@ def distill(
     chosen = layers if layers == "all" else o.parse_ints("--layers", layers) if layers is not None else layer
     vocabulary = read_lines(words, "words") if words is not None else None
     encoder = o.encoder_from_options(model=model, layer=layer, engine=model_engine, precision=precision)
-    with Progress(
+    with work_bar(
         TextColumn("[bold]distilling"), BarColumn(), TextColumn("{task.completed:,} sentences, {task.fields[n]:,} "
                                                                 "usages pooled"),
-        TimeElapsedColumn(), console=err(), transient=True, disable=as_json or not err().is_terminal,
+        TimeElapsedColumn(),
     ) as bar:
-        task = bar.add_task("distill", total=None, n=0)
+        task = bar.add_task("distilling", total=None, n=0, unit="sentences")
         r = distill_tables(list(corpus), encoder, out_path, words=vocabulary, layers=chosen,
                            pools=o.parse_words("--pool", pool), min_count=min_count, max_usages=max_usages,
                            seed=seed, engine=engine, address=address, concurrency=concurrency,
@@ -230,7 +230,7 @@ def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence
         r = contextual_neighbours(encoder, text, word, layer=layer, k=k, occurrence=o.parse_occurrence(occurrence),
                                   reference=table, keep_forms=keep_forms)
     if senses:
-        with stage_progress(quiet=as_json) as progress:
+        with stage_progress() as progress:
             r["senses"] = usage_senses(encoder, text, word, layer=layer,
                                        occurrence=o.parse_occurrence(occurrence),
                                        data_dir=data_dir, progress=progress)

@@ -114,10 +114,11 @@ class LensResult:
     word: str
     rule: str
     layers: list[LensLayer]
+    lens: str = "logit"  # or "tuned": each layer translated first (encoders.tuned_lens)
 
     def as_dict(self) -> dict[str, Any]:
         return {"model": self.model, "text": self.text, "position": self.position, "word": self.word,
-                "rule": self.rule, "layers": [layer.as_dict() for layer in self.layers]}
+                "rule": self.rule, "lens": self.lens, "layers": [layer.as_dict() for layer in self.layers]}
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,7 @@ class LanguageModel:
     model : a packaged model (``smollm2``), a local transformers directory or a Hugging
         Face id; a causal config loads ``AutoModelForCausalLM``, any other
         ``AutoModelForMaskedLM``.
-    device : a torch device; threads : torch CPU threads (default: all cores).
+    device : a torch device; threads : torch CPU threads (default: :func:`models.set_threads`).
     kind : ``"causal"`` refuses, from the config alone, a model that does not predict the next
         word (the logit lens needs one); None takes the model's own kind.
     engine : ``auto`` (a causal LM whose ONNX export and head are cached runs on onnxruntime
@@ -555,22 +556,28 @@ class LanguageModel:
             return self._onnx_lens([ids], [[len(ids) - 1]])[0][:, 0]
         return self._lens_here(self._run_context(ids, hidden=True))
 
-    def _lens_here(self, ctx: _Context) -> np.ndarray:
+    def _lens_here(self, ctx: _Context, translate=None) -> np.ndarray:
         """``(layers + 1, vocab)`` float64 probabilities through the lens at the context's last
-        piece; checks that the last layer gives the model's own distribution there."""
+        piece; checks that the last layer gives the model's own distribution there.
+        ``translate(k, h)``: each layer's states changed first (a tuned lens)."""
         torch = self._torch
+        tr = translate or (lambda k, h: h)
         # the final norm over the whole context, then the head on the last position: what the
         # model itself computes for its last logits, so the last layer gives exactly its numbers
-        rows = torch.cat([self._unembed(ctx.states[k], last=True)[0] for k in range(self.n_layers + 1)])
+        rows = torch.cat([self._unembed(tr(k, ctx.states[k]), last=True)[0]
+                          for k in range(self.n_layers + 1)])
         if not torch.allclose(rows[-1], ctx.logits, atol=1e-4, rtol=1e-4):
             raise InputError(f"{type(self.hf_model).__name__}'s head does more than final norm + "
                              "unembedding (e.g. logit scaling); the logit lens does not support it")
         return torch.softmax(rows.double(), -1).cpu().numpy()[:, : len(self.piece_texts)]
 
-    def lens(self, text: str, position: int | None = None, *, k: int = 5, track: Sequence[str] = ()) -> LensResult:
+    def lens(self, text: str, position: int | None = None, *, k: int = 5, track: Sequence[str] = (),
+             tuned=None) -> LensResult:
         """The logit lens after word ``position`` of ``text`` (default: the last word; the
         words after it are not read: the model is causal). Per layer: the ``k`` best next
         words and, for each word of ``track``, its probability and the rank of its first piece.
+        ``tuned``: a :class:`~contextlens.encoders.tuned_lens.TunedLens` of this model, read
+        through instead (each layer translated first).
 
         Work and memory: one pass over the context, then the tracked words' pieces from its
         cache, in chunks (:mod:`contextlens.bounds`); each layer's distribution at the context
@@ -584,12 +591,14 @@ class LanguageModel:
         ids = self._check_pieces(self._ids(context))
         tracked = [self._tracked_pieces(context, w) for w in track]
         texts, classes = self.piece_texts, piece_classes(self.piece_texts)
-        if self._on_onnx((len(tracked) + 1) * (len(ids) + max((len(p) for _, p in tracked), default=0))):
+        translate = None if tuned is None else tuned.translate
+        rows = (len(tracked) + 1) * (len(ids) + max((len(p) for _, p in tracked), default=0))
+        if translate is None and self._on_onnx(rows):
             here, along, end = self._onnx_follow(ids, tracked, local_tail(context), texts, classes)
-        else:
+        else:  # the torch engine (a tuned lens translates torch states)
             ctx = self._run_context(ids, hidden=True)
-            here = self._lens_here(ctx)  # (layers + 1, vocab)
-            along, end = self._follow(ctx, tracked, local_tail(context), texts, classes)  # (tracked, layers + 1)
+            here = self._lens_here(ctx, translate)  # (layers + 1, vocab)
+            along, end = self._follow(ctx, tracked, local_tail(context), texts, classes, translate)
         order = np.sort(here, axis=1)  # (layers + 1, vocab): each row sorted once for every rank
         words = self._starting_words(context)
         tokens = self._tok.convert_ids_to_tokens(list(range(len(texts))))
@@ -603,7 +612,8 @@ class LanguageModel:
                 rows.append(TrackedWord(added.strip(), tuple(texts[i] for i in pieces),
                                         float(p0 * along[t, layer] * end[t, layer]), rank))
             layers.append(LensLayer(layer, "embedding output" if layer == 0 else f"layer {layer}", top, rows))
-        return LensResult(self.name, text, position, word, LENS_RULE, layers)
+        kind = "logit" if tuned is None else "tuned"
+        return LensResult(self.name, text, position, word, LENS_RULE, layers, kind)
 
     def _onnx_follow(self, ids: list[int], tracked: list[tuple[str, list[int]]], tail: str, texts, classes):
         """ONNX engine: the lens at the context's last piece ``(layers + 1, vocab)``, and as
@@ -631,11 +641,13 @@ class LanguageModel:
             start = stop
         return here, along, end
 
-    def _follow(self, ctx: _Context, tracked: list[tuple[str, list[int]]], tail: str, texts, classes):
-        """Per tracked word and layer, through the lens: the product of its pieces' probabilities
-        after the first, and the probability that the word ends after its last piece; both
-        ``(tracked, layers + 1)``. Each word's pieces run after the context's cache; only their
-        own rows go through the unembedding, :data:`~contextlens.bounds.LM_LENS_ROWS` at a time."""
+    def _follow(self, ctx: _Context, tracked: list[tuple[str, list[int]]], tail: str, texts, classes,
+                translate=None):
+        """Per tracked word and layer, through the lens (``translate``: as in :meth:`_lens_here`):
+        the product of its pieces' probabilities after the first, and the probability that the
+        word ends after its last piece; both ``(tracked, layers + 1)``. Each word's pieces run after
+        the context's cache; only their own rows go through the unembedding,
+        :data:`~contextlens.bounds.LM_LENS_ROWS` at a time."""
         torch = self._torch
         along = np.ones((len(tracked), self.n_layers + 1))
         end = np.zeros((len(tracked), self.n_layers + 1))
@@ -651,6 +663,7 @@ class LanguageModel:
             ends = torch.from_numpy(np.stack([ends_word(tail, added, texts, classes) for added, _ in chunk]))
             for layer in range(self.n_layers + 1):
                 rows = states[layer][word, place][None]  # (1, rows, dim): only the words' own pieces
+                rows = rows if translate is None else translate(layer, rows)
                 logp = torch.log_softmax(self._unembed(rows)[0].double(), -1)[:, :size]  # (rows, vocab)
                 inside = torch.zeros(len(chunk), dtype=torch.float64).index_add_(
                     0, word[inner], logp[inner, following])  # log Π P(piece i + 1 | pieces ..i)

@@ -38,8 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..disk_cache import lease_for
-from ..errors import InputError, MissingDependencyError, check_int
+from ..errors import InputError, MissingDependencyError
 from ..files import cache_dir
+from ..threads import CORES, LOAD, last_choice, thread_choice
 from .model_cache import (
     MARKER,
     ModelInstallError,
@@ -55,7 +56,7 @@ __all__ = [
     "DEFAULT_MODEL", "MODELS", "PackagedModel", "ModelNotFoundError", "ModelInstallError",
     "packaged_name", "typo_of_packaged", "check_name", "is_causal", "install_commands", "install_command", "install",
     "is_installed", "list_models", "resolve", "load", "require_hf", "max_length_of", "layer_list", "set_threads",
-    "thread_count", "hook_states", "HEADS", "NoLMHeadError",
+    "thread_count", "threads_in_use", "hook_states", "HEADS", "NoLMHeadError",
 ]
 
 log = logging.getLogger(__name__)
@@ -409,28 +410,41 @@ def hook_states(blocks, layers, store: dict) -> list:
 
 
 def thread_count(threads: int | None = None) -> int:
-    """CPU threads for an engine: ``threads``, else ``CONTEXTLENS_THREADS``, else the cores available.
+    """CPU threads for onnxruntime: ``threads``, else ``CONTEXTLENS_THREADS``, else every core
+    this process may use (affinity, cgroup quota: :mod:`contextlens.threads`).
 
     >>> thread_count(3)
     3
     """
-    if threads is None:
-        env = os.environ.get("CONTEXTLENS_THREADS")
-        if env:
-            threads = check_int("CONTEXTLENS_THREADS", int(env) if env.strip().isdigit() else env,
-                                low=1, high=1024, hint="torch CPU threads")
-        else:
-            threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return check_int("threads", threads, low=1, high=1024, hint="torch CPU threads")
+    return thread_choice(threads, CORES).threads
 
 
-def set_threads(threads: int | None = None) -> None:
-    """torch CPU threads: ``threads``, else ``CONTEXTLENS_THREADS``, else the cores available."""
+def set_threads(threads: int | None = None) -> int:
+    """Set torch's CPU threads: ``threads``, else ``CONTEXTLENS_THREADS``, else the usable
+    cores the load leaves free (:mod:`contextlens.threads`: torch's threads wait for each
+    other on busy cores). Returns the count."""
     import torch
 
-    threads = thread_count(threads)
+    threads = thread_choice(threads, LOAD).threads
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
+    return threads
+
+
+def threads_in_use(runner=None) -> dict:
+    """What an encoder's engine runs on, for its metadata: the onnxruntime ``runner``'s
+    threads, else torch's (read from torch only when it is imported), with why they were
+    chosen (:meth:`contextlens.threads.ThreadChoice.as_dict`) when contextlens chose them."""
+    if runner is not None:
+        count, policy = int(runner.threads), CORES
+    else:
+        torch = sys.modules.get("torch")
+        count, policy = (int(torch.get_num_threads()) if torch is not None else None), LOAD
+    choice = last_choice(policy)
+    if choice is not None and choice.threads == count:
+        return {"engine": "onnxruntime" if runner is not None else "torch", **choice.as_dict()}
+    return {"engine": "onnxruntime" if runner is not None else "torch", "threads": count,
+            "why": "set outside contextlens"}
 
 
 def load(name_or_path: str | os.PathLike, *, attention: bool = True, device: str = "cpu",

@@ -324,7 +324,7 @@ class OnnxRunner:
         ``attention=True`` it must use the eager attention; the attention graph is then
         exported too, when first asked for. None with ``loader``: loaded only when an
         export has to be made.
-    threads : intra-op threads (as for torch: default ``CONTEXTLENS_THREADS`` or every core).
+    threads : intra-op threads (default: ``CONTEXTLENS_THREADS``, else every usable core).
     spinning : let idle threads busy-wait for work.
     exporter : ``torchscript`` or ``dynamo``.
     source : the model's directory: its export is found through a pointer file without

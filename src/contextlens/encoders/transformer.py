@@ -207,7 +207,7 @@ class TransformerEncoder(Encoder):
             "model_type": self._facts.model_type, "causal": self.causal, "pooling": self.pooling,
             "layers": list(self.layers), "n_model_layers": self.n_model_layers,
             "max_length": self.max_length, "params": self.params(), "engine": self.engine,
-            "precision": self.precision,
+            "precision": self.precision, "threads": models.threads_in_use(self._runner),
             "vectors": f"{self.name}'s pieces (its tokenizer gave the word no sub-word piece)",
         }
 

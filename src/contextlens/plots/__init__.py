@@ -3,7 +3,8 @@ returns a Figure; :func:`save_figure` writes PNG, SVG or PDF by the file's suffi
 atomically.
 
 The figures live in submodules (``usage``: one word in context; ``experiments``: the
-polysemy, sense, attention, ranking and geometry experiments; ``bias``: the bias audit); everything is re-exported
+polysemy, sense, attention, ranking and geometry experiments; ``bias``: the bias audit; ``explain``:
+inside a layer); everything is re-exported
 here, so ``from contextlens import plots; plots.save_figure(...)`` is the way to use them.
 """
 
@@ -19,6 +20,7 @@ from .experiments import (
     rank_scatter,
     spread_bars,
 )
+from .explain import faithfulness_lines, patch_lines, sublayer_bars, tuned_lens_lines
 from .predict import lens_ranks, occlusion_lines
 from .usage import layer_cosines, static_vs_contextual, weights_bar
 
@@ -26,4 +28,5 @@ __all__ = [
     "save_figure", "figure_format", "short", "weights_bar", "layer_cosines", "static_vs_contextual",
     "cosine_heatmap", "spread_bars", "projection_scatter", "attention_heads", "attention_matrix",
     "rank_scatter", "geometry_lines", "effect_sizes", "lens_ranks", "occlusion_lines", "FIGURE_FORMATS", "AXIS_NAMES",
+    "sublayer_bars", "faithfulness_lines", "patch_lines", "tuned_lens_lines",
 ]

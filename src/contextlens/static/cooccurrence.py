@@ -56,6 +56,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -68,6 +69,8 @@ from .pairs import PairCounter
 
 __all__ = [
     "Cooccurrence",
+    "KernelStatus",
+    "prepare_kernel",
     "cooccurrence_matrix",
     "count_table",
     "dense_rows",
@@ -296,6 +299,31 @@ def _counter(engine: str, window: int, harmonic: bool):
     if engine == "numba":
         raise _KERNEL_FAILURE[0]
     return _NumpyCounter(window, harmonic)
+
+
+class KernelStatus(NamedTuple):
+    """Whether the compiled counting kernel is ready (:func:`prepare_kernel`)."""
+
+    ready: bool  # False: counting uses the numpy path
+    compiled: bool  # compiled now (it was not in numba's cache)
+    where: str | None  # the folder it is cached in
+    why: str  # one line for a user
+
+
+def prepare_kernel() -> KernelStatus:
+    """Load the compiled counting kernel, compiling it into numba's on-disk cache if it is
+    not there yet, so that no later ``static build`` compiles in front of its user (about
+    20 s of CPU; run by ``contextlens models install``, hence ``make setup``)."""
+    counter = _counter("auto", 1, False)
+    if not isinstance(counter, _NumpyCounter):
+        from . import kernel
+
+        where = kernel.cache_location()
+        done = "compiled and cached" if kernel.COMPILED_AT_IMPORT else "already compiled"
+        return KernelStatus(True, kernel.COMPILED_AT_IMPORT, str(where) if where else None,
+                            f"counting kernel: {done}" + (f" in {where}" if where else " (numba cannot cache it)"))
+    reason = _KERNEL_FAILURE[0] if _KERNEL_FAILURE else None
+    return KernelStatus(False, False, None, f"counting kernel: not available ({reason}); counting uses numpy")
 
 
 def cooccurrence_matrix(

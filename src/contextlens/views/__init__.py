@@ -31,6 +31,7 @@ and PNG, its title and the state of its controls included (``CLViews.toSvg``).
 from .attention import AttentionData, attention_data, head_view, model_view
 from .base import KINDS, Page, View, check_html_path
 from .experiments import attention_views
+from .explain import attributions_view, patch_view, sublayers_view
 from .figures import cosine_view, layers_view, projection_view, senses_view
 from .inputs import input_view
 from .inside import lens_view, neighbours_view, occlusion_view
@@ -39,5 +40,5 @@ from .neuron import leaked_weight, mask_view, neuron_view
 __all__ = [
     "View", "Page", "KINDS", "check_html_path", "attention_views", "AttentionData", "attention_data", "head_view", "model_view", "neuron_view",
     "mask_view", "leaked_weight", "input_view", "projection_view", "layers_view", "cosine_view", "senses_view",
-    "lens_view", "occlusion_view", "neighbours_view",
+    "lens_view", "occlusion_view", "neighbours_view", "sublayers_view", "attributions_view", "patch_view",
 ]

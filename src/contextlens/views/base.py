@@ -39,15 +39,18 @@ from ..files import atomic_output
 __all__ = ["View", "Page", "check_html_path", "jsonable", "short", "script_json", "FAMILIES", "KINDS"]
 
 #: each kind of view → the family whose script draws it ("attention": our SVG and canvas,
-#: "figures": Plotly)
+#: "figures": Plotly, "explain": our SVG and tables)
 KINDS = {"head": "attention", "model": "attention", "neuron": "attention", "mask": "attention",
          "input": "attention", "projection": "figures", "layers": "figures", "cosine": "figures",
-         "senses": "figures", "lens": "figures", "occlusion": "figures", "neighbours": "figures"}
-FAMILIES = {"attention": ("core.js", "attention.js"), "figures": ("core.js", "figures.js")}
+         "senses": "figures", "lens": "figures", "occlusion": "figures", "neighbours": "figures",
+         "sublayers": "explain", "attributions": "explain", "patch": "explain"}
+FAMILIES = {"attention": ("core.js", "attention.js"), "figures": ("core.js", "figures.js"),
+            "explain": ("core.js", "explain.js")}
 SHARE_ABOVE = 8_000  # characters: a larger top-level part of a view's data is stored once per page
 HEIGHTS = {"head": 640, "model": 720, "neuron": 560, "mask": 560, "input": 480, "projection": 620,
            "layers": 440, "cosine": 520, "senses": 560, "lens": 760, "occlusion": 820,
-           "neighbours": 480}  # iframe heights before the page fits itself
+           "neighbours": 480,
+           "sublayers": 620, "attributions": 760, "patch": 640}  # iframe heights before the page fits itself
 
 
 def jsonable(obj: Any) -> Any:

@@ -85,7 +85,8 @@ def projection_view(encodings: Sequence[Encoding], *, words: str | Sequence[str]
         "sentences": [e.text for e in encodings],
         "points": {"word": [encodings[s].tokens[i] for s, i in found], "sentence": [s for s, _ in found],
                    "position": [i for _, i in found]},
-        "clusters": clusterer.labels_.tolist(), "k": clusterer.k_, "coords": coords,
+        "clusters": clusterer.labels_.tolist(), "k": clusterer.k_, "k_chosen_by": clusterer.k_chosen_by_,
+        "cluster_method": clusterer.method, "coords": coords,
         "neighbours": {"index": pack(nearest, "uint32"), "cosine": pack(np.take_along_axis(cos, nearest, 1), "float64")},
         "initial": {"method": next(iter(coords)), "dims": 2, "colour": "sentence" if wanted is None or len(wanted) == 1
                     else "word"},

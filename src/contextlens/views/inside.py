@@ -55,9 +55,14 @@ def lens_view(result: Any, *, title: str = "") -> View:
     _need(result, ("model", "text", "position", "word", "layers"), what)
     if not result["layers"]:
         raise InputError(f"this {what} result has no layers; run the lens on a model with layers")
-    for layer in result["layers"]:
+    tuned = result.get("tuned")
+    for layer in [*result["layers"], *(tuned or {}).get("layers", [])]:
         _need(layer, ("layer", "layer_name", "top", "tracked"), f"{what} (a layer)")
-    data = jsonable({k: result[k] for k in ("model", "text", "position", "word", "rule", "layers") if k in result})
+    if tuned is not None:  # lens --tuned: the tuned lens's layers and both lenses' KL per layer
+        _need(tuned, ("layers", "kl"), f"{what} with tuned=")
+        _need(tuned["kl"], ("layers", "logit", "tuned"), f"{what} with tuned= (its kl)")
+    keep = ("model", "text", "position", "word", "rule", "lens", "layers", "tuned")
+    data = jsonable({k: result[k] for k in keep if k in result})
     return View("lens", data, title or f"{result['model']}: the logit lens after {result['word']!r} (word "
                                        f"{result['position']}) in {short(result['text'])!r}")
 

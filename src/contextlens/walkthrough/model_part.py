@@ -149,7 +149,8 @@ def transformer_part(out: Path, model: str = "minilm") -> dict[str, Any]:
         probe["projection"]["points"], probe["labels"], labels=[g for _, g in BANK_TEN], method="pca",
         group_name="cluster", title=f"ten 'bank' sentences, clustered ({model}, {probe['layer_name']})"),
         out / "senses_bank.png")
-    result["senses"] = {k: probe[k] for k in ("k", "silhouette", "purity", "ari", "labels", "layer_name")}
+    kept = ("k", "k_chosen_by", "silhouette", "purity", "ari", "labels", "layer_name")
+    result["senses"] = {k: probe[k] for k in kept}
     result["senses"]["figure"] = "senses_bank.png"
     return result
 
@@ -181,6 +182,7 @@ def markdown(r: dict[str, Any]) -> list[str]:
               f"![]({a['figure']})"]
     s = r["senses"]
     lines += ["", "### The sense probe", "", f"Ten *bank* sentences (five finance, five river) "
-              f"clustered at {s['layer_name']}: k = {s['k']} (by silhouette, {s['silhouette']:.3f}), "
+              f"clustered at {s['layer_name']}: k = {s['k']} (by {s['k_chosen_by']}), "
+              f"silhouette {s['silhouette']:.3f}, "
               f"purity {s['purity']:.3f}, adjusted Rand index {s['ari']:.3f}.", "", f"![]({s['figure']})"]
     return lines

@@ -10,18 +10,29 @@ from fastapi import APIRouter, Depends, Request
 
 from ..analysis.attribution import attribute
 from ..analysis.explore import explore
+from ..analysis.faithfulness import attributions
 from ..analysis.incontext import compare, contextualize
 from ..analysis.layers import usage_divergence
 from ..analysis.neighbours import contextual_neighbours
 from ..analysis.occlusion import occlusion_vs_attention
+from ..analysis.patching import patch
 from ..analysis.reading import reading_guide
 from ..analysis.senses import senses
+from ..analysis.sublayers import sublayers
 from ..analysis.toy import TOY_AXES, TOY_METHODS, TOY_VECTORS, course_example, toy_compare
 from ..errors import InputError
 from ..index.search import like_usage, search_usages
 from ..index.stats import index_stats
 from ..text import locate, tokenize
-from ..views import attention_views, lens_view, neighbours_view, occlusion_view
+from ..views import (
+    attention_views,
+    attributions_view,
+    lens_view,
+    neighbours_view,
+    occlusion_view,
+    patch_view,
+    sublayers_view,
+)
 from . import schemas as s
 from .state import NO_INDEX, LabState
 
@@ -181,6 +192,44 @@ def occlusion_view_route(req: s.OcclusionViewRequest, state: LabState = Depends(
     state.limits.check_attention(len(tokenize(req.sentence)))
     result = occlusion_vs_attention(_encoder(state, req), req.sentence, req.word, occurrence=req.occurrence)
     return {"view": occlusion_view(plain(result)).data}
+
+
+# ---- inside a layer (issue 24): each hooks the model's modules, alone on its encoder ---------------
+def _pair(values: list) -> tuple:
+    """A request's per-sentence list (``occurrences``) as the library's pair: ``[2]`` -> ``(2, None)``."""
+    return (*values, None, None)[:2]
+
+
+@router.post("/views/sublayers", response_model=s.ViewResponse,
+             summary="The two blocks of every layer: how far the attention and the feed-forward block "
+                     "move the word, and where two usages separate")
+def sublayers_view_route(req: s.SublayersViewRequest, state: LabState = Depends(lab)):
+    state.limits.check_sentences(req.sentences)
+    with _encoder(state, req).alone() as encoder:
+        result = sublayers(encoder, *req.sentences, word=req.word, occurrences=_pair(req.occurrences))
+    return {"view": sublayers_view(plain(result), labels=req.labels).data}
+
+
+@router.post("/views/attributions", response_model=s.ViewResponse,
+             summary="Attributions beside occlusion: each method's score for every other word, every "
+                     "layer, with its Spearman correlation with occlusion")
+def attributions_view_route(req: s.AttributionsViewRequest, state: LabState = Depends(lab)):
+    state.limits.check_sentences([req.sentence])
+    state.limits.check_attention(len(tokenize(req.sentence)))
+    with _encoder(state, req).alone() as encoder:
+        result = attributions(encoder, req.sentence, req.word, methods=req.methods, occurrence=req.occurrence,
+                              steps=req.steps)
+    return {"view": attributions_view(plain(result)).data}
+
+
+@router.post("/views/patch", response_model=s.ViewResponse,
+             summary="Patching: the word's state from the donor put into the recipient at each layer in turn")
+def patch_view_route(req: s.PatchViewRequest, state: LabState = Depends(lab)):
+    state.limits.check_sentences([req.recipient, req.donor])
+    with _encoder(state, req).alone() as encoder:
+        result = patch(encoder, req.recipient, req.donor, req.word, at=req.at, k=req.k,
+                       occurrences=_pair(req.occurrences))
+    return {"view": patch_view(plain(result)).data}
 
 
 @router.post("/views/neighbours", response_model=s.ViewResponse,

@@ -191,8 +191,9 @@ def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Lim
 
     ``threads``: torch CPU threads for the models (default 1: a lab request is a few short
     sentences, run one at a time per model, and more threads fighting over busy cores made
-    MiniLM 40x slower on a shared 2-core machine; None uses every core). ``engine``: what
-    runs the transformers (``torch``, ``onnx``, ``auto``; None: the encoder's default).
+    MiniLM 40x slower on a shared 2-core machine; None: chosen from the cores and the load,
+    :mod:`contextlens.threads`). ``engine``: what runs the transformers (``torch``, ``onnx``,
+    ``auto``; None: the encoder's default).
     Nothing is loaded here: tables and models load on first use (see :class:`LabState`).
     ``index``: a usage index folder (``contextlens index build --db``), opened here, so a bad
     path fails before the lab serves (with the library's error); its tab searches it.

@@ -10,7 +10,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from ..analysis.faithfulness import METHODS
+from ..analysis.patching import MAX_K, PATCH_POINTS
 from ..analysis.toy import MAX_COORD
+from ..encoders.gradients import MAX_STEPS
 from .limits import CAPS, utf8_text
 
 ENCODER_HELP = "static | average | attention (over the server's table) or a model: minilm, mpnet, smollm2"
@@ -74,7 +77,7 @@ class ExploreRequest(WordRequest):
 class SensesRequest(ExploreRequest):
     occurrence: Occurrence | None = None  # senses takes one usage per sentence
     k: Annotated[int, Field(ge=1, le=CAPS.max_sentences)] | Literal["auto"] = Field(
-        "auto", description="number of clusters, or auto (best silhouette)")
+        "auto", description="number of clusters, or auto (the largest eigengap)")
     missing: Literal["error", "skip"] = Field("skip", description="sentences without the word: error or skip")
 
 
@@ -110,6 +113,41 @@ class OcclusionViewRequest(EncoderOptions):
     sentence: Sentence = Field(..., examples=["We sat on the bank of the river."])
     word: Word = Field(..., examples=["bank"])
     occurrence: Occurrence | None = None
+
+
+class SublayersViewRequest(EncoderOptions):
+    sentences: list[Sentence] = Field(
+        ..., min_length=1, max_length=2,
+        description="one or two sentences with the word (two: the cosine between its usages after every "
+                    "block)",
+        examples=[["We sat on the bank of the river.", "The bank approved my loan."]])
+    word: Word = Field(..., examples=["bank"])
+    occurrences: list[Occurrence | None] = Field(
+        [], max_length=2, description="per sentence, which occurrence of the word (0-based)")
+    labels: list[Name] = Field([], max_length=2,
+                               description="how the view names the sentences (default S0, S1)")
+
+
+class AttributionsViewRequest(OcclusionViewRequest):
+    methods: list[Literal[("all", *METHODS)]] = Field(  # type: ignore[valid-type]
+        ["all"], min_length=1, max_length=len(METHODS),
+        description=f"all, or some of: {', '.join(METHODS)} (all: those this encoder can give)")
+    steps: int = Field(32, ge=1, le=MAX_STEPS, description="points of the integrated-gradients integral")
+
+
+class PatchViewRequest(EncoderOptions):
+    recipient: Sentence = Field(..., description="the sentence whose word gets the donor's state",
+                                examples=["We sat on the bank of the river."])
+    donor: Sentence = Field(..., description="the sentence the state comes from",
+                            examples=["The bank approved my loan."])
+    word: Word = Field(..., examples=["bank"])
+    occurrences: list[Occurrence | None] = Field(
+        [], max_length=2,
+        description="which occurrence of the word (0-based) in the recipient and in the donor")
+    at: Literal[PATCH_POINTS] = Field(  # type: ignore[valid-type]
+        "layer", description="layer: the layer's output; attention / ffn: what that block writes before its "
+                             "residual add")
+    k: int = Field(5, ge=1, le=MAX_K, description="causal LMs: next words listed per layer")
 
 
 class LensViewRequest(Request):

@@ -4,7 +4,8 @@ encodings of recent sentences, and the worker processes of the numeric steps.
 A table or model is loaded on first use (or when the page asks for it in advance), under a
 lock, so two requests never load it twice; its state (``not loaded``, ``loading``,
 ``ready``, ``failed``) is what ``/api/status`` reports while the page waits. Transformer
-encoders are not thread-safe, so each encoder's ``encode`` runs under its own lock.
+encoders are not thread-safe, so each encoder's ``encode`` runs under its own lock, and so does
+an explanation that hooks the modules of its model (:meth:`SharedEncoder.alone`).
 
 The encodings of recent sentences are kept so the several figures of one view encode a
 sentence once: one :class:`EncodingCache` for every encoder of the lab together, LRU,
@@ -21,11 +22,12 @@ serves that model, so the model is not loaded twice.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from typing import Any
 
 from ..encoders.base import Encoding, check_texts
@@ -135,6 +137,16 @@ class SharedEncoder:
                     self._cache.put(self._owner, text, enc)
             return [found[t] for t in texts]
 
+    @contextlib.contextmanager
+    def alone(self) -> Iterator[Any]:
+        """The wrapped encoder, for a computation that no other request may share: the explanations
+        inside a layer (``contextlens.encoders.blocks``) hook the modules of the model, and another
+        request running it meanwhile would feed their hooks (its ``encode`` waits for the lock)."""
+        with self._lock:
+            if self._closing.is_set():
+                raise LabClosingError("the lab is stopping")
+            yield self._encoder
+
     def attention_parts(self, text: str, **kwargs) -> list:
         """The wrapped encoder's queries and keys of ``text``, under the lock (not cached)."""
         with self._lock:
@@ -156,7 +168,7 @@ class LabState:
             check_name(name)  # a typo of a packaged name fails here, before the lab serves
         self.index = index  # a UsageReader, or None
         self.index_lock = threading.Lock()  # one index request at a time reads the store
-        self.threads = threads  # torch CPU threads (None: the library's default, every core)
+        self.threads = threads  # torch CPU threads (None: chosen from the cores and the load, contextlens.threads)
         self.engine = engine  # what runs the transformers (None: the encoder's default)
         self.pool = pool or WorkerPool()  # runs the numeric steps (projections, clustering)
         self.cache = EncodingCache(cache_bytes)

@@ -198,12 +198,12 @@ def cache_location() -> Path | None:
     return Path(path) if path else None
 
 
-def _load() -> None:
+def _load() -> bool:
     """Count a tiny text once, at import, through every compiled step of raw counts
     (table growth and word sorting included): this compiles them on the very first run
     (then they are cached) and loads them in every process, so a numba that cannot run
     fails here and the caller falls back to the numpy path. A compile is reported as a
-    progress step (:mod:`contextlens.progress`), function by function."""
+    progress step (:mod:`contextlens.progress`), function by function. True when it compiled."""
     steps = (map_tokens, rehash_words, sort_words, renumber, add_pairs, rehash_pairs, lower_by_column,
              rows_from_columns, symmetric)
     cold = not all(is_cached(f) for f in steps)
@@ -221,6 +221,8 @@ def _load() -> None:
             run()
             if s is not None:
                 s.update(sum(bool(f.signatures) for f in steps))
+    return cold
 
 
-_load()
+#: whether importing this package compiled the kernel (False: loaded from numba's cache)
+COMPILED_AT_IMPORT = _load()

@@ -42,8 +42,9 @@
     const st = { method: d.initial.method, dims: d.initial.dims, colour: d.initial.colour, query: "", picked: null };
     const controls = h("div", { class: "clv-controls" });
     const div = h("div", { class: "clv-plot" }), list = h("div", { class: "clv-list" });
-    el.append(controls, h("p", { class: "clv-info" }, `${n} usages at ${d.layer_name}; ${d.k} clusters (agglomerative, cosine, ` +
-      "k by silhouette). Click a point to list its nearest usages by cosine (in the full space, not the projection)."),
+    el.append(controls, h("p", { class: "clv-info" },
+      `${n} usages at ${d.layer_name}; ${d.k} clusters (${d.cluster_method}, k by ${d.k_chosen_by}). ` +
+      "Click a point to list its nearest usages by cosine (in the full space, not the projection)."),
     h("div", { class: "clv-side" }, div, list));
     const group = (i) => (st.colour === "sentence" ? `sentence ${P.sentence[i]}` : st.colour === "word" ? P.word[i] : `cluster ${d.clusters[i]}`);
     const label = (i) => `${P.word[i]} — ${short(d.sentences[P.sentence[i]])}`;  // for the list (DOM text)
@@ -176,7 +177,8 @@
   });
 
   // ---- the logit lens ----------------------------------------------------------------------
-  CLV.register("lens", (el, d) => {
+  /** One lens's grid of best next words and its tracked words' lines, drawn into `el`. */
+  function lensBody(el, d) {
     const L = d.layers, k = Math.max(...L.map((x) => x.top.length));
     const names = L.map((x) => `${x.layer}: ${text(x.layer_name)}`);
     const grid = h("div", { class: "clv-plot clv-lens-grid" });
@@ -221,6 +223,35 @@
       plot(lines, traces, { yaxis, xaxis: x.axis, showlegend: true });
     }
     draw();
+  }
+  CLV.register("lens", (el, d) => {
+    if (!d.tuned) { lensBody(el, d); return; }
+    // with the tuned lens: a choice of lens for the grid and lines, and both lenses' KL per layer
+    const st = { lens: "tuned" };
+    const controls = h("div", { class: "clv-controls" }), body = h("div", { class: "clv-lens-body" });
+    const kl = h("div", { class: "clv-plot clv-lens-kl" });
+    el.append(h("p", { class: "clv-info" }, "The tuned lens (Belrose et al. 2023) first moves each layer's " +
+      "hidden state by an affine translator trained for that layer, so that it reads as the last layer's; " +
+      "the logit lens reads it as it is. Below the words: each lens's KL divergence from the model's final " +
+      "distribution per layer, on held-out corpus text."),
+    controls, body, kl);
+    function draw() {
+      controls.innerHTML = "";
+      controls.append(CLV.select("lens", [["tuned", "tuned lens"], ["logit", "logit lens"]], st.lens,
+        (v) => { st.lens = v; draw(); }, "clv-lens-which"));
+      body.innerHTML = "";
+      lensBody(body, { ...d, layers: st.lens === "tuned" ? d.tuned.layers : d.layers });
+      body.dataset.lens = st.lens;
+    }
+    draw();
+    const K = d.tuned.kl;
+    const x = layerAxis(K.layers, K.layers.map((k) => (k === 0 ? "embedding output" : `layer ${k}`)));
+    plot(kl, [["logit", "logit lens"], ["tuned", "tuned lens"]].map(([key, name], i) => ({ type: "scatter",
+      mode: "lines+markers", name, x: x.keys, y: K[key], line: { color: CLV.colour(i) }, hoverinfo: "text",
+      hovertext: K[key].map((v, j) => `${name}, layer ${K.layers[j]}: KL ${fmt(v, 3)} nats`) })),
+    { height: 300, xaxis: x.axis,
+      yaxis: { title: { text: "KL from the final distribution (nats)" }, rangemode: "tozero" },
+      showlegend: true, legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" } });
   });
 
   // ---- occlusion beside attention ----------------------------------------------------------

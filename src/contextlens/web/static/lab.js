@@ -105,6 +105,8 @@
   const chosenIndex = () => (lab.sentence !== undefined ? lab.sentence  // a word just clicked in it
     : Number($("#lab-att-sentence").value || lab.urlSentence || 0));
   const chosenSentence = (req) => req.sentences[chosenIndex()];
+  /** The second sentence (0-based index) of the cards that compare two: the blocks and patching (donor). */
+  const otherIndex = () => Number($("#lab-other-sentence").value || lab.urlOther || 0);
   /** Which occurrence of the word (0-based) the cards reading one sentence take: the one clicked, when
    * the word was clicked in the chosen sentence; else null (a word there twice: the card says so). */
   const occurrenceIn = (req) => {
@@ -120,12 +122,15 @@
     const r = labRequest();
     setParams({ s: r.sentences.join("\n"), w: r.word, m: r.encoder, a: r.alpha, si: r.include_self === false ? 0 : null,
       l: lab.layerEncoder === undefined ? lab.urlLayer : $("#lab-layer").value, as: chosenIndex(),
-      o: occurrenceIn(r) });
+      o: occurrenceIn(r), ao: lab.otherFilled ? otherIndex() : lab.urlOther,
+      am: $("#lab-methods").value === "all" ? null : $("#lab-methods").value,
+      pa: $("#lab-patch-at").value === "layer" ? null : $("#lab-patch-at").value });
   }
 
   /** The cards of the sentence lab and their figures. */
   const CARDS = { layers: ["fig-layers"], explore: ["fig-matrix", "fig-projection"], attention: ["fig-attention"],
-    occlusion: ["fig-occlusion"], lens: ["fig-lens"], neighbours: ["fig-neighbours"] };
+    occlusion: ["fig-occlusion"], lens: ["fig-lens"], neighbours: ["fig-neighbours"],
+    sublayers: ["fig-sublayers"], attributions: ["fig-attributions"], patch: ["fig-patch"] };
   const FIGS = Object.values(CARDS).flat();
   /** What the server says this encoder's figures mean (causal models), on each card. */
   function showNotes(notes) {
@@ -198,6 +203,7 @@
       // after the others: the first time per encoder the neighbours build their reference (minutes for a
       // transformer) and the lens loads the model's head; nothing waits for them
       if (mine("neighbours", n)) runNeighbours(req, n);
+      insideLayers(req, n);
       if (mine("lens", n)) runLens(req, n);
     } catch (e) {  // the encoder could not load or encode: every card it still owns says why
       const cards = Object.keys(CARDS).filter((c) => mine(c, n));
@@ -228,6 +234,13 @@
     lab.urlSentence = null;
     sel.innerHTML = sentences.map((_, i) => `<option value="${i}">${i}</option>`).join("");
     sel.value = Number(want) < sentences.length ? want : "0";
+    // the second sentence: the one chosen before (or the shared URL's), else the first other one
+    const other = $("#lab-other-sentence");
+    const keep = lab.otherFilled ? other.value : lab.urlOther;
+    other.innerHTML = sel.innerHTML;
+    other.value = keep != null && Number(keep) < sentences.length ? String(keep)
+      : String(sel.value === "0" && sentences.length > 1 ? 1 : 0);
+    lab.otherFilled = true;
   }
 
   /** The cosine of the word's usages layer by layer, every two usages: each pair of the sentences that
@@ -327,11 +340,44 @@
       "20,000 reference words alone: seconds over the table, a few minutes for a transformer (cached on disk after).",
     async () => (await api("/api/views/neighbours", body)).view, (view) => drawViews("fig-neighbours", [view]));
   }
+  // ---- inside the layers (issue 24): the library's sublayers, attributions and patch views ------------
+  /** The word's two blocks in every layer, in the chosen sentence and the second one. */
+  const runSublayers = (req, n) => card("sublayers", n, "Following the word through every block…",
+    async () => (await api("/api/views/sublayers", withEncoder(req, { word: req.word,
+      sentences: [chosenSentence(req), req.sentences[otherIndex()]],
+      occurrences: [occurrenceIn(req), null], labels: [`S${chosenIndex()}`, `S${otherIndex()}`] }))).view,
+    (view) => drawViews("fig-sublayers", [view]));
+  /** Every chosen attribution method beside occlusion, in the chosen sentence. */
+  const runAttributions = (req, n) => card("attributions", n, "Scoring the other words by every method…",
+    async () => (await api("/api/views/attributions", withEncoder(req, { sentence: chosenSentence(req),
+      word: req.word, occurrence: occurrenceIn(req), methods: $("#lab-methods").value.split(",") }))).view,
+    (view) => drawViews("fig-attributions", [view]));
+  /** The second sentence's state of the word patched into the chosen sentence, layer by layer. */
+  const runPatch = (req, n) => card("patch", n, "Patching every layer…", async () =>
+    (await api("/api/views/patch", withEncoder(req, { recipient: chosenSentence(req),
+      donor: req.sentences[otherIndex()], word: req.word, occurrences: [occurrenceIn(req), null],
+      at: $("#lab-patch-at").value }))).view,
+  (view) => drawViews("fig-patch", [view]));
+
+  /** The three cards inside the layers, one request after the other: the server runs them one at a
+   * time on the encoder anyway (each hooks its modules), and one waiting request, not three, takes a
+   * connection of the browser's six to the lab from the next run's cards. A card a newer run has
+   * claimed is left to it. */
+  async function insideLayers(req, n) {
+    for (const [name, run] of [["sublayers", runSublayers], ["attributions", runAttributions], ["patch", runPatch]]) {
+      if (mine(name, n)) await run(req, n);
+    }
+  }
+
   function initLab() {
     $("#lab-sentences").value = getParam("s", DEFAULT_SENTENCES);
     $("#lab-word").value = getParam("w", "bank");
     lab.urlLayer = getParam("l", null);  // a shared URL's layer and sentence, before the page rewrites the URL
     lab.urlSentence = getParam("as", null);
+    lab.urlOther = getParam("ao", null);  // the second sentence of the blocks and patching cards
+    for (const [id, key] of [["#lab-methods", "am"], ["#lab-patch-at", "pa"]]) {  // a shared URL's choices
+      if ([...$(id).options].some((o) => o.value === getParam(key))) $(id).value = getParam(key);
+    }
     const o = Number(getParam("o", null) ?? NaN);  // the occurrence clicked, in that sentence
     if (Number.isInteger(o) && o >= 0) {
       const word = $("#lab-word").value.trim().toLowerCase();
@@ -359,7 +405,11 @@
     };
     $("#lab-layer").addEventListener("change", again({ explore: runExplore, attention: runAttention, neighbours: runNeighbours }));
     $("#lab-att-sentence").addEventListener("change",
-      again({ attention: runAttention, occlusion: runOcclusion, lens: runLens, neighbours: runNeighbours }));
+      again({ attention: runAttention, occlusion: runOcclusion, lens: runLens, neighbours: runNeighbours,
+        sublayers: runSublayers, attributions: runAttributions, patch: runPatch }));
+    $("#lab-other-sentence").addEventListener("change", again({ sublayers: runSublayers, patch: runPatch }));
+    $("#lab-methods").addEventListener("change", again({ attributions: runAttributions }));
+    $("#lab-patch-at").addEventListener("change", again({ patch: runPatch }));
     $("#lab-json").addEventListener("click", () => saveJSON({ request: labRequest(), ...lab.result }, "contextlens-sentence-lab.json"));
     document.querySelectorAll("#panel-sentences .downloads[data-fig]").forEach((d) => figureButtons(d, d.dataset.fig));
     FIGS.forEach((f) => note(f, "Press Show to compute."));
