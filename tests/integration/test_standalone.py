@@ -61,7 +61,7 @@ def test_the_cached_export_gives_the_torch_numbers(tiny, kind):
         np.testing.assert_allclose(b.special_attention, a.special_attention, atol=1e-5)
         for pooling in a.sentence_vectors:
             np.testing.assert_allclose(b.sentence_vectors[pooling], a.sentence_vectors[pooling], atol=1e-5)
-        same = {"engine", "params"}  # params: each engine's own batch size
+        same = {"engine", "params", "threads"}  # each engine's own batch size and threads
         assert {k: v for k, v in a.meta.items() if k not in same} == \
             {k: v for k, v in b.meta.items() if k not in same}
     np.testing.assert_allclose(enc.sentence_vectors(TEXTS), torch_enc.sentence_vectors(TEXTS), atol=1e-5)
@@ -139,3 +139,26 @@ def test_preparing_at_install_exports_and_checks_against_torch(tiny, cache):
     with_attention = {"attention": True, "exporter": "torchscript", "opset": 17}
     assert standalone.find(tiny["llama"], with_attention) is not None
     assert TransformerEncoder(str(tiny["llama"]))._hf is None  # the next command needs no torch
+
+
+def test_a_causal_lm_on_its_cached_export_gives_the_torch_numbers(tmp_path_factory, cache):
+    from contextlens.encoders.lm import LanguageModel
+    from tests.integration.tiny_models import tiny_lms
+
+    path = str(tiny_lms(tmp_path_factory.mktemp("lm")) / "causal")
+    LanguageModel(path, engine="onnx")  # the first run exports the model and keeps its head
+    onnx, ref = LanguageModel(path, engine="onnx"), LanguageModel(path, engine="torch")
+    assert onnx._onnx is not None and onnx._hf is None
+    text = "We sat on the river bank and watched"
+    np.testing.assert_allclose(onnx.lens_probabilities(text), ref.lens_probabilities(text), rtol=1e-5, atol=1e-9)
+    a, b = onnx.lens(text, k=3, track=["water", "the"]), ref.lens(text, k=3, track=["water", "the"])
+    for x, y in zip(a.layers, b.layers, strict=True):
+        assert [w.word for w in x.top] == [w.word for w in y.top]
+        assert [t.rank for t in x.tracked] == [t.rank for t in y.tracked]
+        np.testing.assert_allclose([t.probability for t in x.tracked], [t.probability for t in y.tracked],
+                                   rtol=1e-5, atol=1e-12)
+    p, q = onnx.predict("I deposited money at the", k=4), ref.predict("I deposited money at the", k=4)
+    assert [w.word for w in p.predictions] == [w.word for w in q.predictions]
+    np.testing.assert_allclose([w.probability for w in p.predictions], [w.probability for w in q.predictions],
+                               rtol=1e-5)
+    assert onnx._hf is None  # torch was never needed

@@ -290,6 +290,8 @@ class LanguageModel:
         """Whether a call that runs ``pieces`` pieces in all runs on the ONNX engine (see :data:`ONNX_PIECES`)."""
         if self._onnx is None:
             return False
+        if self._hf is not None:  # torch is loaded anyway (a tuned lens, a long context): its exact numbers
+            return False
         if pieces > ONNX_PIECES:
             log.info("%d pieces: the torch engine's key/value cache runs them with less work", pieces)
             return False

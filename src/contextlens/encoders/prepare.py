@@ -61,6 +61,7 @@ def prepare_onnx(name: str) -> PreparedModel:
         lm_diff = None
         if fresh.causal:  # predict and the logit lens, where the checkpoint has a causal-LM head
             try:
+                LanguageModel(name, engine="onnx")  # its head kept beside the export
                 onnx_lm, torch_lm = LanguageModel(name, engine="onnx"), LanguageModel(name, engine="torch")
             except NoLMHeadError as e:
                 log.info("%s: no language-model head to prepare (%s)", name, e)
