@@ -59,7 +59,14 @@ def test_a_model_command_with_its_export_cached_imports_neither_torch_nor_transf
     assert sorted(HEAVY & modules) == []
     if args[0] in ("compare", "predict", "lens"):  # nor SciPy (0.5 s of CPU) where nothing needs it
         assert "scipy" not in modules
-    assert json.loads(second) == json.loads(first)
+    assert without_threads(json.loads(second)) == without_threads(json.loads(first))
+
+
+def without_threads(data):
+    """``data`` without its ``threads`` entries (chosen from the machine's load at each run)."""
+    if isinstance(data, dict):
+        return {k: without_threads(v) for k, v in data.items() if k != "threads"}
+    return [without_threads(v) for v in data] if isinstance(data, list) else data
 
 
 def test_the_torch_engine_gives_the_same_numbers_minilm():
