@@ -278,7 +278,10 @@ class LanguageModel:
                             raise OnnxExportError(f"{self.name} does not run on onnxruntime: {problem}")
                         write_marker(tmp, f"lm head: {self.name}")
                 self._runner().session(False)  # exported from the loaded model, found from now on
-                return self._open_onnx("causal")
+                opened = self._open_onnx("causal")
+            if opened is not None:  # this run reads the export as every later one will; torch's model is let go
+                self._hf = None
+            return opened
         except (OnnxExportError, OSError, InputError) as e:
             log.warning("%s; it runs on torch", e)
             return None
