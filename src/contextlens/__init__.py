@@ -31,7 +31,7 @@ _LAZY = {
     "contextual_neighbours": ".analysis.neighbours", "compare_sentences": ".analysis.sentences",
     "occlusion_vs_attention": ".analysis.occlusion",
     "sublayers": ".analysis.sublayers", "attributions": ".analysis.faithfulness",
-    "patch": ".analysis.patching",
+    "patch": ".analysis.patching", "probe": ".analysis.probing", "layer_cka": ".analysis.cka",
     "Encoder": ".encoders.base", "Encoding": ".encoders.base",
     "make_encoder": ".encoders.registry", "resolve_vectors": ".encoders.registry",
     "ContextLensError": ".errors",

@@ -60,7 +60,7 @@ __all__ = [
     "MAX_ENCODING_BYTES", "encoding_word_limit", "check_encoding", "PAIR_BLOCK", "MAX_MATRIX_USAGES",
     "MAX_USAGE_PAIRS",
     "MAX_EMBED_POINTS", "ATTENTION_BUDGET", "MAX_K", "MAX_BATCH", "MAX_LAYERS",
-    "MAX_PREDICTIONS", "MAX_TRACKED", "MAX_LM_PIECES", "LM_CACHE_BYTES", "LM_LENS_ROWS",
+    "MAX_PREDICTIONS", "MAX_PATCH_PREDICTIONS", "MAX_TRACKED", "MAX_LM_PIECES", "LM_CACHE_BYTES", "LM_LENS_ROWS",
     "MAX_PERMUTATION_CELLS", "MIN_PERMUTATIONS", "PERMUTATION_BLOCK_CELLS",
     "MAX_CEAT_CELLS", "MIN_CEAT_SAMPLES", "CEAT_BLOCK_CELLS", "CEAT_CONTEXT_BYTES", "DISTILL_STATE_BYTES",
 ]
@@ -127,6 +127,8 @@ MAX_K = 10_000
 MAX_BATCH = 4096
 #: stacked layers of the toy attention encoder (n_layers=, --layers)
 MAX_LAYERS = 64
+#: next words listed per layer after a patch (patch k=): one LM-head pass per layer and patch point
+MAX_PATCH_PREDICTIONS = 50
 
 
 # -- language models (encoders/lm.py: predict, lens) ----------------------------------------

@@ -65,6 +65,10 @@ RECIPES = {  # a command with --model that the README does not run with one: how
     "index search": [["index", "build", "CORPUS", "--db", "OUT/b.lance", "--words", "bank", "--json"],
                      ["index", "search", "--db", "OUT/b.lance", S2, "--word", "bank", "--model", "minilm", "--json"]],
     "demo": [["demo", "--model", "minilm", "--out", "OUT/demo"]],
+    "probe": [["probe", "sense", "--model", "minilm", "--data-dir", "SEMCOR", "--json"]],
+    "cka": [["cka", "--model", "minilm", "--sentences", "CORPUS", "--json"]],
+    "sublayers": [["sublayers", S1, S2, "-w", "bank", "--model", "minilm", "--json"]],
+    "patch": [["patch", S1, S2, "-w", "bank", "--model", "minilm", "--json"]],
 }
 
 
@@ -120,6 +124,7 @@ def test_every_command_with_model_runs_with_one_in_a_test():
 @pytest.fixture(scope="module")
 def recipe_files(tmp_path_factory, data_dir):
     from tests.small_data import pick_lines, read_lines
+    from tests.tiny_semcor import tiny_docs, write_semcor
 
     root = tmp_path_factory.mktemp("with-model")
     pairs = root / "pairs.txt"
@@ -127,7 +132,8 @@ def recipe_files(tmp_path_factory, data_dir):
     corpus = root / "corpus.txt"
     corpus.write_text("\n".join(pick_lines(read_lines(data_dir / "corpora" / "brown_plain.txt"), ["bank"],
                                            per_word=6)) + "\n")
-    return {"PAIRS": str(pairs), "CORPUS": str(corpus), "OUT": str(root / "out")}
+    return {"PAIRS": str(pairs), "CORPUS": str(corpus), "OUT": str(root / "out"),
+            "SEMCOR": str(write_semcor(root / "semcor", tiny_docs()))}
 
 
 @pytest.mark.parametrize("name", sorted(RECIPES))

@@ -90,6 +90,9 @@ CASES = [
          {"effect_size": "{:.3f}".format}, model="minilm"),
     Case("bias ceat", ("bias", "ceat", "weat6", "--model", "minilm", "--corpus", "CEAT", "--samples", "200"),
          {"effect_size": F2, "ci": F2, "q": "{:.0f}".format, "i2": F2}, model="minilm"),
+    Case("probe", ("probe", "pos", "--model", "minilm", "--data-dir", "SEMCOR"),
+         {"accuracy": F3, "control_accuracy": F3, "selectivity": F3, "n_train": str}, model="minilm"),
+    Case("cka", ("cka", "--model", "minilm", "--sentences", "CORPUS"), {"matrix": F3}, model="minilm"),
     Case("demo", ("demo", "--model", "none", "--out", "OUT/demo"), json=False),
 ]
 
@@ -104,13 +107,14 @@ def files(tmp_path_factory, data_dir) -> dict[str, str]:
     corpus.write_text("\n".join(pick_lines(read_lines(data_dir / "corpora" / "brown_plain.txt"),
                                            ["bank", "river", "money"], per_word=8)) + "\n")
     from contextlens.bias import SET_KEYS, get_test
+    from tests.tiny_semcor import tiny_docs, write_semcor
 
     weat6 = [w for key in SET_KEYS for w in getattr(get_test("weat6").sets, key)]
     ceat = root / "ceat.txt"
     ceat.write_text("\n".join(pick_lines(read_lines(data_dir / "corpora" / "brown_plain.txt"), weat6,
                                          per_word=2)) + "\n")
     return {"PAIRS": str(pairs), "CORPUS": str(corpus), "CEAT": str(ceat), "DB": str(root / "usages.lance"),
-            "OUT": str(root / "out")}
+            "OUT": str(root / "out"), "SEMCOR": str(write_semcor(root / "semcor", tiny_docs()))}
 
 
 @pytest.fixture(scope="module")

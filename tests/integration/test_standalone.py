@@ -162,3 +162,13 @@ def test_a_causal_lm_on_its_cached_export_gives_the_torch_numbers(tmp_path_facto
     np.testing.assert_allclose([w.probability for w in p.predictions], [w.probability for w in q.predictions],
                                rtol=1e-5)
     assert onnx._hf is None  # torch was never needed
+
+
+def test_a_random_twin_never_takes_the_directory_pointer(tiny, cache):
+    twin = TransformerEncoder(str(tiny["bert"]), engine="onnx", random_weights=3)
+    trained = TransformerEncoder(str(tiny["bert"]), engine="onnx")
+    ref = TransformerEncoder(str(tiny["bert"]), engine="torch")
+    np.testing.assert_allclose(trained.encode(TEXTS[:1])[0].layers, ref.encode(TEXTS[:1])[0].layers, atol=1e-5)
+    assert not np.allclose(twin.encode(TEXTS[:1])[0].layers[1:], ref.encode(TEXTS[:1])[0].layers[1:], atol=1e-3)
+    again = TransformerEncoder(str(tiny["bert"]), engine="onnx")
+    assert again._hf is None and again._runner.paths[False] != twin._runner.paths[False]

@@ -227,6 +227,7 @@ def test_identical_usages_project_to_one_point_through_the_api(client):
 
 
 def test_status_reports_the_workers_and_the_cache(client):
+    ok(client.post("/api/encode", json={"sentences": ["The bank approved my loan.", "We sat on the bank."]}))
     st = ok(client.get("/api/status"))
     assert st["workers"]["running"] >= 1 and st["workers"]["busy"] == 0
     assert 0 < st["cache"]["bytes"] <= st["cache"]["max_bytes"] and st["cache"]["encodings"] > 0

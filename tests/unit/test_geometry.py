@@ -89,7 +89,10 @@ def test_geometry_by_hand(table):
     assert static["intra_sentence"] == pytest.approx(intra) and mixed["intra_sentence"] == pytest.approx(intra)
     assert static["self_similarity"] == pytest.approx(1.0)
     assert mixed["self_similarity"] == pytest.approx(R)
-    assert mixed["per_word"]["a"] == {"raw": pytest.approx(R), "adjusted": pytest.approx(R - aniso)}
+    # MEV of a = [[0,1],[1,1]]: σ₁² = (3+√5)/2 of Σσ² = 3; baseline: all 4 words [[0,1],[1,0],[1,1],[1,0]]
+    mev, mev_base = (3 + math.sqrt(5)) / 6, (5 + math.sqrt(5)) / 10
+    assert mixed["per_word"]["a"] == {"raw": pytest.approx(R), "adjusted": pytest.approx(R - aniso),
+                                      "mev": pytest.approx(mev), "mev_adjusted": pytest.approx(mev - mev_base)}
     assert static["self_similarity_adjusted"] == pytest.approx(1 - aniso)
     assert mixed["intra_sentence_adjusted"] == pytest.approx(intra - aniso)
 

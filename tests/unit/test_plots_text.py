@@ -65,7 +65,25 @@ def _figures():
     }
     words = [{"word": w, "n_usages": 2, "spread": 0.2, "max_cosine": 0.9, "min_cosine": 0.5} for w in WORDS]
     bias = [SimpleNamespace(test=BROKEN, measure="$d$", model=MONEY, layer=0, effect_size=0.5, ci=None)]
+    sublayers = {
+        "sentences": [MONEY, BROKEN],
+        "start": {"cosine": 0.9},
+        "largest_drop": {"layer": 1, "after": "ffn"},
+        "rows": [{"layer": 1, "after": after, "cosine": 0.8, "moved": [0.1, 0.2]} for after in ("attention", "ffn")],
+    }
+    faithfulness = {"methods": ["raw", "rollout"],
+                    "layers": [{"layer": i, "spearman": {"raw": 0.5, "rollout": None}} for i in (1, 2)]}
+    patched = {"rows": [{"layer": i, "cosine_to_donor": 0.5, "cosine_to_recipient": 0.7} for i in (1, 2)],
+               "unpatched": 0.6, "at": "layer"}
+    tracked = [{"word": w, "rank": 3} for w in WORDS]
+    tuned = {"layers": [{"layer": i, "tracked": tracked} for i in (0, 1)],
+             "tuned": {"kl": {"layers": [0, 1], "logit": [2.0, 1.0], "tuned": [1.0, 0.5]},
+                       "layers": [{"layer": i, "tracked": tracked} for i in (0, 1)]}}
     return {
+        "sublayer_bars": plots.sublayer_bars(sublayers, title=MONEY),
+        "faithfulness_lines": plots.faithfulness_lines(faithfulness, title=BROKEN),
+        "patch_lines": plots.patch_lines(patched, title=MONEY),
+        "tuned_lens_lines": plots.tuned_lens_lines(tuned, title=BROKEN),
         "cosine_heatmap": plots.cosine_heatmap(np.eye(3), [MONEY, BROKEN, "$x$"], title=BROKEN),
         "spread_bars": plots.spread_bars(words, title=MONEY),
         "projection_scatter": plots.projection_scatter(np.eye(3)[:, :2], WORDS, labels=[MONEY, BROKEN, "$"]),

@@ -1,14 +1,33 @@
-"""The geometry of contextual vectors, layer by layer (Ethayarajh 2019).
+"""The geometry of contextual vectors, layer by layer, as the papers define it.
+
+Ethayarajh (2019, "How Contextual are Contextualized Word Representations?", EMNLP), §3:
 
 - **self-similarity** of a word: mean cosine between its vectors in *different* sentences
   (1 for static vectors; lower when context changes it more);
 - **intra-sentence similarity**: mean cosine between each word of a sentence and the
   sentence's mean vector, averaged over sentences (sentences of one word are left out:
   they are trivially 1);
+- **maximum explainable variance** (MEV) of a word: ``σ₁² / Σᵢ σᵢ²``, with σᵢ the singular
+  values of its occurrence matrix (one row per occurrence, not centred, as the paper
+  defines it; the author's released code centres it, sklearn's PCA): the share of the
+  variance of its vectors that one static vector could explain;
 - **anisotropy**: mean cosine between the vectors of random word pairs from different
   sentences, the baseline any two vectors reach; a seeded sample of ``n_pairs`` pairs
   (every cross-sentence pair when there are no more than that). The same pairs are used at
-  every layer. **Adjusted** values are raw − anisotropy.
+  every layer. **Adjusted** values are raw − baseline: anisotropy for the two similarities,
+  and for MEV the MEV of the words of those random pairs taken together (the paper's
+  "uniformly randomly sampled" representations).
+
+Timkey & van Schijndel (2021, "All Bark and No Bite: Rogue Dimensions in Transformer
+Language Models Obscure Representational Quality", EMNLP), §3:
+
+- each dimension's **contribution** to the expected cosine: ``CC(i) = E[xᵢ·yᵢ / (‖x‖‖y‖)]``
+  over the same random pairs, so ``Σᵢ CC(i)`` is the anisotropy; its **share** is
+  ``CC(i) / Σⱼ CC(j)`` (None when the expected cosine is not positive, as after
+  standardization, where it is about 0); the **rogue dimensions** of a layer are the ones
+  with the largest contributions;
+- **standardization** (``standardize=True``): every dimension z-scored over all the word
+  vectors of the layer (mean 0, variance 1) before every measure is computed.
 
 >>> import numpy as np
 >>> x = np.array([[1.0, 0], [0, 1], [1, 1]])
@@ -16,6 +35,10 @@
 0.7071
 >>> round(intra_sentence_similarity([np.array([[1.0, 0], [0, 1]])]), 4)
 0.7071
+>>> max_explainable_variance(np.array([[2.0, 0], [2, 0]])), max_explainable_variance(np.eye(2))
+(1.0, 0.5)
+>>> dimension_contributions(np.array([[3.0, 4], [3, -4]]), np.array([[0, 1]])).round(4).tolist()  # 9/25, -16/25
+[0.36, -0.64]
 """
 
 from __future__ import annotations
@@ -29,16 +52,17 @@ import numpy as np
 
 from ..bounds import PAIR_BLOCK, check_encoding
 from ..encoders.base import Encoder, check_texts
-from ..errors import DimensionError, EmptyInputError, InputError, ZeroVectorError, ask, check_int
+from ..errors import DimensionError, EmptyInputError, InputError, ZeroVectorError, ask, check_bool, check_int
 from .usages import every_word
 
 __all__ = [
     "self_similarity", "intra_sentence_similarity", "cross_sentence_pairs", "mean_pair_cosine",
-    "geometry",
+    "max_explainable_variance", "dimension_contributions", "standardize_dimensions", "geometry",
 ]
 
 log = logging.getLogger(__name__)
 MAX_PAIRS = 10_000_000  # anisotropy pairs: two indices and a cosine each
+MAX_ROGUE = 10_000
 
 
 def _unit(x: np.ndarray, what: str) -> np.ndarray:
@@ -132,6 +156,53 @@ def mean_pair_cosine(x: np.ndarray, pairs: np.ndarray) -> float:
     return total / len(pairs)
 
 
+def max_explainable_variance(vectors: np.ndarray) -> float:
+    """Ethayarajh's MEV of ``(n, dim)`` vectors: ``σ₁² / Σᵢ σᵢ²`` of the matrix as it is (not
+    centred); 1 when every row is a multiple of one vector."""
+    x = np.asarray(vectors, dtype=np.float64)
+    if x.ndim != 2 or len(x) == 0:
+        raise DimensionError(f"MEV needs (n, dim) vectors, got shape {x.shape}")
+    s = np.linalg.svd(x, compute_uv=False)
+    total = float((s ** 2).sum())
+    if total == 0:
+        raise ZeroVectorError("MEV of zero vectors is undefined")
+    return float(s[0] ** 2 / total)
+
+
+def dimension_contributions(x: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """``(dim,)``: each dimension's mean contribution ``xᵢ·yᵢ / (‖x‖‖y‖)`` to the cosine of
+    the ``(m, 2)`` index ``pairs`` of rows of ``x``; they sum to :func:`mean_pair_cosine`."""
+    unit = _unit(x, "anisotropy")  # (words, dim)
+    return (unit[pairs[:, 0]] * unit[pairs[:, 1]]).mean(axis=0)
+
+
+def standardize_dimensions(x: np.ndarray) -> np.ndarray:
+    """``(n, dim)`` z-scores of each dimension over the rows (a constant dimension becomes 0).
+
+    >>> standardize_dimensions(np.array([[1.0, 5], [3, 5]])).tolist()
+    [[-1.0, 0.0], [1.0, 0.0]]
+    """
+    x = np.asarray(x, dtype=np.float64)
+    centred = x - x.mean(axis=0)
+    std = x.std(axis=0)
+    return np.divide(centred, std, out=np.zeros_like(centred), where=std > 0)
+
+
+def _rogue(contributions: np.ndarray, k: int) -> list[dict[str, Any]]:
+    """The ``k`` dimensions of largest contribution, with their share of the sum (None when
+    the sum, the expected cosine, is not positive: there is no share of it to take).
+
+    >>> [(d["dimension"], round(d["share"], 3)) for d in _rogue(np.array([0.1, 0.6, -0.2]), 2)]
+    [(1, 1.2), (0, 0.2)]
+    >>> _rogue(np.array([0.1, -0.2]), 1)[0]["share"] is None
+    True
+    """
+    total = float(contributions.sum())
+    top = np.argsort(-contributions, kind="stable")[:k]
+    return [{"dimension": int(i), "contribution": float(contributions[i]),
+             "share": float(contributions[i] / total) if total > 0 else None} for i in top]
+
+
 def _choose_words(tokens: list[list[str]], words: Sequence[str] | None, min_count: int) -> list[str]:
     counts: dict[str, int] = defaultdict(int)
     for toks in tokens:
@@ -154,16 +225,19 @@ def _choose_words(tokens: list[list[str]], words: Sequence[str] | None, min_coun
 
 def geometry(
     encoder: Encoder, sentences: Sequence[str], words: str | Sequence[str] | None = None, *,
-    min_count: int = 2, n_pairs: int = 1000, seed: int = 0,
+    min_count: int = 2, n_pairs: int = 1000, seed: int = 0, standardize: bool = False, n_rogue: int = 3,
 ) -> dict[str, Any]:
-    """Self-similarity, intra-sentence similarity and anisotropy at every layer.
+    """Self-similarity, intra-sentence similarity, MEV, anisotropy and the rogue dimensions
+    at every layer (see the module docstring).
 
-    ``words``: the word, or words, whose self-similarity to measure (default: every word,
-    not punctuation, found in at least ``min_count`` sentences). Returns ``{layer_names,
-    n_sentences, words: [{word, sentences, occurrences}], anisotropy_pairs,
-    anisotropy_exact, layers: [{layer, name, anisotropy, intra_sentence,
-    intra_sentence_adjusted, self_similarity, self_similarity_adjusted (means over the
-    words), per_word: {word: {raw, adjusted}}}], encoder}``.
+    ``words``: the word, or words, whose self-similarity and MEV to measure (default: every
+    word, not punctuation, found in at least ``min_count`` sentences); ``standardize``:
+    z-score every dimension of a layer first; ``n_rogue``: how many top dimensions to list.
+    Returns ``{layer_names, n_sentences, words: [{word, sentences, occurrences}],
+    anisotropy_pairs, anisotropy_exact, standardized, layers: [{layer, name, anisotropy,
+    intra_sentence, intra_sentence_adjusted, self_similarity, self_similarity_adjusted,
+    mev, mev_adjusted (means over the words), mev_baseline, rogue: [{dimension,
+    contribution, share}], per_word: {word: {raw, adjusted, mev, mev_adjusted}}}], encoder}``.
     """
     sentences = check_texts(sentences)
     if isinstance(words, str):
@@ -172,6 +246,8 @@ def geometry(
         raise EmptyInputError(f"geometry needs at least 2 sentences, got {len(sentences)}")
     check_int("min_count", min_count, low=1, hint="sentences a word must be found in")
     check_int("n_pairs", n_pairs, low=1, high=MAX_PAIRS, hint="random word pairs for the anisotropy baseline")
+    check_int("n_rogue", n_rogue, low=1, high=MAX_ROGUE, hint="how many rogue dimensions to list per layer")
+    standardize = check_bool("standardize", standardize)
     check_encoding(encoder, sentences, todo="give fewer or shorter sentences (geometry keeps every word's vectors)")
     encodings = encoder.encode(sentences, targets=every_word(sentences))  # vectors only
     tokens = [[t.lower() for t in e.tokens] for e in encodings]
@@ -187,27 +263,41 @@ def geometry(
     n_stack = encodings[0].layers.shape[0]
     if any(e.layers.shape[0] != n_stack for e in encodings):
         raise InputError("the encodings have different numbers of layers; use one encoder")
+    sampled = np.unique(pairs)  # the words of the random pairs: the MEV baseline
+    starts = np.cumsum([0, *sizes])
     layers = []
     for position, layer in enumerate(encodings[0].layer_ids):
-        per_sentence = [e.layers[position] for e in encodings]  # each (words, dim)
-        base = mean_pair_cosine(np.concatenate(per_sentence), pairs)
+        flat = np.concatenate([e.layers[position] for e in encodings]).astype(np.float64)  # (words, dim)
+        if standardize:
+            flat = standardize_dimensions(flat)
+        per_sentence = [flat[a:b] for a, b in zip(starts[:-1], starts[1:])]  # each (words, dim)
+        contributions = dimension_contributions(flat, pairs)  # (dim,)
+        base = float(contributions.sum())  # = mean_pair_cosine(flat, pairs)
+        mev_base = max_explainable_variance(flat[sampled])
         intra = intra_sentence_similarity(per_sentence)
         per_word = {}
         for w, occ in where.items():
-            raw = self_similarity(np.stack([per_sentence[s][i] for s, i in occ]), [s for s, _ in occ])
-            per_word[w] = {"raw": raw, "adjusted": raw - base}
+            vectors = np.stack([per_sentence[s][i] for s, i in occ])
+            raw = self_similarity(vectors, [s for s, _ in occ])
+            mev = max_explainable_variance(vectors)
+            per_word[w] = {"raw": raw, "adjusted": raw - base, "mev": mev, "mev_adjusted": mev - mev_base}
         mean_self = float(np.mean([v["raw"] for v in per_word.values()]))
+        mean_mev = float(np.mean([v["mev"] for v in per_word.values()]))
         layers.append({
             "layer": layer, "name": encodings[0].layer_names[position], "anisotropy": base,
             "intra_sentence": intra, "intra_sentence_adjusted": intra - base,
-            "self_similarity": mean_self, "self_similarity_adjusted": mean_self - base, "per_word": per_word,
+            "self_similarity": mean_self, "self_similarity_adjusted": mean_self - base,
+            "mev": mean_mev, "mev_adjusted": mean_mev - mev_base, "mev_baseline": mev_base,
+            "rogue": _rogue(contributions, n_rogue), "per_word": per_word,
         })
-        log.info("layer %d: anisotropy %.3f, self-sim %.3f, intra %.3f", layer, base, mean_self, intra)
+        log.info("layer %d: anisotropy %.3f, self-sim %.3f, intra %.3f, MEV %.3f", layer, base, mean_self, intra,
+                 mean_mev)
     return {
         "layer_names": list(encodings[0].layer_names), "layer_ids": list(encodings[0].layer_ids),
         "n_sentences": len(sentences),
         "words": [{"word": w, "sentences": len({s for s, _ in occ}), "occurrences": len(occ)}
                   for w, occ in where.items()],
-        "anisotropy_pairs": len(pairs), "anisotropy_exact": bool(exact), "layers": layers,
+        "anisotropy_pairs": len(pairs), "anisotropy_exact": bool(exact), "standardized": standardize,
+        "layers": layers,
         "encoder": dict(encodings[0].meta),
     }

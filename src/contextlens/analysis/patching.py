@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ..bounds import MAX_PATCH_PREDICTIONS
 from ..encoders.base import Encoder
 from ..encoders.blocks import PATCH_AT
 from ..encoders.models import NoLMHeadError
@@ -45,7 +46,6 @@ PATCH_POINTS = PATCH_AT  # the layer's output, or what its attention / feed-forw
 MEANING = {"layer": "the layer's output (the ffn stage)",
            "attention": "what the attention block writes before its residual add (its output projection)",
            "ffn": "what the feed-forward block writes before its residual add"}
-MAX_K = 50
 
 
 def _word(model, pieces, word: str, occurrence, which: str) -> tuple[int, tuple[int, ...]]:
@@ -97,7 +97,7 @@ def patch(encoder: Encoder, recipient: str, donor: str, word: str, *, at: str = 
     from ..encoders import blocks
 
     check_choice("patch point (at)", at, PATCH_POINTS)
-    k = check_int("k", k, low=1, high=MAX_K, hint="next words listed per layer")
+    k = check_int("k", k, low=1, high=MAX_PATCH_PREDICTIONS, hint="next words listed per layer")
     model = blocks.internals(encoder)
     causal, no_head = model.causal, None
     if causal:

@@ -30,17 +30,17 @@ SCWS_SAMPLE = "scws/ratings.sample.txt"
 
 
 def make_task_encoder(model=None, vectors=None, method: str = "static", batch_size: int = 32, *,
-                      engine: str | None = None, precision: str | None = None):
+                      engine: str | None = None, precision: str | None = None, random_weights: int | None = None):
     """A TransformerEncoder over every layer (no attention) for ``model`` (run by
-    ``engine`` in ``precision``; None: the encoder's defaults), else the ``method``
-    encoder over the ``vectors`` table."""
+    ``engine`` in ``precision``; None: the encoder's defaults; ``random_weights``: a seed
+    for its random-weights twin), else the ``method`` encoder over the ``vectors`` table."""
     from ..encoders.registry import make_encoder
 
     if (model is None) == (vectors is None):
         raise InputError("give exactly one of a model (--model) or vectors (--vectors)")
     if model is not None:
         return make_encoder(model=model, layers="all", attention=False, batch_size=batch_size, engine=engine,
-                            precision=precision)
+                            precision=precision, random_weights=random_weights)
     return make_encoder(method, vectors=vectors)
 
 

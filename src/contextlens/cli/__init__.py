@@ -23,6 +23,7 @@ from . import (
     lab_cmd,
     lm_cmds,
     models_cmd,
+    probe_cmds,
     static_cmds,
 )
 from ._common import setup_logging
@@ -56,7 +57,7 @@ def _root(
 
 
 for _module in (static_cmds, context_cmds, experiments, explain_cmds, lm_cmds, models_cmd, data_cmd, lab_cmd,
-                index_cmd, eval_cmd, demo_cmd, bias_cmd, cache_cmd):
+                index_cmd, eval_cmd, demo_cmd, bias_cmd, cache_cmd, probe_cmds):
     _module.register(app)
 
 

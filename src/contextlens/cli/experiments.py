@@ -392,11 +392,16 @@ def geometry(
                          hint="self-similarity compares a word's vectors across sentences: at least 2"),
     n_pairs: int = o.bounded(o.option(1000, "--pairs", metavar="N", help="Random cross-sentence pairs for "
                                       "anisotropy."), 1, 10**6),
+    standardize: bool = o.flag("--standardize", help="Z-score every dimension of a layer first, then measure "
+                               "(Timkey & van Schijndel 2021: removes the rogue dimensions' hold on cosine)."),
+    n_rogue: int = o.bounded(o.option(3, "--rogue", metavar="K", help="The K dimensions that contribute most to "
+                                      "the expected cosine, per layer."), 1, 10_000),
     seed: int = o.SEED, vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD, heads: int = o.HEADS,
     n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA, include_self: bool = o.INCLUDE_SELF,
     as_json: bool = o.JSON, plot: Path = o.PLOT,
 ) -> None:
-    """Self-similarity, intra-sentence similarity and anisotropy per layer (Ethayarajh 2019)."""
+    """Self-similarity, intra-sentence similarity, maximum explainable variance and anisotropy per
+    layer (Ethayarajh 2019), and the rogue dimensions (Timkey & van Schijndel 2021)."""
     from ..analysis.geometry import geometry as measure_geometry
     from ..analysis.usages import read_sentences
 
@@ -404,7 +409,8 @@ def geometry(
     texts = read_sentences(sentences, sentence)
     chosen = o.parse_words("--words", words)
     encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, engine=engine, precision=precision)
-    r = measure_geometry(encoder, texts, chosen, min_count=min_count, n_pairs=n_pairs, seed=seed)
+    r = measure_geometry(encoder, texts, chosen, min_count=min_count, n_pairs=n_pairs, seed=seed,
+                         standardize=standardize, n_rogue=n_rogue)
     if plot:
         from .. import plots
 
@@ -414,10 +420,17 @@ def geometry(
         print_json(r)
         return
     out().print(table(
-        f"geometry by layer ({len(r['words'])} words; adjusted = raw − anisotropy)",
-        ["layer", "anisotropy", "self-sim", "self-sim adj", "intra-sent", "intra-sent adj"],
+        f"geometry by layer ({len(r['words'])} words{', standardized' if r['standardized'] else ''}): self- and "
+        "intra-sentence similarity, maximum explainable variance; adj = raw − baseline (anisotropy; for MEV, the "
+        "MEV of random words)",
+        ["layer", "anisotropy", "self", "self adj", "intra", "intra adj", "MEV", "MEV adj"],
         [(x["name"], x["anisotropy"], x["self_similarity"], x["self_similarity_adjusted"], x["intra_sentence"],
-          x["intra_sentence_adjusted"]) for x in r["layers"]]))
+          x["intra_sentence_adjusted"], x["mev"], x["mev_adjusted"]) for x in r["layers"]]))
+    out().print(table(
+        "rogue dimensions: the largest contributions to the expected cosine (dimension: share)",
+        ["layer", "dimensions"],
+        [(x["name"], ", ".join(f"{d['dimension']}: {fmt(d['share'])}" for d in x["rogue"])) for x in r["layers"]],
+        left=2))
 
 
 def register(app: typer.Typer) -> None:

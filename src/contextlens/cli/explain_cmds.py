@@ -10,11 +10,11 @@ from pathlib import Path
 
 import typer
 
+from ..bounds import MAX_PATCH_PREDICTIONS
 from . import options as o
 from ._common import add_command, fmt, handle_errors, out, print_json, say, spinner, table
 
 STAGES_HELP = "layer | attention | ffn"  # analysis.patching.PATCH_POINTS
-MAX_NEXT = 50  # analysis.patching.MAX_K
 TRANSFORMER = o.reads(o.option("minilm", "--model", "-m", metavar="NAME", help="A transformer: minilm, "
                                "mpnet, smollm2, a local directory or a Hugging Face id."))
 
@@ -81,7 +81,7 @@ def patch(
     at: str = o.option("layer", "--at", metavar="POINT", help=f"Where in each layer: {STAGES_HELP} (layer: "
                        "its output; attention / ffn: what that block writes before its residual add)."),
     k: int = o.bounded(o.option(5, "-k", metavar="N", help="Causal LMs: next words listed per layer."), 1,
-                       MAX_NEXT),
+                       MAX_PATCH_PREDICTIONS),
     as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
 ) -> None:
     """Patch WORD's hidden state from DONOR into RECIPIENT at each layer in turn.

@@ -56,7 +56,7 @@ __all__ = [
     "DEFAULT_MODEL", "MODELS", "PackagedModel", "ModelNotFoundError", "ModelInstallError",
     "packaged_name", "typo_of_packaged", "check_name", "is_causal", "install_commands", "install_command", "install",
     "is_installed", "list_models", "resolve", "load", "require_hf", "max_length_of", "layer_list", "set_threads",
-    "thread_count", "threads_in_use", "hook_states", "HEADS", "NoLMHeadError",
+    "thread_count", "threads_in_use", "hook_states", "HEADS", "NoLMHeadError", "random_twin",
 ]
 
 log = logging.getLogger(__name__)
@@ -445,6 +445,23 @@ def threads_in_use(runner=None) -> dict:
         return {"engine": "onnxruntime" if runner is not None else "torch", **choice.as_dict()}
     return {"engine": "onnxruntime" if runner is not None else "torch", "threads": count,
             "why": "set outside contextlens"}
+
+
+def random_twin(model, seed: int):
+    """The same architecture as ``model`` (its class and config, so the same layers, sizes and
+    attention implementation) with every weight drawn afresh by the class's own initialiser,
+    under ``torch.manual_seed(seed)`` (the global torch generator is left as it was): the
+    random-weights baseline of probing papers, which shows what the architecture alone gives.
+    The same seed gives the same weights."""
+    import torch
+
+    from ..errors import check_int
+
+    check_int("random_weights", seed, low=0, high=2**32 - 1, hint="the seed of the random weights")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        twin = type(model)(model.config)
+    return twin.to(next(model.parameters()).device).eval()
 
 
 def load(name_or_path: str | os.PathLike, *, attention: bool = True, device: str = "cpu",

@@ -93,6 +93,10 @@ class TransformerEncoder(Encoder):
         CPU in fp32, falling back to ``torch`` if the model does not export).
     precision : ``fp32``, or ``bf16`` (torch autocast; opt-in: the vectors move at the 1e-2
         level, its fidelity is logged and kept in ``fidelity``).
+    random_weights : None, or a seed: the model's architecture with every weight re-drawn
+        (:func:`~contextlens.encoders.models.random_twin`; the tokenizer is the model's own),
+        named ``"<model> (random weights, seed N)"`` so results and caches never take it for
+        the trained model.
     """
 
     has_attention_parts = True
@@ -100,14 +104,20 @@ class TransformerEncoder(Encoder):
     def __init__(self, model: str = models.DEFAULT_MODEL, layers=None, pooling: str = "mean",
                  batch_size: int | None = None, max_length: int | None = None, device: str = "cpu",
                  attention: bool = True, stride: int | None = None,
-                 threads: int | None = None, engine: str = "auto", precision: str = "fp32"):
+                 threads: int | None = None, engine: str = "auto", precision: str = "fp32",
+                 random_weights: int | None = None):
         self.pooling = check_choice("pooling", pooling, POOLINGS)
         self.attention, self.device = check_bool("attention", attention), str(device)
         self.engine = engines.resolve_engine(engine, precision, device)
         self.precision = precision
         self._given_batch = None if batch_size is None else check_int("batch_size", batch_size, low=1, high=MAX_BATCH)
         models.check_name(model)  # a mistyped name is answered before torch loads
+        if random_weights is not None:
+            check_int("random_weights", random_weights, low=0, high=2**32 - 1, hint="the seed of the random weights")
+        self.random_weights = random_weights
         self.name = models.packaged_name(model) or str(model)
+        if random_weights is not None:
+            self.name = f"{self.name} (random weights, seed {random_weights})"
         self._source, self._threads, self._hf = model, threads, None
         self.path = models.resolve(model)
         self._runner = None
@@ -140,7 +150,11 @@ class TransformerEncoder(Encoder):
         ``auto``) a model that does not export runs on torch."""
         from .onnx_engine import OnnxExportError, OnnxRunner
 
-        runner = OnnxRunner(threads=threads, source=self.path, loader=self._torch_side)
+        if self.random_weights is None:
+            runner = OnnxRunner(threads=threads, source=self.path, loader=self._torch_side)
+        else:  # a random twin: exported by its own weights, never through the directory's pointer
+            model, tokenizer = self._torch_side()
+            runner = OnnxRunner(model, threads=threads, tokenizer=tokenizer)
         try:
             runner.session(attention=False)
         except (OnnxExportError, OSError) as e:
@@ -164,6 +178,8 @@ class TransformerEncoder(Encoder):
                     raise InputError(f"device {self.device!r} is not available (no CUDA); use device='cpu'")
                 model, tokenizer, self.path = models.load(self._source, attention=self.attention,
                                                           device=self.device)
+                if self.random_weights is not None:
+                    model = models.random_twin(model, self.random_weights)
             self._hf = (model, tokenizer)
         return self._hf
 
@@ -198,6 +214,8 @@ class TransformerEncoder(Encoder):
         out = {"encoder": "transformer", "model": self.name, "path": str(self.path), "pooling": self.pooling,
                "layers": list(self.layers), "max_length": self.max_length, "stride": self.stride,
                "attention": self.attention, "batch_size": self.batch_size}
+        if self.random_weights is not None:
+            out["random_weights"] = self.random_weights
         return out if self.precision == "fp32" else {**out, "precision": self.precision, "engine": self.engine}
 
     def _meta(self) -> dict[str, Any]:

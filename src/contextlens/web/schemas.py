@@ -11,8 +11,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from ..analysis.faithfulness import METHODS
-from ..analysis.patching import MAX_K, PATCH_POINTS
+from ..analysis.patching import PATCH_POINTS
 from ..analysis.toy import MAX_COORD
+from ..bounds import MAX_PATCH_PREDICTIONS
 from ..encoders.gradients import MAX_STEPS
 from .limits import CAPS, utf8_text
 
@@ -147,7 +148,7 @@ class PatchViewRequest(EncoderOptions):
     at: Literal[PATCH_POINTS] = Field(  # type: ignore[valid-type]
         "layer", description="layer: the layer's output; attention / ffn: what that block writes before its "
                              "residual add")
-    k: int = Field(5, ge=1, le=MAX_K, description="causal LMs: next words listed per layer")
+    k: int = Field(5, ge=1, le=MAX_PATCH_PREDICTIONS, description="causal LMs: next words listed per layer")
 
 
 class LensViewRequest(Request):
