@@ -40,17 +40,20 @@ def test_static_build_after_the_install_step_loads_the_kernel_instead_of_compili
 
 def test_models_install_prepares_the_kernel_after_the_models(monkeypatch):
     from contextlens.cli import app
-    from contextlens.encoders import models
+    from contextlens.encoders import models, prepare
     from contextlens.static import cooccurrence
 
     calls = []
     monkeypatch.setattr(models, "install", lambda name, **kw: calls.append(("install", name)) or None)
+    monkeypatch.setattr(prepare, "prepare_onnx", lambda name: calls.append(("onnx", name)) or prepare.PreparedModel(
+        name, True, "/c/onnx/bert-x", 2e-6, None, 1.0))  # the export and its check (issue 23)
     monkeypatch.setattr(cooccurrence, "prepare_kernel", lambda: calls.append(("kernel",)) or cooccurrence.KernelStatus(
         True, False, "/c/numba/kernel", "counting kernel: already compiled in /c/numba/kernel"))
     result = CliRunner().invoke(app, ["models", "install", "minilm"])
     assert result.exit_code == 0, result.output
-    assert calls == [("install", "minilm"), ("kernel",)]
+    assert calls == [("install", "minilm"), ("onnx", "minilm"), ("kernel",)]
     assert "counting kernel: already compiled in /c/numba/kernel" in result.output
+    assert "exported minilm to ONNX" in result.output and "start without torch" in result.output
     calls.clear()
     assert CliRunner().invoke(app, ["models", "install", "minilm", "--no-prepare"]).exit_code == 0
     assert calls == [("install", "minilm")]

@@ -28,9 +28,14 @@ def mlm(tiny):
     return LanguageModel(str(tiny / "mlm"))
 
 
-@pytest.fixture(scope="module")
-def causal(tiny):
-    return LanguageModel(str(tiny / "causal"))
+@pytest.fixture(scope="module", params=["torch", "onnx"])
+def causal(tiny, request):
+    if request.param == "onnx":
+        LanguageModel(str(tiny / "causal"), engine="onnx")  # the first run exports it and keeps its head
+    lm = LanguageModel(str(tiny / "causal"), engine=request.param)
+    assert (lm._onnx is not None) == (request.param == "onnx")
+    assert (lm._hf is None) == (request.param == "onnx")  # the second needs no torch
+    return lm
 
 
 def softmax_at(lm: LanguageModel, ids: list[int], position: int) -> np.ndarray:

@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from ..bounds import PAIR_BLOCK, check_encoding
 from ..encoders.base import Encoder
@@ -77,6 +76,8 @@ def read_pairs(path: str | os.PathLike) -> list[Pair]:
 
 def rank_descending(x: Sequence[float]) -> np.ndarray:
     """Ranks with 1 = the largest value (ties share their mean rank)."""
+    from scipy import stats  # here: importing it costs every command that imports this module 0.5 s
+
     return stats.rankdata(-np.asarray(x, dtype=np.float64), method="average")
 
 
@@ -181,6 +182,8 @@ def rank_pairs(
     ``shift`` = static rank − contextual rank (positive: more similar in context).
     Correlations that are undefined (constant cosines) are None.
     """
+    from scipy import stats
+
     check_choice("missing-word policy", missing, MISSING_POLICIES)
     if template.count("{word}") != 1:
         raise InputError(f"the template must contain '{{word}}' exactly once, got {template!r}")

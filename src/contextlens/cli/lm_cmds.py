@@ -14,11 +14,11 @@ LM_MODEL = o.reads(o.option(..., "--model", "-m", metavar="NAME", help="A model 
                             "*ForMaskedLM."))
 
 
-def _load(model: str, kind: str | None = None):
+def _load(model: str, kind: str | None = None, engine: str = "auto"):
     from ..encoders.lm import LanguageModel
 
     with spinner(f"loading {model}..."):
-        return LanguageModel(model, kind=kind)
+        return LanguageModel(model, kind=kind, engine=engine)
 
 
 @handle_errors
@@ -63,7 +63,7 @@ def lens(
     words' rank and probability layer by layer (with --tuned, for either lens)."""
     o.check_plot(plot)
     o.check_html(html)
-    lm = _load(model, kind="causal")
+    lm = _load(model, kind="causal", engine="torch" if tuned else "auto")  # both lenses on one engine
     r = lm.lens(text, position, k=k, track=track)
     data = r.as_dict()
     if tuned:

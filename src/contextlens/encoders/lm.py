@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import inspect
 import logging
 from collections.abc import Sequence
@@ -31,8 +32,9 @@ import numpy as np
 
 from .. import bounds
 from ..errors import InputError, ask, check_choice, check_int, check_size
+from ..progress import step
 from ..text import tokenize
-from . import models
+from . import engines, models, standalone
 from .wordprob import (
     CHECK,
     CONTINUE,
@@ -50,6 +52,8 @@ __all__ = ["LanguageModel", "Predictions", "LensLayer", "LensResult", "TrackedWo
 log = logging.getLogger(__name__)
 NoLMHeadError = models.NoLMHeadError
 MASK = "[MASK]"  # written in a text for a masked LM; replaced by the model's own mask token
+ONNX_PIECES = 4096  # pieces one predict step or lens may run on the ONNX engine (it keeps no key/value
+# cache, so a path reruns its context): beyond, the torch engine's cache does less work and is used
 _NORMS = ("norm", "ln_f", "final_layer_norm", "final_layernorm", "norm_f")  # a causal LM's final norm
 
 
@@ -160,33 +164,166 @@ class LanguageModel:
     device : a torch device; threads : torch CPU threads (default: :func:`models.set_threads`).
     kind : ``"causal"`` refuses, from the config alone, a model that does not predict the next
         word (the logit lens needs one); None takes the model's own kind.
+    engine : ``auto`` (a causal LM whose ONNX export and head are cached runs on onnxruntime
+        and numpy, importing neither torch nor transformers; the first run prepares them),
+        ``onnx`` or ``torch``. A masked LM runs on torch.
     """
 
     def __init__(self, model: str = "smollm2", device: str = "cpu", threads: int | None = None,
-                 kind: str | None = None):
-        torch, transformers = models.require_hf("predictions")
-        self._torch = torch
+                 kind: str | None = None, engine: str = "auto"):
         if kind is not None:
             check_choice("kind", kind, ("causal", "masked"))
-        models.set_threads(threads)
-        path = models.resolve(model)
-        config = transformers.AutoConfig.from_pretrained(path)
-        self.kind = "causal" if models.is_causal(config) else "masked"
-        if kind == "causal" and self.kind != "causal":  # said before the weights load
-            raise not_causal(models.packaged_name(model) or str(model), config.model_type)
-        self.hf_model, self.tokenizer, self.path = models.load(model, attention=False, device=device, head=self.kind)
+        use_onnx = engines.resolve_engine(engine, "fp32", device) == "onnx" and kind != "masked"
+        models.check_name(model)
         self.name = models.packaged_name(model) or str(model)
-        self.device = str(device)
-        self.n_layers = int(self.hf_model.config.num_hidden_layers)
-        self.max_pieces = models.max_length_of(self.hf_model.config, self.tokenizer)
-        forward = inspect.signature(self.hf_model.forward).parameters
-        self._cache_arg = "cache" if "cache" in forward else "past_key_values"  # transformers 5.x / 4.x
-        self._keeps_logits = "logits_to_keep" in forward
+        self.device, self._source, self._threads = str(device), model, threads
+        self._hf = self._onnx = None
+        self.path = models.resolve(model)
+        self._onnx = self._open_onnx(kind) if use_onnx else None  # (runner, head, stand-alone side)
+        if self._onnx is None:
+            _, transformers = models.require_hf("predictions")
+            config = transformers.AutoConfig.from_pretrained(self.path)
+            self.kind = "causal" if models.is_causal(config) else "masked"
+            if kind == "causal" and self.kind != "causal":  # said before the weights load
+                raise not_causal(self.name, config.model_type)
+            self._tok = self._torch_side()[1]
+            self.n_layers = int(self.hf_model.config.num_hidden_layers)
+            self.max_pieces = models.max_length_of(self.hf_model.config, self.tokenizer)
+            if use_onnx and self.kind == "causal":
+                self._onnx = self._prepare_onnx()
+        if self._onnx is not None:
+            side = self._onnx[2]
+            self.kind, self._tok, self.n_layers = "causal", side.tokenizer, side.facts.n_layers
+            self.max_pieces = side.facts.max_length
         self._texts: list[str] | None = None
         self._words: list[str | None] | None = None
 
     def __repr__(self) -> str:
         return f"LanguageModel({self.name!r}, {self.kind})"
+
+    # -- engines -----------------------------------------------------------------------------
+    def _torch_side(self):
+        """``(HF model with its head, transformers tokenizer)``, loaded with torch when first needed."""
+        if self._hf is None:
+            lazy = self._onnx is not None
+            with step(f"loading {self.name} with torch") if lazy else contextlib.nullcontext():
+                models.require_hf("predictions")
+                models.set_threads(self._threads)
+                head = getattr(self, "kind", None) or "causal"
+                model, tokenizer, self.path = models.load(self._source, attention=False, device=self.device,
+                                                          head=head)
+            forward = inspect.signature(model.forward).parameters
+            self._cache_arg = "cache" if "cache" in forward else "past_key_values"  # transformers 5.x / 4.x
+            self._keeps_logits = "logits_to_keep" in forward
+            self._hf = (model, tokenizer)
+        return self._hf
+
+    @property
+    def _torch(self):
+        import torch
+
+        return torch
+
+    @property
+    def hf_model(self):
+        """The Hugging Face model with its head (loaded with torch when first asked for on the
+        ONNX engine)."""
+        return self._torch_side()[0]
+
+    @property
+    def tokenizer(self):
+        """transformers' tokenizer (loaded when first asked for on the ONNX engine, which
+        uses the stand-alone one)."""
+        return self._torch_side()[1]
+
+    def _runner(self):
+        from .onnx_engine import OnnxRunner
+
+        return OnnxRunner(threads=self._threads, source=self.path,
+                          loader=lambda: (self.hf_model.base_model, self.tokenizer))
+
+    def _open_onnx(self, kind: str | None = None):
+        """``(runner, head, stand-alone side)`` when the export and the head of this causal
+        LM are cached (found without loading it), else None; a ``kind="causal"`` request
+        for a model its export shows is not causal is refused here, without torch."""
+        from .onnx_engine import ExportSettings
+
+        found = standalone.find(self.path, dataclasses.asdict(ExportSettings()))
+        side = standalone.open_folder(found) if found is not None else None
+        if side is not None and kind == "causal" and not side.facts.causal:
+            raise not_causal(self.name, side.facts.model_type)
+        head_dir = standalone.head_folder(self.path)
+        usable = side is not None and side.facts.causal and head_dir.is_dir()
+        head = standalone.open_head(head_dir) if usable else None
+        if head is None:
+            return None
+        runner = self._runner()
+        runner.session(False)
+        return runner, head, side
+
+    def _prepare_onnx(self):
+        """Export the loaded causal LM and keep its head, so the next run needs no torch;
+        None (it stays on torch) when its head or export cannot stand alone."""
+        from ..disk_cache import DiskCache, write_marker
+        from .onnx_engine import OnnxExportError
+
+        cache = DiskCache("onnx")
+        folder = standalone.head_folder(self.path, cache)
+        try:
+            with step(f"preparing {self.name} for the ONNX engine (once)"):
+                with cache.building(folder) as tmp:
+                    if tmp is not None:
+                        problem = standalone.write_head(self.hf_model, self._final_norm(), tmp)
+                        if problem:
+                            raise OnnxExportError(f"{self.name} does not run on onnxruntime: {problem}")
+                        write_marker(tmp, f"lm head: {self.name}")
+                self._runner().session(False)  # exported from the loaded model, found from now on
+                opened = self._open_onnx("causal")
+            if opened is not None:  # this run reads the export as every later one will; torch's model is let go
+                self._hf = None
+            return opened
+        except (OnnxExportError, OSError, InputError) as e:
+            log.warning("%s; it runs on torch", e)
+            return None
+
+    def _pad_id(self) -> int:
+        return self._tok.pad_token_id if self._tok.pad_token_id is not None else 0
+
+    def _on_onnx(self, pieces: int) -> bool:
+        """Whether a call that runs ``pieces`` pieces in all runs on the ONNX engine (see :data:`ONNX_PIECES`)."""
+        if self._onnx is None:
+            return False
+        if self._hf is not None:  # torch is loaded anyway (a tuned lens, a long context): its exact numbers
+            return False
+        if pieces > ONNX_PIECES:
+            log.info("%d pieces: the torch engine's key/value cache runs them with less work", pieces)
+            return False
+        return True
+
+    def _onnx_lens(self, sequences: list[list[int]], positions: list[list[int]]) -> list[np.ndarray]:
+        """ONNX engine: per sequence, ``(layers + 1, len(positions), vocab)`` float64
+        probabilities through the lens at its ``positions`` (the last layer, already normed
+        in the graph, is the model's own distribution)."""
+        runner, head, _ = self._onnx
+        states = runner.run(*standalone.pad_batch(sequences, self._pad_id())).hidden_states
+        size, last = len(self.piece_texts), self.n_layers
+        return [_softmax(np.stack([head.logits(h[b, where] if k == last else head.normed(h[b, where]))
+                                   for k, h in enumerate(states)]))[..., :size]
+                for b, where in enumerate(positions)]
+
+    def _onnx_next(self, sequences: list[list[int]]) -> np.ndarray:
+        """ONNX engine: ``(len(sequences), vocab)`` float64, the next-piece distribution after
+        each sequence (run whole: the graph keeps no key/value cache), a few thousand pieces a pass."""
+        runner, head, _ = self._onnx
+        out = []
+        width = max(len(s) for s in sequences)
+        size = max(1, bounds.LM_LENS_ROWS // width)
+        for start in range(0, len(sequences), size):
+            chunk = sequences[start : start + size]
+            hidden = runner.run(*standalone.pad_batch(chunk, self._pad_id())).hidden_states[-1]
+            last = np.array([len(s) - 1 for s in chunk])
+            out.append(_softmax(head.logits(hidden[np.arange(len(chunk)), last])))
+        return np.concatenate(out)
 
     # -- pieces as text ----------------------------------------------------------------------
     @property
@@ -194,7 +331,7 @@ class LanguageModel:
         """The text each piece adds to a text (``""`` for special tokens); WordPiece
         continuation pieces (``##s``) add their text without a space, others a space first."""
         if self._texts is None:
-            tok = self.tokenizer
+            tok = self._tok
             size = len(tok)
             special = set(tok.all_special_ids)
             prefix = getattr(tok.backend_tokenizer.model, "continuing_subword_prefix", None)
@@ -212,8 +349,8 @@ class LanguageModel:
     def _piece_words(self) -> list[str | None]:
         """The one word each piece's text holds (None: a continuation, white space, special, or several words)."""
         if self._words is None:
-            prefix = getattr(self.tokenizer.backend_tokenizer.model, "continuing_subword_prefix", None)
-            tokens = self.tokenizer.convert_ids_to_tokens(list(range(len(self.piece_texts))))
+            prefix = getattr(self._tok.backend_tokenizer.model, "continuing_subword_prefix", None)
+            tokens = self._tok.convert_ids_to_tokens(list(range(len(self.piece_texts))))
             out: list[str | None] = []
             for t, token in zip(self.piece_texts, tokens):
                 words = tokenize(t)
@@ -242,7 +379,7 @@ class LanguageModel:
 
     # -- model calls -------------------------------------------------------------------------
     def _ids(self, text: str) -> list[int]:
-        return list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
+        return list(self._tok(text, add_special_tokens=True)["input_ids"])
 
     def _check_pieces(self, ids: list[int], what: str = "the text") -> list[int]:
         """``ids`` if the model may read that many pieces, else one line naming the bound."""
@@ -362,9 +499,25 @@ class LanguageModel:
         return Predictions(self.name, text, len(tokenize(text[:start])), "masked", MASKED_RULE, best)
 
     def _next_word(self, text: str, k: int, max_expansions: int) -> Predictions:
-        torch = self._torch
         tail = text.rstrip()
         texts = self.piece_texts
+        context = self._check_pieces(self._ids(tail))
+        if self._on_onnx(len(context) * 32):  # a search step runs up to tens of paths, each from the start
+
+            def probabilities(paths):
+                return self._onnx_next([context + list(p) for p in paths])[:, : len(texts)]  # (paths, vocab)
+        else:
+            probabilities = self._torch_steps(tail, texts)
+
+        def canonical(added: str) -> tuple[int, ...]:
+            return tuple(self._tok(added, add_special_tokens=False)["input_ids"])
+
+        found = next_words(probabilities, texts, canonical, local_tail(tail), k=k, max_expansions=max_expansions)
+        return Predictions(self.name, text, len(tokenize(tail)), "causal", CAUSAL_RULE, found.words, found.exact)
+
+    def _torch_steps(self, tail: str, texts: list[str]):
+        """The torch engine's next-piece probabilities ``paths -> (paths, vocab)`` after ``tail``."""
+        torch = self._torch
         ctx = self._run_context(self._check_pieces(self._ids(tail)))
         first = torch.softmax(ctx.logits.double(), -1).cpu().numpy()[: len(texts)]  # (vocab,)
 
@@ -380,11 +533,7 @@ class LanguageModel:
                     out[b] = torch.softmax(row[len(paths[b]) - 1].double(), -1).cpu().numpy()[: len(texts)]
             return out  # (paths, vocab)
 
-        def canonical(added: str) -> tuple[int, ...]:
-            return tuple(self.tokenizer(added, add_special_tokens=False)["input_ids"])
-
-        found = next_words(step, texts, canonical, local_tail(tail), k=k, max_expansions=max_expansions)
-        return Predictions(self.name, text, len(tokenize(tail)), "causal", CAUSAL_RULE, found.words, found.exact)
+        return step
 
     # -- the logit lens ----------------------------------------------------------------------
     def _require_causal(self) -> None:
@@ -407,7 +556,10 @@ class LanguageModel:
         embedding output) after word ``position`` of ``text`` (default: the last word)."""
         self._require_causal()
         context, _, _ = self._context(text, position)
-        return self._lens_here(self._run_context(self._check_pieces(self._ids(context)), hidden=True))
+        ids = self._check_pieces(self._ids(context))
+        if self._on_onnx(len(ids)):
+            return self._onnx_lens([ids], [[len(ids) - 1]])[0][:, 0]
+        return self._lens_here(self._run_context(ids, hidden=True))
 
     def _lens_here(self, ctx: _Context, translate=None) -> np.ndarray:
         """``(layers + 1, vocab)`` float64 probabilities through the lens at the context's last
@@ -441,15 +593,20 @@ class LanguageModel:
                    why="each costs a pass over the vocabulary per layer and piece",
                    todo="track fewer words, or run the lens again for the others")
         context, position, word = self._context(text, position)
-        ctx = self._run_context(self._check_pieces(self._ids(context)), hidden=True)
+        ids = self._check_pieces(self._ids(context))
         tracked = [self._tracked_pieces(context, w) for w in track]
         texts, classes = self.piece_texts, piece_classes(self.piece_texts)
         translate = None if tuned is None else tuned.translate
-        here = self._lens_here(ctx, translate)  # (layers + 1, vocab)
-        along, end = self._follow(ctx, tracked, local_tail(context), texts, classes, translate)
+        rows = (len(tracked) + 1) * (len(ids) + max((len(p) for _, p in tracked), default=0))
+        if translate is None and self._on_onnx(rows):
+            here, along, end = self._onnx_follow(ids, tracked, local_tail(context), texts, classes)
+        else:  # the torch engine (a tuned lens translates torch states)
+            ctx = self._run_context(ids, hidden=True)
+            here = self._lens_here(ctx, translate)  # (layers + 1, vocab)
+            along, end = self._follow(ctx, tracked, local_tail(context), texts, classes, translate)
         order = np.sort(here, axis=1)  # (layers + 1, vocab): each row sorted once for every rank
         words = self._starting_words(context)
-        tokens = self.tokenizer.convert_ids_to_tokens(list(range(len(texts))))
+        tokens = self._tok.convert_ids_to_tokens(list(range(len(texts))))
         layers = []
         for layer in range(self.n_layers + 1):
             top = first_piece_words(here[layer], words, tokens, k)
@@ -462,6 +619,32 @@ class LanguageModel:
             layers.append(LensLayer(layer, "embedding output" if layer == 0 else f"layer {layer}", top, rows))
         kind = "logit" if tuned is None else "tuned"
         return LensResult(self.name, text, position, word, LENS_RULE, layers, kind)
+
+    def _onnx_follow(self, ids: list[int], tracked: list[tuple[str, list[int]]], tail: str, texts, classes):
+        """ONNX engine: the lens at the context's last piece ``(layers + 1, vocab)``, and as
+        :meth:`_follow` gives them, per tracked word and layer the product of its pieces'
+        probabilities after the first and the probability that the word ends after its last
+        (only the words' own rows are unembedded, :data:`~contextlens.bounds.LM_LENS_ROWS` at a time)."""
+        runner, head, _ = self._onnx
+        n, size, top = len(ids), len(texts), self.n_layers
+        here = self._onnx_lens([ids], [[n - 1]])[0][:, 0]
+        along = np.ones((len(tracked), top + 1))
+        end = np.zeros((len(tracked), top + 1))
+        start = 0
+        while start < len(tracked):
+            stop, rows = start + 1, len(tracked[start][1])
+            while stop < len(tracked) and rows + len(tracked[stop][1]) <= bounds.LM_LENS_ROWS:
+                rows, stop = rows + len(tracked[stop][1]), stop + 1
+            chunk = tracked[start:stop]
+            states = runner.run(*standalone.pad_batch([ids + p for _, p in chunk], self._pad_id())).hidden_states
+            for k, h in enumerate(states):
+                for t, (added, pieces) in enumerate(chunk):
+                    rows_k = h[t, n : n + len(pieces)]  # after each piece: (pieces, dim)
+                    probs = _softmax(head.logits(rows_k if k == top else head.normed(rows_k)))[:, :size]
+                    along[start + t, k] = np.prod([probs[j - 1, pieces[j]] for j in range(1, len(pieces))])
+                    end[start + t, k] = probs[-1][ends_word(tail, added, texts, classes)].sum()
+            start = stop
+        return here, along, end
 
     def _follow(self, ctx: _Context, tracked: list[tuple[str, list[int]]], tail: str, texts, classes,
                 translate=None):
@@ -500,7 +683,18 @@ class LanguageModel:
         if len(found) != 1 or found[0].text != word.strip():
             raise InputError(f"track one word at a time (a word of contextlens' tokenizer), got {word!r}")
         added = (" " if word.strip()[0].isalnum() else "") + word.strip()
-        pieces = list(self.tokenizer(added, add_special_tokens=False)["input_ids"])
+        pieces = list(self._tok(added, add_special_tokens=False)["input_ids"])
         if self._ids(context + added)[: len(self._ids(context))] != self._ids(context):
             raise InputError(f"{word!r} changes how the text before it is cut into pieces; track another word")
         return added, pieces
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis, in float64.
+
+    >>> _softmax(np.array([[0.0, np.log(3.0)]])).round(4).tolist()
+    [[0.25, 0.75]]
+    """
+    x = np.asarray(logits, dtype=np.float64)
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)

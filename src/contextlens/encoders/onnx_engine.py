@@ -56,7 +56,8 @@ import numpy as np
 
 from ..disk_cache import DiskCache, Lease, check_marker, write_marker
 from ..errors import ContextLensError, InputError, MissingDependencyError, check_choice
-from . import models
+from ..progress import step
+from . import models, standalone
 
 __all__ = [
     "EXPORTERS", "ExportSettings", "OnnxOutput", "OnnxRunner", "OnnxExportError", "OnnxOutputError",
@@ -155,6 +156,7 @@ def cache_key(model, settings: ExportSettings) -> str:
     described = {
         "weights": weights_checksum(model), "class": type(model).__name__,
         "config": model.config.to_dict(), "settings": asdict(settings), "versions": _versions(),
+        "layout": standalone.LAYOUT,
     }
     return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -235,28 +237,43 @@ def _check(path: Path) -> str | None:
     return None if (path / GRAPH).is_file() else f"{path / GRAPH} is missing"
 
 
+def _check_standalone(path: Path) -> str | None:
+    """As :func:`_check`, and the stand-alone files were tried (written, or found impossible)."""
+    if problem := _check(path):
+        return problem
+    return None if (path / standalone.FACTS).is_file() else f"{path} has no stand-alone files"
+
+
 def _target(model, settings: ExportSettings) -> Path:
     return DiskCache("onnx").folder / f"{_safe_label(model)}-{cache_key(model, settings)[:24]}"
 
 
-def _export_into(model, settings: ExportSettings, target: Path, rebuild: bool) -> Lease:
-    """The export of ``model`` in ``target`` (checked, else built), held in use."""
+def _export_into(model, settings: ExportSettings, target: Path, rebuild: bool, tokenizer=None) -> Lease:
+    """The export of ``model`` in ``target`` (checked, else built), held in use; with the
+    model's ``tokenizer``, its stand-alone files too (:mod:`~contextlens.encoders.standalone`)."""
     cache = DiskCache("onnx", target.parent)
     lease = cache.use(target)
-    with cache.building(target, rebuild=rebuild, check=_check) as tmp:
+    check = _check if tokenizer is None else _check_standalone
+    with cache.building(target, rebuild=rebuild, check=check) as tmp:
         if tmp is not None:
-            export(model, tmp, settings)
+            with step(f"exporting {_safe_label(model)} to ONNX (once per model and settings)"):
+                export(model, tmp, settings)
             (tmp / "export.json").write_text(json.dumps(
                 {"class": type(model).__name__, "settings": asdict(settings), "versions": _versions(),
                  "outputs": output_names(int(model.config.num_hidden_layers), settings)}, indent=1))
+            if tokenizer is not None and not standalone.write(model, tokenizer, tmp):
+                facts = {"layout": standalone.LAYOUT, "standalone": False}
+                (tmp / standalone.FACTS).write_text(json.dumps(facts))
             write_marker(tmp, f"onnx: {_safe_label(model)} ({settings.exporter})")
     return lease
 
 
-def exported(model, settings: ExportSettings = ExportSettings(), *, rebuild: bool = False) -> Path:
-    """The cached export of ``model`` with ``settings`` (its folder), built once."""
+def exported(model, settings: ExportSettings = ExportSettings(), *, rebuild: bool = False,
+             tokenizer=None) -> Path:
+    """The cached export of ``model`` with ``settings`` (its folder), built once; with the
+    model's ``tokenizer``, made to stand alone."""
     target = _target(model, settings)
-    _export_into(model, settings, target, rebuild).release()
+    _export_into(model, settings, target, rebuild, tokenizer).release()
     return target
 
 
@@ -298,48 +315,84 @@ def session_options(threads: int, spinning: bool = False):
 
 
 class OnnxRunner:
-    """A loaded HF model run by onnxruntime: ``run(input_ids, attention_mask,
-    want_attention)`` gives the hidden states (and attentions) the torch path gets.
+    """A model run by onnxruntime: ``run(input_ids, attention_mask, want_attention)`` gives
+    the hidden states (and attentions) the torch path gets.
 
     Parameters
     ----------
     model : the model :func:`contextlens.encoders.models.load` returns (float32, eval). With
         ``attention=True`` it must use the eager attention; the attention graph is then
-        exported too, when first asked for.
+        exported too, when first asked for. None with ``loader``: loaded only when an
+        export has to be made.
     threads : intra-op threads (default: ``CONTEXTLENS_THREADS``, else every usable core).
     spinning : let idle threads busy-wait for work.
     exporter : ``torchscript`` or ``dynamo``.
+    source : the model's directory: its export is found through a pointer file without
+        loading the model (:func:`contextlens.encoders.standalone.find`), and made to stand alone.
+    loader : ``() -> (model, tokenizer)``, called at most once, when an export is needed.
+    tokenizer : the loaded model's tokenizer (its export is then made to stand alone).
     """
 
-    def __init__(self, model, *, threads: int | None = None, spinning: bool = False,
-                 exporter: str = "torchscript"):
+    def __init__(self, model=None, *, threads: int | None = None, spinning: bool = False,
+                 exporter: str = "torchscript", source: str | Path | None = None, loader=None,
+                 tokenizer=None):
+        if model is None and loader is None:
+            raise InputError("give the model, or a loader that loads it")
         self._ort = require_onnxruntime()
         self.threads = models.thread_count(threads)
         self.spinning = bool(spinning)
-        self.model = model
-        self.n_layers = int(model.config.num_hidden_layers)
+        self._model, self._loader, self.tokenizer = model, loader, tokenizer
+        self.source = None if source is None else Path(source)
+        self.n_layers = None if model is None else int(model.config.num_hidden_layers)
         self.exporter = check_choice("exporter", exporter, EXPORTERS)
         self._sessions: dict[bool, object] = {}
         self.paths: dict[bool, Path] = {}
+
+    @property
+    def model(self):
+        """The HF model (loaded by the loader the first time it is needed: an export)."""
+        if self._model is None:
+            self._model, self.tokenizer = self._loader()
+            self.n_layers = int(self._model.config.num_hidden_layers)
+        return self._model
 
     def session(self, attention: bool = False, *, rebuild: bool = False):
         """The onnxruntime session of the plain (or the attention) graph, exported when
         needed (``rebuild``: exported again whatever the cache holds)."""
         if rebuild or attention not in self._sessions:
-            if attention and _attn_implementation(self.model) != "eager":
-                raise InputError("attention weights need the model loaded with attention=True "
-                                 "(the eager attention implementation)")
             settings = ExportSettings(attention=attention, exporter=self.exporter)
-            path = _target(self.model, settings)
-            with _export_into(self.model, settings, path, rebuild):  # in use until loaded
-                try:
-                    session = self._load(path)
-                except Exception as e:  # a graph onnxruntime cannot read: rebuild once
-                    log.warning("the cached ONNX export %s does not load (%s); rebuilding it", path, e)
-                    with _export_into(self.model, settings, path, rebuild=True):
-                        session = self._load(path)
+            found = None if rebuild or self.source is None else standalone.find(self.source, asdict(settings))
+            session = None
+            if found is not None:
+                with DiskCache("onnx", found.parent).use(found):
+                    try:
+                        session, path = self._load(found), found
+                    except Exception as e:  # a graph onnxruntime cannot read: exported again below
+                        log.warning("the cached ONNX export %s does not load (%s); rebuilding it", found, e)
+                        rebuild = True
+            if session is None:
+                session, path = self._export_and_load(settings, rebuild)
+            outputs = [o.name for o in session.get_outputs()]
+            self.n_layers = sum(name.startswith("hidden_") for name in outputs) - 1
             self._sessions[attention], self.paths[attention] = session, path
         return self._sessions[attention]
+
+    def _export_and_load(self, settings: ExportSettings, rebuild: bool):
+        model = self.model
+        if settings.attention and _attn_implementation(model) != "eager":
+            raise InputError("attention weights need the model loaded with attention=True "
+                             "(the eager attention implementation)")
+        path = _target(model, settings)
+        with _export_into(model, settings, path, rebuild, self.tokenizer):  # in use until loaded
+            try:
+                session = self._load(path)
+            except Exception as e:  # a graph onnxruntime cannot read: rebuild once
+                log.warning("the cached ONNX export %s does not load (%s); rebuilding it", path, e)
+                with _export_into(model, settings, path, True, self.tokenizer):
+                    session = self._load(path)
+        if self.source is not None and standalone.open_folder(path) is not None:
+            standalone.remember(self.source, asdict(settings), path)
+        return session, path
 
     def _load(self, path: Path):
         return self._ort.InferenceSession(str(path / GRAPH), session_options(self.threads, self.spinning),

@@ -45,8 +45,9 @@ import numpy as np
 from .. import bounds
 from ..context.attention import check_weights_size
 from ..errors import InputError, check_bool, check_choice, check_int, numbered
+from ..progress import step
 from ..text import Word, tokenize
-from . import engines, models
+from . import engines, models, standalone
 from .alignment import (
     POOLINGS,
     Alignment,
@@ -113,41 +114,47 @@ class TransformerEncoder(Encoder):
         models.check_name(model)  # a mistyped name is answered before torch loads
         if random_weights is not None:
             check_int("random_weights", random_weights, low=0, high=2**32 - 1, hint="the seed of the random weights")
-        torch, _ = models.require_hf()
-        self._torch = torch
-        models.set_threads(threads)
-        if self.device.startswith("cuda") and not torch.cuda.is_available():
-            raise InputError(f"device {device!r} is not available (no CUDA); use device='cpu'")
-        self.hf_model, self.tokenizer, self.path = models.load(model, attention=attention, device=self.device)
-        self.name = models.packaged_name(model) or str(model)
         self.random_weights = random_weights
+        self.name = models.packaged_name(model) or str(model)
         if random_weights is not None:
-            self.hf_model = models.random_twin(self.hf_model, random_weights)
             self.name = f"{self.name} (random weights, seed {random_weights})"
-        config = self.hf_model.config
-        self.n_model_layers = int(config.num_hidden_layers)
+        self._source, self._threads, self._hf = model, threads, None
+        self.path = models.resolve(model)
+        self._runner = None
+        side = self._onnx_side(threads, fallback=engine == "auto") if self.engine == "onnx" else None
+        if side is None:  # the torch engine, or a model whose tokenizer does not stand alone
+            hf_model, tokenizer = self._torch_side()
+            facts, self._tok = standalone.facts_of(hf_model, tokenizer), tokenizer
+            rows = hf_model.get_input_embeddings().weight
+            self._embedding = rows.detach().float().cpu().numpy()  # (vocab, dim)
+        else:  # the ONNX export stands alone: no torch, no transformers
+            facts, self._tok, self._embedding = side.facts, side.tokenizer, side.embedding
+        self._facts = facts
+        self.n_model_layers = facts.n_layers
         self.layers = _layer_numbers(layers, self.n_model_layers)
-        self.model_max_length = models.max_length_of(config, self.tokenizer)
+        self.model_max_length = facts.max_length
         self.max_length = self.model_max_length if max_length is None else check_int(
             "max_length", max_length, low=2, high=self.model_max_length, hint="the model's own maximum is the top")
         self.stride = None if stride is None else check_int("stride", stride, low=1, high=self.max_length)
-        self.causal = models.is_causal(config)
-        self._blocks_path, self._blocks = models.layer_list(self.hf_model, self.n_model_layers)
-        self._embedding = self.hf_model.get_input_embeddings().weight  # (vocab, dim)
-        pad = self.tokenizer.pad_token_id
-        self._pad = pad if pad is not None else (getattr(config, "pad_token_id", None) or 0)
-        self._runner = self._onnx_runner(threads, fallback=engine == "auto") if self.engine == "onnx" else None
+        self.causal = facts.causal
+        self._pad = facts.pad_id
         self.fidelity: list[engines.LayerFidelity] | None = None  # bf16: measured on the first texts
         if precision == "bf16" and not engines.bf16_instructions():
             log.warning("this CPU has no bf16 matmul instructions (AVX-512 BF16, AMX): bf16 is emulated and "
                         "slower than fp32 here; use precision='fp32'")
 
-    def _onnx_runner(self, threads, fallback: bool):
-        """The onnxruntime runner, its plain graph exported (or loaded from the cache) now;
-        with ``fallback`` (engine ``auto``) a model that does not export runs on torch."""
+    def _onnx_side(self, threads, fallback: bool) -> standalone.Standalone | None:
+        """The onnxruntime runner, its plain graph found in the cache (without loading the
+        model) or exported now; its stand-alone side (tokenizer, facts, embedding rows), or
+        None when the model's tokenizer does not stand alone. With ``fallback`` (engine
+        ``auto``) a model that does not export runs on torch."""
         from .onnx_engine import OnnxExportError, OnnxRunner
 
-        runner = OnnxRunner(self.hf_model, threads=threads)
+        if self.random_weights is None:
+            runner = OnnxRunner(threads=threads, source=self.path, loader=self._torch_side)
+        else:  # a random twin: exported by its own weights, never through the directory's pointer
+            model, tokenizer = self._torch_side()
+            runner = OnnxRunner(model, threads=threads, tokenizer=tokenizer)
         try:
             runner.session(attention=False)
         except (OnnxExportError, OSError) as e:
@@ -156,7 +163,36 @@ class TransformerEncoder(Encoder):
             log.warning("%s does not run on onnxruntime (%s); using the torch engine", self.name, e)
             self.engine = "torch"
             return None
-        return runner
+        self._runner = runner
+        return standalone.open_folder(runner.paths[False])
+
+    def _torch_side(self):
+        """``(HF model, transformers tokenizer)``, loaded with torch the first time it is
+        needed: the torch engine, an export, ``attention_parts``."""
+        if self._hf is None:
+            lazy = self.engine == "onnx"
+            with step(f"loading {self.name} with torch") if lazy else contextlib.nullcontext():
+                torch, _ = models.require_hf()
+                models.set_threads(self._threads)
+                if self.device.startswith("cuda") and not torch.cuda.is_available():
+                    raise InputError(f"device {self.device!r} is not available (no CUDA); use device='cpu'")
+                model, tokenizer, self.path = models.load(self._source, attention=self.attention,
+                                                          device=self.device)
+                if self.random_weights is not None:
+                    model = models.random_twin(model, self.random_weights)
+            self._hf = (model, tokenizer)
+        return self._hf
+
+    @property
+    def hf_model(self):
+        """The Hugging Face model (loaded with torch when first asked for on the ONNX engine)."""
+        return self._torch_side()[0]
+
+    @property
+    def tokenizer(self):
+        """transformers' tokenizer of the model (loaded with torch when first asked for on
+        the ONNX engine; the encoder itself uses the stand-alone one there)."""
+        return self._torch_side()[1]
 
     @property
     def batch_size(self) -> int:
@@ -165,7 +201,7 @@ class TransformerEncoder(Encoder):
 
     @property
     def dim(self) -> int:
-        return int(self._embedding.shape[1])
+        return int(self._facts.dim)
 
     @property
     def layer_ids(self) -> tuple[int, ...]:
@@ -183,11 +219,10 @@ class TransformerEncoder(Encoder):
         return out if self.precision == "fp32" else {**out, "precision": self.precision, "engine": self.engine}
 
     def _meta(self) -> dict[str, Any]:
-        config = self.hf_model.config
         return {
             "encoder": "transformer", "model": self.name, "path": str(self.path),
-            "architecture": (config.architectures or [type(self.hf_model).__name__])[0],
-            "model_type": config.model_type, "causal": self.causal, "pooling": self.pooling,
+            "architecture": self._facts.architecture,
+            "model_type": self._facts.model_type, "causal": self.causal, "pooling": self.pooling,
             "layers": list(self.layers), "n_model_layers": self.n_model_layers,
             "max_length": self.max_length, "params": self.params(), "engine": self.engine,
             "precision": self.precision, "threads": models.threads_in_use(self._runner),
@@ -198,12 +233,11 @@ class TransformerEncoder(Encoder):
         """Each word's embedding-matrix rows, pooled like the layers (the word tokenised alone)."""
         out = np.zeros((len(words), self.dim), dtype=np.float32)
         for i, word in enumerate(words):
-            ids = self.tokenizer(str(word), add_special_tokens=False)["input_ids"]
+            ids = self._tok(str(word), add_special_tokens=False)["input_ids"]
             if not str(word).strip() or not ids:
                 raise InputError(f"{self.name}'s tokenizer gives {word!r} no piece; give a word it can read")
             ids = {"first": ids[:1], "last": ids[-1:]}.get(self.pooling, ids)
-            with self._torch.inference_mode():
-                out[i] = self._embedding[ids].float().mean(dim=0).cpu().numpy()
+            out[i] = np.asarray(self._embedding[ids], dtype=np.float32).mean(axis=0)
         return out
 
     def sentence_vectors(self, texts: Sequence[str]) -> np.ndarray:
@@ -212,18 +246,18 @@ class TransformerEncoder(Encoder):
         rows), as sentence-transformers' mean pooling; a text longer than ``max_length``
         pieces is truncated, as that pipeline truncates it."""
         texts = check_texts(texts)
-        torch = self._torch
         out = np.zeros((len(self.layer_ids), len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(texts), self.batch_size):
-            batch = self.tokenizer(texts[start : start + self.batch_size], padding=True, truncation=True,
-                                   max_length=self.max_length, return_tensors="pt").to(self.device)
-            with torch.inference_mode():
-                hidden = self.hf_model(**batch, output_hidden_states=True).hidden_states
-                mask = batch["attention_mask"][:, :, None].to(hidden[-1].dtype)  # (batch, pieces, 1)
-                states = [self._embedding[batch["input_ids"]], *(hidden[k] for k in self.layers)]
+        with self._forward(max(self.layers, default=1), bf16=False) as forward:
+            for start in range(0, len(texts), self.batch_size):
+                enc = self._tok(texts[start : start + self.batch_size], truncation=True,
+                                max_length=self.max_length, return_attention_mask=False)
+                ids, mask = standalone.pad_batch(enc["input_ids"], self._pad)  # (batch, pieces)
+                store, _ = forward(ids, mask, False)
+                m = mask[:, :, None].astype(np.float32)  # (batch, pieces, 1)
+                rows = np.asarray(self._embedding[ids], dtype=np.float32)
+                states = [rows, *(store[k] for k in self.layers)]
                 for j, h in enumerate(states):  # h: (batch, pieces, dim)
-                    pooled = (h * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                    out[j, start : start + len(pooled)] = pooled.float().cpu().numpy()
+                    out[j, start : start + len(h)] = (h * m).sum(1) / np.maximum(m.sum(1), 1e-9)
         return out
 
     def attention_parts(self, text: str, *, layers=None, pad: int = 0) -> list:
@@ -231,7 +265,9 @@ class TransformerEncoder(Encoder):
         from .qk import pick_layers, transformer_parts
 
         picked = pick_layers(self.layer_ids, ("embedding row", *(f"layer {k}" for k in self.layers)), layers)
-        return transformer_parts(self.hf_model, self.tokenizer, self._blocks, check_texts([text])[0],
+        model, tokenizer = self._torch_side()
+        _, blocks = models.layer_list(model, self.n_model_layers)
+        return transformer_parts(model, tokenizer, blocks, check_texts([text])[0],
                                  [k for k, _ in picked], [n for _, n in picked], max_length=self.max_length,
                                  pad_id=self._pad, pad=pad)
 
@@ -240,7 +276,7 @@ class TransformerEncoder(Encoder):
         texts without them give an Encoding with no words, and ``attention`` is None (a
         word row over a subset of words would not sum to 1)."""
         all_words = [tokenize(t) for t in texts]
-        enc = self.tokenizer(texts, add_special_tokens=True, return_offsets_mapping=True,
+        enc = self._tok(texts, add_special_tokens=True, return_offsets_mapping=True,
                              return_special_tokens_mask=True, return_attention_mask=False,
                              return_token_type_ids=False, verbose=False)
         plans, segments = [], []
@@ -249,7 +285,7 @@ class TransformerEncoder(Encoder):
                               enc["special_tokens_mask"][i], chosen[i])
             plans.append(plan)
             segments += [(i, *s) for s in plan["segments"]]
-        heads = int(getattr(self.hf_model.config, "num_attention_heads", 1))
+        heads = self._facts.n_heads
         for i, plan in enumerate(plans):  # before the model runs: dense word attention grows as words²
             if plan["attention"]:
                 check_weights_size(
@@ -311,7 +347,7 @@ class TransformerEncoder(Encoder):
                 segments.append((k, seq, al.restrict(a, b, before, after), takes[k]))
         return {"words": words, "kept": kept, "index": {w: j for j, w in enumerate(kept)}, "spans": spans,
                 "windows": windows, "owner": owner, "missing": sorted(missing), "segments": segments,
-                "pieces": self.tokenizer.convert_ids_to_tokens(list(ids[content])), "alignment": al,
+                "pieces": self._tok.convert_ids_to_tokens(list(ids[content])), "alignment": al,
                 "attention": self.attention and chosen is None and bool(self.layers), "att": {}}
 
     def _batches(self, segments: list) -> list[list]:
@@ -319,7 +355,7 @@ class TransformerEncoder(Encoder):
         ``engines.BATCH_TOKENS`` padded pieces (the engine's), and, with
         attention, at most ``ATTENTION_BUDGET`` bytes of attention weights."""
         order = sorted(segments, key=lambda s: -len(s[2]))  # longest first: memory trouble shows early
-        heads = getattr(self.hf_model.config, "num_attention_heads", 1)
+        heads = self._facts.n_heads
         batches, i = [], 0
         while i < len(order):
             width = len(order[i][2])
@@ -339,37 +375,34 @@ class TransformerEncoder(Encoder):
     def _run(self, segments: list, plans: list[dict], bf16: bool = False) -> None:
         """Run the model over the segments in batches; write each plan's ``layers``
         ``(layers + 1, words, dim)`` and ``emb_out`` ``(words, dim)``, and its attention."""
-        torch = self._torch
         depth = max(self.layers, default=1)  # run at least one layer: its input is hidden_states[0]
-        dim = self._embedding.shape[1]
+        dim = self.dim
         for plan in plans:
             plan["layers"] = np.zeros((len(self.layers) + 1, len(plan["kept"]), dim), dtype=np.float32)
             plan["emb_out"] = np.zeros((len(plan["kept"]), dim), dtype=np.float32)
-        with torch.inference_mode(), self._forward(depth, bf16) as forward:
+        with self._forward(depth, bf16) as forward:
             for batch in self._batches(segments):
                 lengths = [len(s[2]) for s in batch]
-                width = max(lengths)
-                ids = torch.full((len(batch), width), self._pad, dtype=torch.long)
-                mask = torch.zeros((len(batch), width), dtype=torch.long)
+                ids, mask = standalone.pad_batch([s[2] for s in batch], self._pad)  # (batch, width)
+                width = ids.shape[1]
                 rows, cols, weights, n_rows = [], [], [], 0
-                for b, (_, _, seq, al, take) in enumerate(batch):
-                    ids[b, : len(seq)] = torch.tensor(seq)
-                    mask[b, : len(seq)] = 1
+                for b, (_, _, _, al, take) in enumerate(batch):
                     r, c, w = pooling_weights(al, self.pooling, take)
                     rows += [n_rows + x for x in r]
                     cols += [b * width + x for x in c]
                     weights += w
                     n_rows += len(take)
                 need_att = any(plans[s[0]]["attention"] for s in batch)
-                ids = ids.to(self.device)
-                store, attentions = forward(ids, mask.to(self.device), need_att)
-                cols_t = torch.tensor(cols, device=self.device)
+                store, attentions = forward(ids, mask, need_att)  # numpy states (batch, width, dim)
+                cols_a = np.asarray(cols, dtype=np.int64)
                 rows_a, w_a = np.asarray(rows), np.asarray(weights, dtype=np.float32)
-                states = [self._embedding[ids.reshape(-1)[cols_t]], _gather(store[0], cols_t, dim)]
-                states += [_gather(store[k], cols_t, dim) for k in self.layers]  # each (pieces used, dim)
-                pooled = np.stack([pool_terms(_numpy(s), rows_a, w_a, n_rows) for s in states])
+                states = [np.asarray(self._embedding[ids.reshape(-1)[cols_a]], dtype=np.float32)]
+                # each (pieces used, dim):
+                states += [store[k].reshape(-1, dim)[cols_a] for k in (0, *self.layers)]
+                pooled = np.stack([pool_terms(s, rows_a, w_a, n_rows) for s in states])
                 # pooled: (embedding row, emb. output, layers..., rows, dim)
-                sentence = _pool_sentences([self._embedding[ids]] + [store[k] for k in self.layers], mask)
+                rows_0 = np.asarray(self._embedding[ids], dtype=np.float32)  # (batch, width, dim)
+                sentence = _pool_sentences([rows_0] + [store[k] for k in self.layers], mask)
                 for b, (i, *_) in enumerate(batch):
                     if len(plans[i]["windows"]) == 1:
                         plans[i]["sentence"] = sentence[:, b]  # (layers + 1, poolings, dim)
@@ -387,7 +420,7 @@ class TransformerEncoder(Encoder):
     def _word_attention(self, batch, plans, attentions, lengths) -> None:
         if not attentions or any(a is None for a in attentions):
             problem = (f"{self.name} returns no attention weights (its attention implementation is "
-                       f"{self.hf_model.config._attn_implementation!r})")
+                       f"{self._facts.attn_implementation!r})")
             raise InputError(f"{problem}; use attention=False",
                              cli=f"{problem}; this command shows attention weights: use another model")
         att = np.stack([_numpy(attentions[k - 1]) for k in self.layers], 1)
@@ -400,9 +433,9 @@ class TransformerEncoder(Encoder):
 
     @contextlib.contextmanager
     def _forward(self, depth: int, bf16: bool):
-        """The engine's forward: ``(ids, mask, attention) -> (states, attentions)``, where
-        ``states[k]`` is ``hidden_states[k]`` ``(batch, seq, dim)`` for 0 and the kept layers."""
-        torch = self._torch
+        """The engine's forward: ``(ids, mask, attention) -> (states, attentions)`` for numpy
+        ``(batch, seq)`` ids and mask, where ``states[k]`` is ``hidden_states[k]`` ``(batch,
+        seq, dim)`` float32 numpy for 0 and the kept layers."""
         if self._runner is not None:  # onnxruntime runs every layer, whatever is kept
             def run_onnx(ids, mask, attention):
                 out = self._runner.run(ids, mask, attention)
@@ -410,15 +443,21 @@ class TransformerEncoder(Encoder):
 
             yield run_onnx
             return
+        import torch
+
+        model = self.hf_model
         precision = (torch.autocast(torch.device(self.device).type, dtype=torch.bfloat16) if bf16
                      else contextlib.nullcontext())
-        with self._capture(depth) as store:
+        with torch.inference_mode(), self._capture(depth) as store:
             def run_torch(ids, mask, attention):
+                store.clear()
                 with precision:
-                    result = self.hf_model(input_ids=ids, attention_mask=mask, output_attentions=attention)
+                    result = model(input_ids=torch.from_numpy(ids).to(self.device),
+                                   attention_mask=torch.from_numpy(mask).to(self.device),
+                                   output_attentions=attention)
                 if depth == self.n_model_layers:
                     store[depth] = result.last_hidden_state
-                return store, result.attentions
+                return {k: _numpy(v) for k, v in store.items()}, result.attentions
 
             yield run_torch
 
@@ -427,10 +466,11 @@ class TransformerEncoder(Encoder):
         """Run only the first ``depth`` layers and record ``hidden_states[k]`` of the wanted
         ``k`` in a dict: 0 is the first layer's input, k its output (pre final norm)."""
         store: dict[int, Any] = {}
-        blocks = self._blocks
+        model = self.hf_model
+        blocks_path, blocks = models.layer_list(model, self.n_model_layers)
         handles = models.hook_states(blocks, [k for k in self.layers if k < self.n_model_layers], store)
-        parent_name, _, attr = self._blocks_path.rpartition(".")
-        parent = self.hf_model.get_submodule(parent_name) if parent_name else self.hf_model
+        parent_name, _, attr = blocks_path.rpartition(".")
+        parent = model.get_submodule(parent_name) if parent_name else model
         if depth < len(blocks):
             setattr(parent, attr, type(blocks)(list(blocks)[:depth]))
         try:
@@ -448,7 +488,7 @@ class TransformerEncoder(Encoder):
             word_indices=kept,
             skipped={words[w].text: [] for w in plan["missing"]},
             pieces=[[plan["pieces"][p] for p in al.word_pieces[w]] for w in kept],
-            piece_ids=[self.tokenizer.convert_tokens_to_ids([plan["pieces"][p] for p in al.word_pieces[w]]) for w in kept],
+            piece_ids=[self._tok.convert_tokens_to_ids([plan["pieces"][p] for p in al.word_pieces[w]]) for w in kept],
         )
         if len(plan["windows"]) > 1:
             meta.update(windows=plan["spans"],
@@ -479,20 +519,22 @@ class TransformerEncoder(Encoder):
                         {} if sentence is None else dict(zip(SENTENCE_POOLINGS, sentence.transpose(1, 0, 2))))
 
 
-def _pool_sentences(states: list, mask) -> np.ndarray:
+def _pool_sentences(states: list, mask: np.ndarray) -> np.ndarray:
     """``(layers, batch, 3, dim)``: each sequence's pieces pooled per layer by
     :data:`SENTENCE_POOLINGS` (mean over the mask, the first piece, max over the mask), as
-    sentence-transformers' ``Pooling`` module computes them; ``states`` are ``(batch, T, dim)``."""
-    import torch
+    sentence-transformers' ``Pooling`` module computes them; ``states`` are ``(batch, T, dim)``
+    float32 arrays, ``mask`` ``(batch, T)``.
 
-    states = [torch.from_numpy(h) if isinstance(h, np.ndarray) else h for h in states]  # the onnx engine's are arrays
-    m = mask.to(states[0].device, states[0].dtype)[:, :, None]  # (batch, T, 1)
+    >>> h = np.array([[[1.0, 4.0], [3.0, 0.0], [9.0, 9.0]]], dtype=np.float32)  # the last piece is padding
+    >>> _pool_sentences([h], np.array([[1, 1, 0]]))[0, 0].tolist()
+    [[2.0, 2.0], [1.0, 4.0], [3.0, 4.0]]
+    """
+    m = np.asarray(mask, dtype=np.float32)[:, :, None]  # (batch, T, 1)
     out = []
     for h in states:
-        mean = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
-        top = h.masked_fill(m == 0, float("-inf")).max(1).values
-        out.append(np.stack([mean.float().cpu().numpy(), h[:, 0].float().cpu().numpy(),
-                             top.float().cpu().numpy()], 1))  # (batch, 3, dim)
+        mean = (h * m).sum(1) / np.maximum(m.sum(1), 1e-9)
+        top = np.where(m > 0, h, -np.inf).max(1)
+        out.append(np.stack([mean, h[:, 0], top], 1).astype(np.float32))  # (batch, 3, dim)
     return np.stack(out)
 
 
@@ -501,13 +543,6 @@ def _numpy(array) -> np.ndarray:
     if isinstance(array, np.ndarray):
         return array.astype(np.float32, copy=False)
     return array.detach().float().cpu().numpy()
-
-
-def _gather(state, cols, dim: int):
-    """The pieces ``cols`` of a ``(batch, seq, dim)`` state (torch: on its device)."""
-    if isinstance(state, np.ndarray):
-        return state.reshape(-1, dim)[cols.cpu().numpy()]
-    return state.reshape(-1, dim)[cols]
 
 
 def _layer_numbers(layers, n: int) -> tuple[int, ...]:

@@ -9,11 +9,21 @@
 Needs ``pip install 'contextlens[index]'`` (lancedb, pyarrow).
 """
 
-from .build import BuildResult, build_index
-from .search import like_usage, search_usages
-from .senses import induce_senses
-from .stats import index_stats
-from .store import IndexMismatchError, UsageReader, UsageStore, open_store
+import importlib
 
-__all__ = ["build_index", "BuildResult", "search_usages", "like_usage", "induce_senses", "index_stats",
-           "open_store", "UsageReader", "UsageStore", "IndexMismatchError"]
+# imported when first used: ``index search`` needs neither the sense clustering (SciPy,
+# scikit-learn) nor the build (issue 23: every second of a command's start counts)
+_WHERE = {"build_index": ".build", "BuildResult": ".build", "search_usages": ".search", "like_usage": ".search",
+          "induce_senses": ".senses", "index_stats": ".stats", "open_store": ".store", "UsageReader": ".store",
+          "UsageStore": ".store", "IndexMismatchError": ".store"}
+__all__ = list(_WHERE)
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        return getattr(importlib.import_module(_WHERE[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))

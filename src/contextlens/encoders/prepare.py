@@ -1,0 +1,78 @@
+"""Prepare a model for the stand-alone ONNX engine when it is installed, and verify it, so a
+user's first command is not the one that pays for the export (issue 23 §1).
+
+:func:`prepare_onnx` exports the model's two graphs (hidden states; hidden states and
+attentions) with their stand-alone files, and for a causal LM its head; then it opens the
+model as a later command will (through the pointer, without loading it with torch) and
+checks every layer, the word attention and, for a causal LM, the logit lens of
+:data:`CHECK_TEXTS` against the torch engine: the largest difference must be within
+:data:`TOLERANCE`, else :class:`~contextlens.encoders.onnx_engine.OnnxOutputError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ..progress import step
+
+__all__ = ["PreparedModel", "prepare_onnx", "CHECK_TEXTS", "TOLERANCE"]
+
+log = logging.getLogger(__name__)
+CHECK_TEXTS = ("The bank approved my loan.", "We sat on the bank of the river, watching the boats.")
+TOLERANCE = 1e-5
+
+
+@dataclass(frozen=True)
+class PreparedModel:
+    """What preparing one model did: whether it stands alone, where its export is, how far
+    its numbers are from the torch engine's (the largest absolute difference)."""
+
+    model: str
+    standalone: bool
+    export: str
+    max_difference: float
+    lm_max_difference: float | None
+    seconds: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def prepare_onnx(name: str) -> PreparedModel:
+    """Export ``name`` for the stand-alone ONNX engine and verify it against torch."""
+    from .lm import LanguageModel, NoLMHeadError
+    from .onnx_engine import OnnxOutputError
+    from .transformer import TransformerEncoder
+
+    start = time.perf_counter()
+    with step(f"exporting {name} to ONNX and checking it against torch"):
+        TransformerEncoder(name, engine="onnx").encode(list(CHECK_TEXTS))  # both graphs exported
+        fresh = TransformerEncoder(name, engine="onnx")  # as a later command opens it
+        standalone = fresh._hf is None
+        reference = TransformerEncoder(name, engine="torch")
+        diff = 0.0
+        for a, b in zip(fresh.encode(list(CHECK_TEXTS)), reference.encode(list(CHECK_TEXTS)), strict=True):
+            diff = max(diff, float(np.abs(a.layers - b.layers).max()),
+                       float(np.abs(a.attention - b.attention).max()))
+        lm_diff = None
+        if fresh.causal:  # predict and the logit lens, where the checkpoint has a causal-LM head
+            try:
+                LanguageModel(name, engine="onnx")  # its head kept beside the export
+                onnx_lm, torch_lm = LanguageModel(name, engine="onnx"), LanguageModel(name, engine="torch")
+            except NoLMHeadError as e:
+                log.info("%s: no language-model head to prepare (%s)", name, e)
+            else:
+                standalone = standalone and onnx_lm._onnx is not None
+                lm_diff = float(np.abs(onnx_lm.lens_probabilities(CHECK_TEXTS[0])
+                                       - torch_lm.lens_probabilities(CHECK_TEXTS[0])).max())
+    worst = max(diff, lm_diff or 0.0)
+    if worst > TOLERANCE:
+        raise OnnxOutputError(f"the ONNX export of {name} ({fresh._runner.paths[False]}) differs from torch "
+                              f"by {worst:.2g} (more than {TOLERANCE:g}); run it with --engine torch and "
+                              "report it")
+    return PreparedModel(name, standalone, str(fresh._runner.paths[False]), diff, lm_diff,
+                         round(time.perf_counter() - start, 1))
