@@ -34,10 +34,13 @@ def run(*args, code: int = 0):
 
 
 def fails(*args) -> str:
+    """The one error line of a refused command (before it, in a pipe, the library's progress
+    lines of what it loaded the first time: "loading … with torch...", "… done in 0.3 s")."""
     result = run(*args, code=2)
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and result.stdout == "", result.output
-    return lines[0]
+    errors = [x for x in lines if x.startswith("error:")]
+    assert len(errors) == 1 and lines[-1] == errors[0] and result.stdout == "", result.output
+    return errors[0]
 
 
 @pytest.fixture(scope="module")
