@@ -55,3 +55,31 @@ def test_the_probes_and_cka_views_draw_offline(browser, page_of_two, screenshots
         assert z == [list(row) for row in cka.matrix]
         assert page.locator(".clv img").count() == 0
         page.screenshot(path=str(screenshots / "views-probes-cka.png"), full_page=True)
+
+
+def test_thirty_one_layers_leave_no_label_on_another(browser, tmp_path, screenshots):
+    """SmolLM2's 31 layers (30 and the embedding row), two tasks, in windows 1300, 640 and 480
+    pixels wide: no tick label meets another, an axis title or the legend."""
+    from tests.browser.test_views_every_kind_browser import label_overlaps
+
+    rng = np.random.default_rng(1)
+    encoder = SelfAttention(EmbeddingTable(WORDS, rng.normal(size=(len(WORDS), 4)), name="thirty"), n_layers=30)
+    data = write_semcor(tmp_path / "data", tiny_docs())
+    results = [probe(encoder, task, data_dir=data, cache_root=tmp_path / "cache") for task in ("pos", "supersense")]
+    cka = layer_cka(encoder, ["the bank ran by the river", "an old red bank", "a red river ran fast"],
+                    cache_root=tmp_path / "cache")
+    path = views.Page(views.probes_view(results), views.cka_view(cka)).save_html(tmp_path / "thirty.html")
+    with offline_page(browser, path) as page:
+        divs = page.query_selector_all(".js-plotly-plot")
+        assert len(divs) == 2 and len(cka.layers[0]) == 31
+        overlaps = []
+        for width in (1300, 640, 480):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.evaluate("() => Promise.all([...document.querySelectorAll('.js-plotly-plot')].map(d => "
+                          "Plotly.Plots.resize(d)))")
+            for div in divs:
+                kind = div.evaluate("d => d.closest('.clv').dataset.kind")
+                overlaps += [(width, kind, *pair) for pair in label_overlaps(div)]
+            if width == 480:
+                page.screenshot(path=str(screenshots / "views-probes-cka-480.png"), full_page=True)
+        assert not overlaps, overlaps

@@ -46,13 +46,13 @@ KINDS = {"head": "attention", "model": "attention", "neuron": "attention", "mask
          "sublayers": "explain", "attributions": "explain", "patch": "explain", "probes": "probes",
          "cka": "probes"}
 FAMILIES = {"attention": ("core.js", "attention.js"), "figures": ("core.js", "figures.js"),
-            "explain": ("core.js", "explain.js"), "probes": ("core.js", "probes.js")}
+            "explain": ("core.js", "explain.js"), "probes": ("core.js", "figures.js", "probes.js")}  # probes.js draws its axes with figures.js's layerAxis
 PLOTLY_FAMILIES = ("figures", "probes")  # the families drawn with Plotly: a page holding one inlines it
 SHARE_ABOVE = 8_000  # characters: a larger top-level part of a view's data is stored once per page
 HEIGHTS = {"head": 640, "model": 720, "neuron": 560, "mask": 560, "input": 480, "projection": 620,
            "layers": 440, "cosine": 520, "senses": 560, "lens": 760, "occlusion": 820,
            "neighbours": 480,
-           "sublayers": 620, "attributions": 760, "patch": 640, "probes": 760,
+           "sublayers": 620, "attributions": 760, "patch": 640, "probes": 800,
            "cka": 620}  # iframe heights before the page fits itself
 
 

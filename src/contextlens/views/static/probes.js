@@ -1,5 +1,5 @@
-/* contextlens views of what layers know, drawn with Plotly (inlined in the page): probes per
-   layer (accuracy, control accuracy, selectivity, the expected layer) and the CKA heatmap of
+/* contextlens views of what layers know, drawn with Plotly (inlined in the page, with figures.js,
+   whose layer axis they share): probes per layer (accuracy, control accuracy, selectivity, the expected layer) and the CKA heatmap of
    layers × layers. Every number is the library's (contextlens.views.probes); this script only
    draws them. User text (a model's name, a task) reaches Plotly through CLViews.plotText and
    the page through text nodes. */
@@ -36,16 +36,17 @@
       if (r.expected_layer !== null && r.expected_layer !== undefined) {
         shapes.push({ type: "line", xref: "x", yref: "paper", x0: r.expected_layer, x1: r.expected_layer, y0: 0,
           y1: 1, line: { color: colour, dash: "dot", width: 2 } });
-        notes.push({ xref: "x", yref: "paper", x: r.expected_layer, y: 1, yanchor: "bottom", showarrow: false,
-          text: `E[layer] ${fmt(r.expected_layer, 2)}`, font: { color: colour, size: 11 },
-          yshift: 14 * (notes.length % 2) });
+        notes.push({ xref: "x", yref: "paper", x: r.expected_layer, y: 1, yanchor: "top", xanchor: "left",
+          showarrow: false, text: `E[layer] ${fmt(r.expected_layer, 2)}`, font: { color: colour, size: 11 },
+          bgcolor: "rgba(255,255,255,0.8)", yshift: -15 * notes.length });
       }
     });
     const layers = [...new Set(R.flatMap((r) => r.rows.map((row) => row.layer)))];
     const sel = R.flatMap((r) => r.rows.map((row) => row.selectivity));
-    plot(div, traces, { height: 560, shapes, annotations: notes, showlegend: true,
-      margin: { ...LAYOUT.margin, t: 24 + 14 * Math.min(2, notes.length) },
-      legend: { orientation: "h", x: 0, y: -0.12, yanchor: "top" },
+    // the legend above the plot (the layers' axis and its title get the figure's whole width below), the
+    // expected layers' labels inside the top of the accuracy plot
+    plot(div, traces, { height: 600, shapes, annotations: notes, showlegend: true,
+      legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
       xaxis: { title: { text: "layer (0: the static row)" }, dtick: layers.length <= 16 ? 1 : undefined,
         zeroline: false, anchor: "y2", automargin: true },
       yaxis: { domain: [0.42, 1], title: { text: "accuracy" }, range: [0, 1.02], automargin: true },
@@ -53,7 +54,9 @@
         range: [Math.min(0, ...sel) - 0.02, Math.max(0, ...sel) + 0.02] } });
     div.dataset.traces = String(traces.length);
     div.dataset.expected = String(shapes.length);
-    // the same numbers, as tables (one per result): what the figure draws, readable and copyable
+    // the same numbers, as tables (one per result, side by side where they fit): readable and copyable
+    const tables = h("div", { class: "clv-probes-tables" });
+    el.append(tables);
     for (const r of R) {
       const where = r.expected_layer === null || r.expected_layer === undefined ? "–" : fmt(r.expected_layer, 2);
       const caption = `${name(r)}${r.probe ? ` (${r.probe} probe)` : ""}` +
@@ -65,7 +68,7 @@
         String(row.layer)), ...[row.accuracy, row.control_accuracy, row.selectivity].map((v) =>
         h("td", { "data-value": String(v) }, fmt(v))), ...[row.n_train, row.n_test, row.missing].map((v) =>
         h("td", {}, String(v)))));
-      el.append(h("table", { class: "clv-probes" }, h("caption", {}, caption), h("thead", {}, head),
+      tables.append(h("table", { class: "clv-probes" }, h("caption", {}, caption), h("thead", {}, head),
         h("tbody", {}, ...body)));
     }
   });
@@ -80,7 +83,13 @@
       "laid out alike up to a rotation and a scale; near 0: unrelated."));
     const div = h("div", { class: "clv-plot clv-cka-plot" });
     el.append(div);
-    const x = CLV.slots(cols.map(String)), y = CLV.slots(rows.map(String));
+    // a tick per layer, every second or third one labelled beyond 16 layers (figures.js's layerAxis)
+    const axis = (ids, model) => {
+      const s = CLV.layerAxis(ids, ids.map(String));
+      s.axis.title = { text: `layer of ${text(model)}` };
+      return s;
+    };
+    const x = axis(cols, b), y = axis(rows, a);
     const low = Math.min(0, ...M.flat());
     const hover = M.map((r, i) => r.map((v, j) => `${text(a)} layer ${rows[i]} × ${text(b)} layer ${cols[j]}: ` +
       `CKA ${fmt(v)}`));
@@ -88,8 +97,7 @@
       text: M.map((r) => r.map((v) => fmt(v, 2))), texttemplate: rows.length <= 16 && cols.length <= 16 ? "%{text}" : "",
       customdata: hover, hovertemplate: "%{customdata}<extra></extra>", colorbar: { title: { text: "CKA" } } }],
     { height: 560, margin: { l: 72, r: 16, t: 16, b: 56 },
-      xaxis: { ...x.axis, title: { text: `layer of ${text(b)}` }, constrain: "domain" },
-      yaxis: { ...y.axis, title: { text: `layer of ${text(a)}` }, scaleanchor: "x" } });
+      xaxis: { ...x.axis, constrain: "domain" }, yaxis: { ...y.axis, scaleanchor: "x" } });
     div.dataset.cells = String(M.length * (M[0] || []).length);
   });
 })();
