@@ -50,7 +50,7 @@ def test_the_probes_and_cka_views_draw_offline(browser, page_of_two, screenshots
         cells = page.eval_on_selector_all("table.clv-probes td[data-value]", "ts => ts.map(t => +t.dataset.value)")
         assert cells == [v for r in results for x in r.rows for v in (x.accuracy, x.control_accuracy, x.selectivity)]
         captions = page.eval_on_selector_all("table.clv-probes caption", "cs => cs.map(c => c.textContent)")
-        assert captions[0].startswith(f"pos — {NAME} (linear probe)")  # the name as text, not markup
+        assert captions[0].startswith(f"pos — attention over {NAME} (linear probe)")  # the name as text, not markup
         z = page.evaluate("document.querySelector('.clv-cka-plot').data[0].z")
         assert z == [list(row) for row in cka.matrix]
         assert page.locator(".clv img").count() == 0

@@ -104,7 +104,8 @@ def test_user_text_reaches_every_figure_whole_and_inert(browser, hostile_page, s
         assert squeeze(HOSTILE[0]) in cosine and squeeze(HOSTILE[1]) in cosine
         probes = [squeeze(h["text"]) for h in hovers["probes"]]
         assert len(probes) == 6 and all(squeeze(HOSTILE[0]) in h for h in probes)  # the model's name, whole
-        assert hovers["cka"][0]["text"].startswith("every-view layer 0 × every-view layer 1: CKA")
+        model = "attention over every-view"
+        assert hovers["cka"][0]["text"].startswith(f"{model} layer 0 × {model} layer 1: CKA")
         page.evaluate("""() => {
             const d = document.querySelector(".clv[data-kind='projection'] .js-plotly-plot");
             Plotly.Fx.hover(d, [{curveNumber: 2, pointNumber: 0}]); }""")

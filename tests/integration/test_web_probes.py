@@ -65,6 +65,7 @@ def test_the_cka_view_is_the_librarys(client, data):
                      other=make_encoder("static", vectors="glove-6b-50d"),
                      source="4 sentences of the shared corpora (seed 1)")
     assert got == cka_view(want).data and got["layers"] == [[0, 1], [0]] and got["n_sentences"] == 4
+    assert got["models"] == ["attention over glove-6b-50d", "glove-6b-50d"]  # two encoders over one table
 
 
 @pytest.mark.parametrize("route, body, code, message", [

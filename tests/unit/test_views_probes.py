@@ -35,7 +35,7 @@ def test_probes_view_carries_every_result(data, encoder):
     pos, sense = probe(encoder, "pos", data_dir=data), probe(encoder, "sense", data_dir=data)
     v = views.probes_view([pos, sense])
     assert v.kind == "probes" and v.family == "probes"
-    assert v.title == "pos, sense probes per layer: toy <b>&"
+    assert v.title == "pos, sense probes per layer: attention over toy <b>&"
     got = v.data["results"]
     assert [r["task"] for r in got] == ["pos", "sense"] and got[1]["lemmas"] == sense.lemmas
     for r, result in zip(got, (pos, sense)):
@@ -47,7 +47,7 @@ def test_probes_view_carries_every_result(data, encoder):
 def test_cka_view_carries_the_matrix(tmp_path, encoder):
     r = layer_cka(encoder, SENTENCES, cache_root=tmp_path, source="four sentences")
     v = views.cka_view(r)
-    assert v.kind == "cka" and v.title == "linear CKA between the layers of toy <b>&"
+    assert v.kind == "cka" and v.title == "linear CKA between the layers of attention over toy <b>&"
     assert v.data["matrix"] == [list(row) for row in r.matrix] and v.data["layers"] == [[0, 1, 2], [0, 1, 2]]
     assert (v.data["n_words"], v.data["sentences"], v.data["debiased"]) == (r.n_words, "four sentences", False)
     other = SelfAttention(encoder.table, n_layers=1)
