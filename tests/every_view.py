@@ -4,7 +4,8 @@ that must hold for all of them: hostile text, repeated words, emoji, downloads.
 The encoder is self-attention over a small random table holding every word of the sentences
 (no model, no download), with two heads and two layers so that every view has something to
 draw; the lens view, which needs a causal language model, is built from a result of the same
-shape whose words are taken from the sentences.
+shape whose words are taken from the sentences, and so is the probes view (a probe needs SemCor),
+its model named by a sentence.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from contextlens import views
+from contextlens.analysis.cka import layer_cka
 from contextlens.analysis.explore import explore
 from contextlens.analysis.faithfulness import attributions
 from contextlens.analysis.layers import layer_divergence
@@ -73,6 +75,14 @@ def patch_result(recipient: str, donor: str, word: str) -> dict:
                                              "patched": [0.05, w["probability"]]} for w in next_words]}}
 
 
+def probe_result(model: str, task: str = "pos") -> dict:
+    """A probe result of three layers for ``model`` (its shape: ProbeResult.as_dict())."""
+    rows = [{"layer": k, "accuracy": 0.6 + 0.1 * k, "control_accuracy": 0.5, "selectivity": 0.1 + 0.1 * k,
+             "n_train": 30, "n_test": 10, "missing": k} for k in range(3)]
+    return {"task": task, "model": model, "rows": rows, "expected_layer": 1.5, "probe": "linear", "seed": 0,
+            "labels": 4, "train_rows": 30, "test_rows": 10, "lemmas": None}
+
+
 def every_view(sentences: list[str], word: str, *, sentence: int = 0, occurrence=None) -> list[views.View]:
     """One view of each kind of ``views.KINDS``, in its order, of ``word`` in ``sentences``
     (the views of one sentence take ``sentences[sentence]`` and the ``occurrence`` of the word
@@ -110,6 +120,8 @@ def every_view(sentences: list[str], word: str, *, sentence: int = 0, occurrence
         ),
         "attributions": views.attributions_view(attributions(encoder, text, word, occurrence=occurrence)),
         "patch": views.patch_view(patch_result(text, sentences[sentence - 1], word)),
+        "probes": views.probes_view([probe_result(text), probe_result(text, "supersense")]),
+        "cka": views.cka_view(layer_cka(encoder, sentences, use_cache=False)),
     }
     assert list(made) == list(views.KINDS)
     return list(made.values())

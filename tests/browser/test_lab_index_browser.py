@@ -158,6 +158,6 @@ def test_phone_width(browser, index_url, screenshots):
 def test_without_an_index_there_is_no_corpus_tab(page, lab_url):
     open_lab(page, lab_url, "?tab=index")
     assert not page.is_visible("#tab-index") and page.is_visible("#panel-toy")
-    page.focus("#tab-senses")
-    page.keyboard.press("ArrowRight")  # wraps to the first tab: no hidden fourth one
+    page.focus("#tab-know")
+    page.keyboard.press("ArrowRight")  # wraps to the first tab: no hidden fifth one
     assert page.is_visible("#panel-toy")

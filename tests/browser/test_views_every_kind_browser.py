@@ -86,7 +86,7 @@ def test_a_script_tag_in_a_sentence_leaves_every_view_drawn(browser, hostile_pag
 def test_user_text_reaches_every_figure_whole_and_inert(browser, hostile_page, screenshots):
     with offline_page(browser, hostile_page) as page:
         hovers = {}
-        for kind in ("projection", "layers", "cosine", "senses", "lens", "occlusion"):
+        for kind in ("projection", "layers", "cosine", "senses", "lens", "occlusion", "probes", "cka"):
             divs = page.query_selector_all(f".clv[data-kind='{kind}'] .js-plotly-plot")
             hovers[kind] = [h for div in divs for h in div.evaluate(HOVERS)]
         assert all(h["links"] == 0 for hs in hovers.values() for h in hs), hovers
@@ -102,6 +102,10 @@ def test_user_text_reaches_every_figure_whole_and_inert(browser, hostile_page, s
         assert squeeze(HOSTILE[0]) in projection
         cosine = squeeze(hovers["cosine"][0]["text"])
         assert squeeze(HOSTILE[0]) in cosine and squeeze(HOSTILE[1]) in cosine
+        probes = [squeeze(h["text"]) for h in hovers["probes"]]
+        assert len(probes) == 6 and all(squeeze(HOSTILE[0]) in h for h in probes)  # the model's name, whole
+        model = "attention over every-view"
+        assert hovers["cka"][0]["text"].startswith(f"{model} layer 0 × {model} layer 1: CKA")
         page.evaluate("""() => {
             const d = document.querySelector(".clv[data-kind='projection'] .js-plotly-plot");
             Plotly.Fx.hover(d, [{curveNumber: 2, pointNumber: 0}]); }""")

@@ -1,6 +1,6 @@
 """``examples/tour.ipynb`` executed in a real kernel (nbclient + ipykernel): no cell errs, the
 worked example's numbers are the course's, and the HTML outputs hold the views (head, model,
-neuron, layers, senses, occlusion, lens), each with the data the library computes."""
+neuron, layers, senses, occlusion, lens, probes, cka), each with the data the library computes."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ TOUR = Path(__file__).resolve().parents[2] / "examples" / "tour.ipynb"
 
 
 @pytest.fixture(scope="module")
-def executed(tmp_path_factory):
+def executed(tmp_path_factory, data_dir):  # section 7 probes SemCor and samples the shared corpora
     import nbformat
     from nbclient import NotebookClient
 
@@ -46,7 +46,8 @@ def test_the_tour_runs_and_shows_the_views(executed):
     assert "k = 2 silhouette 0.407 labels [0, 0, 0, 1, 1, 1]" in text  # as the README's senses example
     shown = [v for o in outputs(executed, "execute_result") if "text/html" in o["data"]
              for v in page_views(o["data"]["text/html"])]
-    assert [v["kind"] for v in shown] == ["neuron", "head", "model", "neuron", "layers", "senses", "occlusion", "lens"]
+    assert [v["kind"] for v in shown] == ["neuron", "head", "model", "neuron", "layers", "senses", "occlusion", "lens",
+                                         "probes", "cka"]
     neuron = shown[0]
     assert neuron["tokens"] == ["bank", "loan"] and neuron["scale"] == pytest.approx(2 ** -0.5)
     head = shown[1]["attention"]
@@ -57,6 +58,13 @@ def test_the_tour_runs_and_shows_the_views(executed):
     assert [o["word"] for o in occlusion["others"]] == ["We", "sat", "on", "the", "of", "the", "river", "."]
     assert len(occlusion["layers"]) == 6 and "Spearman(occlusion, attention) by layer:" in text
     assert [t["word"] for t in lens["layers"][-1]["tracked"]] == ["river"] and len(lens["layers"]) == 31
+    (pos,), cka = shown[8]["results"], shown[9]
+    assert (pos["task"], pos["model"], [r["layer"] for r in pos["rows"]]) == ("pos", "minilm", list(range(7)))
+    assert all(r["n_train"] == 2048 and r["n_test"] == 2048 for r in pos["rows"])
+    printed = f"pos accuracy by layer: {[round(r['accuracy'], 3) for r in pos['rows']]}"
+    assert printed in text and f"expected layer: {pos['expected_layer']}" in text
+    assert cka["layers"] == [list(range(7))] * 2 and cka["n_sentences"] == 100
+    assert [round(cka["matrix"][k][k], 6) for k in range(7)] == [1.0] * 7
 
 
 def test_the_tour_is_stored_without_outputs():

@@ -24,6 +24,7 @@ from contextlens.text import tokenize  # noqa: E402
 from contextlens.web import create_app  # noqa: E402
 from contextlens.web.app import LOCAL_HOSTS  # noqa: E402
 from contextlens.web.limits import CAPS  # noqa: E402
+from tests.integration.test_web_probes import tiny_data  # noqa: E402
 from tests.integration.tiny_models import tiny_bert  # noqa: E402
 
 EXAMPLES = int(os.environ.get("CONTEXTLENS_FUZZ_EXAMPLES", "12"))
@@ -35,7 +36,9 @@ def fuzz_app(tmp_path_factory):
     model = str(tiny_bert(tmp_path_factory.mktemp("fuzz")))
     ENCODERS.append(model)
     app = create_app(model=model, models=[], workers=1, allowed_hosts=[*LOCAL_HOSTS, "testserver"])
-    yield app
+    with pytest.MonkeyPatch.context() as mp:  # the probes and CKA read a tiny SemCor and corpora, in seconds
+        mp.setenv("CONTEXTLENS_DATA", str(tiny_data(tmp_path_factory.mktemp("fuzz-data"))))
+        yield app
     app.state.lab.close()
     ENCODERS.remove(model)
 

@@ -3,7 +3,8 @@
 ``probe`` fits a probe per layer over SemCor (part of speech, supersense, word sense) with
 a control task (:mod:`contextlens.analysis.probing`); ``cka`` compares every layer of one
 model, or of two, over the same word usages (:mod:`contextlens.analysis.cka`). Each parses
-options, calls one library function and prints a table or one JSON object (``--json``).
+options, calls one library function and prints a table or one JSON object (``--json``), and
+writes its view (``--html``: :func:`~contextlens.views.probes_view`, :func:`~contextlens.views.cka_view`).
 """
 
 from pathlib import Path
@@ -47,7 +48,7 @@ def probe(
                          "regression, or one hidden layer of 256 units)."),
     seed: int = o.bounded(o.option(0, "--seed", metavar="N", help="Seed of the control task's labels, the MLP "
                                    "and --random-weights."), 0, 2**32 - 1),
-    data_dir: Path = o.DATA_DIR, no_cache: bool = NO_CACHE, as_json: bool = o.JSON,
+    data_dir: Path = o.DATA_DIR, no_cache: bool = NO_CACHE, as_json: bool = o.JSON, html: Path = o.HTML,
 ) -> None:
     """Probe every layer for TASK over SemCor, with a control task (Hewitt & Liang 2019).
 
@@ -62,8 +63,13 @@ def probe(
 
     check_choice("probe task", task, PROBE_TASKS)
     check_choice("probe", kind, PROBE_KINDS)
+    o.check_html(html)
     encoder = _encoder(model, vectors, engine, precision, random_weights, seed)
     r = run_probe(encoder, task, data_dir=data_dir, kind=kind, seed=seed, use_cache=not no_cache)
+    if html:
+        from .. import views
+
+        views.probes_view(r).save_html(html)
     if as_json:
         print_json(r.as_dict())
         return
@@ -89,7 +95,7 @@ def cka(
     debiased: bool = o.flag("--debiased", help="The debiased CKA estimator (Nguyen et al. 2021), for few "
                             "usages."),
     engine: str = o.ENGINE, precision: str = o.PRECISION, random_weights: bool = RANDOM_WEIGHTS,
-    data_dir: Path = o.DATA_DIR, no_cache: bool = NO_CACHE, as_json: bool = o.JSON,
+    data_dir: Path = o.DATA_DIR, no_cache: bool = NO_CACHE, as_json: bool = o.JSON, html: Path = o.HTML,
 ) -> None:
     """Linear CKA (Kornblith et al. 2019) between every pair of layers of one model, or
     between the layers of two models, over the same word usages.
@@ -105,6 +111,7 @@ def cka(
     if len(model) not in (1, 2):
         raise InputError(f"give --model once (its layers against each other) or twice (two models), got "
                          f"{len(model)}")
+    o.check_html(html)
     if sentences is not None:
         texts, source = read_sentences(sentences), str(sentences)
     else:
@@ -114,6 +121,10 @@ def cka(
     encoders = [_encoder(m, None, engine, precision, random_weights, seed) for m in model]
     r = layer_cka(encoders[0], texts, other=encoders[1] if len(encoders) == 2 else None, debiased=debiased,
                   use_cache=not no_cache, source=source)
+    if html:
+        from .. import views
+
+        views.cka_view(r).save_html(html)
     if as_json:
         print_json(r.as_dict())
         return

@@ -19,7 +19,8 @@ the same script. :class:`Page` puts several views in one file.
 
 Views of attention (head, model, neuron, mask, input) are drawn by our own SVG and
 canvas script (a page of a few hundred kB); the projection, layers, cosine and senses
-views, and the lens, occlusion and neighbours views, by Plotly, inlined once per page (about 4.8 MB).
+views, the lens, occlusion and neighbours views, and the probes and CKA views, by Plotly,
+inlined once per page (about 4.8 MB).
 
 What every view keeps to: a word is keyed by its position, never its string (the two *the*
 of a sentence are two bars); a tokenizer's pieces are shown as text (:mod:`.pieces`); user
@@ -36,9 +37,11 @@ from .figures import cosine_view, layers_view, projection_view, senses_view
 from .inputs import input_view
 from .inside import lens_view, neighbours_view, occlusion_view
 from .neuron import leaked_weight, mask_view, neuron_view
+from .probes import cka_view, probes_view
 
 __all__ = [
     "View", "Page", "KINDS", "check_html_path", "attention_views", "AttentionData", "attention_data", "head_view", "model_view", "neuron_view",
     "mask_view", "leaked_weight", "input_view", "projection_view", "layers_view", "cosine_view", "senses_view",
     "lens_view", "occlusion_view", "neighbours_view", "sublayers_view", "attributions_view", "patch_view",
+    "probes_view", "cka_view",
 ]

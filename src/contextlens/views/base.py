@@ -39,18 +39,21 @@ from ..files import atomic_output
 __all__ = ["View", "Page", "check_html_path", "jsonable", "short", "script_json", "FAMILIES", "KINDS"]
 
 #: each kind of view → the family whose script draws it ("attention": our SVG and canvas,
-#: "figures": Plotly, "explain": our SVG and tables)
+#: "figures" and "probes": Plotly, "explain": our SVG and tables)
 KINDS = {"head": "attention", "model": "attention", "neuron": "attention", "mask": "attention",
          "input": "attention", "projection": "figures", "layers": "figures", "cosine": "figures",
          "senses": "figures", "lens": "figures", "occlusion": "figures", "neighbours": "figures",
-         "sublayers": "explain", "attributions": "explain", "patch": "explain"}
+         "sublayers": "explain", "attributions": "explain", "patch": "explain", "probes": "probes",
+         "cka": "probes"}
 FAMILIES = {"attention": ("core.js", "attention.js"), "figures": ("core.js", "figures.js"),
-            "explain": ("core.js", "explain.js")}
+            "explain": ("core.js", "explain.js"), "probes": ("core.js", "figures.js", "probes.js")}  # probes.js draws its axes with figures.js's layerAxis
+PLOTLY_FAMILIES = ("figures", "probes")  # the families drawn with Plotly: a page holding one inlines it
 SHARE_ABOVE = 8_000  # characters: a larger top-level part of a view's data is stored once per page
 HEIGHTS = {"head": 640, "model": 720, "neuron": 560, "mask": 560, "input": 480, "projection": 620,
            "layers": 440, "cosine": 520, "senses": 560, "lens": 760, "occlusion": 820,
            "neighbours": 480,
-           "sublayers": 620, "attributions": 760, "patch": 640}  # iframe heights before the page fits itself
+           "sublayers": 620, "attributions": 760, "patch": 640, "probes": 800,
+           "cka": 620}  # iframe heights before the page fits itself
 
 
 def jsonable(obj: Any) -> Any:
@@ -93,7 +96,7 @@ def _plotly() -> str:
     try:
         import plotly
     except ImportError:
-        raise MissingDependencyError("plotly", "web", "views drawn with Plotly (projection, layers, cosine, senses, lens, occlusion, neighbours)") from None
+        raise MissingDependencyError("plotly", "web", "views drawn with Plotly (projection, layers, cosine, senses, lens, occlusion, neighbours, probes, cka)") from None
     return (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text(encoding="utf-8")
 
 
@@ -228,7 +231,7 @@ class Page(_Renders):
             data.append(_json_script(d, "clv-data", target=f"clv-{n}"))
         families = list(dict.fromkeys(v.family for v in self.views))
         scripts = list(dict.fromkeys(name for f in families for name in FAMILIES[f]))
-        code = [_plotly()] if "figures" in families else []
+        code = [_plotly()] if any(f in PLOTLY_FAMILIES for f in families) else []
         code += [_asset(name) for name in scripts]
         return "\n".join([
             "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',

@@ -9,6 +9,7 @@ import numpy as np
 from fastapi import APIRouter, Depends, Request
 
 from ..analysis.attribution import attribute
+from ..analysis.cka import corpus_sample, layer_cka
 from ..analysis.explore import explore
 from ..analysis.faithfulness import attributions
 from ..analysis.incontext import compare, contextualize
@@ -16,10 +17,12 @@ from ..analysis.layers import usage_divergence
 from ..analysis.neighbours import contextual_neighbours
 from ..analysis.occlusion import occlusion_vs_attention
 from ..analysis.patching import patch
+from ..analysis.probing import probe
 from ..analysis.reading import reading_guide
 from ..analysis.senses import senses
 from ..analysis.sublayers import sublayers
 from ..analysis.toy import TOY_AXES, TOY_METHODS, TOY_VECTORS, course_example, toy_compare
+from ..bench.datasets import resolve_data_dir
 from ..errors import InputError
 from ..index.search import like_usage, search_usages
 from ..index.stats import index_stats
@@ -27,10 +30,12 @@ from ..text import locate, tokenize
 from ..views import (
     attention_views,
     attributions_view,
+    cka_view,
     lens_view,
     neighbours_view,
     occlusion_view,
     patch_view,
+    probes_view,
     sublayers_view,
 )
 from . import schemas as s
@@ -241,6 +246,26 @@ def neighbours_view_route(req: s.NeighboursViewRequest, state: LabState = Depend
     result = contextual_neighbours(_encoder(state, req), req.sentence, req.word, layer=req.layer, k=req.k,
                                    occurrence=req.occurrence)
     return {"view": neighbours_view(plain(result)).data}
+
+
+# ---- what layers know (issue 25): probes and CKA, through the evaluation cache ---------------------
+@router.post("/views/probes", response_model=s.ViewResponse,
+             summary="Probes of every layer over SemCor (accuracy, control accuracy, selectivity, expected layer)")
+def probes_view_route(req: s.ProbesViewRequest, state: LabState = Depends(lab)):
+    """The words' vectors come from the evaluation cache; the first probe of an encoder encodes
+    SemCor's 40,000 words (minutes for a transformer), then each task fits two probes per layer."""
+    encoder = _encoder(state, req)
+    return {"view": probes_view([probe(encoder, task, kind=req.probe) for task in req.tasks]).data}
+
+
+@router.post("/views/cka", response_model=s.ViewResponse,
+             summary="Linear CKA between the layers of an encoder, or of two, over a sample of the shared corpora")
+def cka_view_route(req: s.CkaViewRequest, state: LabState = Depends(lab)):
+    encoder, other = _encoder(state, req), None if req.other is None else state.encoder(req.other)
+    texts = corpus_sample(resolve_data_dir(None), req.sample, seed=req.seed)
+    result = layer_cka(encoder, texts, other=other, debiased=req.debiased,
+                       source=f"{req.sample} sentences of the shared corpora (seed {req.seed})")
+    return {"view": cka_view(result).data}
 
 
 @router.post("/senses", response_model=s.SensesResponse, responses=WORKER_ERRORS,

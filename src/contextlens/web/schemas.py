@@ -10,8 +10,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from ..analysis.cka import DEFAULT_SENTENCES
 from ..analysis.faithfulness import METHODS
 from ..analysis.patching import PATCH_POINTS
+from ..analysis.probing import PROBE_KINDS, PROBE_TASKS
 from ..analysis.toy import MAX_COORD
 from ..bounds import MAX_PATCH_PREDICTIONS
 from ..encoders.gradients import MAX_STEPS
@@ -161,6 +163,22 @@ class LensViewRequest(Request):
     occurrence: Occurrence | None = None
     k: Annotated[int, Field(ge=1, le=CAPS.max_neighbours)] = Field(5, description="best next words per layer")
     track: list[Word] = Field([], max_length=CAPS.max_probes, description="words whose rank to follow layer by layer")
+
+
+class ProbesViewRequest(EncoderOptions):
+    tasks: list[Literal[PROBE_TASKS]] = Field(  # type: ignore[valid-type]
+        ["pos"], min_length=1, max_length=len(PROBE_TASKS),
+        description="the probe tasks over SemCor: pos, supersense, sense (one probe per layer each)")
+    probe: Literal[PROBE_KINDS] = Field("linear", description="linear (logistic regression) or mlp")  # type: ignore
+
+
+class CkaViewRequest(EncoderOptions):
+    other: Name | None = Field(None, description="a second encoder (default options) whose layers to compare "
+                               "with the first's; none: the first's layers with each other", examples=["mpnet"])
+    sample: Annotated[int, Field(ge=2, le=DEFAULT_SENTENCES)] = Field(
+        200, description="how many sentences of the shared corpora (Brown, ABC, movie reviews) to draw")
+    seed: Annotated[int, Field(ge=0, le=2**32 - 1)] = Field(0, description="the seed of the sample")
+    debiased: bool = Field(False, description="the debiased CKA estimator (Nguyen et al. 2021)")
 
 
 class AttentionRequest(AttentionViewsRequest):

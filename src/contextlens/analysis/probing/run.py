@@ -93,9 +93,24 @@ class ProbeResult:
 
 def model_name(encoder: Encoder) -> str:
     """What results call an encoder: its model (``minilm``; a random-weights twin says so in
-    its name), else its table (``glove-6b-50d``), else its kind."""
+    its name), else its table (``glove-6b-50d``) and, when it mixes the table's rows, how
+    (``attention over glove-6b-50d``: two encoders over one table are not one model), else
+    its kind.
+
+    >>> from contextlens.analysis.toy import COURSE_VECTORS, toy_table
+    >>> from contextlens.encoders.mixing import SelfAttention
+    >>> from contextlens.encoders.static import StaticEncoder
+    >>> table = toy_table(COURSE_VECTORS)
+    >>> model_name(StaticEncoder(table)), model_name(SelfAttention(table))
+    ('toy plane', 'attention over toy plane')
+    """
     params = encoder.params()
-    return str(params.get("model") or params.get("vectors") or encoder.name)
+    if params.get("model"):
+        return str(params["model"])
+    if params.get("vectors"):
+        kind = params.get("encoder", encoder.name)
+        return str(params["vectors"]) if kind == "static" else f"{kind} over {params['vectors']}"
+    return str(encoder.name)
 
 
 def _split_probe(x_train, x_test, y_train, y_test, c_train, c_test, kind, seed) -> tuple[float, float, int, int]:

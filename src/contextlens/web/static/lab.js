@@ -1,4 +1,5 @@
-/* contextlens lab: tabs, 2. the sentence lab and 3. senses (4. your corpus: corpus.js). Every number comes from /api/. */
+/* contextlens lab: tabs, 2. the sentence lab and 3. senses (4. what layers know: know.js; 5. your corpus:
+   corpus.js). Every number comes from /api/. */
 "use strict";
 (() => {
   const { $, api, getParam, setParams, status, saveJSON, figureButtons, busy, note, plot, ensureLoaded } = window.CL;
@@ -15,7 +16,7 @@
   const lab = { result: {}, status: null };
 
   // ---- tabs (arrow keys move between them) -------------------------------------------------
-  const TABS = ["toy", "sentences", "senses"];  // + "index" when the lab has a usage index
+  const TABS = ["toy", "sentences", "senses", "know"];  // + "index" when the lab has a usage index
   function showTab(name, focus) {
     for (const t of TABS) {
       const on = t === name;
@@ -487,6 +488,7 @@
       await window.ToyLab.init();
       initLab();
       initSenses();
+      window.KnowLab.init(lab.status, fillEncoders, prepare);
       document.body.dataset.ready = "1";
       if (getParam("tab") === "sentences" && getParam("s")) runLab();
       if (getParam("tab") === "senses" && getParam("ss")) runSenses();
