@@ -18,8 +18,8 @@ PROBE_TASKS_HELP = "pos | supersense | sense"  # analysis.probing.PROBE_TASKS
 PROBE_KINDS_HELP = "linear | mlp"  # analysis.probing.PROBE_KINDS
 DEFAULT_SAMPLE = 500  # analysis.cka.DEFAULT_SENTENCES
 
-VECTORS = o.option(None, "--vectors", metavar="FILE|NAME", help="A static table (its one layer, 0) instead of "
-                   "--model: a vectors file or a packaged name (glove-6b-50d).")
+VECTORS = o.reads(o.option(None, "--vectors", metavar="FILE|NAME", help="A static table (its one layer, 0) "
+                           "instead of --model: a vectors file or a packaged name (glove-6b-50d)."))
 RANDOM_WEIGHTS = o.flag("--random-weights", help="With --model: the same architecture with every weight re-drawn "
                         "(seeded by --seed): what the architecture alone gives.")
 NO_CACHE = o.flag("--no-cache", help="Encode again; write nothing to the cache.")
