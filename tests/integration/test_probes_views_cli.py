@@ -43,7 +43,8 @@ def run(*args):
 def test_probe_html_is_the_view_of_the_json(files):
     page = files / "probe.html"
     out = run("probe", "pos", "--vectors", files / "toy.npz", "--data-dir", files / "data", "--json",
-              "--html", page)
+              "--html", page, "--plot", files / "probe.svg")
+    assert "pos probe" in (files / "probe.svg").read_text()  # the figure too (--plot: PNG, SVG or PDF)
     (view,) = page_views(page.read_text())
     r = json.loads(out.stdout)
     assert view["kind"] == "probes" and view["results"][0]["rows"] == r["rows"]
@@ -53,7 +54,9 @@ def test_probe_html_is_the_view_of_the_json(files):
 def test_cka_html_is_the_view_of_the_json(files, tmp_path):
     model = tiny_model(tmp_path / "models", "bert", init=0.2)
     page = files / "cka.html"
-    out = run("cka", "--model", model, "--engine", "torch", "--sentences", files / "s.txt", "--json", "--html", page)
+    out = run("cka", "--model", model, "--engine", "torch", "--sentences", files / "s.txt", "--json", "--html", page,
+              "--plot", files / "cka.png")
+    assert (files / "cka.png").read_bytes()[:4] == b"\x89PNG"
     (view,) = page_views(page.read_text())
     r = json.loads(out.stdout)
     assert view["kind"] == "cka" and view["matrix"] == r["matrix"] and view["layers"] == r["layers"]

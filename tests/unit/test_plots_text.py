@@ -79,7 +79,12 @@ def _figures():
     tuned = {"layers": [{"layer": i, "tracked": tracked} for i in (0, 1)],
              "tuned": {"kl": {"layers": [0, 1], "logit": [2.0, 1.0], "tuned": [1.0, 0.5]},
                        "layers": [{"layer": i, "tracked": tracked} for i in (0, 1)]}}
+    probe = {"task": "pos", "model": MONEY, "expected_layer": 0.5,
+             "rows": [{"layer": i, "accuracy": 0.8, "control_accuracy": 0.6, "selectivity": 0.2} for i in (0, 1)]}
+    cka = {"models": [MONEY, BROKEN], "layers": [[0, 1], [0, 1]], "matrix": np.eye(2).tolist(), "debiased": False}
     return {
+        "probe_lines": plots.probe_lines(probe),
+        "cka_heatmap": plots.cka_heatmap(cka, title=MONEY),
         "sublayer_bars": plots.sublayer_bars(sublayers, title=MONEY),
         "faithfulness_lines": plots.faithfulness_lines(faithfulness, title=BROKEN),
         "patch_lines": plots.patch_lines(patched, title=MONEY),

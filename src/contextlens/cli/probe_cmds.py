@@ -4,7 +4,8 @@
 a control task (:mod:`contextlens.analysis.probing`); ``cka`` compares every layer of one
 model, or of two, over the same word usages (:mod:`contextlens.analysis.cka`). Each parses
 options, calls one library function and prints a table or one JSON object (``--json``), and
-writes its view (``--html``: :func:`~contextlens.views.probes_view`, :func:`~contextlens.views.cka_view`).
+writes a figure (``--plot``: :func:`~contextlens.plots.probe_lines`,
+:func:`~contextlens.plots.cka_heatmap`) and its view (``--html``: :func:`~contextlens.views.probes_view`, :func:`~contextlens.views.cka_view`).
 """
 
 from pathlib import Path
@@ -48,7 +49,8 @@ def probe(
                          "regression, or one hidden layer of 256 units)."),
     seed: int = o.bounded(o.option(0, "--seed", metavar="N", help="Seed of the control task's labels, the MLP "
                                    "and --random-weights."), 0, 2**32 - 1),
-    data_dir: Path = o.DATA_DIR, no_cache: bool = NO_CACHE, as_json: bool = o.JSON, html: Path = o.HTML,
+    data_dir: Path = o.DATA_DIR, no_cache: bool = NO_CACHE, as_json: bool = o.JSON, plot: Path = o.PLOT,
+    html: Path = o.HTML,
 ) -> None:
     """Probe every layer for TASK over SemCor, with a control task (Hewitt & Liang 2019).
 
@@ -64,8 +66,13 @@ def probe(
     check_choice("probe task", task, PROBE_TASKS)
     check_choice("probe", kind, PROBE_KINDS)
     o.check_html(html)
+    o.check_plot(plot)
     encoder = _encoder(model, vectors, engine, precision, random_weights, seed)
     r = run_probe(encoder, task, data_dir=data_dir, kind=kind, seed=seed, use_cache=not no_cache)
+    if plot:
+        from .. import plots
+
+        plots.save_figure(plots.probe_lines(r.as_dict()), plot)
     if html:
         from .. import views
 
@@ -95,7 +102,8 @@ def cka(
     debiased: bool = o.flag("--debiased", help="The debiased CKA estimator (Nguyen et al. 2021), for few "
                             "usages."),
     engine: str = o.ENGINE, precision: str = o.PRECISION, random_weights: bool = RANDOM_WEIGHTS,
-    data_dir: Path = o.DATA_DIR, no_cache: bool = NO_CACHE, as_json: bool = o.JSON, html: Path = o.HTML,
+    data_dir: Path = o.DATA_DIR, no_cache: bool = NO_CACHE, as_json: bool = o.JSON, plot: Path = o.PLOT,
+    html: Path = o.HTML,
 ) -> None:
     """Linear CKA (Kornblith et al. 2019) between every pair of layers of one model, or
     between the layers of two models, over the same word usages.
@@ -112,6 +120,7 @@ def cka(
         raise InputError(f"give --model once (its layers against each other) or twice (two models), got "
                          f"{len(model)}")
     o.check_html(html)
+    o.check_plot(plot)
     if sentences is not None:
         texts, source = read_sentences(sentences), str(sentences)
     else:
@@ -121,6 +130,11 @@ def cka(
     encoders = [_encoder(m, None, engine, precision, random_weights, seed) for m in model]
     r = layer_cka(encoders[0], texts, other=encoders[1] if len(encoders) == 2 else None, debiased=debiased,
                   use_cache=not no_cache, source=source)
+    if plot:
+        from .. import plots
+
+        a, b = r.models
+        plots.save_figure(plots.cka_heatmap(r.as_dict(), title=f"linear CKA: {a} × {b}, {r.n_words} usages"), plot)
     if html:
         from .. import views
 

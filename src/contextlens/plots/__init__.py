@@ -4,7 +4,7 @@ atomically.
 
 The figures live in submodules (``usage``: one word in context; ``experiments``: the
 polysemy, sense, attention, ranking and geometry experiments; ``bias``: the bias audit; ``explain``:
-inside a layer); everything is re-exported
+inside a layer; ``probes``: what each layer knows); everything is re-exported
 here, so ``from contextlens import plots; plots.save_figure(...)`` is the way to use them.
 """
 
@@ -22,11 +22,12 @@ from .experiments import (
 )
 from .explain import faithfulness_lines, patch_lines, sublayer_bars, tuned_lens_lines
 from .predict import lens_ranks, occlusion_lines
+from .probes import cka_heatmap, probe_lines
 from .usage import layer_cosines, static_vs_contextual, weights_bar
 
 __all__ = [
     "save_figure", "figure_format", "short", "weights_bar", "layer_cosines", "static_vs_contextual",
     "cosine_heatmap", "spread_bars", "projection_scatter", "attention_heads", "attention_matrix",
     "rank_scatter", "geometry_lines", "effect_sizes", "lens_ranks", "occlusion_lines", "FIGURE_FORMATS", "AXIS_NAMES",
-    "sublayer_bars", "faithfulness_lines", "patch_lines", "tuned_lens_lines",
+    "sublayer_bars", "faithfulness_lines", "patch_lines", "tuned_lens_lines", "probe_lines", "cka_heatmap",
 ]
