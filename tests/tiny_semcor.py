@@ -84,3 +84,22 @@ def tiny_docs() -> dict[str, list[list[Token]]]:
             sentence("old", "bank", "of", "Dec.", "ran", "by", "the", "river_bank")]
     return {"brown1/br-b02": more, "brown1/br-a01": train, "brown2/br-e01": test,
             "brownv/br-f01": [sentence("the", "bank", "ran")]}
+
+
+#: the words of the toy table the probe tests read (a static table: its one layer, 0)
+PROBE_WORDS = ["the", "bank", "river", "ran", "walked", "red", "old", "fast", "a", "an", "by", "of", "money", "sat"]
+
+
+def probe_files(folder: Path) -> Path:
+    """In ``folder``: ``toy.npz`` (a seeded table of :data:`PROBE_WORDS`), ``data/`` (a tiny
+    SemCor) and ``s.txt`` (four sentences for CKA); returns ``folder``."""
+    import numpy as np
+
+    from contextlens.vectors import EmbeddingTable
+
+    rng = np.random.default_rng(0)
+    EmbeddingTable(PROBE_WORDS, rng.normal(size=(len(PROBE_WORDS), 6)), name="toy").save(folder / "toy.npz")
+    write_semcor(folder / "data", tiny_docs())
+    (folder / "s.txt").write_text("the bank ran by the river\nan old red bank\nthe river ran fast by a bank\n"
+                                  "money sat in the bank\n")
+    return folder

@@ -11,12 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from contextlens.cli import app
-from contextlens.vectors import EmbeddingTable
 from tests.integration.tiny_models import tiny_model
-from tests.tiny_semcor import tiny_docs, write_semcor
+from tests.tiny_semcor import probe_files
 
 runner = CliRunner()
-WORDS = ["the", "bank", "river", "ran", "walked", "red", "old", "fast", "a", "an", "by", "of", "money", "sat"]
 
 
 @pytest.fixture(autouse=True)
@@ -26,12 +24,7 @@ def cache(tmp_path, monkeypatch):
 
 @pytest.fixture
 def files(tmp_path):
-    rng = np.random.default_rng(0)
-    EmbeddingTable(WORDS, rng.normal(size=(len(WORDS), 6)), name="toy").save(tmp_path / "toy.npz")
-    write_semcor(tmp_path / "data", tiny_docs())
-    (tmp_path / "s.txt").write_text("the bank ran by the river\nan old red bank\nthe river ran fast by a bank\n"
-                                    "money sat in the bank\n")
-    return tmp_path
+    return probe_files(tmp_path)
 
 
 @pytest.fixture(scope="module")
