@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from contextlens.cli import app
 from contextlens.vectors import EmbeddingTable
+from tests.progress_lines import progress_line
 
 runner = CliRunner()
 WORDS = {"bank": [1, 1, 0], "money": [1, 0, 0.1], "river": [0, 1, 0.1], "the": [0.1, 0.1, 1], "sat": [0.5, 0.2, 0]}
@@ -21,9 +22,10 @@ def fails(*args: str) -> str:
     assert result.exit_code == 2, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    # before it, in a pipe, only the progress lines of what it loaded ("loading … with torch...", "…: done in 0.1 s")
+    assert lines and lines[-1].startswith("error: ") and all(progress_line(x) for x in lines[:-1]), result.stderr
     assert result.stdout == "" and "Aborted" not in result.output
-    return lines[0].removeprefix("error: ")
+    return lines[-1].removeprefix("error: ")
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from contextlens.cli import app, experiments, explain_cmds  # noqa: E402
 from contextlens.encoders.gradients import MAX_STEPS  # noqa: E402
 from contextlens.vectors import EmbeddingTable  # noqa: E402
 from tests.integration.tiny_models import tiny_lms, tiny_model  # noqa: E402
+from tests.progress_lines import progress_line  # noqa: E402
 from tests.view_pages import page_views  # noqa: E402
 
 runner = CliRunner()
@@ -38,9 +39,9 @@ def fails(*args) -> str:
     lines of what it loaded the first time: "loading … with torch...", "… done in 0.3 s")."""
     result = run(*args, code=2)
     lines = result.stderr.strip().splitlines()
-    errors = [x for x in lines if x.startswith("error:")]
-    assert len(errors) == 1 and lines[-1] == errors[0] and result.stdout == "", result.output
-    return errors[0]
+    assert lines and lines[-1].startswith("error:") and all(progress_line(x) for x in lines[:-1]), result.output
+    assert result.stdout == "", result.output
+    return lines[-1]
 
 
 @pytest.fixture(scope="module")
