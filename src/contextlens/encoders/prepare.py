@@ -4,9 +4,9 @@ user's first command is not the one that pays for the export (issue 23 §1).
 :func:`prepare_onnx` exports the model's two graphs (hidden states; hidden states and
 attentions) with their stand-alone files, and for a causal LM its head; then it opens the
 model as a later command will (through the pointer, without loading it with torch) and
-checks every layer, the word attention and, for a causal LM, the logit lens of
-:data:`CHECK_TEXTS` against the torch engine: the largest difference must be within
-:data:`TOLERANCE`, else :class:`~contextlens.encoders.onnx_engine.OnnxOutputError`.
+checks every layer (relative to the layer's magnitude, :func:`layers_difference`), the word
+attention and, for a causal LM, the logit lens of :data:`CHECK_TEXTS` against the torch engine:
+the largest difference must be within :data:`TOLERANCE`, else :class:`~contextlens.encoders.onnx_engine.OnnxOutputError`.
 """
 
 from __future__ import annotations
@@ -42,6 +42,20 @@ class PreparedModel:
         return asdict(self)
 
 
+def layers_difference(got: np.ndarray, want: np.ndarray) -> float:
+    """The largest difference of two ``(layers, words, dim)`` stacks, each layer's measured
+    against its own magnitude when that is above 1 (SmolLM2's residual stream holds values in
+    the hundreds, where float32 rounding alone is ~1e-3 absolute; a layer of small values is
+    compared absolutely).
+
+    >>> want = np.array([[[0.5, -0.25]], [[400.0, 2.0]]])
+    >>> round(layers_difference(want + np.array([[[1e-6, 0]], [[4e-3, 0]]]), want), 9)
+    1e-05
+    """
+    scale = np.maximum(1.0, np.abs(want).max(axis=(1, 2)))
+    return float((np.abs(got - want).max(axis=(1, 2)) / scale).max())
+
+
 def prepare_onnx(name: str) -> PreparedModel:
     """Export ``name`` for the stand-alone ONNX engine and verify it against torch."""
     from .lm import LanguageModel, NoLMHeadError
@@ -56,8 +70,7 @@ def prepare_onnx(name: str) -> PreparedModel:
         reference = TransformerEncoder(name, engine="torch")
         diff = 0.0
         for a, b in zip(fresh.encode(list(CHECK_TEXTS)), reference.encode(list(CHECK_TEXTS)), strict=True):
-            diff = max(diff, float(np.abs(a.layers - b.layers).max()),
-                       float(np.abs(a.attention - b.attention).max()))
+            diff = max(diff, layers_difference(a.layers, b.layers), float(np.abs(a.attention - b.attention).max()))
         lm_diff = None
         if fresh.causal:  # predict and the logit lens, where the checkpoint has a causal-LM head
             try:
