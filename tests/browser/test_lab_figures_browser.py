@@ -24,7 +24,7 @@ from contextlens.analysis.explore import explore
 from contextlens.analysis.layers import usage_divergence
 from contextlens.analysis.senses import senses
 from contextlens.encoders.registry import make_encoder
-from tests.browser.conftest import lab_page, serve_lab
+from tests.browser.conftest import click_download, lab_page, serve_lab
 from tests.browser.test_lab_browser import open_lab
 from tests.browser.test_views_browser import offline_page
 from tests.browser.test_views_every_kind_browser import HOSTILE, HOVERS, label_overlaps, squeeze
@@ -234,22 +234,6 @@ def assert_downloads(page, button: str, name: str, heading: str) -> ET.Element:
     return svg
 
 
-def svg_download(page, view):
-    """The download of ``view``'s SVG button, or None. Under a loaded full-suite run, Playwright
-    twice saw no download event although the page's save had run (``data-downloaded`` holds the
-    file name); the cause is not found, so a click whose save ran but brought no event is tried
-    once more. A save that fails, or never runs, still fails the test."""
-    for _ in range(2):
-        try:
-            with page.expect_download() as got:
-                view.locator("button.clv-download[data-format='svg']").click()
-            return got
-        except Exception:  # noqa: BLE001 - Playwright's timeout; what the page did decides below
-            if not (view.get_attribute("data-downloaded") or "").endswith(".svg"):
-                return None
-    return None
-
-
 def test_every_card_downloads_as_png_and_svg_with_its_heading(page, lab_url):
     """Issue 20 item 10: the lab's own cards downloaded through Plotly.downloadImage, with no title
     (and Plotly's camera did the same); the toy plane without its caption. Now every figure saves
@@ -273,10 +257,10 @@ def test_every_card_downloads_as_png_and_svg_with_its_heading(page, lab_url):
         for k in range(n):
             view = page.locator(f"#{fig} .clv").nth(k)
             kind, title = view.get_attribute("data-kind"), view.locator(".clv-title").inner_text()
-            got = svg_download(page, view)
-            assert got is not None, (fig, k, kind, view.get_attribute("data-downloaded"))
-            assert got.value.suggested_filename == f"contextlens-{kind}.svg"
-            assert squeeze(title) in squeeze(open(got.value.path(), encoding="utf-8").read())
+            one = f"#{fig} > section.clv:nth-child({k + 1})"  # the lab draws each view in its own section
+            got = click_download(page, f"{one} button.clv-download[data-format='svg']", one)
+            assert got is not None and got.suggested_filename == f"contextlens-{kind}.svg", (fig, k, kind)
+            assert squeeze(title) in squeeze(open(got.path(), encoding="utf-8").read())
     assert page.locator("figure:has(#fig-lens) button[data-format]").count() == 0
     for fig in OWN:  # one pair of buttons per card of the lab's own
         assert page.locator(f"figure:has(#{fig}) button[data-format]").count() == 2

@@ -23,6 +23,7 @@ from contextlens import views
 from contextlens.analysis.layers import layer_divergence
 from contextlens.analysis.occlusion import occlusion_vs_attention
 from contextlens.encoders.mixing import SelfAttention
+from tests.browser.conftest import click_download
 from tests.browser.test_views_browser import offline_page
 from tests.every_view import every_view, lens_result, table_of
 from tests.missing import need
@@ -299,19 +300,17 @@ def test_every_view_downloads_as_svg_and_png_with_its_title(browser, tmp_path):
     with offline_page(browser, path) as page:
         for n, view in enumerate(page_views):
             el = f"#clv-{n}"
-            with page.expect_download() as got:
-                page.click(f"{el} button.clv-download[data-format='svg']")
-            assert got.value.suggested_filename == f"contextlens-{view.kind}.svg"
-            svg = ET.fromstring(open(got.value.path(), encoding="utf-8").read())
+            got = click_download(page, f"{el} button.clv-download[data-format='svg']", el)
+            assert got is not None and got.suggested_filename == f"contextlens-{view.kind}.svg", view.kind
+            svg = ET.fromstring(open(got.path(), encoding="utf-8").read())
             texts = [t for t in svg.iter("{http://www.w3.org/2000/svg}text")]
             title = next(t for t in texts if "".join(t.itertext()) == view.title)
             width, height = int(svg.get("width")), int(svg.get("height"))
             shapes = sum(1 for _ in svg.iter()) - len(texts)
             assert shapes >= 8, (view.kind, shapes)  # the figure, not only its words
-            with page.expect_download() as got:
-                page.click(f"{el} button.clv-download[data-format='png']")
-            assert got.value.suggested_filename == f"contextlens-{view.kind}.png"
-            png = Image.open(io.BytesIO(open(got.value.path(), "rb").read())).convert("L")
+            got = click_download(page, f"{el} button.clv-download[data-format='png']", el)
+            assert got is not None and got.suggested_filename == f"contextlens-{view.kind}.png", view.kind
+            png = Image.open(io.BytesIO(open(got.path(), "rb").read())).convert("L")
             assert png.size == (2 * width, 2 * height), view.kind
             x, y = 2 * float(title.get("x")), 2 * float(title.get("y"))
             band = png.crop((int(x), int(y - 24), int(x + 200), int(y + 6)))  # where the title is written
