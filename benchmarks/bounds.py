@@ -169,26 +169,26 @@ def case_lab_explore() -> tuple:
     return lambda: _post(client, "/api/explore", body), lambda r: f"{r['words'][0]['n_usages']} usages"
 
 
-def case_lab_occlusion() -> tuple:
-    """POST /api/views/occlusion at the lab's limits: an 80-word sentence, smollm2."""
+def _lab_longest_sentence(route: str, said) -> tuple:
+    """POST ``route`` with smollm2 on the longest sentence the lab takes (warmed up on a short one
+    first); ``said`` tells what the answer holds."""
     from contextlens.web.limits import CAPS
 
     client = _lab()
-    _post(client, "/api/views/occlusion", {"encoder": "smollm2", "sentence": "We sat on the bank", "word": "bank"})
+    _post(client, route, {"encoder": "smollm2", "sentence": "We sat on the bank", "word": "bank"})
     sentence = " ".join((FILLER * 8).split()[: CAPS.max_attention_words - 1] + ["bank"])
     body = {"encoder": "smollm2", "sentence": sentence, "word": "bank"}
-    return lambda: _post(client, "/api/views/occlusion", body), lambda r: f"{len(r['view']['others']) + 1} words"
+    return lambda: _post(client, route, body), said
+
+
+def case_lab_occlusion() -> tuple:
+    """POST /api/views/occlusion at the lab's limits: an 80-word sentence, smollm2."""
+    return _lab_longest_sentence("/api/views/occlusion", lambda r: f"{len(r['view']['others']) + 1} words")
 
 
 def case_lab_attention_views() -> tuple:
     """POST /api/views/attention at the lab's limits: an 80-word sentence, smollm2 (head, model, neuron views)."""
-    from contextlens.web.limits import CAPS
-
-    client = _lab()
-    _post(client, "/api/views/attention", {"encoder": "smollm2", "sentence": "We sat on the bank", "word": "bank"})
-    sentence = " ".join((FILLER * 8).split()[: CAPS.max_attention_words - 1] + ["bank"])
-    body = {"encoder": "smollm2", "sentence": sentence, "word": "bank"}
-    return lambda: _post(client, "/api/views/attention", body), lambda r: f"{len(r['views'])} views"
+    return _lab_longest_sentence("/api/views/attention", lambda r: f"{len(r['views'])} views")
 
 
 def case_explore_bound() -> tuple:
