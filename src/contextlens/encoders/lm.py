@@ -34,7 +34,7 @@ from .. import bounds
 from ..errors import InputError, ask, check_choice, check_int, check_size
 from ..progress import step
 from ..text import tokenize
-from . import engines, models, standalone
+from . import engines, hooks, models, standalone
 from .wordprob import (
     CHECK,
     CONTINUE,
@@ -443,8 +443,8 @@ class LanguageModel:
         if not on:
             yield states
             return
-        _, blocks = models.layer_list(self.hf_model, self.n_layers)
-        handles = models.hook_states(blocks, range(1, self.n_layers + 1), states)
+        _, blocks = hooks.layer_list(self.hf_model, self.n_layers)
+        handles = hooks.hook_states(blocks, range(1, self.n_layers + 1), states)
         try:
             yield states
         finally:
