@@ -50,7 +50,7 @@ from ..progress import step
 from ..text import tokenize
 from . import engines, hooks, models, standalone
 from .alignment import POOLINGS, Alignment, pool_terms, pooling_weights, window_attention
-from .base import SENTENCE_POOLINGS, Encoder, Encoding, check_texts
+from .base import SENTENCE_POOLINGS, Encoder, Encoding, WordPieces, check_texts
 from .batching import Plan, Pooled, Segment, batches, plan_text, pool_sentences
 
 __all__ = ["TransformerEncoder"]
@@ -418,12 +418,10 @@ class TransformerEncoder(Encoder):
         kept, words = plan.kept, plan.words
         meta = self._meta()
         al: Alignment = plan.alignment
-        meta.update(
-            word_indices=list(kept),
-            skipped={words[w].text: [] for w in plan.missing},
-            pieces=[[plan.pieces[p] for p in al.word_pieces[w]] for w in kept],
-            piece_ids=[self._tok.convert_tokens_to_ids([plan.pieces[p] for p in al.word_pieces[w]]) for w in kept],
-        )
+        tokens = [[plan.pieces[p] for p in al.word_pieces[w]] for w in kept]
+        ids = [self._tok.convert_tokens_to_ids(t) for t in tokens]
+        meta.update(word_indices=list(kept), skipped={words[w].text: [] for w in plan.missing},
+                    pieces=tokens, piece_ids=ids)  # the JSON record of the encoder; read enc.pieces
         if len(plan.windows) > 1:
             meta.update(windows=[list(s) for s in plan.spans], word_window=[plan.owner[w] for w in kept])
         attention = special = None
@@ -449,7 +447,8 @@ class TransformerEncoder(Encoder):
                                 "not computed: the text holds none of the target words")
         return Encoding(text, [words[w] for w in kept], out.layers, attention, names, meta, special,
                         out.embeddings_output, self.layer_ids,
-                        {} if sentence is None else dict(zip(SENTENCE_POOLINGS, sentence.transpose(1, 0, 2))))
+                        {} if sentence is None else dict(zip(SENTENCE_POOLINGS, sentence.transpose(1, 0, 2))),
+                        self.name, WordPieces(tuple(map(tuple, tokens)), tuple(map(tuple, ids))))
 
 
 def _numpy(array) -> np.ndarray:
