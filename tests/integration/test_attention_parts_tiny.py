@@ -70,10 +70,10 @@ def test_the_pieces_attention_is_the_encodings_word_attention(encoders, kind):
 def test_the_encodings_carry_the_piece_ids(encoders, kind):
     encoder = encoders[kind]
     enc = encoder.encode(["The riverbank flooded."])[0]
-    for pieces, ids in zip(enc.meta["pieces"], enc.meta["piece_ids"], strict=True):
-        assert ids == encoder.tokenizer.convert_tokens_to_ids(pieces)
+    for pieces, ids in zip(enc.pieces.tokens, enc.pieces.ids, strict=True):
+        assert list(ids) == encoder.tokenizer.convert_tokens_to_ids(list(pieces))
         assert all(isinstance(i, int) for i in ids)
-    assert enc.meta["piece_ids"][1] == encoder.tokenizer("riverbank", add_special_tokens=False)["input_ids"]
+    assert list(enc.pieces.ids[1]) == encoder.tokenizer("riverbank", add_special_tokens=False)["input_ids"]
 
 
 def test_limits_and_unsupported_models(encoders, tmp_path):

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from contextlens.analysis.ranking import count_inversions, rank_descending, rank_pairs, read_pairs
-from contextlens.encoders.base import Encoder, Encoding, keep_targets
+from contextlens.encoders.base import Encoder, Encoding
 from contextlens.encoders.static import StaticEncoder
+from contextlens.encoders.targets import keep_targets
 from contextlens.errors import EmptyInputError, FileFormatError, InputError, TargetNotFoundError
 from contextlens.text import tokenize
 from contextlens.vectors import EmbeddingTable

@@ -11,7 +11,7 @@ import pytest
 
 from contextlens import views
 from contextlens.encoders.alignment import align_pieces
-from contextlens.encoders.base import Encoding
+from contextlens.encoders.base import Encoding, WordPieces
 from contextlens.encoders.qk import AttentionParts
 from contextlens.text import tokenize
 from contextlens.views.pieces import CONTINUES, piece_label, token_labels, word_piece_labels
@@ -140,6 +140,7 @@ def test_every_view_of_pieces_shows_the_labels():
         rng.normal(size=(2, 3, 4)),
         att,
         meta={"pieces": pieces, "piece_ids": ids, "model": "fake"},
+        source="fake", pieces=WordPieces(tuple(map(tuple, pieces)), tuple(map(tuple, ids))),
     )
     tokens = ("<s>", "Ġthe", "Ġriver", "bank", "ĠcafÃ©")
     w = rng.dirichlet(np.ones(5), size=(1, 5))

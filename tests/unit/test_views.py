@@ -15,7 +15,7 @@ from contextlens.analysis.attribution import attention_rollout
 from contextlens.analysis.projection import project
 from contextlens.analysis.similarity import cosine_by_layer, cosine_matrix
 from contextlens.analysis.toy import COURSE_VECTORS, toy_table
-from contextlens.encoders.base import Encoding
+from contextlens.encoders.base import Encoding, WordPieces
 from contextlens.encoders.mixing import NeighbourAverage, SelfAttention
 from contextlens.errors import InputError
 from contextlens.text import tokenize
@@ -35,7 +35,8 @@ def transformer_like(n=5, layers=3, heads=4, seed=0) -> Encoding:
             "piece_ids": [[100 + i] for i in range(n)]}
     return Encoding(text, tokenize(text), rng.normal(size=(layers + 1, n, 6)), raw[..., :n].astype(np.float32),
                     meta=meta, special_attention=raw[..., n].astype(np.float32),
-                    embeddings_output=rng.normal(size=(n, 6)).astype(np.float32))
+                    embeddings_output=rng.normal(size=(n, 6)).astype(np.float32), source="fake",
+                    pieces=WordPieces(tuple((w,) for w in text.split()), tuple((100 + i,) for i in range(n))))
 
 
 def unpacked(d: dict) -> np.ndarray:

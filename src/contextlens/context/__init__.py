@@ -1,33 +1,12 @@
 """Training-free contextualisers: numpy-only pure functions (attention, averaging).
 
 Nothing here imports from :mod:`contextlens.encoders`; the Encoder classes that use these
-functions live in :mod:`contextlens.encoders.mixing`.
+functions live in :mod:`contextlens.encoders.mixing`. The package offers every public name of
+:mod:`~contextlens.context.attention` and :mod:`~contextlens.context.mixers`.
 """
 
-from .attention import (
-    causal_mask,
-    check_window,
-    exclude_self_mask,
-    multi_head_attention,
-    random_projections,
-    scaled_dot_product_attention,
-    sinusoidal_positions,
-    softmax,
-    window_mask,
-)
-from .mixers import check_alpha, neighbour_average, neighbour_weights
+from . import attention, mixers
+from .attention import *  # noqa: F403 - the names listed in attention.__all__
+from .mixers import *  # noqa: F403 - the names listed in mixers.__all__
 
-__all__ = [
-    "softmax",
-    "scaled_dot_product_attention",
-    "causal_mask",
-    "exclude_self_mask",
-    "window_mask",
-    "check_window",
-    "sinusoidal_positions",
-    "multi_head_attention",
-    "random_projections",
-    "check_alpha",
-    "neighbour_weights",
-    "neighbour_average",
-]
+__all__ = [*attention.__all__, *mixers.__all__]

@@ -25,7 +25,8 @@ words (``mean``, ``max``).
 
 **The protocol** (:class:`Encoder`): ``encode(texts, *, targets=None)``, ``dim``,
 ``layer_ids`` and ``params()``; ``targets`` (the words to keep in each text) is resolved
-here, once, by :func:`select_targets`, and ``static_vectors(words)`` gives a word's
+here, once, by :func:`~contextlens.encoders.targets.select_targets`, and
+``static_vectors(words)`` gives a word's
 static row out of context.
 """
 
@@ -49,17 +50,14 @@ from ..errors import (
     numbered,
 )
 from ..text import Word, locate, tokenize
+from .targets import Targets, select_targets
 
 if TYPE_CHECKING:
     from .qk import AttentionParts
 
-__all__ = ["Encoding", "Encoder", "Targets", "layer_position", "select_targets", "check_texts", "keep_targets",
-           "SENTENCE_POOLINGS", "word_sentence_vectors"]
+__all__ = ["Encoding", "Encoder", "WordPieces", "layer_position", "layer_number", "check_texts", "SENTENCE_POOLINGS",
+           "word_sentence_vectors"]
 
-#: What ``encode(..., targets=)`` accepts: None (every word), a word or a set/list of words
-#: (those words in every text, case-insensitive), or one entry per text: None or a list of
-#: word indices (into ``tokenize(text)``), ``(start, end)`` char spans and word strings.
-Targets = Any
 #: how a sentence vector pools: the mean, the first piece ([CLS] / BOS), the elementwise max
 SENTENCE_POOLINGS = ("mean", "cls", "max")
 
@@ -90,6 +88,29 @@ def layer_position(layer_ids: Sequence[int], layer: int) -> int:
     raise InputError(f"layer {layer} is not available: the layers are {shown} (or -{n}..-1 from the top)")
 
 
+def layer_number(layer_ids: Sequence[int], layer: int) -> int:
+    """The layer number that ``layer`` names in a stack whose layers are ``layer_ids`` (a
+    negative number counts from the top), checked as :func:`layer_position` checks it.
+
+    >>> layer_number((0, 4, 6), -1), layer_number((0, 4, 6), 4), layer_number((0, 4, 6), -3)
+    (6, 4, 0)
+    """
+    return tuple(layer_ids)[layer_position(layer_ids, layer)]
+
+
+@dataclass(frozen=True)
+class WordPieces:
+    """A transformer's pieces of each word of an Encoding: ``tokens[i]`` the piece strings
+    of word ``i``, ``ids[i]`` their ids in the model's vocabulary.
+
+    >>> WordPieces((("river", "##bank"),), ((2314, 9299),)).ids[0]
+    (2314, 9299)
+    """
+
+    tokens: tuple[tuple[str, ...], ...]
+    ids: tuple[tuple[int, ...], ...]
+
+
 @dataclass
 class Encoding:
     """One encoded sentence.
@@ -112,6 +133,9 @@ class Encoding:
         embedding-matrix row.
     layer_ids : the layer number of each layer of the stack (default ``0, 1, 2...``): 0 is
         the static row, the others the model's own layer numbers.
+    source : what made it: the model's name (a transformer, a mixer over one), else the
+        encoder's or the table's name.
+    pieces : a transformer's :class:`WordPieces` of each word, or None (a word-level encoder).
     sentence_vectors : ``{pooling: (n_layers + 1, dim)}``, the whole sentence pooled at each
         layer (see :meth:`sentence_vector`); empty when the encoder could not compute them
         (``meta["sentence"]`` says why); None when it left them to :meth:`Encoder.encode`,
@@ -128,9 +152,13 @@ class Encoding:
     embeddings_output: np.ndarray | None = None  # (n_words, dim)
     layer_ids: tuple[int, ...] = ()
     sentence_vectors: dict[str, np.ndarray] | None = None  # pooling -> (n_layers + 1, dim)
+    source: str = ""
+    pieces: WordPieces | None = None
 
     def __post_init__(self) -> None:
         self.words = tuple(self.words)
+        if self.pieces is not None and len(self.pieces.ids) != len(self.words):
+            raise DimensionError(f"pieces must hold one entry per word ({len(self.words)}), got {len(self.pieces.ids)}")
         if self.layers.ndim != 3 or self.layers.shape[1] != len(self.words):
             raise DimensionError(
                 f"layers must be (n_layers + 1, {len(self.words)} words, dim), got {self.layers.shape}"
@@ -191,6 +219,27 @@ class Encoding:
     def layer_name(self, layer: int) -> str:
         return self.layer_names[self.layer_position(layer)]
 
+    def layer_number(self, layer: int) -> int:
+        """The layer number ``layer`` names (negative: from the top): :func:`layer_number`."""
+        return layer_number(self.layer_ids, layer)
+
+    def attention_at(self, layer: int) -> np.ndarray:
+        """``(heads, n_words, n_words)``: the attention weights of layer number ``layer``
+        (negative: from the top); a clear error when the encoding has none or the layer is
+        the static row.
+
+        >>> enc = Encoding("a b", tokenize("a b"), np.ones((3, 2, 1)), np.full((2, 1, 2, 2), 0.5), layer_ids=(0, 3, 5))
+        >>> enc.attention_at(5).shape, enc.attention_at(-2)[0, 0].tolist()
+        ((1, 2, 2), [0.5, 0.5])
+        """
+        if self.attention is None:
+            raise InputError(f"this encoding ({self.meta.get('encoder', 'unknown encoder')}) has no attention "
+                             "weights; use a mixing or transformer encoder")
+        pos = self.layer_position(layer)
+        if pos == 0:
+            raise InputError(f"layer 0 is the static row and has no weights; choose one of {self.layer_ids[1:]}")
+        return self.attention[pos - 1]
+
     def find(
         self, word: str | None = None, *, occurrence: int | None = None,
         span: tuple[int, int] | None = None,
@@ -224,15 +273,7 @@ class Encoding:
     ) -> np.ndarray:
         """``(n_words,)``: the weight a word (text or index) gave every word at ``layer``
         (a contextual layer number; -1 = the last); ``head=None`` averages over the heads."""
-        if self.attention is None:
-            raise InputError(
-                f"this encoding ({self.meta.get('encoder', 'unknown encoder')}) has no "
-                "attention weights; use a mixing or transformer encoder"
-            )
-        pos = self.layer_position(layer)
-        if pos == 0:
-            raise InputError(f"layer 0 is the static row and has no weights; choose one of {self.layer_ids[1:]}")
-        rows = self.attention[pos - 1, :, self._index(word, where), :]  # (heads, words)
+        rows = self.attention_at(layer)[:, self._index(word, where), :]  # (heads, words)
         if head is None:
             return rows.mean(axis=0)
         if isinstance(head, numbers.Integral) and not isinstance(head, bool) and 0 <= head < len(rows):
@@ -306,65 +347,12 @@ def check_texts(texts) -> list[str]:
     return out
 
 
-def select_targets(targets: Targets, texts: Sequence[str],
-                   all_words: Sequence[Sequence[Word]]) -> list[list[int] | None]:
-    """Per text, the sorted indices (into ``tokenize(text)``) of the words ``targets`` asks
-    for; None means every word.
-
-    ``targets`` is None (every word), a string or a set/list of strings (those words in
-    every text, case-insensitive), or one entry per text: None (every word), or a list of
-    word indices, ``(start, end)`` char spans and strings.
-
-    >>> texts = ["The bank, the Bank.", "A river bank"]
-    >>> words = [tokenize(t) for t in texts]
-    >>> select_targets({"bank"}, texts, words)
-    [[1, 4], [2]]
-    >>> select_targets([[0, (4, 8)], None], texts, words)
-    [[0, 1], None]
-    """
-    if targets is None:
-        return [None] * len(texts)
-    if isinstance(targets, str):
-        targets = [targets]
-    if isinstance(targets, set | frozenset) or (
-        isinstance(targets, list | tuple) and targets and all(isinstance(s, str) for s in targets)
-    ):
-        wanted = {str(s).lower() for s in targets}
-        return [[i for i, w in enumerate(ws) if w.text.lower() in wanted] for ws in all_words]
-    if not isinstance(targets, list | tuple) or len(targets) != len(texts):
-        raise InputError(
-            "targets must be None, a set of word strings, or one entry per text (None or a list of "
-            f"word indices, (start, end) spans or strings); got {type(targets).__name__} "
-            f"for {len(texts)} text(s)"
-        )
-    chosen: list[list[int] | None] = []
-    for ws, items in zip(all_words, targets):
-        if items is None:
-            chosen.append(None)
-            continue
-        if isinstance(items, str) or not isinstance(items, Sequence | set | frozenset):
-            items = [items]
-        picked = set()
-        for item in items:
-            if isinstance(item, numbers.Integral) and not isinstance(item, bool):
-                if not 0 <= item < len(ws):
-                    raise InputError(f"word index {item} is out of range 0..{len(ws) - 1}")
-                picked.add(int(item))
-            elif isinstance(item, tuple) and len(item) == 2:
-                picked.add(locate(list(ws), span=(int(item[0]), int(item[1]))))
-            elif isinstance(item, str):
-                picked.update(i for i, w in enumerate(ws) if w.text.lower() == item.lower())
-            else:
-                raise InputError(f"a target must be a word index, a (start, end) span or a string, got {item!r}")
-        chosen.append(sorted(picked))
-    return chosen
-
-
 class Encoder(ABC):
     """What every encoder implements; callers use only this, never a class name.
 
     - ``encode(texts, *, targets=None)``: one :class:`Encoding` per text; ``targets``
-      keeps only some words (see :func:`select_targets`; then ``attention`` is None);
+      keeps only some words (see :func:`~contextlens.encoders.targets.select_targets`; then
+      ``attention`` is None);
     - ``dim``: the vector size; ``layer_ids``: the layer numbers every Encoding's stack
       holds (0 = static row);
     - ``params()``: what identifies the encoder and its settings (recorded in each
@@ -467,14 +455,3 @@ def word_sentence_vectors(layers: np.ndarray) -> dict[str, np.ndarray]:
     {'mean': [[2.0, 1.0]], 'max': [[3.0, 2.0]]}
     """
     return {"mean": layers.mean(axis=1), "max": layers.max(axis=1)}
-
-
-def keep_targets(enc: Encoding, text: str, keep: list[int] | None) -> Encoding:
-    """``enc`` (a whole sentence) restricted to the words of ``tokenize(text)`` at ``keep``
-    (None: unchanged); words the encoder skipped are not there to keep."""
-    if keep is None:
-        return enc
-    wanted = set(keep)
-    spans = {(w.start, w.end) for i, w in enumerate(tokenize(text)) if i in wanted}
-    picked = [j for j, w in enumerate(enc.words) if (w.start, w.end) in spans]
-    return enc.select(picked, "not computed: only some words were kept (targets=)")

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..text import Word, tokenize
-from . import models
+from . import hooks, models
 from .alignment import align_pieces
 
 __all__ = ["STAGES", "Architecture", "ARCHITECTURES", "Internals", "internals", "Pieces", "read_pieces",
@@ -161,7 +161,7 @@ def internals(encoder, *, head: bool = False) -> Internals:
         raise InputError(f"looking inside the layers of a {kind!r} model is not supported; supported model "
                          f"types: {', '.join(ARCHITECTURES)}")
     n = int(model.config.num_hidden_layers)
-    _, blocks = models.layer_list(model, n)
+    _, blocks = hooks.layer_list(model, n)
     norms = [getattr(model, a) for a in FINAL_NORMS if isinstance(getattr(model, a, None), torch.nn.Module)]
     head_module = None if lm is None else lm.hf_model.get_output_embeddings()
     found = Internals(name, model.eval(), tokenizer, blocks, ARCHITECTURES[kind],

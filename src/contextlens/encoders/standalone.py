@@ -240,15 +240,22 @@ def open_folder(folder: Path) -> Standalone | None:
     """The stand-alone side of an export folder (checked by its marker), or None when it
     has none."""
     folder = Path(folder)
-    try:
-        data = json.loads((folder / FACTS).read_text())
-    except (OSError, ValueError):
-        return None
-    if data.get("layout") != LAYOUT:
+    data = _read_layout(folder / FACTS)
+    if data is None:
         return None
     facts = ModelFacts.from_dict(data)
     return Standalone(folder, facts, PieceTokenizer(folder / TOKENIZER, facts),
                       np.load(folder / EMBEDDING, mmap_mode="r"))
+
+
+def _read_layout(path: Path) -> dict | None:
+    """The JSON file at ``path`` when it is written in this :data:`LAYOUT`, else None (missing,
+    unreadable, or from another version of the layout)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("layout") == LAYOUT else None
 
 
 def _versions() -> dict[str, str]:
@@ -419,11 +426,8 @@ def open_head(folder: Path) -> LMHead | None:
     folder = Path(folder)
     if check_marker(folder) is not None:
         return None
-    try:
-        data = json.loads((folder / HEAD).read_text())
-    except (OSError, ValueError):
-        return None
-    if data.get("layout") != LAYOUT:
+    data = _read_layout(folder / HEAD)
+    if data is None:
         return None
     bias = folder / "norm_bias.npy"
     return LMHead(data["norm"], float(data["eps"]), np.load(folder / "norm_weight.npy"),

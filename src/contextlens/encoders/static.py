@@ -24,7 +24,8 @@ import numpy as np
 from ..errors import InputError, UnknownWordError, check_choice
 from ..text import tokenize
 from ..vectors import EmbeddingTable
-from .base import Encoder, Encoding, keep_targets
+from .base import Encoder, Encoding
+from .targets import keep_targets
 
 __all__ = ["StaticEncoder", "OOV_POLICIES"]
 

@@ -28,8 +28,9 @@ the model with forward hooks, ``"onnx"`` its ONNX export through onnxruntime (ev
 within 1e-5 of torch), ``"auto"`` picks; ``precision="bf16"`` (torch only, opt-in) logs its
 measured fidelity to fp32 as a warning the first time it encodes.
 
-``encode`` is not thread-safe: to run only the first k layers it shortens the model's
-layer list for the duration of the call.
+``encode`` is safe to call from several threads at once: the model is never changed (a
+pass that needs only the first k layers is stopped by a hook after layer k, one that acts
+only for its own thread: :mod:`contextlens.encoders.hooks`).
 """
 
 from __future__ import annotations
@@ -46,19 +47,11 @@ from .. import bounds
 from ..context.attention import check_weights_size
 from ..errors import InputError, check_bool, check_choice, check_int, numbered
 from ..progress import step
-from ..text import Word, tokenize
-from . import engines, models, standalone
-from .alignment import (
-    POOLINGS,
-    Alignment,
-    align_pieces,
-    assign_windows,
-    plan_windows,
-    pool_terms,
-    pooling_weights,
-    window_attention,
-)
-from .base import SENTENCE_POOLINGS, Encoder, Encoding, check_texts
+from ..text import tokenize
+from . import engines, hooks, models, standalone
+from .alignment import POOLINGS, Alignment, pool_terms, pooling_weights, window_attention
+from .base import SENTENCE_POOLINGS, Encoder, Encoding, WordPieces, check_texts
+from .batching import Plan, Pooled, Segment, batches, plan_text, pool_sentences
 
 __all__ = ["TransformerEncoder"]
 
@@ -266,7 +259,7 @@ class TransformerEncoder(Encoder):
 
         picked = pick_layers(self.layer_ids, ("embedding row", *(f"layer {k}" for k in self.layers)), layers)
         model, tokenizer = self._torch_side()
-        _, blocks = models.layer_list(model, self.n_model_layers)
+        _, blocks = hooks.layer_list(model, self.n_model_layers)
         return transformer_parts(model, tokenizer, blocks, check_texts([text])[0],
                                  [k for k, _ in picked], [n for _, n in picked], max_length=self.max_length,
                                  pad_id=self._pad, pad=pad)
@@ -275,124 +268,72 @@ class TransformerEncoder(Encoder):
         """With targets, only those words are pooled, windows without them are not run,
         texts without them give an Encoding with no words, and ``attention`` is None (a
         word row over a subset of words would not sum to 1)."""
-        all_words = [tokenize(t) for t in texts]
-        enc = self._tok(texts, add_special_tokens=True, return_offsets_mapping=True,
-                             return_special_tokens_mask=True, return_attention_mask=False,
-                             return_token_type_ids=False, verbose=False)
-        plans, segments = [], []
-        for i, text in enumerate(texts):
-            plan = self._plan(text, all_words[i], enc["input_ids"][i], enc["offset_mapping"][i],
-                              enc["special_tokens_mask"][i], chosen[i])
-            plans.append(plan)
-            segments += [(i, *s) for s in plan["segments"]]
+        plans = self._plans(texts, chosen, attention=self.attention and bool(self.layers))
         heads = self._facts.n_heads
         for i, plan in enumerate(plans):  # before the model runs: dense word attention grows as words²
-            if plan["attention"]:
+            if plan.attention:
                 check_weights_size(
-                    len(plan["kept"]), len(self.layers), heads, what=numbered("text", i, texts[i]), todo=(
+                    len(plan.kept), len(self.layers), heads, what=numbered("text", i, texts[i]), todo=(
                         "pass attention=False (vectors of any length go through windows), keep only some "
                         "words (targets=), fewer layers, or a shorter text"), cli_todo="give a shorter text")
-        if self.precision == "bf16" and self.fidelity is None:
-            self.fidelity = self._measure_fidelity(texts[:FIDELITY_TEXTS], chosen[:FIDELITY_TEXTS])
-        self._run(segments, plans, bf16=self.precision == "bf16")
-        encodings = [self._encoding(text, plan) for text, plan in zip(texts, plans)]
-        if self.fidelity is not None:
+        fidelity = self.fidelity
+        if self.precision == "bf16" and fidelity is None:
+            fidelity = self.fidelity = self._measure_fidelity(texts[:FIDELITY_TEXTS], chosen[:FIDELITY_TEXTS])
+        pooled = self._run(plans, bf16=self.precision == "bf16")
+        encodings = [self._encoding(text, plan, out) for text, plan, out in zip(texts, plans, pooled)]
+        if fidelity is not None:
             for e in encodings:
-                e.meta["fidelity"] = [f._asdict() for f in self.fidelity]
+                e.meta["fidelity"] = [f._asdict() for f in fidelity]
         return encodings
 
     def _measure_fidelity(self, texts: list[str], chosen: list) -> list[engines.LayerFidelity] | None:
         """bf16 against fp32 on ``texts``: per layer, the cosines of matching word vectors."""
-        self.fidelity = []  # no recursion: the two passes below run as fp32 and bf16
-        stacks = {}
-        for precision in ("fp32", "bf16"):
-            self.precision = precision
-            try:
-                encs = self._encode_texts(texts, chosen)
-            finally:
-                self.precision = "bf16"
-            stacks[precision] = np.concatenate([e.layers for e in encs], axis=1)  # (layers, words, dim)
+        plans = self._plans(texts, chosen, attention=False)
+        stacks = {precision: np.concatenate([p.layers for p in self._run(plans, bf16=precision == "bf16")], axis=1)
+                  for precision in ("fp32", "bf16")}  # (layers, words, dim)
         if stacks["fp32"].shape[1] == 0:  # no word kept (targets): measure on the next call
             return None
         fidelity = engines.layer_fidelity(stacks["fp32"], stacks["bf16"], self.layer_ids)
         log.warning("%s: %s", self.name, engines.describe_fidelity(fidelity, stacks["fp32"].shape[1]))
         return fidelity
 
-    def _plan(self, text: str, words: list[Word], ids, offsets, special, chosen) -> dict:
-        """Align one text, choose its windows and the words each window yields."""
-        n = len(ids)
-        before = next((p for p in range(n) if not special[p]), n)
-        after = next((n - p for p in range(n, before, -1) if not special[p - 1]), 0)
-        content = slice(before, n - after)
-        al = align_pieces(text, words, offsets[content], special[content])
-        missing = set(al.missing)
-        kept = [w for w in (range(len(words)) if chosen is None else chosen) if w not in missing]
-        if not kept and chosen is None:
-            raise InputError(
-                f"no word of {text!r} got a piece from {self.name}'s tokenizer "
-                f"(words: {', '.join(repr(w.text) for w in words)}); give text the model can read"
-            )
-        capacity = self.max_length - before - after
-        windows = plan_windows(al, capacity, self.stride) if kept else []
-        owner = assign_windows(windows, al)
-        takes: dict[int, list[int]] = {}  # window -> the kept words it yields
-        for w in kept:
-            takes.setdefault(owner[w], []).append(w)
-        segments, spans = [], []
-        for k, (a, b) in enumerate(windows):
-            inside = sorted({w for ws in al.piece_words[a:b] for w in ws})  # whole words only
-            spans.append([words[inside[0]].start, words[inside[-1]].end] if inside else [0, 0])
-            if k in takes:
-                seq = list(ids[:before]) + list(ids[content][a:b]) + list(ids[n - after:])
-                segments.append((k, seq, al.restrict(a, b, before, after), takes[k]))
-        return {"words": words, "kept": kept, "index": {w: j for j, w in enumerate(kept)}, "spans": spans,
-                "windows": windows, "owner": owner, "missing": sorted(missing), "segments": segments,
-                "pieces": self._tok.convert_ids_to_tokens(list(ids[content])), "alignment": al,
-                "attention": self.attention and chosen is None and bool(self.layers), "att": {}}
+    def _plans(self, texts: list[str], chosen: list, attention: bool) -> list[Plan]:
+        """Each text aligned to its pieces and cut into windows (:func:`~contextlens.encoders.batching.plan_text`)."""
+        enc = self._tok(texts, add_special_tokens=True, return_offsets_mapping=True,
+                        return_special_tokens_mask=True, return_attention_mask=False,
+                        return_token_type_ids=False, verbose=False)
+        return [plan_text(i, text, tokenize(text), enc["input_ids"][i], enc["offset_mapping"][i],
+                          enc["special_tokens_mask"][i], chosen[i], tokens=self._tok.convert_ids_to_tokens,
+                          capacity=self.max_length, stride=self.stride, attention=attention, name=self.name)
+                for i, text in enumerate(texts)]
 
-    def _batches(self, segments: list) -> list[list]:
-        """Length-sorted batches of at most ``batch_size`` sequences and about
-        ``engines.BATCH_TOKENS`` padded pieces (the engine's), and, with
-        attention, at most ``ATTENTION_BUDGET`` bytes of attention weights."""
-        order = sorted(segments, key=lambda s: -len(s[2]))  # longest first: memory trouble shows early
-        heads = self._facts.n_heads
-        batches, i = [], 0
-        while i < len(order):
-            width = len(order[i][2])
-            size = max(1, min(self.batch_size, engines.BATCH_TOKENS[self.engine] // width))
-            if self.attention:  # every run layer's (batch, heads, T, T) attention is kept
-                per_seq = 4 * heads * max(self.layers, default=1) * width**2
-                if per_seq > 8 * ATTENTION_BUDGET:
-                    problem = (f"the attention weights of a {width}-piece sequence would take "
-                               f"{per_seq / 2**30:.1f} GiB")
-                    raise InputError(f"{problem}; pass max_length= (e.g. 512: longer texts go through windows) or "
-                                     "attention=False", cli=f"{problem}; give a shorter text")
-                size = max(1, min(size, ATTENTION_BUDGET // per_seq))
-            batches.append(order[i : i + size])
-            i += size
-        return batches
+    def _attention_bytes(self, width: int) -> tuple[int, int]:
+        """Every run layer's ``(batch, heads, T, T)`` attention of one sequence, and the budget."""
+        return 4 * self._facts.n_heads * max(self.layers, default=1) * width**2, ATTENTION_BUDGET
 
-    def _run(self, segments: list, plans: list[dict], bf16: bool = False) -> None:
-        """Run the model over the segments in batches; write each plan's ``layers``
-        ``(layers + 1, words, dim)`` and ``emb_out`` ``(words, dim)``, and its attention."""
+    def _run(self, plans: list[Plan], bf16: bool = False) -> list[Pooled]:
+        """Run the model over the plans' segments in batches; per plan, its pooled word
+        vectors, embedding output and attention (:class:`~contextlens.encoders.batching.Pooled`)."""
         depth = max(self.layers, default=1)  # run at least one layer: its input is hidden_states[0]
         dim = self.dim
-        for plan in plans:
-            plan["layers"] = np.zeros((len(self.layers) + 1, len(plan["kept"]), dim), dtype=np.float32)
-            plan["emb_out"] = np.zeros((len(plan["kept"]), dim), dtype=np.float32)
+        out = [Pooled(np.zeros((len(self.layers) + 1, len(p.kept), dim), dtype=np.float32),
+                      np.zeros((len(p.kept), dim), dtype=np.float32)) for p in plans]
+        segments = [s for p in plans for s in p.segments]
+        budget = self._attention_bytes if self.attention else None
         with self._forward(depth, bf16) as forward:
-            for batch in self._batches(segments):
-                lengths = [len(s[2]) for s in batch]
-                ids, mask = standalone.pad_batch([s[2] for s in batch], self._pad)  # (batch, width)
+            for batch in batches(segments, size=self.batch_size, tokens=engines.BATCH_TOKENS[self.engine],
+                                 attention_bytes=budget):
+                lengths = [len(s.ids) for s in batch]
+                ids, mask = standalone.pad_batch([s.ids for s in batch], self._pad)  # (batch, width)
                 width = ids.shape[1]
                 rows, cols, weights, n_rows = [], [], [], 0
-                for b, (_, _, _, al, take) in enumerate(batch):
-                    r, c, w = pooling_weights(al, self.pooling, take)
+                for b, seg in enumerate(batch):
+                    r, c, w = pooling_weights(seg.alignment, self.pooling, seg.take)
                     rows += [n_rows + x for x in r]
                     cols += [b * width + x for x in c]
                     weights += w
-                    n_rows += len(take)
-                need_att = any(plans[s[0]]["attention"] for s in batch)
+                    n_rows += len(seg.take)
+                need_att = any(plans[s.text].attention for s in batch)
                 store, attentions = forward(ids, mask, need_att)  # numpy states (batch, width, dim)
                 cols_a = np.asarray(cols, dtype=np.int64)
                 rows_a, w_a = np.asarray(rows), np.asarray(weights, dtype=np.float32)
@@ -402,40 +343,43 @@ class TransformerEncoder(Encoder):
                 pooled = np.stack([pool_terms(s, rows_a, w_a, n_rows) for s in states])
                 # pooled: (embedding row, emb. output, layers..., rows, dim)
                 rows_0 = np.asarray(self._embedding[ids], dtype=np.float32)  # (batch, width, dim)
-                sentence = _pool_sentences([rows_0] + [store[k] for k in self.layers], mask)
-                for b, (i, *_) in enumerate(batch):
-                    if len(plans[i]["windows"]) == 1:
-                        plans[i]["sentence"] = sentence[:, b]  # (layers + 1, poolings, dim)
+                sentence = pool_sentences([rows_0] + [store[k] for k in self.layers], mask)
                 start = 0
-                for i, _, _, _, take in batch:
-                    plan, chunk = plans[i], pooled[:, start : start + len(take)]
-                    where = [plan["index"][w] for w in take]
-                    plan["layers"][0, where] = chunk[0]
-                    plan["layers"][1:, where] = chunk[2:]
-                    plan["emb_out"][where] = chunk[1]
-                    start += len(take)
+                for b, seg in enumerate(batch):
+                    plan, result = plans[seg.text], out[seg.text]
+                    if len(plan.windows) == 1:
+                        result.sentence = sentence[:, b]  # (layers + 1, poolings, dim)
+                    chunk = pooled[:, start : start + len(seg.take)]
+                    where = [plan.index[w] for w in seg.take]
+                    result.layers[0, where] = chunk[0]
+                    result.layers[1:, where] = chunk[2:]
+                    result.embeddings_output[where] = chunk[1]
+                    start += len(seg.take)
                 if need_att:
-                    self._word_attention(batch, plans, attentions, lengths)
+                    self._word_attention(batch, plans, out, attentions, lengths)
+        return out
 
-    def _word_attention(self, batch, plans, attentions, lengths) -> None:
+    def _word_attention(self, batch: list[Segment], plans: list[Plan], out: list[Pooled], attentions,
+                        lengths: list[int]) -> None:
         if not attentions or any(a is None for a in attentions):
             problem = (f"{self.name} returns no attention weights (its attention implementation is "
                        f"{self._facts.attn_implementation!r})")
             raise InputError(f"{problem}; use attention=False",
                              cli=f"{problem}; this command shows attention weights: use another model")
         att = np.stack([_numpy(attentions[k - 1]) for k in self.layers], 1)
-        for b, (i, window, _, al, take) in enumerate(batch):  # att[b]: (layers, heads, T, T) float32
-            plan = plans[i]
-            if not plan["attention"]:
-                continue
-            t = lengths[b]
-            plan["att"][window] = (take, *window_attention(att[b, :, :, :t, :t], al, take))
+        for b, seg in enumerate(batch):  # att[b]: (layers, heads, T, T) float32
+            if plans[seg.text].attention:
+                t = lengths[b]
+                out[seg.text].attention[seg.window] = (
+                    seg.take, *window_attention(att[b, :, :, :t, :t], seg.alignment, seg.take))
 
     @contextlib.contextmanager
     def _forward(self, depth: int, bf16: bool):
         """The engine's forward: ``(ids, mask, attention) -> (states, attentions)`` for numpy
         ``(batch, seq)`` ids and mask, where ``states[k]`` is ``hidden_states[k]`` ``(batch,
-        seq, dim)`` float32 numpy for 0 and the kept layers."""
+        seq, dim)`` float32 numpy for 0 and the kept layers. Safe to use from several threads
+        at once: the torch engine's hooks act only for their own thread, and a pass that needs
+        no attention stops after layer ``depth`` (:class:`~contextlens.encoders.hooks.StopForward`)."""
         if self._runner is not None:  # onnxruntime runs every layer, whatever is kept
             def run_onnx(ids, mask, attention):
                 out = self._runner.run(ids, mask, attention)
@@ -445,97 +389,66 @@ class TransformerEncoder(Encoder):
             return
         import torch
 
-        model = self.hf_model
+        model, n = self.hf_model, self.n_model_layers
+        _, blocks = hooks.layer_list(model, n)
         precision = (torch.autocast(torch.device(self.device).type, dtype=torch.bfloat16) if bf16
                      else contextlib.nullcontext())
-        with torch.inference_mode(), self._capture(depth) as store:
-            def run_torch(ids, mask, attention):
-                store.clear()
-                with precision:
+
+        def run_torch(ids, mask, attention):
+            store: dict[int, Any] = {}
+            stop = depth if depth < n and not attention else None  # attention weights come from the whole run
+            handles = hooks.hook_states(blocks, [k for k in self.layers if k < n], store, stop)
+            result = None
+            try:
+                with precision, contextlib.suppress(hooks.StopForward):
                     result = model(input_ids=torch.from_numpy(ids).to(self.device),
                                    attention_mask=torch.from_numpy(mask).to(self.device),
                                    output_attentions=attention)
-                if depth == self.n_model_layers:
-                    store[depth] = result.last_hidden_state
-                return {k: _numpy(v) for k, v in store.items()}, result.attentions
+            finally:
+                for h in handles:
+                    h.remove()
+            if depth == n:
+                store[depth] = result.last_hidden_state
+            return {k: _numpy(v) for k, v in store.items()}, None if result is None else result.attentions
 
+        with torch.inference_mode():
             yield run_torch
 
-    @contextlib.contextmanager
-    def _capture(self, depth: int):
-        """Run only the first ``depth`` layers and record ``hidden_states[k]`` of the wanted
-        ``k`` in a dict: 0 is the first layer's input, k its output (pre final norm)."""
-        store: dict[int, Any] = {}
-        model = self.hf_model
-        blocks_path, blocks = models.layer_list(model, self.n_model_layers)
-        handles = models.hook_states(blocks, [k for k in self.layers if k < self.n_model_layers], store)
-        parent_name, _, attr = blocks_path.rpartition(".")
-        parent = model.get_submodule(parent_name) if parent_name else model
-        if depth < len(blocks):
-            setattr(parent, attr, type(blocks)(list(blocks)[:depth]))
-        try:
-            yield store
-        finally:
-            setattr(parent, attr, blocks)
-            for h in handles:
-                h.remove()
-
-    def _encoding(self, text: str, plan: dict) -> Encoding:
-        kept, words = plan["kept"], plan["words"]
+    def _encoding(self, text: str, plan: Plan, out: Pooled) -> Encoding:
+        kept, words = plan.kept, plan.words
         meta = self._meta()
-        al: Alignment = plan["alignment"]
-        meta.update(
-            word_indices=kept,
-            skipped={words[w].text: [] for w in plan["missing"]},
-            pieces=[[plan["pieces"][p] for p in al.word_pieces[w]] for w in kept],
-            piece_ids=[self._tok.convert_tokens_to_ids([plan["pieces"][p] for p in al.word_pieces[w]]) for w in kept],
-        )
-        if len(plan["windows"]) > 1:
-            meta.update(windows=plan["spans"],
-                        word_window=[plan["owner"][w] for w in kept])
+        al: Alignment = plan.alignment
+        tokens = [[plan.pieces[p] for p in al.word_pieces[w]] for w in kept]
+        ids = [self._tok.convert_tokens_to_ids(t) for t in tokens]
+        meta.update(word_indices=list(kept), skipped={words[w].text: [] for w in plan.missing},
+                    pieces=tokens, piece_ids=ids)  # the JSON record of the encoder; read enc.pieces
+        if len(plan.windows) > 1:
+            meta.update(windows=[list(s) for s in plan.spans], word_window=[plan.owner[w] for w in kept])
         attention = special = None
-        if plan["attention"] and kept:
-            n, index = len(kept), plan["index"]
-            att_shape = next(iter(plan["att"].values()))[1].shape[:2]
+        if plan.attention and kept:
+            n, index = len(kept), plan.index
+            att_shape = next(iter(out.attention.values()))[1].shape[:2]
             attention = np.zeros((*att_shape, n, n), dtype=np.float32)  # (layers, heads, words, words)
             special = np.zeros((*att_shape, n), dtype=np.float32)
-            for take, word_att, share, cols in plan["att"].values():  # (layers, heads, take, cols)
+            for take, word_att, share, cols in out.attention.values():  # (layers, heads, take, cols)
                 rows = np.array([index[w] for w in take])
                 attention[:, :, rows[:, None], [index[w] for w in cols]] = word_att
                 special[:, :, rows] = share
-            if len(plan["windows"]) > 1:
+            if len(plan.windows) > 1:
                 meta["attention"] = "windowed: a word's row is its attention inside its window; 0 outside"
         elif self.attention:
             meta["attention"] = ("not computed: only some words were kept (targets=)" if self.layers
                                  else "no layers requested")
         names = ("embedding row",) + tuple(f"layer {k}" for k in self.layers)
-        sentence = plan.get("sentence")
+        sentence = out.sentence
         if sentence is None:
-            meta["sentence"] = (f"not computed: the text ran in {len(plan['windows'])} windows of at most "
-                                f"{self.max_length} pieces" if len(plan["windows"]) > 1 else
+            meta["sentence"] = (f"not computed: the text ran in {len(plan.windows)} windows of at most "
+                                f"{self.max_length} pieces" if len(plan.windows) > 1 else
                                 "not computed: the text holds none of the target words")
-        return Encoding(text, [words[w] for w in kept], plan["layers"], attention, names, meta, special,
-                        plan["emb_out"], self.layer_ids,
-                        {} if sentence is None else dict(zip(SENTENCE_POOLINGS, sentence.transpose(1, 0, 2))))
-
-
-def _pool_sentences(states: list, mask: np.ndarray) -> np.ndarray:
-    """``(layers, batch, 3, dim)``: each sequence's pieces pooled per layer by
-    :data:`SENTENCE_POOLINGS` (mean over the mask, the first piece, max over the mask), as
-    sentence-transformers' ``Pooling`` module computes them; ``states`` are ``(batch, T, dim)``
-    float32 arrays, ``mask`` ``(batch, T)``.
-
-    >>> h = np.array([[[1.0, 4.0], [3.0, 0.0], [9.0, 9.0]]], dtype=np.float32)  # the last piece is padding
-    >>> _pool_sentences([h], np.array([[1, 1, 0]]))[0, 0].tolist()
-    [[2.0, 2.0], [1.0, 4.0], [3.0, 4.0]]
-    """
-    m = np.asarray(mask, dtype=np.float32)[:, :, None]  # (batch, T, 1)
-    out = []
-    for h in states:
-        mean = (h * m).sum(1) / np.maximum(m.sum(1), 1e-9)
-        top = np.where(m > 0, h, -np.inf).max(1)
-        out.append(np.stack([mean, h[:, 0], top], 1).astype(np.float32))  # (batch, 3, dim)
-    return np.stack(out)
+        return Encoding(text, [words[w] for w in kept], out.layers, attention, names, meta, special,
+                        out.embeddings_output, self.layer_ids,
+                        {} if sentence is None else dict(zip(SENTENCE_POOLINGS, sentence.transpose(1, 0, 2))),
+                        self.name, WordPieces(tuple(map(tuple, tokens)), tuple(map(tuple, ids))))
 
 
 def _numpy(array) -> np.ndarray:

@@ -26,6 +26,7 @@ k-th word (a path's probability bounds every word through it).
 
 from __future__ import annotations
 
+import functools
 import heapq
 import logging
 import re
@@ -38,7 +39,7 @@ from ..errors import InputError
 from ..text import tokenize
 
 __all__ = ["END", "CONTINUE", "CHECK", "WordProbability", "NextWords", "piece_classes", "next_word",
-           "ends_word", "first_piece_words", "next_words", "local_tail"]
+           "ends_word", "first_piece_words", "next_words", "local_tail", "PieceWords"]
 
 log = logging.getLogger(__name__)
 END, CONTINUE, CHECK = 0, 1, 2  # a piece ends the word before it / continues it / depends on the word
@@ -238,3 +239,60 @@ def next_words(step: Callable[[list[tuple[int, ...]]], np.ndarray], texts: Seque
                          "raise max_expansions or give a longer context")
     log.debug("next words after %r: %d expansions, exact=%s", tail, expansions, exact)
     return NextWords(best, exact, expansions)
+
+
+class PieceWords:
+    """A tokenizer's pieces read as text: what each piece adds to a text (:attr:`texts`), the
+    one word it holds (:attr:`words`), and the word it starts after a given text
+    (:meth:`starting_words`); each computed once over the vocabulary."""
+
+    def __init__(self, tokenizer):
+        self._tok = tokenizer
+
+    @functools.cached_property
+    def texts(self) -> list[str]:
+        """The text each piece adds to a text (``""`` for special tokens); WordPiece
+        continuation pieces (``##s``) add their text without a space, others a space first."""
+        tok = self._tok
+        size = len(tok)
+        special = set(tok.all_special_ids)
+        prefix = getattr(tok.backend_tokenizer.model, "continuing_subword_prefix", None)
+        if prefix:  # WordPiece: spaces are not pieces
+            tokens = tok.convert_ids_to_tokens(list(range(size)))
+            texts = [t[len(prefix):] if t.startswith(prefix) else " " + t for t in tokens]
+        else:  # BPE / Unigram: decode each piece after an anchor piece, keep what it adds
+            anchor = tok("a", add_special_tokens=False)["input_ids"][:1]
+            base = tok.decode(anchor, clean_up_tokenization_spaces=False)
+            pairs = tok.batch_decode([anchor + [i] for i in range(size)], clean_up_tokenization_spaces=False)
+            texts = [p[len(base):] if p.startswith(base) else p for p in pairs]
+        return ["" if i in special else t for i, t in enumerate(texts)]
+
+    @functools.cached_property
+    def words(self) -> list[str | None]:
+        """The one word each piece's text holds (None: a continuation, white space, special, or several words)."""
+        prefix = getattr(self._tok.backend_tokenizer.model, "continuing_subword_prefix", None)
+        tokens = self._tok.convert_ids_to_tokens(list(range(len(self.texts))))
+        out: list[str | None] = []
+        for t, token in zip(self.texts, tokens):
+            words = tokenize(t)
+            whole = len(words) == 1 and not (prefix and token.startswith(prefix))
+            out.append(words[0].text if whole else None)
+        return out
+
+    def starting_words(self, tail: str) -> list[str | None]:
+        """Per piece, the word it starts right after ``tail`` (None if it glues onto tail's last word)."""
+        words = list(self.words)
+        if not tail.strip():
+            return words
+        texts = self.texts
+        classes = piece_classes(texts)
+        tail = local_tail(tail)  # (the same answers from the few characters a piece can reach)
+        last = tail[-1]
+        for i in np.flatnonzero(classes != 0):
+            if words[i] is None:
+                continue
+            if classes[i] == CONTINUE and (last.isalnum() or last == "_"):
+                words[i] = None
+            elif classes[i] == CHECK and len(tokenize(tail + texts[i])) != len(tokenize(tail)) + 1:
+                words[i] = None
+        return words

@@ -91,7 +91,7 @@ def _with_mean(a: np.ndarray) -> np.ndarray:
 def _word_titles(enc: Encoding) -> tuple[str, ...]:
     """Per word, its pieces (as :mod:`~contextlens.views.pieces` shows them) and their token
     ids (a transformer's Encoding), else the word."""
-    pieces, ids = enc.meta.get("pieces"), enc.meta.get("piece_ids")
+    pieces, ids = (None, None) if enc.pieces is None else (enc.pieces.tokens, enc.pieces.ids)
     if not pieces or len(pieces) != len(enc.words):
         return tuple(enc.tokens)
     out = []

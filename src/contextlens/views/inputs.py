@@ -1,8 +1,8 @@
 """The input stage: sub-word pieces, their token ids, the embedding row they select, and
 what enters layer 1.
 
-For each sentence, each word's pieces with their ids (``meta["pieces"]``,
-``meta["piece_ids"]`` of a transformer's Encoding), its layer-0 vector (the
+For each sentence, each word's pieces with their ids (a transformer's Encoding's
+``pieces``), its layer-0 vector (the
 embedding-matrix rows of its pieces, pooled), the vector that enters layer 1 (row +
 position (+ LayerNorm): ``embeddings_output``) and its vector after the last layer, each
 drawn as a strip of its dimensions. With ``word``, the word's usages are compared stage
@@ -38,7 +38,7 @@ MAX_SENTENCES = 16
 
 
 def _sentence(enc: Encoding) -> dict:
-    pieces, ids = enc.meta.get("pieces"), enc.meta.get("piece_ids")
+    pieces, ids = (None, None) if enc.pieces is None else (enc.pieces.tokens, enc.pieces.ids)
     real = bool(pieces) and len(pieces) == len(enc.words)
     return {
         "text": enc.text, "words": enc.tokens,
@@ -70,7 +70,7 @@ def _compare(encodings: Sequence[Encoding], word: str) -> list[dict]:
                            "cosine": cosine(a.embeddings_output[i], b.embeddings_output[j])})
         by_layer = cosine_by_layer(a.layers[:, i], b.layers[:, j])
         stages += [{"name": name, "cosine": c} for name, c in zip(a.layer_names[1:], by_layer[1:])]
-        ids = [e.meta.get("piece_ids") for e in (a, b)]
+        ids = [None if e.pieces is None else e.pieces.ids for e in (a, b)]
         same = None if None in ids else ids[0][i] == ids[1][j]
         rows.append({"a": [s, i], "b": [t, j], "labels": [labels[s, i], labels[t, j]], "same_ids": same,
                      "stages": stages})

@@ -42,7 +42,7 @@ def _mapping(result: Any, what: str) -> Mapping:
 def lens_view(result: Any, *, title: str = "") -> View:
     """The logit lens: per layer the ``k`` best next words with their probabilities (a grid,
     darker = more probable) and each tracked word's rank and probability layer by layer.
-    ``result``: a :class:`~contextlens.encoders.lm.LensResult` or its ``as_dict()``.
+    ``result``: a :class:`~contextlens.encoders.lm_results.LensResult` or its ``as_dict()``.
 
     >>> layer = {"layer": 0, "layer_name": "embedding output", "tracked": [],
     ...          "top": [{"word": "river", "probability": 0.5, "pieces": [" river"]}]}
