@@ -36,7 +36,8 @@ from .errors import (
 )
 from .ngrams import NgramVectors
 
-__all__ = ["EmbeddingTable", "cosine", "ANALOGY_METHODS", "COSMUL_EPSILON"]
+__all__ = ["EmbeddingTable", "cosine", "first_bad_value", "ANALOGY_METHODS", "COSMUL_EPSILON",
+           "MAX_LENGTH"]
 
 log = logging.getLogger(__name__)
 ANALOGY_METHODS = ("3cosadd", "3cosmul")
