@@ -51,7 +51,8 @@ import pyarrow.csv as pacsv
 
 from .errors import EmptyInputError, FileFormatError, InputError, TextDecodingError, check_choice, check_int
 from .files import atomic_output, check_input_file, read_error
-from .vectors import EmbeddingTable, NgramVectors, first_bad_value
+from .ngrams import NgramVectors
+from .vectors import EmbeddingTable, first_bad_value
 
 __all__ = ["FORMATS", "detect_format", "read_table", "write_table"]
 

@@ -161,6 +161,19 @@ def test_an_earlier_slower_run_never_replaces_the_latest(page, lab_url):
     assert page.is_hidden("#fig-attention ~ .veil") or page.locator("#fig-attention ~ .veil").count() == 0
 
 
+def test_the_labs_share_one_latest_run_rule(page, lab_url):
+    """CL.latestRuns, the one rule of the sentence lab's cards and the probes and CKA cards: a part draws
+    for the run that claimed it last; a run that leaves a part alone leaves it to the run before."""
+    open_lab(page, lab_url)
+    owns = page.evaluate("""(() => {
+      const runs = window.CL.latestRuns();
+      const a = runs.start(["x", "y"]), b = runs.start(["y"]), c = runs.start([]);
+      return [runs.owns("x", a), runs.owns("y", a), runs.owns("y", b), runs.owns("x", b), runs.owns("x", c),
+              a < b && b < c];
+    })()""")
+    assert owns == [True, False, True, False, False, True]
+
+
 @pytest.fixture(scope="module")
 def causal_lab(chromium_path, tmp_path_factory):
     pytest.importorskip("torch")

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from contextlens.disk_cache import VERIFIED
+from contextlens.build_marker import VERIFIED
 from contextlens.encoders import models
 from contextlens.encoders.alignment import align_pieces, trim_span
 from contextlens.encoders.model_cache import (

@@ -30,6 +30,12 @@ def pool():
     p.close()
 
 
+@pytest.mark.parametrize("workers", [0, 2.5, True, "2"])
+def test_a_pool_needs_a_whole_number_of_workers(workers):
+    with pytest.raises(InputError, match="workers must be a whole number >= 1, got .*at least 1 worker process"):
+        WorkerPool(workers=workers)
+
+
 def wait_busy(pool: WorkerPool, timeout: float = 60) -> int:
     deadline = time.monotonic() + timeout
     while not pool.pids(busy=True):

@@ -96,7 +96,7 @@ def test_sampled_p_value_is_seeded_and_never_zero():
     a = permutation_p_value(s_x, s_y, permutations=2000, seed=5)
     assert a == permutation_p_value(s_x, s_y, permutations=2000, seed=5)
     assert a.p == pytest.approx(1 / 2001)  # no random partition beats a 3-sigma shift: the floor
-    with pytest.raises(InputError, match="permutations must be an integer >= 1"):
+    with pytest.raises(InputError, match="permutations must be a whole number >= 1"):
         permutation_p_value(s_x, s_y, permutations=0)
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from contextlens import EmbeddingTable, make_encoder
 from contextlens.analysis.neighbours import contextual_neighbours, nearest, reference_table
-from contextlens.disk_cache import check_marker
+from contextlens.build_marker import check_marker
 from contextlens.encoders.base import Encoder
 from contextlens.errors import InputError
 

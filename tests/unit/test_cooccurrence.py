@@ -157,7 +157,7 @@ def test_a_nul_character_is_refused_not_counted_as_a_word():
 
 
 def test_bad_arguments():
-    with pytest.raises(InputError, match="window must be an integer >= 1"):
+    with pytest.raises(InputError, match="window must be a whole number >= 1"):
         cooccurrence_matrix(["a b"], window=0)
     with pytest.raises(UnknownOptionError, match="none, harmonic"):
         cooccurrence_matrix(["a b"], weighting="linear")

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from contextlens import disk_cache
-from contextlens.disk_cache import KINDS, MARKER, VERIFIED, DiskCache, check_marker, parse_size, write_marker
+from contextlens import build_marker, disk_cache
+from contextlens.build_marker import MARKER, VERIFIED, check_marker, write_marker
+from contextlens.disk_cache import KINDS, DiskCache, parse_size
 from contextlens.errors import InputError, UnknownOptionError
 
 
@@ -172,9 +173,9 @@ def age(path: Path, seconds: float = 10) -> None:
 def test_the_marker_checks_content_and_hashes_an_unchanged_file_once(tmp_path, monkeypatch):
     folder = built(tmp_path, {"a.bin": b"a" * 1000, "b.bin": b"b" * 10})
     hashed = []
-    real = disk_cache._hash
-    monkeypatch.setattr(disk_cache, "_hash", lambda p: hashed.append(p.name) or real(p))
-    monkeypatch.setattr(disk_cache, "_SETTLED_NS", 0)  # file times vouch at once (no 2 s wait)
+    real = build_marker._hash
+    monkeypatch.setattr(build_marker, "_hash", lambda p: hashed.append(p.name) or real(p))
+    monkeypatch.setattr(build_marker, "_SETTLED_NS", 0)  # file times vouch at once (no 2 s wait)
     assert check_marker(folder) is None and sorted(hashed) == ["a.bin", "b.bin"]
     hashed.clear()
     assert check_marker(folder) is None and hashed == []  # stamps match: nothing read
@@ -195,8 +196,8 @@ def test_fresh_file_times_do_not_vouch_for_content(tmp_path, monkeypatch):
     folder = built(tmp_path, {"a.bin": b"a" * 100})
     assert json.loads((folder / VERIFIED).read_text()) == {}  # just written: no stamp yet
     hashed = []
-    real = disk_cache._hash
-    monkeypatch.setattr(disk_cache, "_hash", lambda p: hashed.append(p.name) or real(p))
+    real = build_marker._hash
+    monkeypatch.setattr(build_marker, "_hash", lambda p: hashed.append(p.name) or real(p))
     assert check_marker(folder) is None and check_marker(folder) is None and hashed == ["a.bin", "a.bin"]
 
 

@@ -13,9 +13,10 @@ from gensim.models.fasttext import compute_ngrams_bytes, ft_hash_bytes  # noqa: 
 
 from contextlens.encoders.static import StaticEncoder  # noqa: E402
 from contextlens.errors import UnknownWordError  # noqa: E402
+from contextlens.ngrams import fasttext_hash, fasttext_ngrams  # noqa: E402
 from contextlens.static.build import build_table  # noqa: E402
 from contextlens.static.word2vec import fasttext_model  # noqa: E402
-from contextlens.vectors import EmbeddingTable, fasttext_hash, fasttext_ngrams  # noqa: E402
+from contextlens.vectors import EmbeddingTable  # noqa: E402
 
 CORPUS = ["we sat on the river bank and watched the river flow",
           "the bank approved the loan and the banker smiled",

@@ -57,7 +57,8 @@ from typing import Any
 import numpy as np
 
 from ..bounds import MAX_K
-from ..disk_cache import DiskCache, check_marker, write_marker
+from ..build_marker import check_marker, write_marker
+from ..disk_cache import DiskCache
 from ..encoders.base import Encoder
 from ..errors import EmptyInputError, InputError, ZeroVectorError, check_int
 from ..progress import step

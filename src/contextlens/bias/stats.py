@@ -41,13 +41,12 @@ from __future__ import annotations
 
 import itertools
 import math
-import numbers
 from typing import NamedTuple
 
 import numpy as np
 
 from .. import bounds
-from ..errors import DimensionError, InputError, ZeroVectorError, check_choice
+from ..errors import DimensionError, InputError, ZeroVectorError, check_choice, check_int
 
 __all__ = [
     "PValue",
@@ -143,12 +142,6 @@ def effect_size(s_x, s_y, *, ddof: int = 1) -> float:
     return float((s_x.mean() - s_y.mean()) / std)
 
 
-def _check_permutations(permutations) -> int:
-    if isinstance(permutations, bool) or not isinstance(permutations, numbers.Integral) or permutations < 1:
-        raise InputError(f"permutations must be an integer >= 1, got {permutations!r}")
-    return int(permutations)
-
-
 def _count_exact(s: np.ndarray, n_x: int, threshold: float) -> int:
     """How many subsets X_i of size n_x have Σ_{X_i} s >= threshold, over all C(len(s), n_x)."""
     combos = itertools.combinations(range(len(s)), n_x)
@@ -194,7 +187,7 @@ def permutation_p_value(s_x, s_y, *, permutations: int | None = None, seed: int 
     s_x, s_y = _scores(s_x, "s_x"), _scores(s_y, "s_y")
     if permutations is None:
         permutations = default_permutations(len(s_x) + len(s_y))
-    permutations = _check_permutations(permutations)
+    permutations = check_int("permutations", permutations, low=1)
     check_choice("p-value method", method, P_METHODS)
     s = np.concatenate([s_x, s_y])  # (n_x + n_y,)
     n_x = len(s_x)

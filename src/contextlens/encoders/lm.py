@@ -167,7 +167,8 @@ class LanguageModel:
     def _prepare_onnx(self):
         """Export the loaded causal LM and keep its head, so the next run needs no torch;
         None (it stays on torch) when its head or export cannot stand alone."""
-        from ..disk_cache import DiskCache, write_marker
+        from ..build_marker import write_marker
+        from ..disk_cache import DiskCache
         from .onnx_engine import OnnxExportError
 
         cache = DiskCache("onnx")

@@ -33,7 +33,8 @@ import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ..disk_cache import MARKER, DiskCache, check_marker, write_marker
+from ..build_marker import MARKER, check_marker, write_marker
+from ..disk_cache import DiskCache
 from ..errors import ContextLensError, InputError, MissingDependencyError
 from ..progress import Step, step
 from ..quiet import quiet_warnings
@@ -144,7 +145,7 @@ def check_model_dir(path: str | os.PathLike) -> str | None:
     """Why a cached model directory is unusable, or None when it is complete.
 
     It must hold the marker written last by a build, every file the marker lists with
-    its size and content (:func:`~contextlens.disk_cache.check_marker`), a JSON
+    its size and content (:func:`~contextlens.build_marker.check_marker`), a JSON
     ``config.json``, and whole safetensors files.
     """
     path = Path(path)

@@ -54,7 +54,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..disk_cache import DiskCache, Lease, check_marker, write_marker
+from ..build_marker import check_marker, write_marker
+from ..disk_cache import DiskCache, Lease
 from ..errors import ContextLensError, InputError, MissingDependencyError, check_choice
 from ..progress import step
 from . import models, standalone

@@ -36,7 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..disk_cache import DiskCache, check_marker
+from ..build_marker import check_marker
+from ..disk_cache import DiskCache
 from ..errors import MissingDependencyError
 from ..files import atomic_output
 

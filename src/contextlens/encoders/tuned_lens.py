@@ -307,7 +307,8 @@ def tuned_lens_for(lm, corpus: str | Path, *, settings: LensSettings | None = No
     folder's ``corpora``) with ``settings`` (default :data:`DEFAULTS`): loaded from the ``lenses``
     cache, else trained (:meth:`TunedLens.fit`) and stored there, keyed by the model's weights, the
     settings and the corpus files."""
-    from ..disk_cache import DiskCache, check_marker, write_marker
+    from ..build_marker import check_marker, write_marker
+    from ..disk_cache import DiskCache
 
     lm._require_causal()
     settings = DEFAULTS if settings is None else settings

@@ -203,7 +203,7 @@ class _Index:
         args = (self.table, version, ROW_COLUMNS, self.layers, int(self.params["dim"]))
         if self.local:
             return build_side_index(self.path, *args, kind=kind)
-        from ..disk_cache import write_marker
+        from ..build_marker import write_marker
 
         target = self.side_location(version)
         with self._search_cache().building(target, rebuild=True) as tmp:
@@ -384,7 +384,7 @@ class UsageReader(_Index):
         index in object storage, so no other process evicts it while it is open)."""
         where = self.side_location(version)
         if not self.local:
-            from ..disk_cache import check_marker
+            from ..build_marker import check_marker
 
             lease = self._search_cache().use(where)
             if check_marker(where) is not None:

@@ -62,7 +62,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..corpus import TOKENIZERS, ProgressHook, ReadStats, _lines, _sentences, iter_text_blocks
-from ..errors import EmptyInputError, InputError, MissingDependencyError, UnknownWordError, check_choice
+from ..errors import (
+    EmptyInputError,
+    InputError,
+    MissingDependencyError,
+    UnknownWordError,
+    check_choice,
+    check_int,
+)
 from ..vectors import EmbeddingTable
 from .pairs import SEP as _SEP
 from .pairs import PairCounter
@@ -362,10 +369,10 @@ def cooccurrence_matrix(
     """
     check_choice("weighting", weighting, WEIGHTINGS)
     check_choice("vocab_order", vocab_order, VOCAB_ORDERS)
-    _check_int("window", window, 1)
-    _check_int("min_count", min_count, 1)
+    check_int("window", window, low=1)
+    check_int("min_count", min_count, low=1)
     if max_vocab is not None:
-        _check_int("max_vocab", max_vocab, 1)
+        check_int("max_vocab", max_vocab, low=1)
     check_choice("tokenizer", tokenizer, TOKENIZERS)
     check_choice("engine", engine, ENGINES)
     stats = ReadStats()
@@ -415,8 +422,3 @@ def count_table(corpus, window: int = 5, **kw) -> EmbeddingTable:
     [0.0, 1.0, 1.0, 1.0, 1.0]
     """
     return cooccurrence_matrix(corpus, window=window, **kw).to_table()
-
-
-def _check_int(name: str, value, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}")

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..disk_cache import DiskCache, Lease, check_marker, write_marker
+from ..build_marker import check_marker, write_marker
+from ..disk_cache import DiskCache, Lease
 from ..errors import (
     ContextLensError,
     FileFormatError,

@@ -38,7 +38,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import ContextLensError, InputError
+from ..errors import ContextLensError, InputError, check_int
 
 __all__ = ["WorkerPool", "WorkerError", "WorkerCrashedError", "WorkerTimeoutError", "LabClosingError"]
 
@@ -194,8 +194,7 @@ class WorkerPool:
     a call waits for a free worker. ``timeout``: seconds a call may run (None: no limit)."""
 
     def __init__(self, workers: int = 2, timeout: float | None = 300.0, preload=PRELOAD):
-        if workers < 1:
-            raise InputError(f"the lab needs at least 1 worker process, got {workers}")
+        check_int("workers", workers, low=1, hint="the lab needs at least 1 worker process")
         self.timeout = timeout
         self._ctx = multiprocessing.get_context("forkserver")
         self._ctx.set_forkserver_preload(list(preload))

@@ -100,6 +100,37 @@ window.CL = (() => {
     return Plotly.react(div, data, full, PLOT_CONFIG);
   }
 
+  /** Draw the library's views (their data from the server) in the figure ``figId``, one after the other. */
+  function drawViews(figId, views) {
+    const box = document.getElementById(figId);
+    box.innerHTML = "";
+    for (const view of views) {
+      const el = document.createElement("section");
+      el.className = "lab-view";
+      box.appendChild(el);
+      window.CLViews.render(el, view);
+    }
+  }
+
+  // ---- the latest run wins ----------------------------------------------------------------
+  /** Runs that draw into named parts of a page (its figure cards): each run takes the next number and
+   * claims the parts it will draw, and its answer draws in a part only while the run still owns it, so a
+   * slower earlier answer never replaces a newer one, and a run that leaves a part alone leaves it to
+   * the run that claimed it. E.g. after ``a = runs.start(["x", "y"]); b = runs.start(["y"])``,
+   * ``runs.owns("x", a)`` and ``runs.owns("y", b)`` are true, ``runs.owns("y", a)`` false. */
+  function latestRuns() {
+    let last = 0;
+    const owner = {};  // part -> the run it draws for
+    return {
+      start(parts) {
+        last += 1;
+        for (const part of parts) owner[part] = last;
+        return last;
+      },
+      owns: (part, n) => owner[part] === n,
+    };
+  }
+
   // ---- model loading: ask the server to load, poll /api/status, show progress -----------
   async function ensureLoaded(name) {
     let st = await api("/api/status");
@@ -117,5 +148,5 @@ window.CL = (() => {
   }
 
   return { $, api, getParam, setParams, status, saveBlob, saveJSON, saveFigure, figureButtons, busy, note,
-    plot, ensureLoaded };
+    plot, drawViews, latestRuns, ensureLoaded };
 })();

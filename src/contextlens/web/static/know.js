@@ -3,22 +3,12 @@
  * or two), drawn by the views' own script (/views/probes.js). Every number comes from /api/. */
 "use strict";
 window.KnowLab = (() => {
-  const { $, api, getParam, setParams, status, busy, note } = window.CL;
-  const st = { run: { probes: 0, cka: 0 } };
-
-  /** Draw the library's view (its data from the server) in the figure ``figId``. */
-  function draw(figId, view) {
-    const box = $(`#${figId}`);
-    box.innerHTML = "";
-    const el = document.createElement("section");
-    el.className = "lab-view";
-    box.appendChild(el);
-    window.CLViews.render(el, view);
-  }
+  const { $, api, getParam, setParams, status, busy, note, drawViews, latestRuns } = window.CL;
+  const runs = latestRuns();  // a card draws the answer of its latest request only
 
   /** One card's request: its veil while it runs (what takes long, said first), its error line. */
   async function run(name, veil, body, prepare) {
-    const n = ++st.run[name], fig = `fig-${name}`, error = $(`#${name}-error`);
+    const n = runs.start([name]), fig = `fig-${name}`, error = $(`#${name}-error`);
     error.textContent = "";
     busy(fig, true, veil);
     const t0 = performance.now();
@@ -26,13 +16,13 @@ window.KnowLab = (() => {
       await prepare(body.encoder);
       if (body.other) await prepare(body.other);
       const r = await api(`/api/views/${name}`, body);
-      if (n !== st.run[name]) return;  // a newer request of this card has started
-      draw(fig, r.view);
+      if (!runs.owns(name, n)) return;  // a newer request of this card has started
+      drawViews(fig, [r.view]);
       status(`${name === "probes" ? "Probes" : "CKA"} in ${((performance.now() - t0) / 1000).toFixed(1)} s.`);
     } catch (e) {
-      if (n === st.run[name]) { error.textContent = e.message; note(fig, "No result: see the message above."); }
+      if (runs.owns(name, n)) { error.textContent = e.message; note(fig, "No result: see the message above."); }
     } finally {
-      if (n === st.run[name]) busy(fig, false);
+      if (runs.owns(name, n)) busy(fig, false);
     }
   }
 

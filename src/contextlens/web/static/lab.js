@@ -2,7 +2,8 @@
    corpus.js). Every number comes from /api/. */
 "use strict";
 (() => {
-  const { $, api, getParam, setParams, status, saveJSON, figureButtons, busy, note, plot, ensureLoaded } = window.CL;
+  const { $, api, getParam, setParams, status, saveJSON, figureButtons, busy, note, plot, drawViews, latestRuns,
+    ensureLoaded } = window.CL;
   const DEFAULT_SENTENCES = "The bank approved my loan.\nWe sat on the bank of the river.\nShe deposited the money at the bank.";
   const DEFAULT_SENSES = [
     "The bank approved my loan.", "She opened an account at the bank.", "The bank raised its interest rates.",
@@ -149,14 +150,13 @@
     });
   }
 
-  /** Each run of the figures (Show, a token click, a new layer or sentence) has a number, and each
-   * card remembers the run that last asked it to draw: only that run's answer draws (a slower earlier
+  /** Each run of the figures (Show, a token click, a new layer or sentence) claims the cards it draws
+   * (latestRuns): only the answer of the run that last claimed a card draws in it (a slower earlier
    * answer never replaces a newer one, nor another encoder's), and a run that leaves a card alone (a
-   * new layer does not change the lens) leaves it to the run that asked it. */
-  let labRun = 0, fullRun = 0;
-  const owner = {};  // card -> the run it draws for
-  const claim = (n, cards) => cards.forEach((c) => { owner[c] = n; });
-  const mine = (card, n) => owner[card] === n;
+   * new layer does not change the lens) leaves it to the run that claimed it. A full run (Show) also
+   * claims SHOW: the lab's status and error lines. */
+  const runs = latestRuns(), SHOW = "show";
+  const mine = runs.owns;
   /** Card ``name`` cannot draw: no result of it kept, each of its figures says why. */
   function fail(name, message) {
     delete lab.result[name];
@@ -187,20 +187,19 @@
     $("#lab-error").textContent = "";
     if (req.sentences.length < 2) { $("#lab-error").textContent = "Give two or more sentences, one per line."; return; }
     if (!req.word) { $("#lab-error").textContent = "Pick a word: click it in a sentence above."; return; }
-    const n = fullRun = ++labRun;
-    claim(n, Object.keys(CARDS));
+    const n = runs.start([SHOW, ...Object.keys(CARDS)]);
     FIGS.forEach((f) => busy(f, true));
     try {
       await prepare(req.encoder);
-      if (n !== fullRun) return;
+      if (!mine(SHOW, n)) return;
       const info = await api("/api/encode", withEncoder(req, { sentences: req.sentences }));
-      if (n !== fullRun) return;
+      if (!mine(SHOW, n)) return;
       lab.result = { encoder: { causal: info.causal, default_layer: info.default_layer, notes: info.notes } };
       fillLayerSelect(info.layer_ids, info.layer_names, info.default_layer, req.encoder);
       fillSentenceSelect(req.sentences);
       showNotes(info.notes);
       await Promise.all([runLayers(req, n), runExplore(req, n), runAttention(req, n), runOcclusion(req, n)]);
-      if (n === fullRun) status(`'${req.word}' in ${req.sentences.length} sentences with ${req.encoder}.`);
+      if (mine(SHOW, n)) status(`'${req.word}' in ${req.sentences.length} sentences with ${req.encoder}.`);
       // after the others: the first time per encoder the neighbours build their reference (minutes for a
       // transformer) and the lens loads the model's head; nothing waits for them
       if (mine("neighbours", n)) runNeighbours(req, n);
@@ -208,7 +207,7 @@
       if (mine("lens", n)) runLens(req, n);
     } catch (e) {  // the encoder could not load or encode: every card it still owns says why
       const cards = Object.keys(CARDS).filter((c) => mine(c, n));
-      if (n === fullRun) $("#lab-error").textContent = e.message;
+      if (mine(SHOW, n)) $("#lab-error").textContent = e.message;
       for (const c of cards) {
         fail(c, e.message);
         CARDS[c].forEach((f) => busy(f, false));
@@ -305,17 +304,6 @@
         occurrence: occurrenceIn(req), layer })),
       (r) => drawViews("fig-attention", r.views));
   }
-  /** Draw the library's views (their data from the server) in a figure card, one after the other. */
-  function drawViews(figId, views) {
-    const box = $(`#${figId}`);
-    box.innerHTML = "";
-    for (const view of views) {
-      const el = document.createElement("section");
-      el.className = "lab-view";
-      box.appendChild(el);
-      window.CLViews.render(el, view);
-    }
-  }
   /** The library's occlusion view of the word in the chosen sentence (every layer at once). */
   const runOcclusion = (req, n) => card("occlusion", n, "Computing…", async () =>
     (await api("/api/views/occlusion", withEncoder(req, { sentence: chosenSentence(req), word: req.word,
@@ -397,12 +385,11 @@
     });
     $("#lab-word").addEventListener("input", markTokens);
     /** A new layer or sentence redraws the cards that read it (as a run of its own). */
-    const again = (runs) => () => {
-      const n = ++labRun;
+    const again = (cards) => () => {
+      const n = runs.start(Object.keys(cards));
       saveLabURL();
       const req = labRequest();
-      claim(n, Object.keys(runs));
-      for (const run of Object.values(runs)) run(req, n);
+      for (const run of Object.values(cards)) run(req, n);
     };
     $("#lab-layer").addEventListener("change", again({ explore: runExplore, attention: runAttention, neighbours: runNeighbours }));
     $("#lab-att-sentence").addEventListener("change",
