@@ -83,8 +83,8 @@ def test_limits_and_unsupported_models(encoders, tmp_path):
     with pytest.raises(InputError, match="layer 0 is the static row"):
         bert.attention_parts(TEXT, layers=[0])
     assert [p.layer for p in bert.attention_parts(TEXT, layers=[-1])] == [2]
-    config = transformers.DistilBertConfig(vocab_size=bert.tokenizer.vocab_size, dim=32, n_layers=1, n_heads=2,
-                                           hidden_dim=37)
+    config = transformers.DistilBertConfig(vocab_size=bert.tokenizer.vocab_size, dim=32, n_layers=1,
+                                           n_heads=2, hidden_dim=37)
     path = tmp_path / "distil"
     transformers.DistilBertModel(config).save_pretrained(path)
     bert.tokenizer.save_pretrained(path)

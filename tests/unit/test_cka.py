@@ -119,7 +119,8 @@ def test_corpus_sample_is_seeded_and_says_what_is_missing(tmp_path):
     (tmp_path / "corpora").mkdir()
     lines = [" ".join(f"w{i}" for i in range(5 + k % 3)) + f" s{k}" for k in range(40)]
     for name in ("brown_plain.txt", "abc_plain.txt", "movie_reviews_plain.txt"):
-        (tmp_path / "corpora" / name).write_text("\n".join(lines + ["too short", " ".join(["x"] * 61)]) + "\n")
+        (tmp_path / "corpora" / name).write_text("\n".join(lines + ["too short",
+                                                                    " ".join(["x"] * 61)]) + "\n")
     one = corpus_sample(tmp_path, 10, seed=5)
     assert one == corpus_sample(tmp_path, 10, seed=5) and one != corpus_sample(tmp_path, 10, seed=6)
     assert len(one) == 10 and all(5 <= len(s.split()) <= 60 for s in one)
