@@ -49,7 +49,7 @@ def test_unknown_model_lists_the_available_ones(name):
     assert "minilm" in result.stderr
 
 
-# -- every command that takes --model runs with one, through the command line ---------------------------------
+# -- every command that takes --model runs with one, through the command line --------------------------------
 S1, S2 = "The bank approved my loan.", "We sat on the bank of the river."
 RECIPES = {  # a command with --model that the README does not run with one: how it runs here (setup first)
     "contextualize": [["contextualize", S2, "-w", "bank", "--model", "minilm", "--json"]],

@@ -129,7 +129,11 @@ def commands(text: str) -> list[Command]:
             start, command = i, line[2:] if block.language == "text" else line
             while not _complete(command):
                 i += 1
-                command = command[:-1] + " " + lines[i].strip() if command.endswith("\\") else command + "\n" + lines[i]
+                command = (
+                    command[:-1] + " " + lines[i].strip()
+                    if command.endswith("\\")
+                    else command + "\n" + lines[i]
+                )
             i += 1
             shown = []
             while block.language == "text" and i < len(lines) and not lines[i].startswith("$ "):
@@ -287,14 +291,17 @@ def readme_run(tmp_path_factory, data_dir) -> dict[int, Outcome]:
 @pytest.mark.parametrize("command", COMMANDS, ids=[c.id for c in COMMANDS])
 def test_a_readme_command_runs_as_written(command, readme_run):
     done = readme_run[command.line]
-    assert done.code == 0, f"README line {command.line}: {command.text}\n({done.how})\n{done.stdout}\n{done.stderr}"
+    assert done.code == 0, (
+        f"README line {command.line}: {command.text}\n({done.how})\n{done.stdout}\n{done.stderr}"
+    )
     assert "Traceback" not in done.stderr and "Warning" not in done.stderr, done.stderr
     if command.block != "text":
         return
     shown, got = numbers(command.shown), numbers(done.stdout)
     assert shown, f"README line {command.line} shows no numbers under {command.text}"
-    assert got[:len(shown)] == shown, f"README line {command.line} shows:\n{command.shown}\nthe command printed:\n" \
-                                      f"{done.stdout}"
+    assert got[: len(shown)] == shown, (
+        f"README line {command.line} shows:\n{command.shown}\nthe command printed:\n{done.stdout}"
+    )
 
 
 def test_the_python_scripts_of_the_readme_wrote_their_files(readme_run):

@@ -50,8 +50,12 @@ def assert_toy_matches_library(page, neighbours, **options) -> dict:
         x, y = row["contextual"]
         assert float(page.get_attribute(f"#ctx-{side}", "data-x")) == pytest.approx(x, rel=1e-12, abs=1e-12)
         assert float(page.get_attribute(f"#ctx-{side}", "data-y")) == pytest.approx(y, rel=1e-12, abs=1e-12)
-        assert float(page.get_attribute(f"#ctx-{side}", "cx")) == pytest.approx((x - LO) / (HI - LO) * SIZE, abs=1e-6)
-        assert float(page.get_attribute(f"#ctx-{side}", "cy")) == pytest.approx(SIZE - (y - LO) / (HI - LO) * SIZE, abs=1e-6)
+        assert float(page.get_attribute(f"#ctx-{side}", "cx")) == pytest.approx(
+            (x - LO) / (HI - LO) * SIZE, abs=1e-6
+        )
+        assert float(page.get_attribute(f"#ctx-{side}", "cy")) == pytest.approx(
+            SIZE - (y - LO) / (HI - LO) * SIZE, abs=1e-6
+        )
         for w in row["weights"]:
             assert value(page, f"#w-{side}-{w['position']}") == pytest.approx(w["weight"],
                                                                               rel=1e-12, abs=1e-12)

@@ -48,11 +48,13 @@ def open_lab(page, url: str, query: str = "") -> None:
 
 
 def rows(page) -> list[dict]:
-    return page.evaluate("""Array.from(document.querySelectorAll('#index-results tbody tr[data-usage-id]')).map((tr) => ({
+    return page.evaluate("""Array.from(document.querySelectorAll('#index-results tbody tr[data-usage-id]'))
+      .map((tr) => ({
         id: tr.dataset.usageId, rank: tr.querySelector('.rank').textContent,
         similarity: Number(tr.querySelector('.similarity').dataset.value),
         shown: tr.querySelector('.similarity .bar-val').textContent,
-        sentence: tr.querySelector('.sentence').textContent, mark: tr.querySelector('.sentence mark').textContent,
+        sentence: tr.querySelector('.sentence').textContent,
+        mark: tr.querySelector('.sentence mark').textContent,
         doc: tr.querySelector('.doc').textContent }))""")
 
 
@@ -147,7 +149,9 @@ def test_errors_show_in_the_page(index_page, index_url):
     page.wait_for_function("document.querySelectorAll('#index-results tbody tr[data-usage-id]').length === 3")
     assert page.inner_text("#index-error") == ""
     assert page.inner_text("#index-query mark") == "spring"  # the second one: occurrence 1
-    assert page.evaluate("document.querySelector('#index-query mark').previousSibling.textContent").endswith("fed the ")
+    assert page.evaluate("document.querySelector('#index-query mark').previousSibling.textContent").endswith(
+        "fed the "
+    )
 
 
 def test_phone_width(browser, index_url, screenshots):

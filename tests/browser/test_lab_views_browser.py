@@ -23,8 +23,9 @@ def test_course_example_preset(page, lab_url, screenshots):
     page.click("#toy-course")
     page.wait_for_selector("#toy-steps:not([hidden])")
     ex = course_example()
-    assert [float(page.get_attribute(f"#pt-{w}", "data-x")) for w in ex.vectors] == [float(np.float32(v[0]))
-                                                                                     for v in ex.vectors.values()]
+    assert [float(page.get_attribute(f"#pt-{w}", "data-x")) for w in ex.vectors] == [
+        float(np.float32(v[0])) for v in ex.vectors.values()
+    ]
     assert page.evaluate("ToyLab.state.scaleExact") == ex.scale == pytest.approx(2 ** -0.5, abs=1e-15)
     want = assert_toy_matches_library(page, COURSE_NEIGHBOURS, method="attention", include_self=True)
     assert want["cosine"] == pytest.approx(ex.comparison["cosine"], abs=1e-12)
@@ -91,11 +92,15 @@ def test_a_word_missing_from_a_sentence_leaves_the_other_cards_drawn(page, lab_u
     page.click("#lab-tokens .token-row:nth-child(1) .token:text-is('loan')")  # in sentences 0 and 2, not 1
     page.wait_for_function("document.querySelectorAll('#fig-layers .scatterlayer .point').length === 2")
     assert page.evaluate("document.getElementById('fig-layers').data.map(t => t.name)") == ["S0–S2"]
-    assert page.inner_text(".card-skipped[data-fig='fig-layers']") == "Left out: sentence 1 (no 'loan' in it)."
+    assert (
+        page.inner_text(".card-skipped[data-fig='fig-layers']") == "Left out: sentence 1 (no 'loan' in it)."
+    )
     page.wait_for_function("document.getElementById('fig-matrix').data !== undefined")
     assert page.eval_on_selector_all("#fig-matrix .xtick text",
                                      "ts => ts.map(t => t.textContent)") == ["S0", "S2"]
-    assert page.inner_text(".card-skipped[data-fig='fig-matrix']") == "Left out: sentence 1 (no 'loan' in it)."
+    assert (
+        page.inner_text(".card-skipped[data-fig='fig-matrix']") == "Left out: sentence 1 (no 'loan' in it)."
+    )
     page.wait_for_function("document.querySelectorAll('#fig-attention .clv[data-rendered=\"1\"]').length === "
                            "3")
     page.wait_for_function("document.querySelectorAll('#fig-occlusion .clv[data-rendered=\"1\"]').length === "
@@ -142,9 +147,13 @@ SLOW_AVERAGE = """(() => {  // the average encoder's answers arrive 1.5 s late: 
   const fetch0 = window.fetch;
   window.slow = { seen: 0, pending: 0 };
   window.fetch = async (url, opts) => {
-    if (!(opts && typeof opts.body === "string" && opts.body.includes('"encoder":"average"'))) return fetch0(url, opts);
+    if (!(opts && typeof opts.body === "string" && opts.body.includes('"encoder":"average"'))) {
+      return fetch0(url, opts);
+    }
     window.slow.seen++; window.slow.pending++;
-    try { await new Promise((r) => setTimeout(r, 1500)); return await fetch0(url, opts); } finally { window.slow.pending--; }
+    try {
+      await new Promise((r) => setTimeout(r, 1500)); return await fetch0(url, opts);
+    } finally { window.slow.pending--; }
   };
 })();"""
 

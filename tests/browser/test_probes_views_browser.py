@@ -46,7 +46,9 @@ def test_the_probes_and_cka_views_draw_offline(browser, page_of_two, screenshots
         shapes = page.evaluate("document.querySelector('.clv-probes-plot').layout.shapes.map(s => s.x0)")
         assert results[0].expected_layer is not None
         assert shapes == [r.expected_layer for r in results if r.expected_layer is not None]
-        notes = page.evaluate("document.querySelector('.clv-probes-plot').layout.annotations.map(a => a.text)")
+        notes = page.evaluate(
+            "document.querySelector('.clv-probes-plot').layout.annotations.map(a => a.text)"
+        )
         assert notes[0] == f"E[layer] {results[0].expected_layer:.2f}"
         cells = page.eval_on_selector_all("table.clv-probes td[data-value]",
                                           "ts => ts.map(t => +t.dataset.value)")

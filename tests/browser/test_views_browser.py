@@ -95,8 +95,10 @@ def test_head_view_draws_the_weights_and_filters_on_hover(browser, tiny, tmp_pat
         page.hover(f"#clv-0 .clv-left[data-i='{bank}']")
         hovered = lines(page, "#clv-0")
         assert {i for i, _, _ in hovered} == {bank} and len(hovered) == int((mean[bank] >= 0.01).sum())
-        shown = page.eval_on_selector_all("#clv-0 .clv-num-right[data-value]",
-                                          "ts => ts.map(t => [+t.dataset.j, +t.dataset.value, t.textContent])")
+        shown = page.eval_on_selector_all(
+            "#clv-0 .clv-num-right[data-value]",
+            "ts => ts.map(t => [+t.dataset.j, +t.dataset.value, t.textContent])",
+        )
         assert shown and all(abs(w - mean[bank, j]) <= STEP and t == f"{w:.3f}" for j, w, t in shown)
         bars = page.eval_on_selector_all("#clv-0 .clv-share", "rs => rs.map(r => +r.dataset.value)")
         assert bars == pytest.approx(share.astype(np.float32).tolist(), abs=1e-7)  # the special share, exact
@@ -152,10 +154,18 @@ def test_neuron_view_shows_the_course_examples_arithmetic(browser, tmp_path):
     with offline_page(browser, path) as page:
         for step, j in zip(steps, (0, 1), strict=True):
             row = f"#clv-0 tr[data-j='{j}']"
-            assert float(page.get_attribute(f"{row} .clv-raw", "data-value")) == pytest.approx(step.raw, abs=1e-12)
-            assert float(page.get_attribute(f"{row} .clv-scaled", "data-value")) == pytest.approx(step.scaled, abs=1e-12)
-            assert float(page.get_attribute(f"{row} .clv-softmax", "data-value")) == pytest.approx(step.weight, abs=1e-12)
-            assert json.loads(page.get_attribute(f"{row} .clv-prod", "data-value")) == pytest.approx(step.product, abs=1e-12)
+            assert float(page.get_attribute(f"{row} .clv-raw", "data-value")) == pytest.approx(
+                step.raw, abs=1e-12
+            )
+            assert float(page.get_attribute(f"{row} .clv-scaled", "data-value")) == pytest.approx(
+                step.scaled, abs=1e-12
+            )
+            assert float(page.get_attribute(f"{row} .clv-softmax", "data-value")) == pytest.approx(
+                step.weight, abs=1e-12
+            )
+            assert json.loads(page.get_attribute(f"{row} .clv-prod", "data-value")) == pytest.approx(
+                step.product, abs=1e-12
+            )
             assert (page.inner_text(f"{row} .clv-raw") == "0.5000"
                     and page.inner_text(f"{row} .clv-scaled") == "0.3536")
 
@@ -166,8 +176,11 @@ def test_neuron_view_of_a_transformer_with_relative_positions(browser, tiny, tmp
     i = parts.token_of("bank")
     raw, scores = parts.raw_scores()[1, i], parts.scores()[1, i]
     with offline_page(browser, path) as page:
-        got = page.eval_on_selector_all("#clv-0 tr[data-j]", """rs => rs.map(r => ['.clv-raw', '.clv-scaled', '.clv-bias',
-            '.clv-softmax', '.clv-model'].map(c => +r.querySelector(c).dataset.value))""")
+        got = page.eval_on_selector_all(
+            "#clv-0 tr[data-j]",
+            """rs => rs.map(r => ['.clv-raw', '.clv-scaled', '.clv-bias',
+            '.clv-softmax', '.clv-model'].map(c => +r.querySelector(c).dataset.value))""",
+        )
         got = np.array(got)
         np.testing.assert_allclose(got[:, 0], raw, rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(got[:, 1] + got[:, 2], scores, rtol=1e-6, atol=1e-6)

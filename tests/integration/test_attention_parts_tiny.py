@@ -37,7 +37,9 @@ def test_softmax_of_the_parts_is_the_models_attention(encoders, kind, pad):
     assert [p.layer for p in parts] == [1, 2]
     tok = encoder.tokenizer(TEXT)
     for p in parts:
-        assert p.tokens[: len(tok["input_ids"])] == tuple(encoder.tokenizer.convert_ids_to_tokens(tok["input_ids"]))
+        assert p.tokens[: len(tok["input_ids"])] == tuple(
+            encoder.tokenizer.convert_ids_to_tokens(tok["input_ids"])
+        )
         assert p.token_ids[: len(tok["input_ids"])] == tuple(tok["input_ids"]) and p.padding == pad
         assert p.heads == 2 and p.d_head == 16
         np.testing.assert_allclose(p.softmax(), p.weights, atol=2e-6)

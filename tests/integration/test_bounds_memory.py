@@ -180,7 +180,9 @@ def test_weat_and_ceat_on_large_sets_run_in_blocks_under_the_cap():
     # and its mean cosines one (|X ∪ Y|, |A|) matrix; CEAT drew 10,000 x 8,000 context indices
     # in a Python loop, and each block of 500 draws gathered (500, 8,000, 64) float64 vectors
     weat, ceat = capped(WEAT_SETUP, "weat()", "ceat_run()")
-    assert weat["result"]["permutations"] == weat["result"]["default"] == bounds.MAX_PERMUTATION_CELLS // 20_000
+    assert (
+        weat["result"]["permutations"] == weat["result"]["default"] == bounds.MAX_PERMUTATION_CELLS // 20_000
+    )
     assert weat["result"]["permutations"] < 100_000 and not weat["result"]["exact"]
     assert ceat["result"]["samples"] == ceat["result"]["default"] == bounds.MAX_CEAT_CELLS // (8000 * 64)
 

@@ -23,9 +23,10 @@ def fails(*args: str) -> str:
     assert result.exit_code == 2, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
     lines = result.stderr.strip().splitlines()
-    # before it, in a pipe, only the progress lines of what it loaded ("loading … with torch...", "…: done in 0.1 s")
-    assert lines and lines[-1].startswith("error: ") and all(progress_line(x)
-                                                             for x in lines[:-1]), result.stderr
+    # before it, in a pipe, only the progress lines of what it loaded ("loading … with torch...",
+    # "…: done in 0.1 s")
+    assert (lines and lines[-1].startswith("error: ")
+            and all(progress_line(x) for x in lines[:-1])), result.stderr
     assert result.stdout == "" and "Aborted" not in result.output
     return lines[-1].removeprefix("error: ")
 

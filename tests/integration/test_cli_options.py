@@ -158,8 +158,11 @@ def test_help_shows_metavars_and_plain_text():
     for command in (["compare"], ["rank"], ["explore"], ["static", "build"], ["index", "build"], ["eval"]):
         result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "200"})
         assert result.exit_code == 0, result.output
-        assert "<bool>" not in result.stdout and "<str>" not in result.stdout and "{" not in result.stdout.split(
-            "\n")[0], result.stdout
+        assert (
+            "<bool>" not in result.stdout
+            and "<str>" not in result.stdout
+            and "{" not in result.stdout.split("\n")[0]
+        ), result.stdout
     rank = runner.invoke(app, ["rank", "--help"], env={"COLUMNS": "200"}).stdout
     assert ("Usage: contextlens rank [OPTIONS] PAIRS" in " ".join(rank.split())
             or "rank [OPTIONS] PAIRS" in rank)
@@ -193,7 +196,9 @@ def test_help_lists_the_library_choices():
 def test_sentence_pairs_reject_an_unknown_short_option():
     with pytest.raises(Exception, match="unknown option '-x'"):
         o.sentence_pairs(["a bank", "the bank", "-x"])
-    assert o.sentence_pairs(["-5 degrees by the bank", "the bank"]) == [("-5 degrees by the bank", "the bank")]
+    assert o.sentence_pairs(["-5 degrees by the bank", "the bank"]) == [
+        ("-5 degrees by the bank", "the bank")
+    ]
 
 
 def commands():
@@ -227,5 +232,7 @@ def test_what_a_model_refuses_is_not_given_unless_the_user_gives_it():
         for option in REFUSED_WITH_A_MODEL:
             if option in params and option not in BESIDE_A_MODEL.get(name, ()):
                 checked += 1
-                assert params[option].default is None, f"{name}: {option} defaults to {params[option].default!r}"
+                assert params[option].default is None, (
+                    f"{name}: {option} defaults to {params[option].default!r}"
+                )
     assert checked > 50

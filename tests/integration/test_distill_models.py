@@ -68,7 +68,9 @@ CHILD = textwrap.dedent("""
 def test_killed_distillation_resumes_to_the_clean_tables(tmp_path):
     model = tiny_bert(tmp_path)
     rng = np.random.default_rng(1)
-    fill = "the a of money loan water mud we sat on it by far near old new green cold bank river spring".split()
+    fill = (
+        "the a of money loan water mud we sat on it by far near old new green cold bank river spring".split()
+    )
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(" ".join(rng.choice(fill, size=int(rng.integers(3, 15))))
                                 for _ in range(200)))

@@ -45,7 +45,12 @@ def test_wsd_small_semcor(glove, data_dir):
                     data_dir=data_dir)["results"]
     by = {r["method"]: r for r in rows}
     assert by["mfs"]["n"] == 455 and by["mfs"]["answered"] == 455
-    assert by["mfs"]["f1"] == by["mfs"]["precision"] == by["mfs"]["recall"] == pytest.approx(251 / 455, abs=1e-12)
+    assert (
+        by["mfs"]["f1"]
+        == by["mfs"]["precision"]
+        == by["mfs"]["recall"]
+        == pytest.approx(251 / 455, abs=1e-12)
+    )
     assert by["1nn"]["semcor_encoded"] == 219 and by["1nn"]["senses"] == 184
     assert by["1nn"]["answered"] == 208 and by["1nn"]["unseen"] == 247 == 455 - 208
     assert by["1nn"]["precision"] == pytest.approx(74 / 208, abs=1e-12)

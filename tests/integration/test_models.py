@@ -33,7 +33,8 @@ from contextlens.text import tokenize
 from tests.integration.tiny_models import tiny_gguf
 from tests.missing import missing, need
 
-TRICKY = "A well-known café didn't sell 1,200 ☕ in 2024 — naïve Zoë's 🦩 antidisestablishmentarianism \x07 ok."
+TRICKY = ("A well-known café didn't sell 1,200 ☕ in 2024 — naïve Zoë's 🦩 antidisestablishmentarianism "
+          "\x07 ok.")
 
 
 def make_parts(root: Path, n: int = 3, payload: int = 5000) -> list[Path]:

@@ -114,7 +114,9 @@ def test_attention_occlusion_is_the_library_measurement(worked, tmp_path):
                                       text, "bank")
     assert [w["word"] for w in out["others"]] == [w["word"] for w in expected["others"]]
     assert out["layers"][0]["occlusion"] == pytest.approx(expected["layers"][0]["occlusion"])
-    assert out["layers"][0]["spearman_attention"] == pytest.approx(expected["layers"][0]["spearman_attention"])
+    assert out["layers"][0]["spearman_attention"] == pytest.approx(
+        expected["layers"][0]["spearman_attention"]
+    )
     assert plot.stat().st_size > 0
     fails("attention", text, "--word", "bank", "--vectors", str(worked), "--occlusion", "--head", "0",
           match="--occlusion")

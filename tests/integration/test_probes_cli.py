@@ -113,7 +113,9 @@ def test_cka_one_model_and_two(files, models):
 def test_cka_samples_the_shared_corpora(files, models):
     (files / "data" / "corpora").mkdir()
     for name in ("brown_plain.txt", "abc_plain.txt", "movie_reviews_plain.txt"):
-        (files / "data" / "corpora" / name).write_text((files / "s.txt").read_text().replace("\n", " again\n") * 3)
+        (files / "data" / "corpora" / name).write_text(
+            (files / "s.txt").read_text().replace("\n", " again\n") * 3
+        )
     r = run_json("cka", "-m", models["bert"], "--engine", "torch", "--data-dir", files / "data", "--sample",
                  "5", "--seed", "2")
     assert r["n_sentences"] == 5 and "5 sentences of the shared corpora" in r["sentences"] and "seed 2" in \

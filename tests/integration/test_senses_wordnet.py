@@ -165,7 +165,9 @@ def test_cli_prints_each_clusters_senses_and_json_carries_them(probed):
     for cluster in probed["out"]["clusters"]:
         best = cluster["wordnet"][0]
         assert f"cluster {cluster['id']} ({cluster['size']} usages)" in res.stdout
-        assert f"WordNet {best['similarity']:.3f}  {best['key']} {best['synset']}: {best['gloss']}" in res.stdout
+        assert (
+            f"WordNet {best['similarity']:.3f}  {best['key']} {best['synset']}: {best['gloss']}" in res.stdout
+        )
 
 
 def test_a_static_encoder_and_layer_zero_get_one_line(probed):

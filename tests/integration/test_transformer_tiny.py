@@ -306,7 +306,9 @@ def test_meta_describes_the_model(tiny, encoders):
     assert meta["layers"] == [1, 2] and meta["pieces"] == [["a"], ["Ġbank"]]
 
 
-def test_ten_thousand_words_work_without_attention_and_are_refused_with_it_before_the_model_runs(tiny, monkeypatch):
+def test_ten_thousand_words_work_without_attention_and_are_refused_with_it_before_the_model_runs(
+    tiny, monkeypatch
+):
     from contextlens.analysis.incontext import compare
 
     text = "the bank " + " ".join(["river water flows past the old mill"] * 1429)  # 10,005 words

@@ -88,7 +88,9 @@ def test_api_errors_name_request_fields_not_cli_flags(client, path, body, says):
     detail = fails(client.post(path, json=body))
     assert says in detail and not CLI_FLAG.search(detail), detail
     for field in re.findall(r'send "(\w+)"', detail):  # each field it names is one the route takes
-        schema = client.app.openapi()["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        schema = client.app.openapi()["paths"][path]["post"]["requestBody"]["content"]["application/json"][
+            "schema"
+        ]
         name = schema["$ref"].split("/")[-1]
         assert field in client.app.openapi()["components"]["schemas"][name]["properties"], (field, name)
     if "send" in says:  # and sending it answers
@@ -103,7 +105,9 @@ def test_the_cli_words_the_same_instruction_as_its_flag():
 
     err = InputError(f"or skip such sentences: {ask('missing', 'skip')}; {ask('occurrence', 'all')}")
     assert phrase(err, cli_phrase) == "or skip such sentences: add --skip-missing; use --occurrence all"
-    assert phrase(err, api_phrase) == 'or skip such sentences: send "missing": "skip"; send "occurrence": "all"'
+    assert (
+        phrase(err, api_phrase) == 'or skip such sentences: send "missing": "skip"; send "occurrence": "all"'
+    )
     assert str(err) == "or skip such sentences: pass missing='skip'; pass occurrence='all'"
 
 

@@ -78,7 +78,9 @@ def test_debiased_equals_song_et_al_on_the_gram_matrices(seed):
     y[:, 0] += x[:, 0]
     xc, yc = x - x.mean(0), y - y.mean(0)
     kx, ky = xc @ xc.T, yc @ yc.T
-    expected = _song_unbiased_hsic(kx, ky) / math.sqrt(_song_unbiased_hsic(kx, kx) * _song_unbiased_hsic(ky, ky))
+    expected = _song_unbiased_hsic(kx, ky) / math.sqrt(
+        _song_unbiased_hsic(kx, kx) * _song_unbiased_hsic(ky, ky)
+    )
     assert linear_cka(x, y, debiased=True) == pytest.approx(expected)
     assert linear_cka(x, y, debiased=True) < linear_cka(x, y)  # the plain estimate is biased upward
 

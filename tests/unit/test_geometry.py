@@ -47,7 +47,8 @@ def test_self_similarity_equals_the_mean_over_listed_pairs(case):
 
 
 def test_intra_sentence_similarity_by_hand():
-    # [[1,0],[0,1]]: mean [.5,.5], each word at 45°; [[1,0],[3,0]]: all parallel; a 1-word sentence is left out
+    # [[1,0],[0,1]]: mean [.5,.5], each word at 45°; [[1,0],[3,0]]: all parallel;
+    # a 1-word sentence is left out
     sentences = [np.array([[1.0, 0], [0, 1]]), np.array([[1.0, 0], [3, 0]]), np.array([[0.0, 1]])]
     assert intra_sentence_similarity(sentences) == pytest.approx((R + 1) / 2)
     with pytest.raises(ZeroVectorError, match="mean vector"):

@@ -50,7 +50,10 @@ def test_exact_search_matches_numpy_cosine(tmp_path, dtype):
     assert all(r["word"] == "bank" for r in got)
     # layer 4 holds -x: the most similar there is the least similar at layer 2
     assert reader.search(-q, word="bank", k=1, layer=4)[0]["usage_id"] == f"u{want[0]}"
-    assert str(reader.table.schema.field("v2").type.value_type) == {"float16": "halffloat", "float32": "float"}[dtype]
+    assert (
+        str(reader.table.schema.field("v2").type.value_type)
+        == {"float16": "halffloat", "float32": "float"}[dtype]
+    )
 
 
 def test_rollback_removes_uncommitted_chunks_and_stats(tmp_path):

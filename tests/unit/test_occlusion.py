@@ -45,7 +45,9 @@ def test_effects_are_distances_to_the_word_re_encoded_without_each_other_word():
                                                                         moved[None])[0])
             assert row["attention"][m] == pytest.approx(full.weights("bank", layer=n)[other["position"]])
             assert row["rollout"][m] == pytest.approx(roll[n - 1, 4, other["position"]])
-        assert row["spearman_attention"] == pytest.approx(stats.spearmanr(row["occlusion"], row["attention"])[0])
+        assert row["spearman_attention"] == pytest.approx(
+            stats.spearmanr(row["occlusion"], row["attention"])[0]
+        )
         assert row["spearman_rollout"] == pytest.approx(stats.spearmanr(row["occlusion"], row["rollout"])[0])
 
 

@@ -46,8 +46,8 @@ def test_rows_follow_the_tsv_order_and_skip_what_is_not_one_word(data):
     assert [r.word for r in train] == ["bank", "ran", "fast", "old", "river", "walked", "red", "bank", "ran",
                                        "fast", "zyzzyva", "walked", "fast", "old", "bank", "walked", "bank",
                                        "red", "river"]
-    assert {r.doc for r in train} == {"brown1/br-a01", "brown1/br-b02"} and {r.doc
-                                                                             for r in test} == {"brown2/br-e01"}
+    assert ({r.doc for r in train} == {"brown1/br-a01", "brown1/br-b02"}
+            and {r.doc for r in test} == {"brown2/br-e01"})
     # 'Dec.' (two words to the tokenizer) and 'river_bank' (a multiword expression) are no rows
     assert [r.word for r in test] == ["river", "bank", "ran", "red", "bank", "walked", "fast", "old", "bank",
                                       "ran"]

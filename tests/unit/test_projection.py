@@ -77,7 +77,8 @@ def test_pca_stays_in_the_units_of_the_points_even_when_huge():
 
 def test_tsne_on_identical_points_does_not_kill_the_process():
     # on the old code this child died of SIGSEGV (returncode -11)
-    code = "import numpy as np; from contextlens.analysis.projection import project; print(project(np.ones((2, 50)), 'tsne').tolist())"
+    code = ("import numpy as np; from contextlens.analysis.projection import project; "
+            "print(project(np.ones((2, 50)), 'tsne').tolist())")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "[[0.0, 0.0], [0.0, 0.0]]", done.stderr[-2000:]
 

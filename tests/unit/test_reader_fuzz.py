@@ -197,7 +197,9 @@ def test_every_reader_ends_lines_at_lf_crlf_or_cr_only(tmp_path, lines, breaks, 
 
 
 # -- sets files: surrogates, deep nesting, huge numbers, odd line endings -------------------------
-SETS = '{"name": "toy",\n "X": ["rose", "tulip"],\n "Y": ["ant", "wasp"],\n "A": ["love"],\n "B": ["filth"]}\n'
+SETS = (
+    '{"name": "toy",\n "X": ["rose", "tulip"],\n "Y": ["ant", "wasp"],\n "A": ["love"],\n "B": ["filth"]}\n'
+)
 
 
 @st.composite

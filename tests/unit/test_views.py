@@ -66,7 +66,10 @@ def test_sparse_weights_keep_what_is_drawn_and_say_how_much():
     capped = sparsify(w, 0.01, budget=600)  # 200 a matrix: each keeps its strongest weights
     cut = np.array(capped.thresholds)
     assert capped.threshold == 0.01 and (cut > 0.01).all() and capped.counts.unpack().sum() <= 610
-    assert capped.counts.unpack().reshape(3, 50).sum(1).tolist() == (w >= cut[:, None, None]).sum((1, 2)).tolist()
+    assert (
+        capped.counts.unpack().reshape(3, 50).sum(1).tolist()
+        == (w >= cut[:, None, None]).sum((1, 2)).tolist()
+    )
     assert sparsify(w, 0.01, budget=10**6).thresholds == (0.01,) * 3
 
 
