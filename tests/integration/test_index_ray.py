@@ -24,14 +24,8 @@ WORDS = ["bank", "spring"]
 def rows(db):
     table = open_store(db).table.search().select(["usage_id", "word", "doc", "start", "end", "v1", "v2"]) \
         .limit(None).to_arrow().sort_by("usage_id")
-    vec = {
-        k: table.column(k)
-        .combine_chunks()
-        .flatten()
-        .to_numpy(zero_copy_only=False)
-        .reshape(table.num_rows, -1)
-        for k in ("v1", "v2")
-    }
+    vec = {k: table.column(k).combine_chunks().flatten().to_numpy(zero_copy_only=False)
+           .reshape(table.num_rows, -1) for k in ("v1", "v2")}
     return table.drop_columns(["v1", "v2"]).to_pylist(), vec
 
 
