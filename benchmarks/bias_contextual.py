@@ -26,7 +26,8 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def figures(models: list[str], ceat_model: str, per_word: int, samples: int, permutations: int, seed: int) -> dict:
+def figures(models: list[str], ceat_model: str, per_word: int, samples: int,
+            permutations: int, seed: int) -> dict:
     out: dict = {"per_word": per_word, "samples": samples, "permutations": permutations, "seed": seed,
                  "seat": [], "layer0": [], "ceat": [], "seconds": {}}
     for name in models:
@@ -34,7 +35,8 @@ def figures(models: list[str], ceat_model: str, per_word: int, samples: int, per
         encoder = make_encoder(model=name, attention=False)
         for t in TESTS.values():
             out["seat"].append(seat(encoder, t.sets, permutations=permutations, seed=seed).as_dict())
-            out["layer0"].append(weat_encoder(encoder, t.sets, permutations=permutations, seed=seed).as_dict())
+            out["layer0"].append(weat_encoder(encoder, t.sets,
+                                              permutations=permutations, seed=seed).as_dict())
             _log(f"{name} {t.name}: SEAT d {out['seat'][-1]['effect_size']:.2f}, layer-0 WEAT d "
                  f"{out['layer0'][-1]['effect_size']:.2f}")
         out["seconds"][f"seat+layer0 {name}"] = time.perf_counter() - start
@@ -83,8 +85,8 @@ def _markdown(out: dict) -> str:
                 continue
             last = rs[-1]
             lines.append(f"| {name} | " + " | ".join(f"{r['effect_size']:.2f}" for r in rs) +
-                         f" | {last['ci'][0]:.2f}–{last['ci'][1]:.2f}, {last['p_value']:.2g}, {last['i2']:.2f} | "
-                         f"{last['n_x']}/{last['n_y']}/{last['n_a']}/{last['n_b']} |")
+                         f" | {last['ci'][0]:.2f}–{last['ci'][1]:.2f}, {last['p_value']:.2g}, "
+                         f"{last['i2']:.2f} | {last['n_x']}/{last['n_y']}/{last['n_a']}/{last['n_b']} |")
     lines.append(f"\ncontexts: {out.get('contexts')}; seconds: "
                  + ", ".join(f"{k} {v:.0f}" for k, v in out["seconds"].items()))
     return "\n".join(lines)

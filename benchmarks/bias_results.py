@@ -50,8 +50,9 @@ def figures(names: list[str], permutations: int, seed: int, wefe_p: int) -> dict
         np.random.seed(seed)  # wefe 0.4.1 draws with np.random.choice
         theirs = metric.run_query(query, model, lost_vocabulary_threshold=0.0, calculate_p_value=wefe_p > 0,
                                   p_value_iterations=max(wefe_p, 1))
-        print(f"{test.name}: d {ours.effect_size:.3f} p {ours.p_value:.2g}; WEFE d {theirs['effect_size']:.3f} "
-              f"({time.perf_counter() - start:.1f} s)", file=sys.stderr, flush=True)
+        print(f"{test.name}: d {ours.effect_size:.3f} p {ours.p_value:.2g}; WEFE d "
+              f"{theirs['effect_size']:.3f} ({time.perf_counter() - start:.1f} s)",
+              file=sys.stderr, flush=True)
         rows.append({
             "test": test.name, "alias": test.alias, "n": [ours.n_x, ours.n_y, ours.n_a, ours.n_b],
             "missing": [w for words in ours.missing.as_dict().values() for w in words],

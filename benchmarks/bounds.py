@@ -5,9 +5,10 @@ small input first, then the peak resident memory is reset (``/proc/self/clear_re
 the entry point runs at its bound (the largest input it accepts). Reported per case: the
 seconds it took and the CPU seconds of its process (every thread; with one torch thread
 what it would take on an idle machine, whatever the load), the peak RSS it added above the
-loaded model (``VmHWM`` minus the RSS before), and what it returned. The goal the bounds keep (issue 21): at most 2 GB above the
-loaded model and about a minute on this 2-core machine. The load average is reported
-beside the figures: on a shared machine the seconds grow with it; the memory does not.
+loaded model (``VmHWM`` minus the RSS before), and what it returned. The goal the bounds keep
+(issue 21): at most 2 GB above the loaded model and about a minute on this 2-core machine. The
+load average is reported beside the figures: on a shared machine the seconds grow with it; the
+memory does not.
 Run it with ``CONTEXTLENS_THREADS=1`` on a busy machine: two torch threads fighting over
 busy cores made SEAT's sentence vectors 7x slower than one (load 14: 48 s against 7.4 s for
 1,000 sentences), and the lens 5x; the threads used are reported.
@@ -25,13 +26,13 @@ import sys
 import time
 
 BASE = "We sat on the bank of the river and watched the boats go by while the children played. "
-TRACK_WORDS = ("money water boat river city house tree dog cat friend time day year way man world life hand part "
-               "child eye woman place work week case point group problem fact night home room mother father "
-               "school book story music game water light door side road car street town country state war law "
-               "power team family line end name word door food road bed girl boy air money head face body heart "
-               "mind love idea art war king horse fire sea sun moon star rain snow wind field farm bird fish "
-               "garden wall window floor table chair paper letter church army ship bank shop market office "
-               "doctor teacher student price cost job plan voice song film news").split()
+TRACK_WORDS = ("money water boat river city house tree dog cat friend time day year way man world life hand "
+               "part child eye woman place work week case point group problem fact night home room mother "
+               "father school book story music game water light door side road car street town country state "
+               "war law power team family line end name word door food road bed girl boy air money head face "
+               "body heart mind love idea art war king horse fire sea sun moon star rain snow wind field "
+               "farm bird fish garden wall window floor table chair paper letter church army ship bank shop "
+               "market office doctor teacher student price cost job plan voice song film news").split()
 
 
 def _rss_mb(field: str) -> float:
@@ -144,12 +145,13 @@ def case_lab_layers() -> tuple:
 
     client = _lab()
     _post(client, "/api/layers", {"encoder": "minilm", "sentences": ["a bank", "the bank"], "word": "bank"})
-    body = {"encoder": "minilm", "sentences": _lab_sentences(CAPS.max_sentences, CAPS.max_chars), "word": "bank"}
+    body = {"encoder": "minilm",
+            "sentences": _lab_sentences(CAPS.max_sentences, CAPS.max_chars), "word": "bank"}
     return lambda: _post(client, "/api/layers", body), lambda r: f"{len(r['pairs'])} pairs"
 
 
 def case_lab_encode() -> tuple:
-    """POST /api/encode at the lab's limits: 64 sentences of 1,000 characters, minilm (whole encodings, kept)."""
+    """POST /api/encode at the lab's limits: 64 sentences of 1,000 characters, minilm (whole encodings, kept)."""  # noqa: E501 (the case's "what" in the output)
     from contextlens.web.limits import CAPS
 
     client = _lab()
@@ -164,8 +166,8 @@ def case_lab_explore() -> tuple:
 
     client = _lab()
     _post(client, "/api/explore", {"encoder": "minilm", "sentences": ["a bank", "the bank"], "word": "bank"})
-    body = {"encoder": "minilm", "sentences": _lab_sentences(CAPS.max_sentences, CAPS.max_chars), "word": "bank",
-            "projection": "tsne"}
+    body = {"encoder": "minilm", "sentences": _lab_sentences(CAPS.max_sentences, CAPS.max_chars),
+            "word": "bank", "projection": "tsne"}
     return lambda: _post(client, "/api/explore", body), lambda r: f"{r['words'][0]['n_usages']} usages"
 
 
@@ -187,7 +189,7 @@ def case_lab_occlusion() -> tuple:
 
 
 def case_lab_attention_views() -> tuple:
-    """POST /api/views/attention at the lab's limits: an 80-word sentence, smollm2 (head, model, neuron views)."""
+    """POST /api/views/attention at the lab's limits: an 80-word sentence, smollm2 (head, model, neuron views)."""  # noqa: E501 (the case's "what" in the output)
     return _lab_longest_sentence("/api/views/attention", lambda r: f"{len(r['views'])} views")
 
 
@@ -200,7 +202,8 @@ def case_explore_bound() -> tuple:
     enc = make_encoder(model="minilm")
     explore(enc, ["a bank", "the bank"], "bank")
     limit = bounds.encoding_word_limit(len(enc.layer_ids), enc.dim)
-    sentences = [f"in {i} we sat by the {'bank' if i % 25 == 0 else 'shore'} of the river and watched the boats go"
+    sentences = [f"in {i} we sat by the {'bank' if i % 25 == 0 else 'shore'} of the river and watched the "
+                 "boats go"
                  for i in range(limit // 16)]
     return (lambda: explore(enc, sentences, "bank", missing="skip"),
             lambda r: f"{len(sentences)} sentences, {r['words'][0]['n_usages']} usages")
@@ -217,7 +220,8 @@ def case_geometry_bound() -> tuple:
     enc = make_encoder(model="minilm")
     limit = bounds.encoding_word_limit(len(enc.layer_ids), enc.dim)
     sentences, n = [], 0
-    for line in iter_lines(os.path.join(os.environ.get("CONTEXTLENS_DATA", ""), "corpora", "brown_plain.txt")):
+    for line in iter_lines(os.path.join(os.environ.get("CONTEXTLENS_DATA", ""),
+                                        "corpora", "brown_plain.txt")):
         k = len(tokenize(line))
         if n + k > limit:
             break
@@ -247,12 +251,13 @@ def _big_sets(n: int, dim: int = 300):
     from contextlens.vectors import EmbeddingTable
 
     words = [f"w{i}" for i in range(4 * n)]
-    table = EmbeddingTable(words, np.random.default_rng(0).normal(size=(4 * n, dim)).astype(np.float32), name="r")
+    table = EmbeddingTable(words,
+                           np.random.default_rng(0).normal(size=(4 * n, dim)).astype(np.float32), name="r")
     return table, WordSets("big", *(tuple(words[k * n:(k + 1) * n]) for k in range(4)))
 
 
 def case_weat_sets() -> tuple:
-    """WEAT with 10,000 words a set (the audit's input): the default partitions fitted to MAX_PERMUTATION_CELLS."""
+    """WEAT with 10,000 words a set (the audit's input): the default partitions fitted to MAX_PERMUTATION_CELLS."""  # noqa: E501 (the case's "what" in the output)
     from contextlens.bias import weat_table
 
     table, sets = _big_sets(10_000)
@@ -284,7 +289,8 @@ def case_seat_bound() -> tuple:
     per_word = sum(len(tokenize(s)) for s in sentences_for("rose"))  # every noun of this form alike
     n = limit // per_word // 4
     sets = WordSets("nouns", *(tuple(f"thing{k}x{i}" for i in range(n)) for k in range(4)))
-    return lambda: seat(enc, sets), lambda r: f"{r.n_x + r.n_y + r.n_a + r.n_b:,} sentences, d = {r.effect_size:.3f}"
+    return (lambda: seat(enc, sets),
+            lambda r: f"{r.n_x + r.n_y + r.n_a + r.n_b:,} sentences, d = {r.effect_size:.3f}")
 
 
 def case_tsne_bound() -> tuple:

@@ -60,7 +60,8 @@ def distilled_figures(model: str, corpora: list[str], data: Path, keep: Path, po
     def progress(done: int, usages: int) -> None:
         if time.perf_counter() - last[0] > 60:
             last[0] = time.perf_counter()
-            _log(f"{model}: {done:,} sentences, {usages:,} usages pooled, {done / (last[0] - started):.0f} sent/s")
+            _log(f"{model}: {done:,} sentences, {usages:,} usages pooled, {done / (last[0] - started):.0f} "
+                 "sent/s")
 
     info: dict = {}
     if all(p.is_file() for p in paths.values()):
@@ -75,7 +76,8 @@ def distilled_figures(model: str, corpora: list[str], data: Path, keep: Path, po
                 "words": len(result.usages), "missing": len(result.missing), "resumed_at": result.resumed_at}
         _log(f"{model}: distilled in {result.seconds:.0f} s ({info})")
     glove = load_vectors("glove-6b-50d")
-    alone = evaluate("similarity", model=model, encoder=encoder, split=",".join(sets), data_dir=data)["results"]
+    alone = evaluate("similarity", model=model, encoder=encoder,
+                     split=",".join(sets), data_dir=data)["results"]
     rows = []
     for name, pairs in sets.items():
         covered = _covered(pairs, next(iter(tables.values())))

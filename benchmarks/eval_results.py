@@ -9,9 +9,9 @@ regressions), WSD F1 on semeval2007 (MFS, 1-NN, 1-NN + MFS fallback, for every l
 and the mean of the last four; with the SemCor encoding time), LMMS in full step by step
 (``--tasks lmms``: +propagation, +glosses, +static, at the last layer and the last four),
 WiC through LMMS senses (``wicsenses``), propagation coverage and gloss speed
-(``coverage``), neighbours leaning to the usage's CoarseWSD-20 sense (``neighbours``), CoarseWSD-20 5-fold CV on
-train (at most ``--coarse-max`` items per word, stratified), SCWS on the 40-line sample
-(a smoke figure), WS-353 / MEN-dev / RG-65 Spearman (the word alone) and Google
+(``coverage``), neighbours leaning to the usage's CoarseWSD-20 sense (``neighbours``),
+CoarseWSD-20 5-fold CV on train (at most ``--coarse-max`` items per word, stratified), SCWS on
+the 40-line sample (a smoke figure), WS-353 / MEN-dev / RG-65 Spearman (the word alone) and Google
 analogies (the file's own vocabulary). GloVe 6B-50d (``--glove``): WiC with the static
 row and neighbour averaging, SCWS, similarity and Google analogies with gensim's rules
 (top 100k and 300k words). Encodings are cached (contextlens.files.cache_dir), so a
@@ -50,7 +50,8 @@ def model_figures(model: str, tasks: list[str], coarse_max: int, data: str, save
     if "wic" in tasks:
         t = time.perf_counter()
         rows = evaluate("wic", **common)["results"]
-        rows += [r for r in evaluate("wic", features="full", **common)["results"] if r["method"] == "logreg-full"]
+        rows += [r for r in evaluate("wic", features="full", **common)["results"]
+                 if r["method"] == "logreg-full"]
         out["wic"] = rows
         save(out)
         best_layer = next(r["layer"] for r in rows if r["method"] == "threshold")
@@ -68,7 +69,8 @@ def model_figures(model: str, tasks: list[str], coarse_max: int, data: str, save
     if "coarsewsd" in tasks:
         t = time.perf_counter()
         layers = sorted({best_layer % n_layers, n_layers - 1})
-        out["coarsewsd"] = [r for r in evaluate("coarsewsd", layers=layers, max_per_word=coarse_max, **common)["results"]]
+        out["coarsewsd"] = [r for r in evaluate("coarsewsd", layers=layers,
+                                                max_per_word=coarse_max, **common)["results"]]
         out["coarsewsd_max_per_word"] = coarse_max
         save(out)
         _log(f"{model} coarsewsd done in {time.perf_counter() - t:.0f} s")
@@ -237,7 +239,8 @@ def glove_figures(tasks: list[str], data: str) -> dict:
         out["wic"] = {m: evaluate("wic", vectors=table, method=m, data_dir=data)["results"]
                       for m in ("static", "average")}
     if "scws" in tasks:
-        out["scws"] = evaluate("scws", vectors=table, method="static", split="sample", data_dir=data)["results"]
+        out["scws"] = evaluate("scws", vectors=table, method="static",
+                               split="sample", data_dir=data)["results"]
     if "similarity" in tasks:
         out["similarity"] = evaluate("similarity", vectors=table, split=SIMILARITY, data_dir=data)["results"]
     if "analogy" in tasks:

@@ -139,7 +139,8 @@ def main() -> None:
 
     sentences = brown_sentences(args.sentences)
     load_start = round(os.getloadavg()[0], 2)
-    result = base_section(args, torch, transformers, sentences) if "base" in sections else {"model": args.model}
+    result = (base_section(args, torch, transformers, sentences) if "base" in sections
+              else {"model": args.model})
     result.update(sentences=len(sentences), load_average_start=load_start)
     result.update(engine_sections(args, sections, sentences))
     if args.json:
@@ -207,7 +208,8 @@ def base_section(args, torch, transformers, sentences) -> dict:
     achieved = 2 * layer_params * n_pieces / median["contextlens"] / 1e9
     import platform
 
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                if line.startswith("model name")),
                platform.processor())
     result = {
         "model": args.model, "sentences": len(sentences), "words": n_words, "pieces": n_pieces,
@@ -225,9 +227,11 @@ def base_section(args, torch, transformers, sentences) -> dict:
     print(f"{args.model}: {len(sentences)} Brown sentences, {n_words:,} words, {n_pieces:,} pieces, "
           f"{result['threads']} threads ({cpu})", file=log)
     for name in runs:
-        print(f"  {name:15s} {words_s[name]:9.1f} words/s  {median[name]:7.2f} s  +{memory[name]:.0f} MB", file=log)
+        print(f"  {name:15s} {words_s[name]:9.1f} words/s  {median[name]:7.2f} s  +{memory[name]:.0f} MB",
+              file=log)
     print(f"  contextlens vs naive loop: {result['ratio_vs_naive']}x, vs sorted batches: "
-          f"{result['ratio_vs_sorted_batch']}x; {result['fraction_of_matmul_peak']:.2f} of matmul peak", file=log)
+          f"{result['ratio_vs_sorted_batch']}x; {result['fraction_of_matmul_peak']:.2f} of matmul peak",
+          file=log)
     return result
 
 
@@ -244,7 +248,8 @@ while os.getppid() == int(sys.argv[1]):  # ends with the benchmark, however that
 def competitors(n: int):
     """``n`` CPU-bound processes (single-threaded float32 matmul loops) while the block runs."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    procs = [subprocess.Popen([sys.executable, "-c", COMPETITOR, str(os.getpid())], env=env) for _ in range(n)]
+    procs = [subprocess.Popen([sys.executable, "-c", COMPETITOR, str(os.getpid())], env=env)
+             for _ in range(n)]
     try:
         time.sleep(1.0)
         yield
@@ -318,11 +323,13 @@ def engine_sections(args, sections: set[str], sentences: list[str]) -> dict:
                 torch.set_num_threads(threads)
         return run
 
-    out = {"engine_settings": {"default_engine": default.engine, "threads": threads, "spinning": args.spinning,
+    out = {"engine_settings": {"default_engine": default.engine, "threads": threads,
+                               "spinning": args.spinning,
                                "contextlens_threads": {"torch": chosen, "onnxruntime": default._runner.threads
                                                        if default._runner else None},
                                "candidate_batching": batching.label(),
-                               "graph": str(runner.paths[False]), "session_threads": session.get_session_options().intra_op_num_threads}}
+                               "graph": str(runner.paths[False]),
+                               "session_threads": session.get_session_options().intra_op_num_threads}}
 
     def compare(label: str) -> dict:
         load_start = round(os.getloadavg()[0], 2)
@@ -340,7 +347,8 @@ def engine_sections(args, sections: set[str], sentences: list[str]) -> dict:
             run(sentences[:64])
         runs = {name: functools.partial(run, sentences) for name, run in make.items()}
         peaks = {}
-        seconds = ee.paired(runs, args.repeats, between=lambda name: peaks.setdefault(name, []).append(matmul_gflops(torch)))
+        seconds = ee.paired(runs, args.repeats,
+                            between=lambda name: peaks.setdefault(name, []).append(matmul_gflops(torch)))
 
         def fraction(name):
             return round(statistics.median(2 * layer_params * n_pieces / s / 1e9 / p
@@ -351,13 +359,15 @@ def engine_sections(args, sections: set[str], sentences: list[str]) -> dict:
                "ratio_vs_hf_sorted_pooled": ee.ratio(seconds, "hf_sorted_pooled", "contextlens"),
                "ratio_vs_st_tokens": ee.ratio(seconds, "st_tokens", "contextlens"),
                "ratio_vs_torch_engine": ee.ratio(seconds, "torch_engine", "contextlens"),
-               "ratio_vs_torch_candidate_1_thread": ee.ratio(seconds, "torch_candidate_1_thread", "contextlens"),
+               "ratio_vs_torch_candidate_1_thread": ee.ratio(seconds,
+                                                             "torch_candidate_1_thread", "contextlens"),
                "ratio_vs_default_threads": ee.ratio(seconds, "contextlens_default_threads", "contextlens"),
                "fraction_of_matmul_peak": fraction("contextlens"),
                "matmul_gflops": round(statistics.median(peaks["contextlens"]), 1),
                "seconds": {k: round(statistics.median(v), 2) for k, v in seconds.items()},
                "torch_engine": {"ratio_vs_ort_direct": ee.ratio(seconds, "ort_direct", "torch_engine"),
-                                "ratio_vs_hf_sorted_pooled": ee.ratio(seconds, "hf_sorted_pooled", "torch_engine"),
+                                "ratio_vs_hf_sorted_pooled": ee.ratio(seconds,
+                                                                      "hf_sorted_pooled", "torch_engine"),
                                 "ratio_vs_st_tokens": ee.ratio(seconds, "st_tokens", "torch_engine"),
                                 "fraction_of_matmul_peak": fraction("torch_engine")},
                "load_average_start": load_start, "load_average_end": load}

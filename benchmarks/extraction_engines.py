@@ -147,7 +147,8 @@ def run_hf_sorted_pooled(torch, model, tokenizer, sentences: list[str]) -> int:
     with torch.inference_mode():
         for batch in sorted_batches(sentences):
             enc = tokenizer(batch, padding=True, return_tensors="pt")
-            out = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], output_hidden_states=True)
+            out = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+                        output_hidden_states=True)
             n += pool_word_ids(torch, out.hidden_states, enc).shape[1]
     return n
 
@@ -156,7 +157,8 @@ def run_ort_direct(torch, session, tokenizer, sentences: list[str]) -> int:
     n = 0
     for batch in sorted_batches(sentences):
         enc = tokenizer(batch, padding=True, return_tensors="np")
-        feed = {"input_ids": enc["input_ids"].astype(np.int64), "attention_mask": enc["attention_mask"].astype(np.int64)}
+        feed = {"input_ids": enc["input_ids"].astype(np.int64),
+                "attention_mask": enc["attention_mask"].astype(np.int64)}
         n += pool_word_ids(torch, session.run(None, feed), enc).shape[1]
     return n
 

@@ -7,8 +7,8 @@ model). It runs twice in a fresh process each time, under a fresh cache root
 real cache: the first run pays only that case's cost (cold), the second finds it built
 (warm). A case whose cost the install step takes on (``contextlens models install``, hence
 ``make setup``) runs that step first, timed apart ("install"), so "cold" is what a user's
-first command pays after the install. ``--src DIR`` runs another source tree (``PYTHONPATH``), e.g. main before a
-change: ``git archive HEAD src | tar -x -C /tmp/old``. CPU seconds are the child's user +
+first command pays after the install. ``--src DIR`` runs another source tree (``PYTHONPATH``),
+e.g. main before a change: ``git archive HEAD src | tar -x -C /tmp/old``. CPU seconds are the child's user +
 system time (``os.wait4``), the steadier figure on a busy machine.
 
     python benchmarks/first_use.py [--cases kernel,neighbours] [--src /tmp/old/src] [--json]
@@ -38,11 +38,12 @@ CASES = {
                 "-o", "{tmp}/bank.npz"], ("numba",), "the counting kernel compiled by numba"),
     "export": (["compare", "The bank approved my loan.", "We sat on the bank of the river.", "--word", "bank",
                 "--model", "minilm", "--json"], ("onnx",), "minilm's ONNX export"),
-    "neighbours": (["neighbours", "bank", "--in", "We sat on the bank of the river.", "--model", "minilm", "-k", "10",
-                    "--json"], ("neighbours",), "minilm's neighbours reference (20,000 words alone, every layer)"),
+    "neighbours": (["neighbours", "bank", "--in", "We sat on the bank of the river.", "--model", "minilm",
+                    "-k", "10", "--json"], ("neighbours",),
+                   "minilm's neighbours reference (20,000 words alone, every layer)"),
     "tables": (["neighbours", "bank", "--json"], ("tables",), "GloVe 6B-50d prepared for memory-mapping"),
-    "smollm2": (["predict", "The capital of France is", "--model", "smollm2", "-k", "5", "--json"], ("models", "onnx"),
-                "SmolLM2 de-quantised to float32, and its export"),
+    "smollm2": (["predict", "The capital of France is", "--model", "smollm2", "-k", "5", "--json"],
+                ("models", "onnx"), "SmolLM2 de-quantised to float32, and its export"),
     "ceat": (["bias", "ceat", "weat6", "--model", "minilm", "--json"], (),
              "CEAT's contexts read from the corpora and encoded (no cache: every run)"),
 }
@@ -57,8 +58,8 @@ def run(args: list[str], env: dict, python: tuple[str, ...] = ("-m", "contextlen
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return {"wall": round(wall, 2), "cpu": round(usage.ru_utime + usage.ru_stime, 2), "status": proc.returncode,
-            "stderr": stderr.strip().splitlines()[-3:]}
+    return {"wall": round(wall, 2), "cpu": round(usage.ru_utime + usage.ru_stime, 2),
+            "status": proc.returncode, "stderr": stderr.strip().splitlines()[-3:]}
 
 
 def fresh_root(real: Path, cold: tuple[str, ...], into: Path) -> Path:
@@ -93,7 +94,8 @@ def measure(name: str, src: Path | None) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default=",".join(CASES), help=f"comma-separated: {', '.join(CASES)}")
-    parser.add_argument("--src", type=Path, help="run this source tree (PYTHONPATH) instead of the installed one")
+    parser.add_argument("--src", type=Path,
+                        help="run this source tree (PYTHONPATH) instead of the installed one")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     args = parser.parse_args()
     names = [c.strip() for c in args.cases.split(",") if c.strip()]
@@ -105,8 +107,9 @@ def main() -> None:
         results.append(measure(name, args.src))
         r = results[-1]
         install = f"install {r['install']['cpu']} / {r['install']['wall']}, " if r.get("install") else ""
-        print(f"{name}: {install}cold {r['cold']['cpu']} s CPU / {r['cold']['wall']} s wall, warm {r['warm']['cpu']} / "
-              f"{r['warm']['wall']} (load {r['load_average']})", file=sys.stderr, flush=True)
+        print(f"{name}: {install}cold {r['cold']['cpu']} s CPU / {r['cold']['wall']} s wall, warm "
+              f"{r['warm']['cpu']} / {r['warm']['wall']} (load {r['load_average']})",
+              file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps({"src": str(args.src or "installed"), "results": results}, indent=1))
 

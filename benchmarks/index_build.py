@@ -32,8 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 WORDS = ("time man year way day thing people world life hand part place case work state house country fact "
-         "water money school government end point group number course war area night "
-         "make take come see know give find think say go get look use tell ask seem feel leave call keep").split()
+         "water money school government end point group number course war area night make take come "
+         "see know give find think say go get look use tell ask seem feel leave call keep").split()
 assert len(WORDS) == 50
 
 
@@ -103,14 +103,16 @@ def spawn(fn, *args):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default=str(data_root() / "corpora" / "brown_plain.txt"))
-    ap.add_argument("--sentences", type=int, default=4000, help="sentences in the 1x slice (0: the whole corpus)")
+    ap.add_argument("--sentences", type=int, default=4000,
+                    help="sentences in the 1x slice (0: the whole corpus)")
     ap.add_argument("--naive", type=int, default=300, help="target sentences timed in the naive loop")
     ap.add_argument("--keep", type=Path, help="build in this new folder and keep the indexes (db1, db4)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=False)
-    with tempfile.TemporaryDirectory() if args.keep is None else contextlib.nullcontext(str(args.keep)) as tmp:
+    folder = tempfile.TemporaryDirectory() if args.keep is None else contextlib.nullcontext(str(args.keep))
+    with folder as tmp:
         lines = Path(args.corpus).read_text(encoding="utf-8").splitlines()
         lines = lines[: args.sentences] if args.sentences else lines
         one = Path(tmp, "brown-1.txt")

@@ -48,8 +48,8 @@ search_usages(store, sys.argv[2], sys.argv[3], k=10)
 t4 = time.perf_counter()
 search_usages(store, sys.argv[2], sys.argv[3], k=10)
 t5 = time.perf_counter()
-print(json.dumps({"import_s": t1 - t0, "open_index_s": t2 - t1, "load_model_s": t3 - t2, "first_search_s": t4 - t3,
-                  "second_search_s": t5 - t4}))
+print(json.dumps({"import_s": t1 - t0, "open_index_s": t2 - t1, "load_model_s": t3 - t2,
+                  "first_search_s": t4 - t3, "second_search_s": t5 - t4}))
 """
 
 
@@ -81,7 +81,8 @@ def main() -> None:
         built = build_index(corpus, db, WORDS)
         cold = [wall([*cli, "--db", db, QUERY[0], "--word", QUERY[1], "--json"]) for _ in range(args.repeats)]
         steps = [json.loads(subprocess.run([sys.executable, "-c", STEPS, db, *QUERY], check=True,
-                                           capture_output=True, text=True).stdout) for _ in range(args.repeats)]
+                                           capture_output=True, text=True).stdout)
+                 for _ in range(args.repeats)]
         queries = Path(tmp, "queries.tsv")
         queries.write_text("".join(f"{QUERY[1]}\t{QUERY[0]} ({i})\n" for i in range(args.queries_lines)))
         batch = [wall([*cli, "--db", db, "--queries", str(queries), "--json"]) for _ in range(args.repeats)]
@@ -98,7 +99,8 @@ def main() -> None:
         "cold_cli": {"median_s": median_cold, "runs_s": cold},
         "cold_steps": {k: float(np.median([s[k] for s in steps])) for k in steps[0]},
         "queries_cli": {"lines": args.queries_lines, "median_s": float(np.median(batch)),
-                        "per_extra_search_ms": (float(np.median(batch)) - median_cold) / (args.queries_lines - 1) * 1000},
+                        "per_extra_search_ms": (float(np.median(batch)) - median_cold)
+                                               / (args.queries_lines - 1) * 1000},
         "in_process": {"p50_ms": float(np.percentile(lat, 50)), "p95_ms": float(np.percentile(lat, 95))},
         "load_at_end": round(os.getloadavg()[0], 1),
     }

@@ -48,8 +48,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIFTY = ("time man year way day thing people world life hand part place case work state house country fact "
-         "water money school government end point group number course war area night "
-         "make take come see know give find think say go get look use tell ask seem feel leave call keep").split()
+         "water money school government end point group number course war area night make take come "
+         "see know give find think say go get look use tell ask seem feel leave call keep").split()
 ENGINES = {"onnx": ("onnx", "fp32"), "torch": ("torch", "fp32"), "torch-bf16": ("torch", "bf16")}
 
 
@@ -125,7 +125,8 @@ def _sizes(db: str) -> dict:
         write_side_index(Path(tmp), reader.table, reader.table.version, ROW_COLUMNS, reader.layers,
                          int(reader.params["dim"]), kind="compressed")
         packed = side_bytes(tmp)
-    return {"usages": n, "table_bytes_per_usage": table / n, "full_side_bytes_per_usage": side_bytes(side.folder) / n,
+    return {"usages": n, "table_bytes_per_usage": table / n,
+            "full_side_bytes_per_usage": side_bytes(side.folder) / n,
             "compressed_side_bytes_per_usage": packed / n, "side_kind_built": side.kind}
 
 
@@ -134,14 +135,15 @@ def run_local(corpus: str, words: list[str], match: str, db: str, engine: str, p
     from contextlens.index.build import make_index_encoder
 
     encoder = make_index_encoder("minilm", None, 32, threads=1, engine=engine, precision=precision)
-    encoder[0].encode(["A warm-up sentence for the engine."])  # the first call's one-off costs, outside the clock
+    # the first call's one-off costs, outside the clock
+    encoder[0].encode(["A warm-up sentence for the engine."])
     load0, cpu0, t0 = os.getloadavg()[0], _cpu_self(), time.perf_counter()
     r = build_index(corpus, db, words, match=match, encoder=encoder, compress=False)
     wall, cpu = time.perf_counter() - t0, _cpu_self() - cpu0
     queue.put({"engine": engine, "precision": precision, "threads": 1, "sentences": r.sentences,
                "usages": r.usages, "wall_s": wall, "cpu_s": cpu, "load_before": load0,
-               "load_after": os.getloadavg()[0], "usages_per_s": r.usages / wall, "usages_per_cpu_s": r.usages / cpu,
-               "sentences_per_cpu_s": r.sentences / cpu, **_sizes(db)})
+               "load_after": os.getloadavg()[0], "usages_per_s": r.usages / wall,
+               "usages_per_cpu_s": r.usages / cpu, "sentences_per_cpu_s": r.sentences / cpu, **_sizes(db)})
 
 
 def run_ray(corpus: str, words: list[str], match: str, db: str, actors: int, queue) -> None:
@@ -154,13 +156,13 @@ def run_ray(corpus: str, words: list[str], match: str, db: str, actors: int, que
     try:
         with TreeCPU() as tree:
             load0, cpu0, t0 = os.getloadavg()[0], _cpu_self(), time.perf_counter()
-            r = build_index(corpus, db, words, match=match, engine="ray", concurrency=actors, chunk_size=10**6,
-                            compress=False)
+            r = build_index(corpus, db, words, match=match, engine="ray", concurrency=actors,
+                            chunk_size=10**6, compress=False)
             wall, cpu = time.perf_counter() - t0, _cpu_self() - cpu0 + tree.used()
     finally:
         ray.shutdown()
-    queue.put({"engine": "ray", "actors": actors, "sentences": r.sentences, "usages": r.usages, "wall_s": wall,
-               "cpu_s": cpu, "load_before": load0, "load_after": os.getloadavg()[0],
+    queue.put({"engine": "ray", "actors": actors, "sentences": r.sentences, "usages": r.usages,
+               "wall_s": wall, "cpu_s": cpu, "load_before": load0, "load_after": os.getloadavg()[0],
                "usages_per_s": r.usages / wall, "usages_per_cpu_s": r.usages / cpu,
                "nodes": r.nodes})
 
@@ -177,12 +179,13 @@ def spawn(fn, *args):
 
 def project(onnx: dict, sentences: int, node_cores: int, bf16: dict | None) -> dict:
     """The cost of indexing ``sentences`` sentences, scaled from the one-thread ONNX run."""
-    per_sentence_cpu = onnx["cpu_s"] / onnx["sentences"]  # encoding, planning and writing, per corpus sentence
+    # encoding, planning and writing, per corpus sentence
+    per_sentence_cpu = onnx["cpu_s"] / onnx["sentences"]
     usages = sentences * onnx["usages"] / onnx["sentences"]
     core_hours = sentences * per_sentence_cpu / 3600
     table = usages * onnx["table_bytes_per_usage"]
-    out = {"sentences": sentences, "usages": usages, "usages_per_sentence": onnx["usages"] / onnx["sentences"],
-           "core_hours": core_hours,
+    out = {"sentences": sentences, "usages": usages,
+           "usages_per_sentence": onnx["usages"] / onnx["sentences"], "core_hours": core_hours,
            "disk_tb_full": (table + usages * onnx["full_side_bytes_per_usage"]) / 1e12,
            "disk_tb_compressed": (table + usages * onnx["compressed_side_bytes_per_usage"]) / 1e12,
            "table_tb": table / 1e12, "node_cores": node_cores,
@@ -210,7 +213,8 @@ def main() -> None:
     from contextlens.encoders.engines import bf16_instructions
 
     out = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}",
-           "cpu_bf16_instructions": bf16_instructions(), "words": args.words, "model": "minilm", "dtype": "float16"}
+           "cpu_bf16_instructions": bf16_instructions(), "words": args.words,
+           "model": "minilm", "dtype": "float16"}
     with tempfile.TemporaryDirectory() as tmp:
         lines = Path(args.corpus).read_text(encoding="utf-8").splitlines()[: args.sentences]
         corpus = str(Path(tmp, "brown.txt"))

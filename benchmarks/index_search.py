@@ -73,13 +73,15 @@ def build(path: str, n: int):
     from contextlens.index.store import UsageRow, UsageStore
 
     store = UsageStore.create(path, {"model": "synthetic", "layers": [6], "dim": DIM, "dtype": "float16",
-                                     "match": "lower", "layout": "lines", "words": [f"w{i}" for i in range(WORDS)],
+                                     "match": "lower", "layout": "lines",
+                                     "words": [f"w{i}" for i in range(WORDS)],
                                      "side_index": "full"})  # today's structure; the compressed one beside it
     all_x, all_w = np.empty((n, DIM), np.float16), np.empty(n, np.int64)
     started = time.perf_counter()
     for start, x, w in make_vectors(n):
         all_x[start:start + len(x)], all_w[start:start + len(x)] = x, w
-        rows = [UsageRow(f"{start + i:08d}", f"w{wi}", "x", "synthetic", start + i, 0, 1, f"sentence {start + i}")
+        rows = [UsageRow(f"{start + i:08d}", f"w{wi}", "x", "synthetic", start + i, 0, 1,
+                         f"sentence {start + i}")
                 for i, wi in enumerate(w)]
         store.append(0, EncodedChunk(rows, {6: x}))
         store.commit(0, start + len(x), start + len(x))
@@ -131,8 +133,8 @@ class Compressed:
         os.makedirs(folder)
         version = reader.table.version
         started = time.perf_counter()
-        write_side_index(Path(folder), reader.table, version, ROW_COLUMNS, reader.layers, int(reader.params["dim"]),
-                         kind="compressed")
+        write_side_index(Path(folder), reader.table, version, ROW_COLUMNS, reader.layers,
+                         int(reader.params["dim"]), kind="compressed")
         timings["compressed_build_seconds"] = time.perf_counter() - started
         self.side = load_side_index(folder, version, reader.table)
         rows = int(self.side.meta["rows"])
@@ -225,7 +227,8 @@ NAMES = ("contextlens", "faiss_hnsw", "lancedb_raw", "compressed")
 def measure(c: Contenders, x16, queries: np.ndarray, word: str | None, mask: np.ndarray | None) -> dict:
     """Each contender's p50/p95 latency (ms) and recall@10; the queries in rotating order."""
     bits = None if mask is None else np.packbits(mask, bitorder="little")
-    run = {"contextlens": lambda q: c.contextlens(q, word), "faiss_hnsw": lambda q: c.faiss_hnsw(q, word, bits),
+    run = {"contextlens": lambda q: c.contextlens(q, word),
+           "faiss_hnsw": lambda q: c.faiss_hnsw(q, word, bits),
            "lancedb_raw": lambda q: c.lancedb_raw(q, word), "compressed": lambda q: c.compressed(q, word)}
     for name in NAMES:
         run[name](queries[0])  # warm-up: opens files, loads what a first search loads
@@ -240,7 +243,8 @@ def measure(c: Contenders, x16, queries: np.ndarray, word: str | None, mask: np.
     truth = exact_top(x16, mask, queries)
     out = {}
     for name in NAMES:
-        out[name] = {"p50_ms": float(np.percentile(lat[name], 50)), "p95_ms": float(np.percentile(lat[name], 95)),
+        out[name] = {"p50_ms": float(np.percentile(lat[name], 50)),
+                     "p95_ms": float(np.percentile(lat[name], 95)),
                      "recall_at_10": float(np.mean([len(g & t) / K for g, t in zip(got[name], truth)]))}
     return out
 
@@ -250,7 +254,8 @@ def synthetic(folder: str, rows: int, n_queries: int, lance_kind: str) -> dict:
     counts = np.bincount(words, minlength=WORDS)
     mid = int(np.argmin(np.abs(counts - 0.02 * rows)))
     out = {"rows": rows, "dim": DIM, "write_seconds": written, "side_index_seconds": finish_s,
-           "ann_index": reader.has_ann_index(), "lists": reader.side().lists, "size_mb": reader.size_on_disk() / 2**20}
+           "ann_index": reader.has_ann_index(), "lists": reader.side().lists,
+           "size_mb": reader.size_on_disk() / 2**20}
     c = Contenders(reader, x16, [f"{i:08d}" for i in range(rows)], [f"w{w}" for w in words], 6,
                    os.path.join(folder, "peer"), out, lance_kind)
     out["compressed"] = compressed_info(c)
@@ -274,8 +279,8 @@ def compressed_info(c: Contenders) -> dict:
     return {"bytes_per_usage": round(c.packed.bytes_per_usage, 1),
             "full_bytes_per_usage": round(c.packed.full_bytes_per_usage, 1),
             "pq_codes": meta["pq_codes"], "lists": meta["lists"], "rerank": side_index.rerank_for(K),
-            "all_words_probes": min(meta["lists"], max(side_index.NPROBES, -(-meta["lists"] //
-                                                                              side_index.ALL_WORDS_PROBE_DIVISOR)))}
+            "all_words_probes": min(meta["lists"], max(
+                side_index.NPROBES, -(-meta["lists"] // side_index.ALL_WORDS_PROBE_DIVISOR)))}
 
 
 def search_path(reader, word: str | None) -> str:
@@ -325,7 +330,8 @@ def brown(db: str, n_queries: int, folder: str, lance_kind: str) -> dict:
     table = reader.table.search().select(["usage_id", "word", f"v{layer}"]).limit(None).to_arrow()
     ids = table.column("usage_id").to_pylist()
     words = np.asarray(table.column("word").to_pylist(), dtype=object)
-    x16 = table.column(f"v{layer}").combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(len(ids), -1)
+    x16 = table.column(f"v{layer}").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    x16 = x16.reshape(len(ids), -1)
     x16 = x16.astype(np.float16)
     out = {"usages": len(ids), "words": len(set(words)), "layer": layer, "lists": reader.side().lists,
            "build_complete": complete}
@@ -356,10 +362,12 @@ def brown(db: str, n_queries: int, folder: str, lance_kind: str) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=1_000_000, help="synthetic usages (0: skip the synthetic index)")
+    ap.add_argument("--rows", type=int, default=1_000_000,
+                    help="synthetic usages (0: skip the synthetic index)")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--brown-db", default=None)
-    ap.add_argument("--lancedb", choices=("ivf_sq", "hnsw"), default="ivf_sq", help="LanceDB's index for the peer")
+    ap.add_argument("--lancedb", choices=("ivf_sq", "hnsw"), default="ivf_sq",
+                    help="LanceDB's index for the peer")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     out = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}",

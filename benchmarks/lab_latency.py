@@ -30,7 +30,8 @@ import time
 
 SERVER = ("import uvicorn; from contextlens.web import create_app; "
           "uvicorn.run(create_app(threads={threads}), host='127.0.0.1', port={port}, log_level='warning')")
-S1 = "The bank approved my loan after a long talk about money rates and the future of {n} small shops in town."
+S1 = ("The bank approved my loan after a long talk about money rates and the future of {n} small shops "
+      "in town.")
 S2 = "We sat on the bank of the river and watched the water flow past the old mill in the quiet evening."
 GOALS = {"toy": 20.0, "sentence": 300.0}
 
@@ -63,7 +64,8 @@ def wait_ready(port: int, proc: subprocess.Popen, timeout: float = 60) -> None:
 
 
 def toy_body(i: int) -> dict:
-    return {"neighbours": [["loan", "money"], ["river", "water"]], "method": "average", "alpha": (i % 20) / 20}
+    return {"neighbours": [["loan", "money"], ["river", "water"]], "method": "average",
+            "alpha": (i % 20) / 20}
 
 
 def sentence_body(i: int) -> dict:
@@ -125,7 +127,8 @@ def main() -> None:
                     raise SystemExit(f"warm-up {path} failed: {status} {data[:300]!r}")
         warm = time.perf_counter() - t0
         results = {
-            "threads": args.threads or "all", "clients": args.clients, "requests_per_client": args.requests, "warmup_s": round(warm, 1),
+            "threads": args.threads or "all", "clients": args.clients, "requests_per_client": args.requests,
+            "warmup_s": round(warm, 1),
             "toy": run_load(port, "/api/toy", toy_body, args.clients, args.requests),
             "sentence": run_load(port, "/api/layers", sentence_body, args.clients, args.requests),
         }
@@ -142,8 +145,9 @@ def main() -> None:
     print(f"{'endpoint':10} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'req/s':>7} {'errors':>6}  goal p95")
     for name in GOALS:
         r = results[name]
-        print(f"{name:10} {r['p50_ms']:8.1f} {r['p95_ms']:8.1f} {r['max_ms']:8.1f} {r['throughput_rps']:7.1f} "
-              f"{r['errors']:6d}  < {r['goal_p95_ms']:.0f} ms: {'yes' if r['meets_goal'] else 'NO'}")
+        print(f"{name:10} {r['p50_ms']:8.1f} {r['p95_ms']:8.1f} {r['max_ms']:8.1f} "
+              f"{r['throughput_rps']:7.1f} {r['errors']:6d}  < {r['goal_p95_ms']:.0f} ms: "
+              f"{'yes' if r['meets_goal'] else 'NO'}")
 
 
 if __name__ == "__main__":

@@ -47,11 +47,13 @@ import threading
 import time
 from pathlib import Path
 
-S1 = "The bank approved my loan after a long talk about money rates and the future of {n} small shops in town."
+S1 = ("The bank approved my loan after a long talk about money rates and the future of {n} small shops "
+      "in town.")
 S2 = "We sat on the bank of the river and watched the water flow past the old mill in the quiet evening."
 APP_SERVER = ("import uvicorn; from contextlens.web import create_app; "
               "uvicorn.run(create_app(threads=1), host='127.0.0.1', port={port}, log_level='warning')")
-UMAP_BODY = {"sentences": ["The bank approved my loan.", "We sat on the bank of the river.", "A bank of fog rolled in.",
+UMAP_BODY = {"sentences": ["The bank approved my loan.", "We sat on the bank of the river.",
+                           "A bank of fog rolled in.",
                            "The bank raised its rates.", "Reeds grew along the bank.", "She robbed a bank."],
              "word": "bank", "encoder": "average", "projection": "umap"}
 
@@ -71,7 +73,8 @@ class Lab:
         else:
             self.port = free_port()
             cmd = [sys.executable, "-c", APP_SERVER.format(port=self.port)]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, env=env)
         if cli:
             line = self.proc.stdout.readline()
             found = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
@@ -133,15 +136,18 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def request(conn: http.client.HTTPConnection, method: str, path: str, body: dict | None = None) -> tuple[int, bytes]:
-    conn.request(method, path, None if body is None else json.dumps(body), {"Content-Type": "application/json"})
+def request(conn: http.client.HTTPConnection, method: str, path: str,
+            body: dict | None = None) -> tuple[int, bytes]:
+    conn.request(method, path, None if body is None else json.dumps(body),
+                 {"Content-Type": "application/json"})
     resp = conn.getresponse()
     return resp.status, resp.read()
 
 
 # ---- load ---------------------------------------------------------------------------------------
 def toy_body(i: int) -> dict:
-    return {"neighbours": [["loan", "money"], ["river", "water"]], "method": "average", "alpha": (i % 20) / 20}
+    return {"neighbours": [["loan", "money"], ["river", "water"]], "method": "average",
+            "alpha": (i % 20) / 20}
 
 
 def sentence_body(i: int) -> dict:
@@ -205,7 +211,8 @@ def load(args) -> dict:
                 raise SystemExit(f"warm-up {path} failed: {status} {data[:300]!r}")
         out = {"warmup_s": round(time.perf_counter() - t0, 1), "rss_after_warmup_mb": lab.rss_mb()}
         out["toy"] = run_load(lab, "/api/toy", toy_body, args.toy_clients, args.seconds, args.sample)
-        out["sentence"] = run_load(lab, "/api/layers", sentence_body, args.sentence_clients, args.seconds, args.sample)
+        out["sentence"] = run_load(lab, "/api/layers", sentence_body, args.sentence_clients,
+                                   args.seconds, args.sample)
         status = json.loads(request(lab.conn(), "GET", "/api/status")[1])
         out["cache"] = status.get("cache")
     finally:
@@ -303,8 +310,8 @@ def fault_two_builds(src: str | None, lines: int) -> dict:
             corpus.write_text("".join(line for _, line in zip(range(lines), f)), encoding="utf-8")
 
         def build(db: Path) -> subprocess.Popen:
-            return subprocess.Popen([sys.executable, "-m", "contextlens", "index", "build", str(corpus), "--db", str(db),
-                                     "--words", "bank,state,time,man,house", "--json"],
+            return subprocess.Popen([sys.executable, "-m", "contextlens", "index", "build", str(corpus),
+                                     "--db", str(db), "--words", "bank,state,time,man,house", "--json"],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
         clean = build(Path(tmp) / "clean.lance")
@@ -350,14 +357,15 @@ def main() -> None:
     if "load" in results:
         r = results["load"]
         print(f"warm-up {r['warmup_s']} s, RSS after warm-up {r['rss_after_warmup_mb']} MB")
-        print(f"{'endpoint':9} {'clients':>7} {'requests':>8} {'errors':>6} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} "
-              f"{'req/s':>7} {'RSS start':>9} {'RSS end':>8} {'RSS max':>8}")
+        print(f"{'endpoint':9} {'clients':>7} {'requests':>8} {'errors':>6} {'p50 ms':>8} {'p95 ms':>8} "
+              f"{'max ms':>8} {'req/s':>7} {'RSS start':>9} {'RSS end':>8} {'RSS max':>8}")
         for name in ("toy", "sentence"):
             p = r[name]
-            print(f"{name:9} {p['clients']:7d} {p['requests']:8d} {p['errors']:6d} {p['p50_ms']:8.1f} {p['p95_ms']:8.1f} "
-                  f"{p['max_ms']:8.1f} {p['throughput_rps']:7.1f} {p['rss_start_mb']:9.1f} {p['rss_end_mb']:8.1f} "
-                  f"{p['rss_max_mb']:8.1f}")
-            print(f"  RSS every {p['sample_s']:g} s (MB): {' '.join(f'{x:.0f}' for x in p['rss_samples_mb'])}")
+            print(f"{name:9} {p['clients']:7d} {p['requests']:8d} {p['errors']:6d} {p['p50_ms']:8.1f} "
+                  f"{p['p95_ms']:8.1f} {p['max_ms']:8.1f} {p['throughput_rps']:7.1f} "
+                  f"{p['rss_start_mb']:9.1f} {p['rss_end_mb']:8.1f} {p['rss_max_mb']:8.1f}")
+            samples = " ".join(f"{x:.0f}" for x in p["rss_samples_mb"])
+            print(f"  RSS every {p['sample_s']:g} s (MB): {samples}")
         print(f"encoding cache at the end: {r['cache']}")
     for name, fault in results.get("faults", {}).items():
         print(f"{name}: {json.dumps(fault)}")

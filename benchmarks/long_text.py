@@ -115,7 +115,8 @@ def aggregation(repeats: int) -> dict:
               for k in names if k != "contextlens"}
     q, _ = attention_matrices(window)
     return {"words_in_text": len(al.word_pieces), "pieces_in_window": att.shape[-1], "rows": len(rows),
-            "cols": len(cols), "median_seconds": {k: round(statistics.median(v), 4) for k, v in times.items()},
+            "cols": len(cols), "median_seconds": {k: round(statistics.median(v), 4)
+                                                  for k, v in times.items()},
             "ratio_to_contextlens": {k: round(v, 1) for k, v in ratios.items()},
             "previous_bytes_at_10000_words": 8 * 6 * 12 * 10_002 * 10_003,
             "previous_bytes_here": int(q.shape[0] ** 2 * 6 * 12 * 8)}

@@ -134,8 +134,9 @@ def main() -> None:
               f"({r['reference_seconds']} s)")
         print("layer  self@10  related@10  chance  ws353   men")
         for row in r["layers"]:
-            print(f"{row['layer']:>5}  {row['self@10']:7.3f}  {row['related@10']:10.3f}  {row['chance']:6.3f}  "
-                  f"{row['ws353'] or float('nan'):6.3f}  {row['men'] or float('nan'):6.3f}")
+            print(f"{row['layer']:>5}  {row['self@10']:7.3f}  {row['related@10']:10.3f}  "
+                  f"{row['chance']:6.3f}  {row['ws353'] or float('nan'):6.3f}  "
+                  f"{row['men'] or float('nan'):6.3f}")
 
 
 if __name__ == "__main__":

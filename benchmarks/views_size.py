@@ -33,7 +33,8 @@ def main() -> None:
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        encoder = TransformerEncoder(str(tiny_model(Path(tmp), "bert", layers=12, heads=12, hidden=96, init=0.2)))
+        encoder = TransformerEncoder(str(tiny_model(Path(tmp), "bert", layers=12, heads=12,
+                                                    hidden=96, init=0.2)))
         text = " ".join(LONG[:60])
         enc, parts = encoder.encode([text])[0], encoder.attention_parts(text)
     result = {"words": len(enc.words), "pieces": len(parts[0].tokens),
@@ -44,7 +45,8 @@ def main() -> None:
     except ImportError as err:
         result["bertviz"] = f"not installed ({err}): see the module docstring"
     else:
-        html = head_view([torch.tensor(p.weights[None]) for p in parts], list(parts[0].tokens), html_action="return")
+        html = head_view([torch.tensor(p.weights[None]) for p in parts], list(parts[0].tokens),
+                         html_action="return")
         result["bertviz_bytes"] = len(html.data.encode())
         result["bertviz_over_ours"] = round(result["bertviz_bytes"] / result["ours_bytes"], 1)
     print(json.dumps(result) if args.json else "\n".join(f"{k}: {v}" for k, v in result.items()))

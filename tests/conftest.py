@@ -23,7 +23,8 @@ def data_dir() -> Path:
     """The shared data directory (CONTEXTLENS_DATA)."""
     root = os.environ.get("CONTEXTLENS_DATA")
     if not root:
-        _missing(f"CONTEXTLENS_DATA is not set and {SHARED_DATA} does not exist; point it at the shared data folder")
+        _missing(f"CONTEXTLENS_DATA is not set and {SHARED_DATA} does not exist; point it at the shared data "
+                 "folder")
     path = Path(root)
     if not path.is_dir():
         _missing(f"CONTEXTLENS_DATA={root} is not a directory")

@@ -49,15 +49,18 @@ def write_semcor(root: Path, docs: dict[str, list[list[Token]]]) -> Path:
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     (root / "wordnet").mkdir(exist_ok=True)
-    (root / "wordnet" / "lexnames").write_text("".join(f"{k:02d}\t{name}\t0\n" for k, name in enumerate(LEXNAMES)))
+    (root / "wordnet" / "lexnames").write_text("".join(f"{k:02d}\t{name}\t0\n" for k,
+                                                       name in enumerate(LEXNAMES)))
     return root
 
 
 # nouns (bank in two senses), verbs, adjectives and adverbs, with their sense keys
 WORDS = {
-    "bank": ("bank", "NN", "1:14:00::"), "shore": ("bank", "NN", "1:17:01::"), "river": ("river", "NN", "1:17:00::"),
-    "ran": ("run", "VB", "2:38:00::"), "walked": ("walk", "VB", "2:38:00::"), "red": ("red", "JJ", "3:00:01::"),
-    "old": ("old", "JJ", "3:00:02::"), "fast": ("fast", "RB", "4:02:00::"), "zyzzyva": ("zyzzyva", "NN", "1:05:00::"),
+    "bank": ("bank", "NN", "1:14:00::"), "shore": ("bank", "NN", "1:17:01::"),
+    "river": ("river", "NN", "1:17:00::"),
+    "ran": ("run", "VB", "2:38:00::"), "walked": ("walk", "VB", "2:38:00::"),
+    "red": ("red", "JJ", "3:00:01::"), "old": ("old", "JJ", "3:00:02::"), "fast": ("fast", "RB", "4:02:00::"),
+    "zyzzyva": ("zyzzyva", "NN", "1:05:00::"),
     "Dec.": ("december", "NN", "1:28:00::"), "river_bank": ("riverbank", "NN", "1:17:00::"),
 }
 
@@ -87,7 +90,8 @@ def tiny_docs() -> dict[str, list[list[Token]]]:
 
 
 #: the words of the toy table the probe tests read (a static table: its one layer, 0)
-PROBE_WORDS = ["the", "bank", "river", "ran", "walked", "red", "old", "fast", "a", "an", "by", "of", "money", "sat"]
+PROBE_WORDS = ["the", "bank", "river", "ran", "walked", "red", "old", "fast", "a", "an", "by", "of", "money",
+               "sat"]
 
 
 def probe_files(folder: Path) -> Path:

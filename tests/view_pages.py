@@ -6,7 +6,8 @@ import html
 import json
 import re
 
-DATA = re.compile(r'<script type="application/json" class="clv-(data|blob)"(?: data-(?:target|key)="([^"]*)")?>(.*?)'
+DATA = re.compile(r'<script type="application/json" class="clv-(data|blob)"(?: '
+                  r'data-(?:target|key)="([^"]*)")?>(.*?)'
                   r"</script>", re.S)
 SRCDOC = re.compile(r'<iframe class="contextlens-view" srcdoc="([^"]*)"')
 
@@ -24,4 +25,5 @@ def page_views(text: str) -> list[dict]:
             blobs[key] = value
         else:
             views.append(value)
-    return [{k: blobs[v["$blob"]] if isinstance(v, dict) and "$blob" in v else v for k, v in d.items()} for d in views]
+    return [{k: blobs[v["$blob"]] if isinstance(v, dict) and "$blob" in v else v for k, v in d.items()}
+            for d in views]

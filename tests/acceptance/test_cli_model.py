@@ -32,8 +32,8 @@ def test_contextualize_with_a_model_gives_weights_that_sum_with_the_special_shar
 
 
 def test_probes_are_compared_with_the_models_embedding_rows():
-    result = runner.invoke(app, ["contextualize", "the bank", "-w", "bank", "--model", "minilm", "-p", "money",
-                                 "--json"])
+    result = runner.invoke(app, ["contextualize", "the bank", "-w", "bank", "--model", "minilm", "-p",
+                                 "money", "--json"])
     assert result.exit_code == 0, result.output
     probe = json.loads(result.stdout)["probes"][0]
     rows = make_encoder(model="minilm").static_vectors(["bank", "money"])  # the embedding-matrix rows
@@ -49,7 +49,7 @@ def test_unknown_model_lists_the_available_ones(name):
     assert "minilm" in result.stderr
 
 
-# -- every command that takes --model runs with one, through the command line ---------------------------------
+# -- every command that takes --model runs with one, through the command line --------------------------------
 S1, S2 = "The bank approved my loan.", "We sat on the bank of the river."
 RECIPES = {  # a command with --model that the README does not run with one: how it runs here (setup first)
     "contextualize": [["contextualize", S2, "-w", "bank", "--model", "minilm", "--json"]],
@@ -58,12 +58,13 @@ RECIPES = {  # a command with --model that the README does not run with one: how
     "attention": [["attention", S2, "-w", "bank", "--model", "minilm", "--json"]],
     "rank": [["rank", "PAIRS", "--model", "minilm", "--json"]],
     "geometry": [["geometry", "-s", S1, "-s", S2, "--words", "bank", "--model", "minilm", "--json"]],
-    "static distill": [["static", "distill", "CORPUS", "--model", "minilm", "--min-count", "1", "-o", "OUT/t.npz",
-                        "--json"]],
-    "index build": [["index", "build", "CORPUS", "--db", "OUT/a.lance", "--words", "bank", "--model", "minilm",
-                     "--json"]],
+    "static distill": [["static", "distill", "CORPUS", "--model", "minilm", "--min-count", "1", "-o",
+                        "OUT/t.npz", "--json"]],
+    "index build": [["index", "build", "CORPUS", "--db", "OUT/a.lance", "--words", "bank", "--model",
+                     "minilm", "--json"]],
     "index search": [["index", "build", "CORPUS", "--db", "OUT/b.lance", "--words", "bank", "--json"],
-                     ["index", "search", "--db", "OUT/b.lance", S2, "--word", "bank", "--model", "minilm", "--json"]],
+                     ["index", "search", "--db", "OUT/b.lance", S2, "--word", "bank", "--model", "minilm",
+                      "--json"]],
     "demo": [["demo", "--model", "minilm", "--out", "OUT/demo"]],
     "probe": [["probe", "sense", "--model", "minilm", "--data-dir", "SEMCOR", "--json"]],
     "cka": [["cka", "--model", "minilm", "--sentences", "CORPUS", "--json"]],

@@ -61,7 +61,8 @@ def test_the_commands_on_smollm2():
     _require("smollm2")
     _require("minilm")
     runner = CliRunner()
-    result = runner.invoke(app, ["predict", "The capital of France is", "--model", "smollm2", "-k", "3", "--json"])
+    result = runner.invoke(app, ["predict", "The capital of France is", "--model", "smollm2", "-k", "3",
+                                 "--json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert "Paris" in [p["word"] for p in out["predictions"]] and out["model"] == "smollm2"

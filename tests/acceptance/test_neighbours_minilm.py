@@ -15,10 +15,14 @@ need("transformers")
 from contextlens.analysis.neighbours import contextual_neighbours, reference_words  # noqa: E402
 from contextlens.encoders.transformer import TransformerEncoder  # noqa: E402
 
-NATURE = {"river", "rivers", "riverbank", "shore", "shores", "water", "waters", "stream", "streams", "lake", "creek",
-          "tributary", "valley", "delta", "canal", "boat", "fishing", "sand", "grass", "trees", "flood", "flowing"}
-FINANCE = {"loan", "loans", "lender", "lenders", "lending", "mortgage", "credit", "debt", "money", "cash", "finance",
-           "financial", "teller", "account", "deposit", "borrow", "borrowing", "borrower", "citibank", "interest"}
+NATURE = {"river", "rivers", "riverbank", "shore", "shores", "water", "waters", "stream", "streams", "lake",
+          "creek",
+          "tributary", "valley", "delta", "canal", "boat", "fishing", "sand", "grass", "trees", "flood",
+          "flowing"}
+FINANCE = {"loan", "loans", "lender", "lenders", "lending", "mortgage", "credit", "debt", "money", "cash",
+           "finance",
+           "financial", "teller", "account", "deposit", "borrow", "borrowing", "borrower", "citibank",
+           "interest"}
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +31,8 @@ def neighbours(tmp_path_factory):
     encoder = TransformerEncoder("minilm", attention=False)
     words = reference_words(1000) + sorted(NATURE | FINANCE)
     root = tmp_path_factory.mktemp("reference")
-    return lambda text: [n["word"] for n in contextual_neighbours(encoder, text, "bank", words=words, root=root)[
+    return lambda text: [n["word"] for n in contextual_neighbours(encoder, text, "bank", words=words,
+                                                                  root=root)[
         "neighbours"]]
 
 

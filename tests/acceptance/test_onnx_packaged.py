@@ -36,7 +36,8 @@ def check(name: str, relative: bool = False) -> None:
     enc = tokenizer(SENTENCES, padding=True, return_tensors="pt")
     out = runner.run(enc["input_ids"], enc["attention_mask"])
     with torch.no_grad():
-        ref = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], output_hidden_states=True)
+        ref = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+                    output_hidden_states=True)
     valid = enc["attention_mask"].numpy().astype(bool)
     assert len(out.hidden_states) == model.config.num_hidden_layers + 1
     for k, (got, want) in enumerate(zip(out.hidden_states, ref.hidden_states)):

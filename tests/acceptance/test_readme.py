@@ -129,7 +129,11 @@ def commands(text: str) -> list[Command]:
             start, command = i, line[2:] if block.language == "text" else line
             while not _complete(command):
                 i += 1
-                command = command[:-1] + " " + lines[i].strip() if command.endswith("\\") else command + "\n" + lines[i]
+                command = (
+                    command[:-1] + " " + lines[i].strip()
+                    if command.endswith("\\")
+                    else command + "\n" + lines[i]
+                )
             i += 1
             shown = []
             while block.language == "text" and i < len(lines) and not lines[i].startswith("$ "):
@@ -257,7 +261,8 @@ def readme_run(tmp_path_factory, data_dir) -> dict[int, Outcome]:
     from contextlens.bias import SET_KEYS, get_test
 
     need("torch")
-    for name in {c.args[c.args.index(flag) + 1] for c in COMMANDS for flag in ("--model", "-m") if flag in c.args}:
+    for name in {c.args[c.args.index(flag) + 1] for c in COMMANDS for flag in ("--model", "-m")
+                 if flag in c.args}:
         need_model(name)
     weat6 = [w for key in SET_KEYS for w in getattr(get_test("weat6").sets, key)]
     folder = tmp_path_factory.mktemp("reader")
@@ -278,21 +283,25 @@ def readme_run(tmp_path_factory, data_dir) -> dict[int, Outcome]:
         for block in blocks(TEXT):  # the Python scripts (not the doctests: their own test)
             if block.language == "python" and ">>>" not in block.text:
                 exec(compile(block.text, f"{README}:{block.line}", "exec"), {"__name__": "readme"})
-        ran["files"] = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if "lance" not in p.parts[-1])
+        ran["files"] = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
+                              if "lance" not in p.parts[-1])
     return ran
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=[c.id for c in COMMANDS])
 def test_a_readme_command_runs_as_written(command, readme_run):
     done = readme_run[command.line]
-    assert done.code == 0, f"README line {command.line}: {command.text}\n({done.how})\n{done.stdout}\n{done.stderr}"
+    assert done.code == 0, (
+        f"README line {command.line}: {command.text}\n({done.how})\n{done.stdout}\n{done.stderr}"
+    )
     assert "Traceback" not in done.stderr and "Warning" not in done.stderr, done.stderr
     if command.block != "text":
         return
     shown, got = numbers(command.shown), numbers(done.stdout)
     assert shown, f"README line {command.line} shows no numbers under {command.text}"
-    assert got[:len(shown)] == shown, f"README line {command.line} shows:\n{command.shown}\nthe command printed:\n" \
-                                      f"{done.stdout}"
+    assert got[: len(shown)] == shown, (
+        f"README line {command.line} shows:\n{command.shown}\nthe command printed:\n{done.stdout}"
+    )
 
 
 def test_the_python_scripts_of_the_readme_wrote_their_files(readme_run):
@@ -303,7 +312,8 @@ def test_the_index_example_chains_into_ceat(readme_run):
     """Issue 20 item 9: the index the README builds feeds the CEAT line that reads it."""
     ceat = next(c for c in COMMANDS if c.args[:3] == ("contextlens", "bias", "ceat") and "--db" in c.args)
     build = next(c for c in COMMANDS if c.args[:3] == ("contextlens", "index", "build"))
-    assert build.line < ceat.line and build.args[build.args.index("--db") + 1] == ceat.args[ceat.args.index("--db") + 1]
+    assert (build.line < ceat.line
+            and build.args[build.args.index("--db") + 1] == ceat.args[ceat.args.index("--db") + 1])
     out = readme_run[ceat.line].stdout
     assert "career_family" in out and "CEAT" in out
 
@@ -323,7 +333,8 @@ def test_the_from_python_examples_run():
     need("torch")
     need_model("minilm")
     block = from_python()
-    test = doctest.DocTestParser().get_doctest(block.text, {}, "README.md (From Python)", str(README), block.line - 1)
+    test = doctest.DocTestParser().get_doctest(block.text, {}, "README.md (From Python)", str(README),
+                                               block.line - 1)
     assert len(test.examples) >= 10
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     report = io.StringIO()
@@ -357,5 +368,6 @@ def test_every_command_that_prints_results_takes_json():
     writes a report, models install runs pip)."""
     from tests.integration.test_cli_options import commands
 
-    without = {name for name, cmd in commands() if not any("--json" in getattr(p, "opts", ()) for p in cmd.params)}
+    without = {name for name, cmd in commands() if not any("--json" in getattr(p, "opts", ())
+                                                           for p in cmd.params)}
     assert without == {"lab", "demo", "models install"}

@@ -28,7 +28,8 @@ def page_of_three(tmp_path_factory):
     from tests.integration.tiny_models import tiny_lms
 
     root = tmp_path_factory.mktemp("inside")
-    lens = LanguageModel(str(tiny_lms(root) / "causal")).lens("the bank of the river", 2, k=4, track=["river", "bank"])
+    lens = LanguageModel(str(tiny_lms(root) / "causal")).lens("the bank of the river", 2, k=4,
+                                                              track=["river", "bank"])
     encoder = make_encoder("attention", vectors="glove-6b-50d", include_self=True)
     occ = occlusion_vs_attention(encoder, S2[1], "bank")
     nb = contextual_neighbours(make_encoder("static", vectors="glove-6b-50d"), S2[1], "bank", k=7)
@@ -63,7 +64,8 @@ def test_the_sentence_tab_shows_the_contextual_neighbours(page, lab_url):
     run_lab(page, S2, "bank", encoder="static")
     page.wait_for_selector("#fig-neighbours .clv[data-kind='neighbours'][data-rendered='1']", timeout=60_000)
     want = contextual_neighbours(make_encoder("static", vectors="glove-6b-50d"), S2[0], "bank", layer=0, k=10)
-    got = page.eval_on_selector_all("#fig-neighbours .clv-bars li .clv-bar-word", "ws => ws.map(w => w.textContent)")
+    got = page.eval_on_selector_all("#fig-neighbours .clv-bars li .clv-bar-word",
+                                    "ws => ws.map(w => w.textContent)")
     assert got == [n["word"] for n in want["neighbours"]]
     assert page.inner_text("#fig-neighbours .clv-usage mark") == "bank"
 
@@ -72,11 +74,13 @@ def test_the_sentence_tab_shows_occlusion_beside_attention(page, lab_url):
     open_lab(page, lab_url)
     run_lab(page, S2, "bank", encoder="attention")
     page.wait_for_selector("#fig-occlusion .clv[data-kind='occlusion'][data-rendered='1']")
-    want = occlusion_vs_attention(make_encoder("attention", vectors="glove-6b-50d", include_self=True), S2[0], "bank")
+    want = occlusion_vs_attention(make_encoder("attention", vectors="glove-6b-50d", include_self=True), S2[0],
+                                  "bank")
     shown = page.evaluate("document.querySelector('#fig-occlusion .clv-occ-bars').data.map(t => t.y)")
     assert shown == [want["layers"][-1][k] for k in ("occlusion", "attention", "rollout")]
     page.select_option("#lab-att-sentence", index=1)  # the other sentence: option 1, labelled 1 (from 0)
-    want = occlusion_vs_attention(make_encoder("attention", vectors="glove-6b-50d", include_self=True), S2[1], "bank")
+    want = occlusion_vs_attention(make_encoder("attention", vectors="glove-6b-50d", include_self=True), S2[1],
+                                  "bank")
     page.wait_for_function("document.querySelector('#fig-occlusion .clv-occ-bars') && "
                            f"document.querySelector('#fig-occlusion .clv-occ-bars').data[0].y.length === "
                            f"{len(want['others'])}")
@@ -84,7 +88,8 @@ def test_the_sentence_tab_shows_occlusion_beside_attention(page, lab_url):
     assert shown == [want["layers"][-1][k] for k in ("occlusion", "attention", "rollout")]
     run_lab(page, S2, "bank", encoder="static")  # no attention to compare with: said in the card
     page.wait_for_function("document.querySelector('#fig-occlusion .fig-note') && "
-                           "document.querySelector('#fig-occlusion .fig-note').textContent.includes('no attention')")
+                           "document.querySelector('#fig-occlusion .fig-note').textContent.includes('no "
+                           "attention')")
 
 
 def test_the_sentence_tab_shows_the_logit_lens_of_a_causal_model(browser, tmp_path):
@@ -96,11 +101,13 @@ def test_the_sentence_tab_shows_the_logit_lens_of_a_causal_model(browser, tmp_pa
         open_lab(page, url)
         run_lab(page, S2, "bank", encoder=causal)
         page.wait_for_selector("#fig-lens .clv[data-kind='lens'][data-rendered='1']", timeout=60_000)
-        want = LanguageModel(causal, threads=1).lens(S2[0], 1, k=5, track=["approved"])  # after "bank": "approved"?
+        # after "bank": "approved"?
+        want = LanguageModel(causal, threads=1).lens(S2[0], 1, k=5, track=["approved"])
         assert page.evaluate("document.querySelector('#fig-lens .clv-lens-grid').data[0].z") == [
             [w.probability for w in layer.top] for layer in want.layers]
         assert page.evaluate("document.querySelector('#fig-lens .clv-lens-lines').data.map(t => t.y)") == [
             [layer.tracked[0].rank for layer in want.layers]]
         run_lab(page, S2, "bank", encoder="static")  # not a language model: the card says what to pick
         page.wait_for_function("document.querySelector('#fig-lens .fig-note') && "
-                               "document.querySelector('#fig-lens .fig-note').textContent.includes('causal language model')")
+                               "document.querySelector('#fig-lens .fig-note').textContent.includes('causal "
+                               "language model')")

@@ -35,7 +35,8 @@ def value(page, selector: str) -> float:
 
 
 def shown_vectors(page) -> dict[str, list[float]]:
-    return {w: [float(page.get_attribute(f"#pt-{w}", "data-x")), float(page.get_attribute(f"#pt-{w}", "data-y"))]
+    return {w: [float(page.get_attribute(f"#pt-{w}", "data-x")),
+                float(page.get_attribute(f"#pt-{w}", "data-y"))]
             for w in TOY_VECTORS}
 
 
@@ -43,26 +44,34 @@ def assert_toy_matches_library(page, neighbours, **options) -> dict:
     want = toy_compare(neighbours, vectors=shown_vectors(page), **options)
     for side, row in zip("AB", want["sentences"]):
         for axis in ("finance", "nature"):
-            assert value(page, f"#cos-{side}-{axis}") == pytest.approx(row["cosines"][axis], rel=1e-12, abs=1e-12)
+            assert value(page, f"#cos-{side}-{axis}") == pytest.approx(row["cosines"][axis], rel=1e-12,
+                                                                       abs=1e-12)
             assert page.inner_text(f"#cos-{side}-{axis}") == f"{row['cosines'][axis]:.3f}"
         x, y = row["contextual"]
         assert float(page.get_attribute(f"#ctx-{side}", "data-x")) == pytest.approx(x, rel=1e-12, abs=1e-12)
         assert float(page.get_attribute(f"#ctx-{side}", "data-y")) == pytest.approx(y, rel=1e-12, abs=1e-12)
-        assert float(page.get_attribute(f"#ctx-{side}", "cx")) == pytest.approx((x - LO) / (HI - LO) * SIZE, abs=1e-6)
-        assert float(page.get_attribute(f"#ctx-{side}", "cy")) == pytest.approx(SIZE - (y - LO) / (HI - LO) * SIZE, abs=1e-6)
+        assert float(page.get_attribute(f"#ctx-{side}", "cx")) == pytest.approx(
+            (x - LO) / (HI - LO) * SIZE, abs=1e-6
+        )
+        assert float(page.get_attribute(f"#ctx-{side}", "cy")) == pytest.approx(
+            SIZE - (y - LO) / (HI - LO) * SIZE, abs=1e-6
+        )
         for w in row["weights"]:
-            assert value(page, f"#w-{side}-{w['position']}") == pytest.approx(w["weight"], rel=1e-12, abs=1e-12)
+            assert value(page, f"#w-{side}-{w['position']}") == pytest.approx(w["weight"],
+                                                                              rel=1e-12, abs=1e-12)
     assert value(page, "#cos-AB") == pytest.approx(want["cosine"], rel=1e-12, abs=1e-12)
     return want
 
 
 def test_toy_lab_follows_the_library(page, lab_url, screenshots):
     open_lab(page, lab_url)
-    before = assert_toy_matches_library(page, [["loan", "money"], ["river", "water"]], method="average", alpha=0.0)
+    before = assert_toy_matches_library(page, [["loan", "money"], ["river", "water"]], method="average",
+                                        alpha=0.0)
     cx_before = page.get_attribute("#ctx-A", "cx")
     page.uncheck("#toy-A-money")
     page.check("#toy-A-river")  # bank's neighbour changes: loan, money -> loan, river
-    after = assert_toy_matches_library(page, [["loan", "river"], ["river", "water"]], method="average", alpha=0.0)
+    after = assert_toy_matches_library(page, [["loan", "river"], ["river", "water"]], method="average",
+                                       alpha=0.0)
     assert page.get_attribute("#ctx-A", "cx") != cx_before
     assert after["sentences"][0]["cosines"]["finance"] != before["sentences"][0]["cosines"]["finance"]
     page.check("input[name='toy-method'][value='attention']")
@@ -94,7 +103,8 @@ def test_toy_maths_in_javascript_equals_the_library(page, lab_url):
     rng = random.Random(5)
     words = [w for w in TOY_VECTORS if w != "bank"]
     for _ in range(40):
-        vectors = {w: [round(rng.uniform(-0.2, 1.2), 2), round(rng.uniform(-0.2, 1.2), 2)] for w in TOY_VECTORS}
+        vectors = {w: [round(rng.uniform(-0.2, 1.2), 2), round(rng.uniform(-0.2, 1.2), 2)]
+                   for w in TOY_VECTORS}
         sel = [rng.sample(words, rng.randint(1, 5)) for _ in range(2)]
         method = rng.choice(["average", "attention"])
         opts = {"method": method, "alpha": round(rng.random(), 2), "include_self": rng.random() < 0.5,
@@ -108,7 +118,8 @@ def test_toy_maths_in_javascript_equals_the_library(page, lab_url):
         assert got["cosine"] == pytest.approx(want["cosine"], rel=1e-12, abs=1e-12)
         for g, w in zip(got["sentences"], want["sentences"]):
             assert g["contextual"] == pytest.approx(w["contextual"], rel=1e-12, abs=1e-12)
-            assert [x["weight"] for x in g["weights"]] == pytest.approx([x["weight"] for x in w["weights"]], abs=1e-12)
+            assert [x["weight"] for x in g["weights"]] == pytest.approx([x["weight"] for x in w["weights"]],
+                                                                        abs=1e-12)
             assert g["cosines"] == pytest.approx(w["cosines"], rel=1e-12, abs=1e-12)
 
 
@@ -122,7 +133,8 @@ def run_sentence_lab(page, sentences, encoder, expected_points, timeout=30_000):
     page.click("#lab-tokens .token-row:first-child .token:text-is('bank')")  # clickable tokens pick the word
     page.select_option("#lab-encoder", encoder)
     page.click("#lab-run")
-    page.wait_for_function(f"document.querySelectorAll('#fig-layers .scatterlayer .point').length === {expected_points}",
+    page.wait_for_function("document.querySelectorAll('#fig-layers .scatterlayer .point').length === "
+                           f"{expected_points}",
                            timeout=timeout)
     page.wait_for_function("document.querySelectorAll('#fig-projection .scatterlayer .point').length > 0")
     page.wait_for_selector("#fig-attention .clv[data-rendered='1'], #fig-attention .fig-note")
@@ -151,12 +163,14 @@ def test_sentence_lab_chart_has_a_point_per_layer_and_pair(page, lab_url, screen
 def test_sentence_lab_with_minilm(page, lab_url):
     open_lab(page, lab_url)
     run_sentence_lab(page, S3[:2], "minilm", expected_points=7, timeout=90_000)  # embedding row + 6 layers
-    page.wait_for_function("document.querySelectorAll('#fig-attention .clv[data-rendered=\"1\"]').length === 3")
+    page.wait_for_function("document.querySelectorAll('#fig-attention .clv[data-rendered=\"1\"]').length === "
+                           "3")
     head = "#fig-attention .clv[data-kind='head']"
     assert page.locator(f"{head} .clv-left").count() == 6  # "The bank approved my loan." (words)
     page.select_option(f"{head} select.clv-level", "pieces")  # MiniLM's pieces: [CLS] and [SEP] too
     page.check(f"{head} input.clv-specials")
-    specials = page.eval_on_selector_all(f"{head} .clv-left.clv-special", "ts => ts.map(t => t.lastChild.textContent)")
+    specials = page.eval_on_selector_all(f"{head} .clv-left.clv-special",
+                                         "ts => ts.map(t => t.lastChild.textContent)")
     assert specials == ["[CLS]", "[SEP]"]
     thumbs = page.locator("#fig-attention .clv[data-kind='model'] canvas.clv-thumb").count()
     assert thumbs == 6 * (12 + 1) + 6  # 6 layers x (12 heads + their mean), and rollout
@@ -229,7 +243,8 @@ def test_toy_plane_labels_never_overlap(page, lab_url):
     rng = random.Random(0)
     for n in range(12):  # crowded planes: every word within a small square, bank's two vectors among them
         cx, cy = rng.uniform(0, 1), rng.uniform(0, 1)
-        tv = ",".join(f"{w}:{cx + rng.uniform(-0.12, 0.12):.2f}:{cy + rng.uniform(-0.12, 0.12):.2f}" for w in TOY_VECTORS)
+        tv = ",".join(f"{w}:{cx + rng.uniform(-0.12, 0.12):.2f}:{cy + rng.uniform(-0.12, 0.12):.2f}"
+                      for w in TOY_VECTORS)
         method = rng.choice(["average", "attention"])
         open_lab(page, lab_url, f"?tv={tv}&tm={method}&ta=loan,money,sat&tb=river,water")
         assert_labels_apart(page, f"plane {n}: {tv} ({method})")

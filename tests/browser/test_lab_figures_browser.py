@@ -31,7 +31,8 @@ from tests.browser.test_views_every_kind_browser import HOSTILE, HOVERS, label_o
 
 pytestmark = pytest.mark.browser
 
-TWICE = ["The bank by the bank of the river closed.", "We sat on the bank of the river.", "Money in the bank."]
+TWICE = ["The bank by the bank of the river closed.", "We sat on the bank of the river.",
+         "Money in the bank."]
 S3 = ["The bank approved my loan.", "We sat on the bank of the river.", "She put money in the bank."]
 SENSES = [*S3, "Reeds grew along the bank of the stream.", "The bank raised its rates."]
 OWN = ("fig-layers", "fig-matrix", "fig-projection")  # the sentence lab's own Plotly figures
@@ -41,7 +42,8 @@ ATTENTION = "attention"  # self-attention over the lab's GloVe table: no model t
 
 def run_lab(page, url: str, sentences, word: str, encoder: str, figs=OWN, timeout=120_000) -> None:
     """The sentence lab opened from a shared URL (it runs at once), until ``figs`` are drawn."""
-    open_lab(page, url, f"?tab=sentences&s={quote(chr(10).join(sentences))}&w={quote(word)}&m={quote(encoder)}")
+    open_lab(page, url,
+             f"?tab=sentences&s={quote(chr(10).join(sentences))}&w={quote(word)}&m={quote(encoder)}")
     for fig in figs:
         page.wait_for_function(f"document.getElementById('{fig}').data !== undefined", timeout=timeout)
 
@@ -55,7 +57,8 @@ def lab_idle(page, timeout=120_000) -> None:
 
 def run_senses(page, url: str, sentences, word: str, encoder: str, timeout=120_000) -> None:
     """The senses tab opened from a shared URL (it runs at once), until its figure is drawn."""
-    open_lab(page, url, f"?tab=senses&ss={quote(chr(10).join(sentences))}&sw={quote(word)}&sm={quote(encoder)}")
+    open_lab(page, url,
+             f"?tab=senses&ss={quote(chr(10).join(sentences))}&sw={quote(word)}&sm={quote(encoder)}")
     page.wait_for_function("document.getElementById('fig-senses').data !== undefined", timeout=timeout)
 
 
@@ -137,7 +140,8 @@ def assert_inert(page, panel: str, labels: list[dict], sentences) -> None:
     and every sentence is in some label, whole."""
     assert labels and all(h["links"] == 0 for h in labels), labels
     assert page.locator(f"{panel} .js-plotly-plot a").count() == 0
-    styles = page.eval_on_selector_all(f"{panel} .js-plotly-plot tspan[style]", "ts => ts.map(t => t.getAttribute('style'))")
+    styles = page.eval_on_selector_all(f"{panel} .js-plotly-plot tspan[style]",
+                                       "ts => ts.map(t => t.getAttribute('style'))")
     assert not [s for s in styles if "red" in s], styles
     shown = squeeze(" ".join(h["text"] for h in labels))
     for s in sentences:
@@ -150,7 +154,8 @@ def test_user_text_reaches_the_labs_figures_whole_and_inert(page, lab_url, scree
     chart's hovers did not say which sentences a line compares."""
     run_lab(page, lab_url, HOSTILE, "bank", ATTENTION)
     layers = page.eval_on_selector("#fig-layers", HOVERS)
-    assert squeeze(HOSTILE[0]) in squeeze(layers[0]["text"]) and squeeze(HOSTILE[1]) in squeeze(layers[0]["text"])
+    assert (squeeze(HOSTILE[0]) in squeeze(layers[0]["text"])
+            and squeeze(HOSTILE[1]) in squeeze(layers[0]["text"]))
     matrix = page.eval_on_selector("#fig-matrix", HOVERS)  # the cell of usages 0 and 1
     projection = page.eval_on_selector("#fig-projection", HOVER_ALL)
     assert_inert(page, "#panel-sentences", layers + matrix + projection, HOSTILE)
@@ -239,7 +244,8 @@ def test_every_card_downloads_as_png_and_svg_with_its_heading(page, lab_url):
     (and Plotly's camera did the same); the toy plane without its caption. Now every figure saves
     the card as drawn (CLViews.toSvg / toPng): its heading, its chosen layer, no buttons."""
     run_lab(page, lab_url, S3, "bank", ATTENTION)
-    page.wait_for_function("document.querySelectorAll('#fig-attention .clv[data-rendered=\"1\"]').length === 3")
+    page.wait_for_function("document.querySelectorAll('#fig-attention .clv[data-rendered=\"1\"]').length === "
+                           "3")
     page.wait_for_selector("#fig-occlusion .clv[data-rendered='1']")
     page.wait_for_selector("#fig-neighbours .clv[data-rendered='1']", timeout=120_000)
     page.wait_for_selector("#fig-lens .fig-note")  # attention over GloVe predicts no word: no figure there
@@ -248,8 +254,10 @@ def test_every_card_downloads_as_png_and_svg_with_its_heading(page, lab_url):
     for fig in OWN:
         card = f"figure:has(#{fig})"
         svg = assert_downloads(page, f".downloads[data-fig='{fig}'] button", f"contextlens-{fig[4:]}",
-                               caption(page, card))  # the matrix's heading: "… at layer 1: attention 1 (default)"
-        assert len(list(svg.iter(f"{SVG}svg"))) == 2, fig  # the card, and in it the figure as Plotly exports it
+                               # the matrix's heading: "… at layer 1: attention 1 (default)"
+                               caption(page, card))
+        # the card, and in it the figure as Plotly exports it
+        assert len(list(svg.iter(f"{SVG}svg"))) == 2, fig
     # the view cards: each view with its own two buttons and its own title, the card adds none
     for fig in ("fig-attention", "fig-occlusion", "fig-neighbours"):
         n = page.locator(f"#{fig} .clv").count()
@@ -275,7 +283,8 @@ def test_the_toy_plane_downloads_with_its_caption(page, lab_url):
     svg = assert_downloads(page, "[data-download='plane']", "contextlens-toy-plane",
                            caption(page, "figure.plane-card"))
     plane = next(e for e in svg.iter(f"{SVG}svg") if e.find(f".//{SVG}circle[@id='ctx-A']") is not None)
-    dashed = [e.get("style") for e in plane.iter(f"{SVG}line") if "stroke-dasharray:5" in (e.get("style") or "")]
+    dashed = [e.get("style") for e in plane.iter(f"{SVG}line") if "stroke-dasharray:5" in (e.get("style")
+                                                                                           or "")]
     assert len(dashed) == 1, "bank's static vector is dashed in the download as on the page"
 
 

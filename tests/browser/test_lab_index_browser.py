@@ -48,25 +48,30 @@ def open_lab(page, url: str, query: str = "") -> None:
 
 
 def rows(page) -> list[dict]:
-    return page.evaluate("""Array.from(document.querySelectorAll('#index-results tbody tr[data-usage-id]')).map((tr) => ({
+    return page.evaluate("""Array.from(document.querySelectorAll('#index-results tbody tr[data-usage-id]'))
+      .map((tr) => ({
         id: tr.dataset.usageId, rank: tr.querySelector('.rank').textContent,
         similarity: Number(tr.querySelector('.similarity').dataset.value),
         shown: tr.querySelector('.similarity .bar-val').textContent,
-        sentence: tr.querySelector('.sentence').textContent, mark: tr.querySelector('.sentence mark').textContent,
+        sentence: tr.querySelector('.sentence').textContent,
+        mark: tr.querySelector('.sentence mark').textContent,
         doc: tr.querySelector('.doc').textContent }))""")
 
 
 def wait_for_rows(page, n: int, first_id: str | None = None) -> list[dict]:
-    page.wait_for_function(f"document.querySelectorAll('#index-results tbody tr[data-usage-id]').length === {n}")
+    page.wait_for_function("document.querySelectorAll('#index-results tbody tr[data-usage-id]').length === "
+                           f"{n}")
     if first_id is not None:
-        page.wait_for_function(f"document.querySelector('#index-results tbody tr').dataset.usageId === '{first_id}'")
+        page.wait_for_function("document.querySelector('#index-results tbody tr').dataset.usageId === "
+                               f"'{first_id}'")
     return rows(page)
 
 
 def assert_rows_are(got: list[dict], want: dict) -> None:
     assert [r["id"] for r in got] == [r["usage_id"] for r in want["results"]]
     assert [r["sentence"] for r in got] == [r["sentence"] for r in want["results"]]
-    assert [r["similarity"] for r in got] == pytest.approx([r["similarity"] for r in want["results"]], abs=1e-4)
+    assert [r["similarity"] for r in got] == pytest.approx([r["similarity"] for r in want["results"]],
+                                                           abs=1e-4)
     assert [r["rank"] for r in got] == [str(i + 1) for i in range(len(got))]
     for r, w in zip(got, want["results"]):
         assert r["shown"] == f"{r['similarity']:.3f}" and r["mark"] == w["form"]
@@ -79,7 +84,8 @@ def test_search_then_more_like_this(index_page, index_url, index_db, screenshots
     assert page.is_visible("#tab-index")
     page.click("#tab-index")
     assert "20 usages of 2 words, minilm" in page.inner_text("#index-about")
-    assert page.eval_on_selector_all("#index-word option", "os => os.map((o) => o.value)") == ["bank", "spring"]
+    assert page.eval_on_selector_all("#index-word option",
+                                     "os => os.map((o) => o.value)") == ["bank", "spring"]
     page.fill("#index-sentence", QUERY)
     page.select_option("#index-word", "bank")
     page.fill("#index-k", "8")
@@ -88,7 +94,8 @@ def test_search_then_more_like_this(index_page, index_url, index_db, screenshots
     got = wait_for_rows(page, 8, want["results"][0]["usage_id"])
     assert_rows_are(got, want)
     assert {r["sentence"] for r in got} <= SENTENCES
-    assert "Usages nearest" in page.inner_text("#index-query") and page.inner_text("#index-query mark") == "bank"
+    assert ("Usages nearest" in page.inner_text("#index-query")
+            and page.inner_text("#index-query mark") == "bank")
     # a sentence with markup and an emoji before the word: shown as text, the span still on "bank"
     odd = [r for r in got if "<east>" in r["sentence"]]
     assert odd and odd[0]["mark"] == "bank"
@@ -135,13 +142,16 @@ def test_errors_show_in_the_page(index_page, index_url):
     page.fill("#index-k", "51")
     page.click("#index-run")
     page.wait_for_function("document.getElementById('index-error').textContent.includes('k:')")
-    assert "k: Input should be less than or equal to 50" in page.inner_text("#index-error")  # the schema's cap
+    # the schema's cap
+    assert "k: Input should be less than or equal to 50" in page.inner_text("#index-error")
     page.fill("#index-k", "3")
     page.click("#index-run")
     page.wait_for_function("document.querySelectorAll('#index-results tbody tr[data-usage-id]').length === 3")
     assert page.inner_text("#index-error") == ""
     assert page.inner_text("#index-query mark") == "spring"  # the second one: occurrence 1
-    assert page.evaluate("document.querySelector('#index-query mark').previousSibling.textContent").endswith("fed the ")
+    assert page.evaluate("document.querySelector('#index-query mark').previousSibling.textContent").endswith(
+        "fed the "
+    )
 
 
 def test_phone_width(browser, index_url, screenshots):

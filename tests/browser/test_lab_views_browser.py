@@ -23,7 +23,9 @@ def test_course_example_preset(page, lab_url, screenshots):
     page.click("#toy-course")
     page.wait_for_selector("#toy-steps:not([hidden])")
     ex = course_example()
-    assert [float(page.get_attribute(f"#pt-{w}", "data-x")) for w in ex.vectors] == [float(np.float32(v[0])) for v in ex.vectors.values()]
+    assert [float(page.get_attribute(f"#pt-{w}", "data-x")) for w in ex.vectors] == [
+        float(np.float32(v[0])) for v in ex.vectors.values()
+    ]
     assert page.evaluate("ToyLab.state.scaleExact") == ex.scale == pytest.approx(2 ** -0.5, abs=1e-15)
     want = assert_toy_matches_library(page, COURSE_NEIGHBOURS, method="attention", include_self=True)
     assert want["cosine"] == pytest.approx(ex.comparison["cosine"], abs=1e-12)
@@ -32,7 +34,8 @@ def test_course_example_preset(page, lab_url, screenshots):
         assert page.inner_text(f"{row} .step-key") == step.key
         for cls, value in (("raw", step.raw), ("scaled", step.scaled), ("weight", step.weight)):
             assert float(page.get_attribute(f"{row} .step-{cls}", "data-value")) == value
-    assert page.inner_text("#step-1 .step-raw") == "0.5000" and page.inner_text("#step-1 .step-scaled") == "0.3536"
+    assert (page.inner_text("#step-1 .step-raw") == "0.5000"
+            and page.inner_text("#step-1 .step-scaled") == "0.3536")
     page.screenshot(path=str(screenshots / "toy-course-example.png"), full_page=True)
     page.focus("#pt-loan")  # the steps hold for the course's vectors only
     page.keyboard.press("ArrowUp")
@@ -50,7 +53,8 @@ def run_lab(page, sentences, word, encoder="attention"):
 def test_attention_card_is_the_librarys_views(page, lab_url, screenshots):
     open_lab(page, lab_url)
     run_lab(page, S2, "bank")
-    page.wait_for_function("document.querySelectorAll('#fig-attention .clv[data-rendered=\"1\"]').length === 3")
+    page.wait_for_function("document.querySelectorAll('#fig-attention .clv[data-rendered=\"1\"]').length === "
+                           "3")
     kinds = page.eval_on_selector_all("#fig-attention .clv", "vs => vs.map(v => v.dataset.kind)")
     assert kinds == ["head", "model", "neuron"]
     encoder = make_encoder("attention", vectors="glove-6b-50d", include_self=True)
@@ -83,19 +87,29 @@ def test_a_word_missing_from_a_sentence_leaves_the_other_cards_drawn(page, lab_u
     page.click("#tab-sentences")
     page.fill("#lab-sentences", "\n".join(S3))
     page.select_option("#lab-encoder", "attention")
-    assert page.eval_on_selector_all("#lab-tokens .sent-no", "ns => ns.map(n => n.textContent)") == ["0", "1", "2"]
+    assert page.eval_on_selector_all("#lab-tokens .sent-no",
+                                     "ns => ns.map(n => n.textContent)") == ["0", "1", "2"]
     page.click("#lab-tokens .token-row:nth-child(1) .token:text-is('loan')")  # in sentences 0 and 2, not 1
     page.wait_for_function("document.querySelectorAll('#fig-layers .scatterlayer .point').length === 2")
     assert page.evaluate("document.getElementById('fig-layers').data.map(t => t.name)") == ["S0–S2"]
-    assert page.inner_text(".card-skipped[data-fig='fig-layers']") == "Left out: sentence 1 (no 'loan' in it)."
+    assert (
+        page.inner_text(".card-skipped[data-fig='fig-layers']") == "Left out: sentence 1 (no 'loan' in it)."
+    )
     page.wait_for_function("document.getElementById('fig-matrix').data !== undefined")
-    assert page.eval_on_selector_all("#fig-matrix .xtick text", "ts => ts.map(t => t.textContent)") == ["S0", "S2"]
-    assert page.inner_text(".card-skipped[data-fig='fig-matrix']") == "Left out: sentence 1 (no 'loan' in it)."
-    page.wait_for_function("document.querySelectorAll('#fig-attention .clv[data-rendered=\"1\"]').length === 3")
-    page.wait_for_function("document.querySelectorAll('#fig-occlusion .clv[data-rendered=\"1\"]').length === 1")
-    page.wait_for_function("document.querySelectorAll('#fig-neighbours .clv[data-rendered=\"1\"]').length === 1",
+    assert page.eval_on_selector_all("#fig-matrix .xtick text",
+                                     "ts => ts.map(t => t.textContent)") == ["S0", "S2"]
+    assert (
+        page.inner_text(".card-skipped[data-fig='fig-matrix']") == "Left out: sentence 1 (no 'loan' in it)."
+    )
+    page.wait_for_function("document.querySelectorAll('#fig-attention .clv[data-rendered=\"1\"]').length === "
+                           "3")
+    page.wait_for_function("document.querySelectorAll('#fig-occlusion .clv[data-rendered=\"1\"]').length === "
+                           "1")
+    page.wait_for_function("document.querySelectorAll('#fig-neighbours .clv[data-rendered=\"1\"]').length "
+                           "=== 1",
                            timeout=120_000)
-    page.wait_for_selector("#fig-lens .fig-note")  # attention over GloVe predicts no word: the lens says what to pick
+    # attention over GloVe predicts no word: the lens says what to pick
+    page.wait_for_selector("#fig-lens .fig-note")
     assert "pick smollm2 above" in page.inner_text("#fig-lens .fig-note")
     assert page.input_value("#lab-att-sentence") == "0" and page.inner_text("#lab-error") == ""
 
@@ -106,10 +120,12 @@ def test_a_word_missing_from_a_sentence_leaves_the_other_cards_drawn(page, lab_u
         assert page.inner_text(f"#{fig} .fig-note").startswith(
             "'river' has 1 usage(s); comparing usages needs at least 2 sentences that contain it")
     assert page.evaluate("document.getElementById('fig-layers').data") is None  # no stale chart
-    page.wait_for_function("[...document.querySelectorAll(\"#fig-attention .clv[data-kind='head'] .clv-left\")]"
-                           ".some(t => t.textContent.includes('river'))")  # the head view of sentence 1
+    page.wait_for_function("[...document.querySelectorAll(\"#fig-attention .clv[data-kind='head'] "
+                           # the head view of sentence 1
+                           ".clv-left\")].some(t => t.textContent.includes('river'))")
     assert page.input_value("#lab-att-sentence") == "1"  # the sentence the word was clicked in
-    page.wait_for_function("document.querySelectorAll('#fig-occlusion .clv[data-rendered=\"1\"]').length === 1")
+    page.wait_for_function("document.querySelectorAll('#fig-occlusion .clv[data-rendered=\"1\"]').length === "
+                           "1")
     with page.expect_download() as dl:
         page.click("#lab-json")
     saved = __import__("json").loads(open(dl.value.path(), encoding="utf-8").read())
@@ -131,9 +147,13 @@ SLOW_AVERAGE = """(() => {  // the average encoder's answers arrive 1.5 s late: 
   const fetch0 = window.fetch;
   window.slow = { seen: 0, pending: 0 };
   window.fetch = async (url, opts) => {
-    if (!(opts && typeof opts.body === "string" && opts.body.includes('"encoder":"average"'))) return fetch0(url, opts);
+    if (!(opts && typeof opts.body === "string" && opts.body.includes('"encoder":"average"'))) {
+      return fetch0(url, opts);
+    }
     window.slow.seen++; window.slow.pending++;
-    try { await new Promise((r) => setTimeout(r, 1500)); return await fetch0(url, opts); } finally { window.slow.pending--; }
+    try {
+      await new Promise((r) => setTimeout(r, 1500)); return await fetch0(url, opts);
+    } finally { window.slow.pending--; }
   };
 })();"""
 
@@ -144,18 +164,22 @@ def test_an_earlier_slower_run_never_replaces_the_latest(page, lab_url):
     page.click("#tab-sentences")
     page.fill("#lab-sentences", "\n".join(S2))
     page.select_option("#lab-encoder", "average")
-    page.click("#lab-tokens .token-row:first-child .token:text-is('bank')")  # a token click runs the lab (average)
+    # a token click runs the lab (average)
+    page.click("#lab-tokens .token-row:first-child .token:text-is('bank')")
     page.wait_for_function("window.slow.seen > 0")  # ... and it is waiting for the server
     page.select_option("#lab-encoder", "attention")
     page.click("#lab-run")  # the latest run (attention) answers first
-    page.wait_for_function("document.querySelectorAll('#fig-attention .clv[data-rendered=\"1\"]').length === 3")
+    page.wait_for_function("document.querySelectorAll('#fig-attention .clv[data-rendered=\"1\"]').length === "
+                           "3")
     for _ in range(3):  # the average run's late answers have all come back, and none started after
         page.wait_for_function("window.slow.seen > 0 && window.slow.pending === 0")
         page.wait_for_timeout(400)
     assert page.evaluate("window.slow.pending") == 0
     kinds = page.eval_on_selector_all("#fig-attention .clv", "vs => vs.map(v => v.dataset.kind)")
-    assert kinds == ["head", "model", "neuron"]  # the attention encoder's views (average has no queries and keys)
-    want = layer_divergence(make_encoder("attention", vectors="glove-6b-50d", include_self=True), [tuple(S2)], "bank")
+    # the attention encoder's views (average has no queries and keys)
+    assert kinds == ["head", "model", "neuron"]
+    want = layer_divergence(make_encoder("attention", vectors="glove-6b-50d", include_self=True), [tuple(S2)],
+                            "bank")
     ys = page.evaluate("document.getElementById('fig-layers').data.map((t) => t.y)")
     assert ys == [p["cosine_by_layer"] for p in want["pairs"]]
     assert page.is_hidden("#fig-attention ~ .veil") or page.locator("#fig-attention ~ .veil").count() == 0
@@ -195,21 +219,25 @@ def test_a_causal_model_says_what_its_figures_mean(browser, causal_lab):
     with lab_page(browser, url) as page:
         open_lab(page, url)
         run_lab(page, S2, "bank", encoder=causal)
-        page.wait_for_function("document.querySelectorAll('#fig-occlusion .clv[data-rendered=\"1\"]').length === 1",
+        page.wait_for_function("document.querySelectorAll('#fig-occlusion .clv[data-rendered=\"1\"]').length "
+                               "=== 1",
                                timeout=60_000)
         shown = page.eval_on_selector_all("#panel-sentences .card-note:not([hidden])",
                                           "ps => ps.map(p => [p.dataset.note, p.textContent])")
-        assert sorted({n for n, _ in shown}) == sorted(CAUSAL_NOTES) and all(t == CAUSAL_NOTES[n] for n, t in shown)
+        assert sorted({n for n, _ in shown}) == sorted(CAUSAL_NOTES) and all(t == CAUSAL_NOTES[n]
+                                                                             for n, t in shown)
         want = reading_guide(make_encoder(model=causal))["default_layer"]
         assert page.input_value("#lab-layer") == str(want) and want < 3  # three layers: not the last
         assert page.inner_text(f"#lab-layer option[value='{want}']").endswith("(default)")
         page.select_option("#lab-encoder", "attention")  # an encoder that reads both sides: no note
         page.click("#lab-run")
-        page.wait_for_function("document.querySelectorAll('#panel-sentences .card-note:not([hidden])').length === 0")
+        page.wait_for_function("document.querySelectorAll('#panel-sentences "
+                               ".card-note:not([hidden])').length === 0")
         assert page.input_value("#lab-layer") == "1"  # its own default, the last
 
 
-TWICE = ["The bank by the bank of the river closed.", "We sat on the bank of the river.", "Money in the bank."]
+TWICE = ["The bank by the bank of the river closed.", "We sat on the bank of the river.",
+         "Money in the bank."]
 
 
 def test_the_cards_reading_one_sentence_read_the_occurrence_clicked(page, lab_url):
@@ -222,7 +250,8 @@ def test_the_cards_reading_one_sentence_read_the_occurrence_clicked(page, lab_ur
     page.select_option("#lab-encoder", "attention")
     page.locator("#lab-tokens .token-row:nth-child(1) .token:text-is('bank')").nth(1).click()
     for _ in range(2):  # clicked, then opened again from the URL it left
-        page.wait_for_function("document.querySelectorAll('#fig-attention .clv[data-rendered=\"1\"]').length === 3")
+        page.wait_for_function("document.querySelectorAll('#fig-attention .clv[data-rendered=\"1\"]').length "
+                               "=== 3")
         assert page.input_value("#fig-attention .clv[data-kind='model'] select.clv-thumbs") == "4"
         page.wait_for_selector("#fig-occlusion .clv[data-rendered='1']")
         page.wait_for_selector("#fig-neighbours .clv[data-rendered='1']", timeout=120_000)

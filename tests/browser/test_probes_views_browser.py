@@ -26,7 +26,8 @@ def page_of_two(tmp_path_factory):
     rng = np.random.default_rng(1)  # 2-D rows whose pos probe gains at layer 1: an expected layer to mark
     encoder = SelfAttention(EmbeddingTable(WORDS, rng.normal(size=(len(WORDS), 2)), name=NAME), n_layers=2)
     data = write_semcor(root / "data", tiny_docs())
-    results = [probe(encoder, task, data_dir=data, cache_root=root / "cache") for task in ("pos", "supersense")]
+    results = [probe(encoder, task, data_dir=data, cache_root=root / "cache")
+               for task in ("pos", "supersense")]
     cka = layer_cka(encoder, ["the bank ran by the river", "an old red bank", "a red river ran fast"],
                     cache_root=root / "cache")
     path = views.Page(views.probes_view(results), views.cka_view(cka)).save_html(root / "know.html")
@@ -45,12 +46,17 @@ def test_the_probes_and_cka_views_draw_offline(browser, page_of_two, screenshots
         shapes = page.evaluate("document.querySelector('.clv-probes-plot').layout.shapes.map(s => s.x0)")
         assert results[0].expected_layer is not None
         assert shapes == [r.expected_layer for r in results if r.expected_layer is not None]
-        notes = page.evaluate("document.querySelector('.clv-probes-plot').layout.annotations.map(a => a.text)")
+        notes = page.evaluate(
+            "document.querySelector('.clv-probes-plot').layout.annotations.map(a => a.text)"
+        )
         assert notes[0] == f"E[layer] {results[0].expected_layer:.2f}"
-        cells = page.eval_on_selector_all("table.clv-probes td[data-value]", "ts => ts.map(t => +t.dataset.value)")
-        assert cells == [v for r in results for x in r.rows for v in (x.accuracy, x.control_accuracy, x.selectivity)]
+        cells = page.eval_on_selector_all("table.clv-probes td[data-value]",
+                                          "ts => ts.map(t => +t.dataset.value)")
+        assert cells == [v for r in results for x in r.rows for v in (x.accuracy, x.control_accuracy,
+                                                                      x.selectivity)]
         captions = page.eval_on_selector_all("table.clv-probes caption", "cs => cs.map(c => c.textContent)")
-        assert captions[0].startswith(f"pos — attention over {NAME} (linear probe)")  # the name as text, not markup
+        # the name as text, not markup
+        assert captions[0].startswith(f"pos — attention over {NAME} (linear probe)")
         z = page.evaluate("document.querySelector('.clv-cka-plot').data[0].z")
         assert z == [list(row) for row in cka.matrix]
         assert page.locator(".clv img").count() == 0
@@ -63,9 +69,11 @@ def test_thirty_one_layers_leave_no_label_on_another(browser, tmp_path, screensh
     from tests.browser.test_views_every_kind_browser import label_overlaps
 
     rng = np.random.default_rng(1)
-    encoder = SelfAttention(EmbeddingTable(WORDS, rng.normal(size=(len(WORDS), 4)), name="thirty"), n_layers=30)
+    encoder = SelfAttention(EmbeddingTable(WORDS, rng.normal(size=(len(WORDS), 4)), name="thirty"),
+                            n_layers=30)
     data = write_semcor(tmp_path / "data", tiny_docs())
-    results = [probe(encoder, task, data_dir=data, cache_root=tmp_path / "cache") for task in ("pos", "supersense")]
+    results = [probe(encoder, task, data_dir=data, cache_root=tmp_path / "cache")
+               for task in ("pos", "supersense")]
     cka = layer_cka(encoder, ["the bank ran by the river", "an old red bank", "a red river ran fast"],
                     cache_root=tmp_path / "cache")
     path = views.Page(views.probes_view(results), views.cka_view(cka)).save_html(tmp_path / "thirty.html")

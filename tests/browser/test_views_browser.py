@@ -34,9 +34,10 @@ STEP = 0.5 / QUANT
 TEXT = "We sat on the riverbank and watched the bank close its doors."
 SENTENCES = ["The bank approved my loan.", "We sat on the bank of the river.", "She put money in the bank.",
              "The river bank flooded.", "A loan from the bank."]
-LONG = ("the old bank by the river where my grandfather once kept his savings closed last year after the flood and "
-        "the town council worried about the empty building on the bank of the slow brown river asked a young "
-        "architect to turn it into a library with a cafe and a small garden for the children of the village today").split()
+LONG = ("the old bank by the river where my grandfather once kept his savings closed last year after the "
+        "flood and the town council worried about the empty building on the bank of the slow brown river "
+        "asked a young architect to turn it into a library with a cafe and a small garden for the children "
+        "of the village today").split()
 
 
 @contextlib.contextmanager
@@ -74,7 +75,8 @@ def tiny(tmp_path_factory):
 
 
 def lines(page, root):
-    return page.eval_on_selector_all(f"{root} .clv-lines line", "ls => ls.map(l => [+l.dataset.i, +l.dataset.j, +l.dataset.w])")
+    return page.eval_on_selector_all(f"{root} .clv-lines line",
+                                     "ls => ls.map(l => [+l.dataset.i, +l.dataset.j, +l.dataset.w])")
 
 
 def test_head_view_draws_the_weights_and_filters_on_hover(browser, tiny, tmp_path, screenshots):
@@ -93,7 +95,10 @@ def test_head_view_draws_the_weights_and_filters_on_hover(browser, tiny, tmp_pat
         page.hover(f"#clv-0 .clv-left[data-i='{bank}']")
         hovered = lines(page, "#clv-0")
         assert {i for i, _, _ in hovered} == {bank} and len(hovered) == int((mean[bank] >= 0.01).sum())
-        shown = page.eval_on_selector_all("#clv-0 .clv-num-right[data-value]", "ts => ts.map(t => [+t.dataset.j, +t.dataset.value, t.textContent])")
+        shown = page.eval_on_selector_all(
+            "#clv-0 .clv-num-right[data-value]",
+            "ts => ts.map(t => [+t.dataset.j, +t.dataset.value, t.textContent])",
+        )
         assert shown and all(abs(w - mean[bank, j]) <= STEP and t == f"{w:.3f}" for j, w, t in shown)
         bars = page.eval_on_selector_all("#clv-0 .clv-share", "rs => rs.map(r => +r.dataset.value)")
         assert bars == pytest.approx(share.astype(np.float32).tolist(), abs=1e-7)  # the special share, exact
@@ -106,7 +111,8 @@ def test_head_view_draws_the_weights_and_filters_on_hover(browser, tiny, tmp_pat
 
         page.select_option("#clv-0 select.clv-level", "pieces")  # pieces, [CLS] and [SEP] shown
         assert page.locator("#clv-0 .clv-left").count() == len(parts[1].tokens)
-        specials = page.eval_on_selector_all("#clv-0 .clv-left.clv-special", "ts => ts.map(t => t.lastChild.textContent)")
+        specials = page.eval_on_selector_all("#clv-0 .clv-left.clv-special",
+                                             "ts => ts.map(t => t.lastChild.textContent)")
         assert specials == ["[CLS]", "[SEP]"]
         piece_mean = parts[1].weights.astype(np.float64).mean(axis=0)
         assert len(lines(page, "#clv-0")) == int((piece_mean >= 0.01).sum())
@@ -114,20 +120,24 @@ def test_head_view_draws_the_weights_and_filters_on_hover(browser, tiny, tmp_pat
         assert page.locator("#clv-0 .clv-left").count() == len(parts[1].tokens) - 2
         page.click("#clv-0 input.clv-head[data-head='1']")
         assert {(i, j) for i, j, _ in lines(page, "#clv-0")} == {
-            (i, j) for i, j in np.argwhere(parts[1].weights[1] >= 0.01).tolist() if i not in (0, len(parts[1].tokens) - 1)
+            (i, j) for i, j in np.argwhere(parts[1].weights[1] >= 0.01).tolist()
+            if i not in (0, len(parts[1].tokens) - 1)
             and j not in (0, len(parts[1].tokens) - 1)}
 
 
 def test_model_view_has_every_layer_and_head(browser, tiny, tmp_path):
     encoder = tiny["bert"]
     enc = encoder.encode([TEXT])[0]
-    path = views.model_view(enc, encoder.attention_parts(TEXT), word="bank").save_html(tmp_path / "model.html")
+    path = views.model_view(enc, encoder.attention_parts(TEXT),
+                            word="bank").save_html(tmp_path / "model.html")
     layers, heads = enc.attention.shape[:2]
     with offline_page(browser, path) as page:
-        cells = page.eval_on_selector_all("#clv-0 canvas.clv-thumb", "cs => cs.map(c => [+c.dataset.layer, c.dataset.head])")
+        cells = page.eval_on_selector_all("#clv-0 canvas.clv-thumb",
+                                          "cs => cs.map(c => [+c.dataset.layer, c.dataset.head])")
         per_head = {(lay, int(h)) for lay, h in cells if h.isdigit() and int(h) < heads}
         assert per_head == {(lay, h) for lay in range(layers) for h in range(heads)}
-        assert sum(h == "rollout" for _, h in cells) == layers and sum(h == str(heads) for _, h in cells) == layers
+        assert sum(h == "rollout" for _, h in cells) == layers and sum(h == str(heads)
+                                                                       for _, h in cells) == layers
         page.click("#clv-0 canvas[data-layer='1'][data-head='0']")  # open layer 2, head 0 as a head view
         assert page.locator("#clv-0 .clv-open input.clv-head[data-head='0']").is_checked()
         head0 = enc.attention[1, 0].astype(np.float64)
@@ -138,16 +148,26 @@ def test_model_view_has_every_layer_and_head(browser, tiny, tmp_path):
 
 def test_neuron_view_shows_the_course_examples_arithmetic(browser, tmp_path):
     encoder = SelfAttention(toy_table(COURSE_VECTORS))
-    path = views.neuron_view(encoder.attention_parts("bank loan")[0], word="bank").save_html(tmp_path / "neuron.html")
+    path = views.neuron_view(encoder.attention_parts("bank loan")[0],
+                             word="bank").save_html(tmp_path / "neuron.html")
     steps = [s for s in course_example().steps if s.sentence == "bank loan"]
     with offline_page(browser, path) as page:
         for step, j in zip(steps, (0, 1), strict=True):
             row = f"#clv-0 tr[data-j='{j}']"
-            assert float(page.get_attribute(f"{row} .clv-raw", "data-value")) == pytest.approx(step.raw, abs=1e-12)
-            assert float(page.get_attribute(f"{row} .clv-scaled", "data-value")) == pytest.approx(step.scaled, abs=1e-12)
-            assert float(page.get_attribute(f"{row} .clv-softmax", "data-value")) == pytest.approx(step.weight, abs=1e-12)
-            assert json.loads(page.get_attribute(f"{row} .clv-prod", "data-value")) == pytest.approx(step.product, abs=1e-12)
-            assert page.inner_text(f"{row} .clv-raw") == "0.5000" and page.inner_text(f"{row} .clv-scaled") == "0.3536"
+            assert float(page.get_attribute(f"{row} .clv-raw", "data-value")) == pytest.approx(
+                step.raw, abs=1e-12
+            )
+            assert float(page.get_attribute(f"{row} .clv-scaled", "data-value")) == pytest.approx(
+                step.scaled, abs=1e-12
+            )
+            assert float(page.get_attribute(f"{row} .clv-softmax", "data-value")) == pytest.approx(
+                step.weight, abs=1e-12
+            )
+            assert json.loads(page.get_attribute(f"{row} .clv-prod", "data-value")) == pytest.approx(
+                step.product, abs=1e-12
+            )
+            assert (page.inner_text(f"{row} .clv-raw") == "0.5000"
+                    and page.inner_text(f"{row} .clv-scaled") == "0.3536")
 
 
 def test_neuron_view_of_a_transformer_with_relative_positions(browser, tiny, tmp_path):
@@ -156,12 +176,16 @@ def test_neuron_view_of_a_transformer_with_relative_positions(browser, tiny, tmp
     i = parts.token_of("bank")
     raw, scores = parts.raw_scores()[1, i], parts.scores()[1, i]
     with offline_page(browser, path) as page:
-        got = page.eval_on_selector_all("#clv-0 tr[data-j]", """rs => rs.map(r => ['.clv-raw', '.clv-scaled', '.clv-bias',
-            '.clv-softmax', '.clv-model'].map(c => +r.querySelector(c).dataset.value))""")
+        got = page.eval_on_selector_all(
+            "#clv-0 tr[data-j]",
+            """rs => rs.map(r => ['.clv-raw', '.clv-scaled', '.clv-bias',
+            '.clv-softmax', '.clv-model'].map(c => +r.querySelector(c).dataset.value))""",
+        )
         got = np.array(got)
         np.testing.assert_allclose(got[:, 0], raw, rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(got[:, 1] + got[:, 2], scores, rtol=1e-6, atol=1e-6)
-        np.testing.assert_allclose(got[:, 3], parts.weights[1, i], atol=2e-6)  # the page's softmax = the model's
+        # the page's softmax = the model's
+        np.testing.assert_allclose(got[:, 3], parts.weights[1, i], atol=2e-6)
         np.testing.assert_array_equal(got[:, 4], parts.weights[1, i])
 
 
@@ -178,7 +202,8 @@ def test_mask_view_leaks_weight_when_masked_scores_are_zero(browser, tmp_path):
         assert leaks == pytest.approx(want.tolist(), abs=1e-12) and leaks[0] > 0.5
         assert "That is why masks use −∞" in page.inner_text("#clv-0 .clv-info")
         page.select_option("#clv-0 select.clv-mask-select", "none")
-        assert page.eval_on_selector_all("#clv-0 .clv-leak", "ts => ts.map(t => +t.dataset.value)") == [0.0] * 4
+        assert page.eval_on_selector_all("#clv-0 .clv-leak",
+                                         "ts => ts.map(t => +t.dataset.value)") == [0.0] * 4
 
 
 def test_plotly_views_offline(browser, tiny, tmp_path):
@@ -195,16 +220,19 @@ def test_plotly_views_offline(browser, tiny, tmp_path):
     x = np.stack([e.layers[-1, i] for e in encs for i in range(len(e.words))]).astype(np.float64)
     with offline_page(browser, path) as page:
         assert page.locator("#clv-0 .main-svg").count() > 0 and page.locator("#clv-2 .main-svg").count() > 0
-        assert "clusters (spectral, k by eigengap)" in page.inner_text("#clv-0 .clv-info")  # was "agglomerative"
+        # was "agglomerative"
+        assert "clusters (spectral, k by eigengap)" in page.inner_text("#clv-0 .clv-info")
         xs = page.evaluate("() => document.querySelector('#clv-0 .clv-plot').data.flatMap(t => t.x)")
         assert sorted(xs) == pytest.approx(sorted(project(x, "pca")[:, 0].tolist()), abs=1e-5)
         page.select_option("#clv-0 select.clv-dims", "3")
         assert page.evaluate("() => document.querySelector('#clv-0 .clv-plot').data[0].type") == "scatter3d"
         page.fill("#clv-0 input.clv-search", "bank")
         page.press("#clv-0 input.clv-search", "Enter")
-        assert page.get_attribute("#clv-0 .clv-plot", "data-found") == str(sum(e.tokens.count("bank") for e in encs))
+        assert page.get_attribute("#clv-0 .clv-plot", "data-found") == str(sum(e.tokens.count("bank")
+                                                                               for e in encs))
         page.evaluate("() => document.querySelector('#clv-0').clvPick(0)")
-        listed = page.eval_on_selector_all("#clv-0 .clv-list li", "ls => ls.map(l => [+l.dataset.j, +l.dataset.value])")
+        listed = page.eval_on_selector_all("#clv-0 .clv-list li",
+                                           "ls => ls.map(l => [+l.dataset.j, +l.dataset.value])")
         cos = (x / np.linalg.norm(x, axis=1, keepdims=True)) @ (x[0] / np.linalg.norm(x[0]))
         cos[0] = -np.inf
         assert [j for j, _ in listed] == np.argsort(-cos, kind="stable")[:4].tolist()
@@ -238,7 +266,8 @@ def test_a_60_word_sentence_of_a_12_by_12_model(browser, tmp_path, screenshots):
         page.screenshot(path=str(screenshots / "views-head-60-words.png"))
     with open("/proc/loadavg") as f:
         load = f.read().split()[0]
-    result = {"what": "head view, 60 words, 12 layers x 12 heads (tiny random BERT, init 0.2), pieces included",
+    result = {"what": "head view, 60 words, 12 layers x 12 heads (tiny random BERT, init 0.2), pieces "
+                      "included",
               "file_bytes": size, "first_render_script_ms": first, "lines_drawn": drawn, "load_average": load,
               "render_to_paint_cpu_ms": cpu, "median_cpu_ms": statistics.median(cpu),
               "render_to_paint_wall_ms": wall, "median_wall_ms": statistics.median(wall)}
@@ -270,7 +299,8 @@ RENDER = """async () => {
 def _process_time(cdp) -> float:
     """CPU seconds the page's renderer process has used: unlike wall time, not inflated when
     other work on this shared machine keeps it waiting for a core."""
-    return next(m["value"] for m in cdp.send("Performance.getMetrics")["metrics"] if m["name"] == "ProcessTime")
+    return next(m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]
+                if m["name"] == "ProcessTime")
 
 
 def page_lines_expected(enc, parts) -> int:
@@ -287,12 +317,14 @@ def test_a_view_in_a_notebook_output_draws_itself_in_its_iframe(browser, tmp_pat
     encoder = SelfAttention(toy_table(COURSE_VECTORS), heads=2)
     enc = encoder.encode(["bank loan river"])[0]
     host = tmp_path / "notebook.html"
-    host.write_text(f"<!DOCTYPE html><html><body><p>Out[1]:</p>{views.model_view(enc)._repr_html_()}</body></html>",
+    host.write_text("<!DOCTYPE "
+                    f"html><html><body><p>Out[1]:</p>{views.model_view(enc)._repr_html_()}</body></html>",
                     encoding="utf-8")
     with offline_page(browser, host, ready=False) as page:
         frame = page.frame_locator("iframe.contextlens-view")
         frame.locator("body[data-ready='1']").wait_for()
         assert frame.locator("canvas.clv-thumb[data-head='1']").count() == 1
         inner = page.frames[1].evaluate("() => CLViews.contentHeight()")
-        height = page.evaluate("() => document.querySelector('iframe.contextlens-view').getBoundingClientRect().height")
+        height = page.evaluate("() => "
+                               "document.querySelector('iframe.contextlens-view').getBoundingClientRect().height")
         assert height == inner and 150 < height < views.base.HEIGHTS["model"]  # fitted: smaller than at first

@@ -37,7 +37,9 @@ def test_softmax_of_the_parts_is_the_models_attention(encoders, kind, pad):
     assert [p.layer for p in parts] == [1, 2]
     tok = encoder.tokenizer(TEXT)
     for p in parts:
-        assert p.tokens[: len(tok["input_ids"])] == tuple(encoder.tokenizer.convert_ids_to_tokens(tok["input_ids"]))
+        assert p.tokens[: len(tok["input_ids"])] == tuple(
+            encoder.tokenizer.convert_ids_to_tokens(tok["input_ids"])
+        )
         assert p.token_ids[: len(tok["input_ids"])] == tuple(tok["input_ids"]) and p.padding == pad
         assert p.heads == 2 and p.d_head == 16
         np.testing.assert_allclose(p.softmax(), p.weights, atol=2e-6)
@@ -83,8 +85,8 @@ def test_limits_and_unsupported_models(encoders, tmp_path):
     with pytest.raises(InputError, match="layer 0 is the static row"):
         bert.attention_parts(TEXT, layers=[0])
     assert [p.layer for p in bert.attention_parts(TEXT, layers=[-1])] == [2]
-    config = transformers.DistilBertConfig(vocab_size=bert.tokenizer.vocab_size, dim=32, n_layers=1, n_heads=2,
-                                           hidden_dim=37)
+    config = transformers.DistilBertConfig(vocab_size=bert.tokenizer.vocab_size, dim=32, n_layers=1,
+                                           n_heads=2, hidden_dim=37)
     path = tmp_path / "distil"
     transformers.DistilBertModel(config).save_pretrained(path)
     bert.tokenizer.save_pretrained(path)

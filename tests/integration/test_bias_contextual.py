@@ -56,7 +56,8 @@ def test_index_contexts_equal_corpus_contexts(setup):
             assert a.shape == b.shape == (8, 32)
             np.testing.assert_allclose(a[np.lexsort(a.T)], b[np.lexsort(b.T)], atol=1e-5)
     # in one order of the contexts, the same draws give the same CEAT
-    ordered = [{k: {w: v[np.lexsort(v.T)] for w, v in c[k].items()} for k in (1, 2)} for c in (from_index, from_corpus)]
+    ordered = [{k: {w: v[np.lexsort(v.T)] for w, v in c[k].items()} for k in (1, 2)}
+               for c in (from_index, from_corpus)]
     rows_i, rows_c = (ceat_by_layer(c, SETS, model="tiny", samples=200) for c in ordered)
     for ri, rc in zip(rows_i, rows_c):
         assert ri.layer == rc.layer and ri.effect_size == pytest.approx(rc.effect_size, abs=1e-6)
@@ -73,7 +74,8 @@ def test_cli_seat_ceat_weat_rows_equal_the_library(setup, tmp_path):
     sets.write_text(json.dumps({"name": "tiny", **SETS.as_dict()}))
     model = setup["model"]
     (row,) = run_json("bias", "seat", "--sets", str(sets), "--model", model, "--permutations", "500")["rows"]
-    lib = json.loads(json.dumps(seat(make_encoder(model=model, attention=False), SETS, permutations=500).as_dict()))
+    lib = json.loads(json.dumps(seat(make_encoder(model=model, attention=False), SETS,
+                                     permutations=500).as_dict()))
     assert row["effect_size"] == pytest.approx(lib.pop("effect_size"), abs=1e-6)  # eager vs sdpa attention
     assert row["statistic"] == pytest.approx(lib.pop("statistic"), abs=1e-6)
     assert {k: v for k, v in row.items() if k in lib} == lib

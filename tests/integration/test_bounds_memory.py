@@ -110,7 +110,8 @@ def test_lens_tracks_at_most_max_tracked_words(long_causal):
     # before: the lens ran one sequence per tracked word and kept every layer's full
     # distribution at every position of each (1,000 words with SmolLM2: 23 GB, killed)
     setup = LM_SETUP.format(path=str(long_causal))
-    over, at = capped(setup, "lens('We sat on the bank of the', track)", "lens('We sat on the bank of the', track[:-1])")
+    over, at = capped(setup, "lens('We sat on the bank of the', track)",
+                      "lens('We sat on the bank of the', track[:-1])")
     one_line_limit(over, f"{bounds.MAX_TRACKED + 1:,} words", f"limit of {bounds.MAX_TRACKED:,} words",
                    "run the lens again")
     assert at == {"result": {"layers": 4, "tracked": bounds.MAX_TRACKED}}
@@ -179,7 +180,9 @@ def test_weat_and_ceat_on_large_sets_run_in_blocks_under_the_cap():
     # and its mean cosines one (|X ∪ Y|, |A|) matrix; CEAT drew 10,000 x 8,000 context indices
     # in a Python loop, and each block of 500 draws gathered (500, 8,000, 64) float64 vectors
     weat, ceat = capped(WEAT_SETUP, "weat()", "ceat_run()")
-    assert weat["result"]["permutations"] == weat["result"]["default"] == bounds.MAX_PERMUTATION_CELLS // 20_000
+    assert (
+        weat["result"]["permutations"] == weat["result"]["default"] == bounds.MAX_PERMUTATION_CELLS // 20_000
+    )
     assert weat["result"]["permutations"] < 100_000 and not weat["result"]["exact"]
     assert ceat["result"]["samples"] == ceat["result"]["default"] == bounds.MAX_CEAT_CELLS // (8000 * 64)
 
@@ -192,7 +195,8 @@ def test_the_weat_cli_states_how_many_partitions_it_drew(tmp_path):
     sets = tmp_path / "sets.json"
     n = 3000  # |X ∪ Y| = 6,000 > MAX_PERMUTATION_CELLS / 100,000
     words = [f"w{i}" for i in range(4 * n)]
-    sets.write_text(json.dumps({"name": "big", **{k: words[j * n:(j + 1) * n] for j, k in enumerate("XYAB")}}))
+    sets.write_text(json.dumps({"name": "big", **{k: words[j * n:(j + 1) * n] for j,
+                                                  k in enumerate("XYAB")}}))
     import numpy as np
 
     from contextlens.vectors import EmbeddingTable
@@ -328,7 +332,8 @@ a, b = rng.normal(size=20_000), rng.normal(size=20_000)
     r = capped(setup, "[mean_pair_cosine(x, pairs), count_inversions(a, b)]")
     mean, inversions = r["result"]
     assert abs(mean) < 0.01  # random directions
-    assert 0.45 < inversions / (20_000 * 19_999 / 2) < 0.55  # two independent orders disagree on half the pairs
+    # two independent orders disagree on half the pairs
+    assert 0.45 < inversions / (20_000 * 19_999 / 2) < 0.55
 
 
 def test_count_inversions_in_blocks_is_the_square_matrix_count():
@@ -362,8 +367,8 @@ def test_ceat_reads_at_most_ceat_context_bytes_from_an_index():
     most = bounds.CEAT_CONTEXT_BYTES // (13 * 768 * 4)  # usages read at 13 layers of 768 numbers
     with pytest.raises(LimitError) as e:
         contexts_from_index(Store(), ["the", "of", "bank"])
-    assert str(e.value) == (f"CEAT's contexts in the index has 10,005,300 usages, over the limit of {most:,} usages "
-                            f"(each is read at 13 layers x 768 numbers); read fewer usages per word: "
+    assert str(e.value) == (f"CEAT's contexts in the index has 10,005,300 usages, over the limit of {most:,} "
+                            f"usages (each is read at 13 layers x 768 numbers); read fewer usages per word: "
                             f"limit={most // 3:,} (--limit {most // 3}) fits")
     with pytest.raises(AssertionError, match="nothing is read"):  # under the bound it reads
         contexts_from_index(Store(), ["of", "bank"])
@@ -427,7 +432,8 @@ def test_each_bound_is_set_in_one_place():
         if rel == "bounds.py":
             continue
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant | ast.BinOp | ast.UnaryOp):
+            if isinstance(node, ast.Assign) and isinstance(node.value,
+                                                           ast.Constant | ast.BinOp | ast.UnaryOp):
                 for target in node.targets:
                     if isinstance(target, ast.Name) and target.id in names - other.get(rel, set()):
                         found.append(f"{rel}: {target.id}")

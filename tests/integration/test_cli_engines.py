@@ -58,10 +58,11 @@ def test_bf16_prints_its_fidelity(model):
 def test_bad_engine_options_are_one_line(model):
     assert "no bf16 MatMul" in fails("compare", "a bank", "the bank", "-w", "bank", "-m", model,
                                      "--engine", "onnx", "--precision", "bf16")
-    assert "valid values: torch, onnx, auto" in fails("compare", "a bank", "the bank", "-w", "bank", "-m", model,
+    assert "valid values: torch, onnx, auto" in fails("compare", "a bank", "the bank", "-w", "bank", "-m",
+                                                      model,
                                                "--engine", "jax")
-    assert "--engine applies to a transformer (--model)" in fails("compare", "a bank", "the bank", "-w", "bank",
-                                                                  "--engine", "onnx")
+    assert "--engine applies to a transformer (--model)" in fails("compare", "a bank", "the bank", "-w",
+                                                                  "bank", "--engine", "onnx")
 
 
 def test_help_lists_the_engines():
@@ -72,10 +73,11 @@ def test_help_lists_the_engines():
 
 def test_index_built_on_torch_is_searched_on_onnx(model, tmp_path):
     corpus = tmp_path / "corpus.txt"
-    corpus.write_text("We sat on the bank of the river.\nThe bank lent them money.\nA bank of fog rolled in.\n")
+    corpus.write_text("We sat on the bank of the river.\nThe bank lent them money.\nA bank of fog rolled "
+                      "in.\n")
     db = tmp_path / "db"
-    built = runner.invoke(app, ["index", "build", str(corpus), "--db", str(db), "--words", "bank", "-m", model,
-                                "--model-engine", "torch", "--json"])
+    built = runner.invoke(app, ["index", "build", str(corpus), "--db", str(db), "--words", "bank", "-m",
+                                model, "--model-engine", "torch", "--json"])
     assert built.exit_code == 0, built.output
     found = runner.invoke(app, ["index", "search", "The bank lent them money.", "-w", "bank", "--db", str(db),
                                 "--engine", "onnx", "--json"])

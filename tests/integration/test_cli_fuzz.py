@@ -20,13 +20,15 @@ from contextlens.cli import app
 from contextlens.vectors import EmbeddingTable
 
 runner = CliRunner()
-WORDS = {"bank": [1, 1, 0], "money": [1, 0, 0.1], "river": [0, 1, 0.1], "the": [0.1, 0.1, 1], "sat": [0.5, 0.2, 0]}
+WORDS = {"bank": [1, 1, 0], "money": [1, 0, 0.1], "river": [0, 1, 0.1], "the": [0.1, 0.1, 1],
+         "sat": [0.5, 0.2, 0]}
 FUZZ = settings(max_examples=25, derandomize=True, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 ints = st.one_of(st.integers(-3, 12), st.sampled_from([-1, 0, 64, 65, 10_000, 10_001, 2**31, 2**63, -(2**63),
                                                        10**30]))
-floats = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.0, 1.0, 1.0000001, -0.0]))
+floats = st.one_of(st.floats(allow_nan=True, allow_infinity=True),
+                   st.sampled_from([0.0, 1.0, 1.0000001, -0.0]))
 text = st.one_of(
     st.sampled_from(["", " ", "bank", "the bank", "sat bank river", "[/]", "[bold]bank", "-", "--", "\x00",
                      "bank\x00", "\udcff", "ba\u0000nk", "\x1b[31mbank", "x" * 5000, "bank " * 300]),
@@ -62,17 +64,19 @@ def check(args: list[str]) -> None:
 @given(word=text, sentence=text, method=st.sampled_from(["average", "attention", "static", "avg", "\udcff"]),
        window=ints, heads=ints, layer=ints, alpha=floats, scale=floats, self_flag=st.booleans())
 def test_contextualize(toy, word, sentence, method, window, heads, layer, alpha, scale, self_flag):
-    args = ["contextualize", sentence, "-w", word, "--vectors", toy, "--method", method, "--layer", str(layer),
-            "--json"]
+    args = ["contextualize", sentence, "-w", word, "--vectors", toy, "--method", method, "--layer",
+            str(layer), "--json"]
     if method == "average":
         args += ["--window", str(window), "--alpha", number(alpha)]
     elif method == "attention":
-        args += ["--heads", str(heads), "--scale", number(scale), "--include-self" if self_flag else "--exclude-self"]
+        args += ["--heads", str(heads), "--scale", number(scale),
+                 "--include-self" if self_flag else "--exclude-self"]
     check(args)
 
 
 @FUZZ
-@given(s1=text, s2=text, word=text, n_layers=ints, seed=ints, projections=st.sampled_from([None, "random", "x"]))
+@given(s1=text, s2=text, word=text, n_layers=ints, seed=ints,
+       projections=st.sampled_from([None, "random", "x"]))
 def test_compare(toy, s1, s2, word, n_layers, seed, projections):
     extra = [] if projections is None else ["--projections", projections]
     check(["compare", s1, s2, "-w", word, "--vectors", toy, "--n-layers", str(n_layers), "--seed", str(seed),
@@ -82,7 +86,8 @@ def test_compare(toy, s1, s2, word, n_layers, seed, projections):
 @FUZZ
 @given(words=st.lists(text, min_size=1, max_size=2), sentences=st.lists(text, max_size=4), layer=ints,
        k=st.one_of(st.sampled_from(["auto", "0", "1", "2", "99", "-1", "two", "", "١"]), text),
-       occurrence=st.one_of(st.none(), st.sampled_from(["0", "1", "all", "-1", "x", "99"])), command=st.sampled_from(
+       occurrence=st.one_of(st.none(), st.sampled_from(["0", "1", "all", "-1", "x", "99"])),
+       command=st.sampled_from(
            ["explore", "senses"]))
 def test_explore_and_senses(toy, words, sentences, layer, k, occurrence, command):
     args = [command, *(words[:1] if command == "senses" else words), "--vectors", toy, "--method", "average",
@@ -110,9 +115,11 @@ def test_attention(toy, sentence, word, layer, head, heads, rollout):
 
 
 @FUZZ
-@given(sentences=st.lists(text, max_size=4), words=st.one_of(st.none(), text), min_count=ints, pairs=ints, seed=ints)
+@given(sentences=st.lists(text, max_size=4), words=st.one_of(st.none(), text), min_count=ints, pairs=ints,
+       seed=ints)
 def test_geometry(toy, sentences, words, min_count, pairs, seed):
-    args = ["geometry", "--vectors", toy, "--min-count", str(min_count), "--pairs", str(pairs), "--seed", str(seed)]
+    args = ["geometry", "--vectors", toy, "--min-count", str(min_count), "--pairs", str(pairs), "--seed",
+            str(seed)]
     for s in sentences:
         args += ["-s", s]
     if words is not None:
@@ -121,7 +128,8 @@ def test_geometry(toy, sentences, words, min_count, pairs, seed):
 
 
 @FUZZ
-@given(word=text, a=text, k=ints, method=st.sampled_from(["3cosadd", "3cosmul", "x"]), json_flag=st.booleans())
+@given(word=text, a=text, k=ints, method=st.sampled_from(["3cosadd", "3cosmul", "x"]),
+       json_flag=st.booleans())
 def test_neighbours_and_analogy(toy, word, a, k, method, json_flag):
     tail = ["--json"] if json_flag else []
     check(["neighbours", word, "--vectors", toy, "-k", str(k), *tail])
@@ -167,7 +175,8 @@ def _invocation(cmd, values: dict[str, str]) -> list[str]:
     return [*options, *arguments]
 
 
-PATH_CASES = [(path, out, source) for path, cmd in _leaves() for out, role in _roles(cmd).items() if role == "output"
+PATH_CASES = [(path, out, source) for path, cmd in _leaves() for out,
+              role in _roles(cmd).items() if role == "output"
               for source, r in _roles(cmd).items() if r != "output"]
 
 
@@ -203,5 +212,6 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(tmp_path, command
     assert result.exit_code == 2 and result.stdout == "", (args, result.output)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and " is the input " in lines[0] and str(given) in lines[0], (args, result.stderr)
-    assert given.read_text() == "the bank of the river\n" and sorted(p.name for p in tmp_path.iterdir()) == sorted(
+    assert given.read_text() == "the bank of the river\n" and sorted(p.name
+                                                                     for p in tmp_path.iterdir()) == sorted(
         {"input.txt", target.name})

@@ -13,7 +13,8 @@ from contextlens.vectors import EmbeddingTable
 from tests.progress_lines import progress_line
 
 runner = CliRunner()
-WORDS = {"bank": [1, 1, 0], "money": [1, 0, 0.1], "river": [0, 1, 0.1], "the": [0.1, 0.1, 1], "sat": [0.5, 0.2, 0]}
+WORDS = {"bank": [1, 1, 0], "money": [1, 0, 0.1], "river": [0, 1, 0.1], "the": [0.1, 0.1, 1],
+         "sat": [0.5, 0.2, 0]}
 
 
 def fails(*args: str) -> str:
@@ -22,8 +23,10 @@ def fails(*args: str) -> str:
     assert result.exit_code == 2, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
     lines = result.stderr.strip().splitlines()
-    # before it, in a pipe, only the progress lines of what it loaded ("loading … with torch...", "…: done in 0.1 s")
-    assert lines and lines[-1].startswith("error: ") and all(progress_line(x) for x in lines[:-1]), result.stderr
+    # before it, in a pipe, only the progress lines of what it loaded ("loading … with torch...",
+    # "…: done in 0.1 s")
+    assert (lines and lines[-1].startswith("error: ")
+            and all(progress_line(x) for x in lines[:-1])), result.stderr
     assert result.stdout == "" and "Aborted" not in result.output
     return lines[-1].removeprefix("error: ")
 
@@ -44,28 +47,33 @@ def corpus_dir(tmp_path):
 
 
 def test_an_output_among_the_text_files_of_a_corpus_folder_is_refused(corpus_dir):
-    says = fails("static", "build", corpus_dir, "--method", "counts", "--min-count", "1", "-o", corpus_dir / "a.txt")
-    assert says == (f"--out {corpus_dir / 'a.txt'} is a file of the input folder CORPUS {corpus_dir}: writing it "
+    says = fails("static", "build", corpus_dir, "--method", "counts", "--min-count", "1", "-o",
+                 corpus_dir / "a.txt")
+    assert says == (f"--out {corpus_dir / 'a.txt'} is a file of the input folder CORPUS {corpus_dir}: "
+                    "writing it "
                     "would destroy that input; choose another output path")
     assert (corpus_dir / "a.txt").read_text().startswith("the bank sat")
     table = corpus_dir / "t.npz"  # not a text file: not read as the corpus, so a second run may replace it
     for _ in range(2):
-        result = runner.invoke(app, ["static", "build", str(corpus_dir), "--method", "counts", "--min-count", "1",
-                                     "-o", str(table), "--json"])
+        result = runner.invoke(app, ["static", "build", str(corpus_dir), "--method", "counts", "--min-count",
+                                     "1", "-o", str(table), "--json"])
         assert result.exit_code == 0, result.output
     assert EmbeddingTable.load(table).keys[0] == "the"
 
 
 def test_an_output_folder_that_is_an_input_folder_is_refused(corpus_dir):
     says = fails("index", "build", corpus_dir, "--words", "bank", "--db", corpus_dir)
-    assert says.startswith(f"--db {corpus_dir} is the input CORPUS {corpus_dir} (the same folder): writing into it")
+    assert says.startswith(f"--db {corpus_dir} is the input CORPUS {corpus_dir} (the same folder): writing "
+                           "into it")
     assert sorted(p.name for p in corpus_dir.iterdir()) == ["a.txt"]
 
 
 @pytest.mark.parametrize(("path", "says"), [
-    ("/dev/null", "/dev/null is not a regular file (a device, a pipe or a socket), so not a sets file; give a JSON "
+    ("/dev/null",
+     "/dev/null is not a regular file (a device, a pipe or a socket), so not a sets file; give a JSON "
                   'file {"X": [...], "Y": [...], "A": [...], "B": [...]}'),
-    ("/", '/ is a folder, not a sets file; give a JSON file {"X": [...], "Y": [...], "A": [...], "B": [...]}'),
+    ("/",
+     '/ is a folder, not a sets file; give a JSON file {"X": [...], "Y": [...], "A": [...], "B": [...]}'),
     ("/proc/self/mem", '/proc/self/mem: cannot be read (Input/output error); give a JSON file {"X": [...], '
                        '"Y": [...], "A": [...], "B": [...]}'),
 ])
@@ -75,10 +83,12 @@ def test_sets_that_are_not_a_file_say_what_they_are(toy, path, says):
 
 @pytest.mark.parametrize("body", ["[" * 100_000 + "]" * 100_000, '{"X": [' + "9" * 5000 + "]}",
                                   '{"X": ["\\ud800", "b"], "Y": ["c", "d"], "A": ["e"], "B": ["f"]}',
-                                  '{"name": "\\udfff", "X": ["a", "b"], "Y": ["c", "d"], "A": ["e"], "B": ["f"]}'])
+                                  '{"name": "\\udfff", "X": ["a", "b"], "Y": ["c", "d"], "A": ["e"], "B": '
+                                  '["f"]}'])
 def test_sets_files_that_used_to_traceback(toy, tmp_path, body):
     (tmp_path / "s.json").write_text(body)
-    assert fails("bias", "weat", "--sets", tmp_path / "s.json", "--vectors", toy).startswith(f"{tmp_path}/s.json:")
+    assert fails("bias", "weat", "--sets", tmp_path / "s.json", "--vectors",
+                 toy).startswith(f"{tmp_path}/s.json:")
 
 
 @pytest.mark.parametrize("option", ["--sentences", "--labels"])
@@ -116,8 +126,10 @@ TOO_LONG = ("text 0 ('the bank sat by the river and the bank sat by the river an
 
 @pytest.mark.parametrize(("command", "starts"), [
     (["compare-sentences", LONG, "the bank lends money"], TOO_LONG),
-    (["compare-sentences", LONG[:1400], "the bank lends money"], "this text has no sentence vector (not computed: "
-                                                                 "the text ran in 5 windows of at most 128 pieces)"),
+    (["compare-sentences", LONG[:1400], "the bank lends money"],
+     "this text has no sentence vector (not computed: "
+                                                                 "the text ran in 5 windows of at most 128 "
+                                                                 "pieces)"),
     (["attention", LONG, "-w", "river", "--occurrence", "0"], TOO_LONG),
 ])
 def test_a_text_too_long_says_what_the_cli_user_can_do(tiny, command, starts):

@@ -16,7 +16,8 @@ from contextlens.vectors import EmbeddingTable
 
 runner = CliRunner()
 
-WORDS = {"bank": [1, 1, 0], "money": [1, 0, 0.1], "river": [0, 1, 0.1], "the": [0.1, 0.1, 1], "sat": [0.5, 0.2, 0]}
+WORDS = {"bank": [1, 1, 0], "money": [1, 0, 0.1], "river": [0, 1, 0.1], "the": [0.1, 0.1, 1],
+         "sat": [0.5, 0.2, 0]}
 
 
 @pytest.fixture(scope="module")
@@ -41,13 +42,15 @@ def test_short_m_is_the_model_in_every_command(toy):
     # `layers` takes any number of sentences: -m must still be --model, not a third sentence
     for command in (["layers", "a bank", "the bank"], ["compare", "a bank", "the bank"],
                     ["contextualize", "a bank"], ["explore", "bank", "-s", "a bank"]):
-        line = fails(*command, "-w", "bank", "--vectors", toy, "-m", "minilm") if command[0] != "explore" else \
+        line = fails(*command, "-w", "bank", "--vectors", toy, "-m",
+                     "minilm") if command[0] != "explore" else \
             fails(*command, "--vectors", toy, "-m", "minilm")
         assert "give --vectors (a static table) or --model (a transformer), not both" in line
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--method", "average", "--heads", "2"], "heads does not apply to method 'average' (it takes: alpha, window)"),
+    (["--method", "average", "--heads", "2"],
+     "heads does not apply to method 'average' (it takes: alpha, window)"),
     (["--method", "static", "--window", "2"], "window does not apply to method 'static' (it takes no mixing"),
     (["--method", "attention", "--alpha", "0.5"], "alpha does not apply to method 'attention'"),
 ])
@@ -64,8 +67,8 @@ def test_mixing_options_and_method_are_rejected_with_a_model():
 
 def test_attention_over_a_table_excludes_the_word_itself_by_default(toy):
     def weights(*extra):
-        result = runner.invoke(app, ["contextualize", "sat bank river", "-w", "bank", "--vectors", toy, *extra,
-                                     "--json"])
+        result = runner.invoke(app, ["contextualize", "sat bank river", "-w", "bank", "--vectors", toy,
+                                     *extra, "--json"])
         assert result.exit_code == 0, result.output
         return {w["word"]: w["weight"] for w in json.loads(result.stdout)["weights"]}
 
@@ -78,10 +81,14 @@ def test_attention_over_a_table_excludes_the_word_itself_by_default(toy):
     (["neighbours", "bank", "-k", "0"], "-k must be a whole number from 1 to 10,000, got 0"),
     (["compare", "a bank", "the bank", "-w", "bank", "--alpha", "nan", "--method", "average"],
      "--alpha must be a finite number from 0 to 1, got nan"),
-    (["compare", "a bank", "the bank", "-w", "bank", "--window", "-1"], "--window must be a whole number from 0"),
-    (["compare", "a bank", "the bank", "-w", "bank", "--heads", "0"], "--heads must be a whole number from 1"),
-    (["compare", "a bank", "the bank", "-w", "bank", "--n-layers", "65"], "--n-layers must be a whole number"),
-    (["contextualize", "the bank", "-w", "bank", "--layer", "99"], "layer 99 is not available: the layers are 0, 1"),
+    (["compare", "a bank", "the bank", "-w", "bank", "--window", "-1"],
+     "--window must be a whole number from 0"),
+    (["compare", "a bank", "the bank", "-w", "bank", "--heads", "0"],
+     "--heads must be a whole number from 1"),
+    (["compare", "a bank", "the bank", "-w", "bank", "--n-layers", "65"],
+     "--n-layers must be a whole number"),
+    (["contextualize", "the bank", "-w", "bank", "--layer", "99"],
+     "layer 99 is not available: the layers are 0, 1"),
     (["contextualize", "the bank", "-w", "bank", "--occurrence", "x"], "--occurrence must be a whole number"),
     (["geometry", "-s", "a bank", "--pairs", "0"], "--pairs must be a whole number from 1"),
     (["senses", "bank", "-s", "a bank", "--k", "0"], "--k must be a whole number from 1"),
@@ -104,7 +111,8 @@ def test_an_unwritable_output_path_is_one_line(toy, tmp_path, path):
     corpus.write_text("the bank of the river\n" * 3)
     line = fails("static", "build", str(corpus), "--method", "counts", "--min-count", "1", "-o", path)
     assert path in line
-    line = fails("contextualize", "the bank", "-w", "bank", "--vectors", toy, "--plot", path.replace("npz", "png"))
+    line = fails("contextualize", "the bank", "-w", "bank", "--vectors", toy, "--plot",
+                 path.replace("npz", "png"))
     assert path.replace("npz", "png") in line
 
 
@@ -124,10 +132,12 @@ def test_index_build_into_an_existing_file_is_one_line(tmp_path):
 
 def test_text_that_is_not_utf8_is_one_line(toy, tmp_path):
     # undecodable bytes in argv arrive as lone surrogates; NUL cannot be in a path
-    assert "--word: 'ba\\udcffnk' is not valid UTF-8 text" in fails("compare", "a bank", "the bank", "-w", "ba\udcffnk",
+    assert "--word: 'ba\\udcffnk' is not valid UTF-8 text" in fails("compare", "a bank", "the bank", "-w",
+                                                                    "ba\udcffnk",
                                                                      "--vectors", toy)
     result = runner.invoke(app, ["contextualize", "a bank", "-w", "bank", "--vectors", toy, "--plot",
-                                 str(tmp_path / "a\x00.png")])  # the option parser itself refuses it: a usage error
+                                 # the option parser itself refuses it: a usage error
+                                 str(tmp_path / "a\x00.png")])
     assert result.exit_code == 2 and "null byte" in result.stderr and not list(tmp_path.iterdir())
 
 
@@ -148,13 +158,18 @@ def test_help_shows_metavars_and_plain_text():
     for command in (["compare"], ["rank"], ["explore"], ["static", "build"], ["index", "build"], ["eval"]):
         result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "200"})
         assert result.exit_code == 0, result.output
-        assert "<bool>" not in result.stdout and "<str>" not in result.stdout and "{" not in result.stdout.split(
-            "\n")[0], result.stdout
+        assert (
+            "<bool>" not in result.stdout
+            and "<str>" not in result.stdout
+            and "{" not in result.stdout.split("\n")[0]
+        ), result.stdout
     rank = runner.invoke(app, ["rank", "--help"], env={"COLUMNS": "200"}).stdout
-    assert "Usage: contextlens rank [OPTIONS] PAIRS" in " ".join(rank.split()) or "rank [OPTIONS] PAIRS" in rank
+    assert ("Usage: contextlens rank [OPTIONS] PAIRS" in " ".join(rank.split())
+            or "rank [OPTIONS] PAIRS" in rank)
     assert "'word1 word2 [score]' per line" in rank
     compare = runner.invoke(app, ["compare", "--help"], env={"COLUMNS": "200"}).stdout
-    assert "-m, --model NAME" in compare and "--vectors FILE|NAME" in compare and "(default: --exclude-self)" in compare
+    assert ("-m, --model NAME" in compare and "--vectors FILE|NAME" in compare
+            and "(default: --exclude-self)" in compare)
 
 
 def test_help_lists_the_library_choices():
@@ -181,7 +196,9 @@ def test_help_lists_the_library_choices():
 def test_sentence_pairs_reject_an_unknown_short_option():
     with pytest.raises(Exception, match="unknown option '-x'"):
         o.sentence_pairs(["a bank", "the bank", "-x"])
-    assert o.sentence_pairs(["-5 degrees by the bank", "the bank"]) == [("-5 degrees by the bank", "the bank")]
+    assert o.sentence_pairs(["-5 degrees by the bank", "the bank"]) == [
+        ("-5 degrees by the bank", "the bank")
+    ]
 
 
 def commands():
@@ -199,8 +216,8 @@ def commands():
 
 
 # what a --model refuses beside it when given (options.check_source, encoder_from_options' mixing)
-REFUSED_WITH_A_MODEL = ("vectors", "method", "alpha", "window", "include_self", "causal", "positions", "heads",
-                        "n_layers", "projections", "scale")
+REFUSED_WITH_A_MODEL = ("vectors", "method", "alpha", "window", "include_self", "causal", "positions",
+                        "heads", "n_layers", "projections", "scale")
 BESIDE_A_MODEL = {"lab": {"vectors"}, "demo": {"vectors"}}  # these use a table and the models, side by side
 
 
@@ -215,5 +232,7 @@ def test_what_a_model_refuses_is_not_given_unless_the_user_gives_it():
         for option in REFUSED_WITH_A_MODEL:
             if option in params and option not in BESIDE_A_MODEL.get(name, ()):
                 checked += 1
-                assert params[option].default is None, f"{name}: {option} defaults to {params[option].default!r}"
+                assert params[option].default is None, (
+                    f"{name}: {option} defaults to {params[option].default!r}"
+                )
     assert checked > 50

@@ -38,7 +38,8 @@ def test_the_first_count_says_it_compiles_the_kernel_once_and_the_second_is_sile
 
 def test_a_umap_projection_says_what_it_does_and_prints_no_warning(tmp_path):
     need("umap")
-    sentences = ["The bank approved my loan.", "She opened an account at the bank.", "The bank raised its rates.",
+    sentences = ["The bank approved my loan.", "She opened an account at the bank.",
+                 "The bank raised its rates.",
                  "We sat on the bank of the river.", "Reeds grew along the bank of the stream."]
     args = ["explore", "bank", *(a for s in sentences for a in ("-s", s)), "--projection", "umap", "--json"]
     err = run(*args).stderr.splitlines()

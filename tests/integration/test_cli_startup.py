@@ -17,7 +17,8 @@ def imported_modules(code: str) -> set[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
                           env=env, check=True)
-    return {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    return {line.split("|")[-1].strip() for line in done.stderr.splitlines()
+            if line.startswith("import time:")}
 
 
 def test_importing_the_cli_loads_no_heavy_library():
@@ -31,5 +32,6 @@ def test_the_package_itself_is_lazy_but_complete():
     assert not {"numpy", "contextlens.vectors"} & imported_modules("import contextlens")
     done = subprocess.run([sys.executable, "-c", "import contextlens as c; print(c.EmbeddingTable.__name__, "
                            "c.make_encoder.__name__, sorted(set(c.__all__) - set(dir(c))))"],
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+                          capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert done.stdout.split() == ["EmbeddingTable", "make_encoder", "[]"], done.stderr

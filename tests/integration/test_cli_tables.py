@@ -22,7 +22,8 @@ from tests.small_data import pick_lines, read_lines
 
 NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])")
 CUT = re.compile(r"\d…|…\d")
-PART = re.compile(r"\((?:continued:\s+)?columns?\s+[\d–]+\s+of\s+\d+(?:;\s+the\s+rest\s+below)?\)")  # a split's note
+# a split's note
+PART = re.compile(r"\((?:continued:\s+)?columns?\s+[\d–]+\s+of\s+\d+(?:;\s+the\s+rest\s+below)?\)")
 BOX = re.compile(r"[│┃┏┗┡└]")  # a line of a table (free text lines wrap as the terminal does)
 DURATION = re.compile(r"\d+(?:\.\d+)? s\b")  # how long a run took: not the same twice
 BANK = ["The bank approved my loan.", "She opened an account at the bank.", "The bank raised its rates.",
@@ -76,8 +77,8 @@ CASES = [
                   "--track", "London"), {"rank": str, "probability": F3}, model="smollm2"),
     Case("eval", ("eval", "scws", "--vectors", "glove-6b-50d", "--method", "average", "--split", "sample"),
          {"spearman": F3}),
-    Case("static distill", ("static", "distill", "CORPUS", "--model", "minilm", "--layers", "all", "--min-count",
-                            "1", "-o", "OUT/table.npz"), {"words": str}, model="minilm"),
+    Case("static distill", ("static", "distill", "CORPUS", "--model", "minilm", "--layers", "all",
+                            "--min-count", "1", "-o", "OUT/table.npz"), {"words": str}, model="minilm"),
     Case("models list", ("models", "list")),
     Case("data list", ("data", "list")),
     Case("cache info", ("cache", "info")),
@@ -121,7 +122,8 @@ def files(tmp_path_factory, data_dir) -> dict[str, str]:
 def index(files) -> str:
     need("lancedb")
     need_model("minilm")
-    result = CliRunner().invoke(app, ["index", "build", files["CORPUS"], "--db", files["DB"], "--words", "bank"])
+    result = CliRunner().invoke(app, ["index", "build", files["CORPUS"], "--db", files["DB"], "--words",
+                                      "bank"])
     assert result.exit_code == 0, result.output
     return files["DB"]
 

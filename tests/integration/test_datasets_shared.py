@@ -102,7 +102,8 @@ def test_semcor_sample_matches_the_derived_tsvs(data_dir):
     assert len(sentences) == len(tsv_sentences)
     ours = [(s.id.rsplit(".s", 1)[0], s.tokens[i.index], i.lemma, " ".join(i.keys))
             for s in sentences for i in s.instances]
-    theirs = [(row[0], row[4], row[5], row[7]) for row in _tsv(data_dir / "wsd/semcor/semcor3.0_annotations.tsv",
+    theirs = [(row[0], row[4], row[5], row[7])
+              for row in _tsv(data_dir / "wsd/semcor/semcor3.0_annotations.tsv",
                                                                docs)]
     assert sorted(ours) == sorted(theirs) and len(ours) > 1000
 
@@ -137,7 +138,8 @@ def test_similarity_counts_and_gensim_files(data_dir, tmp_path, name):
     path = data_dir / SIMILARITY_FILES[name]
     pairs = load_similarity(path)
     assert len(pairs) == EXPECTED_PAIRS[name]
-    lines = [ln for ln in gensim_pairs_file(path, tmp_path).read_text().splitlines() if not ln.startswith("#")]
+    lines = [ln for ln in gensim_pairs_file(path, tmp_path).read_text().splitlines()
+             if not ln.startswith("#")]
     if name == "ws353":
         lines = lines[1:]  # gensim skips the header line of the original (its score is not a number)
     assert [tuple(ln.split("\t")[:2]) for ln in lines] == [(p.word1, p.word2) for p in pairs]

@@ -68,9 +68,12 @@ CHILD = textwrap.dedent("""
 def test_killed_distillation_resumes_to_the_clean_tables(tmp_path):
     model = tiny_bert(tmp_path)
     rng = np.random.default_rng(1)
-    fill = "the a of money loan water mud we sat on it by far near old new green cold bank river spring".split()
+    fill = (
+        "the a of money loan water mud we sat on it by far near old new green cold bank river spring".split()
+    )
     corpus = tmp_path / "corpus.txt"
-    corpus.write_text("\n".join(" ".join(rng.choice(fill, size=int(rng.integers(3, 15)))) for _ in range(200)))
+    corpus.write_text("\n".join(" ".join(rng.choice(fill, size=int(rng.integers(3, 15))))
+                                for _ in range(200)))
     kw = {"layers": "all", "pools": ["mean", "max"], "min_count": 2, "max_usages": 15, "chunk_size": 25}
     clean = distill(corpus, TransformerEncoder(str(model), attention=False), tmp_path / "clean.npz", **kw)
     out = tmp_path / "t.npz"
@@ -80,7 +83,8 @@ def test_killed_distillation_resumes_to_the_clean_tables(tmp_path):
     assert (tmp_path / "t.npz.distill.npz").is_file() and not (tmp_path / "t.layer2.mean.npz").exists()
     resumed = distill(corpus, TransformerEncoder(str(model), attention=False), out, **kw)
     assert resumed.resumed_at == 75 and resumed.usages == clean.usages
-    assert sorted(resumed.paths) == sorted(clean.paths) == [(k, p) for k in (0, 1, 2) for p in ("max", "mean")]
+    assert sorted(resumed.paths) == sorted(clean.paths) == [(k, p) for k in (0, 1, 2)
+                                                            for p in ("max", "mean")]
     for key in clean.paths:
         np.testing.assert_array_equal(EmbeddingTable.load(resumed.paths[key]).vectors,
                                       EmbeddingTable.load(clean.paths[key]).vectors)

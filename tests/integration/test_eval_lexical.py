@@ -30,7 +30,8 @@ def test_analogy_sections_equal_gensim(glove, data_dir, tmp_path):
     sections = datasets.load_analogies(data_dir / datasets.ANALOGY_FILES["google"])
     small = [sections[0], sections[9]]  # capital-common-countries, gram4-superlative
     path = tmp_path / "questions.txt"
-    path.write_text("".join(f": {s.name}\n" + "".join(" ".join(q) + "\n" for q in s.questions) for s in small))
+    path.write_text("".join(f": {s.name}\n" + "".join(" ".join(q) + "\n" for q in s.questions)
+                            for s in small))
     score, g_sections = kv.evaluate_word_analogies(str(path), restrict_vocab=20000)
     ours = analogy_accuracy(table, small, restrict=20000)
     assert ours["accuracy"] == pytest.approx(score, abs=1e-12)

@@ -129,7 +129,8 @@ def test_cosimlex_static_table_is_the_no_change_baseline(cache, monkeypatch):
               monkeypatch)
     assert res.exit_code == 0, res.output
     (row,) = json.loads(res.stdout)["results"]
-    assert (row["method"], row["layer"], row["n"], row["subtask1_uncentered_pearson"]) == ("cosine", 0, 8, None)
+    assert (row["method"], row["layer"], row["n"],
+            row["subtask1_uncentered_pearson"]) == ("cosine", 0, 8, None)
 
 
 def test_cosimlex_features_are_checked(cache, monkeypatch):

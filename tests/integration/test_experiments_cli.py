@@ -32,7 +32,8 @@ WORDS = {
 }
 SENTENCES = [
     "The bank approved the loan.", "Fish swim by the river bank.", "She took cash from the bank.",
-    "Water flooded the bank of the river.", "The bank holds my money deposit.", "We sat on the bank near the water.",
+    "Water flooded the bank of the river.", "The bank holds my money deposit.",
+    "We sat on the bank near the water.",
 ]
 
 
@@ -61,7 +62,8 @@ def vec(files):
 
 
 def test_explore_one_word(files):
-    out = run_json("explore", "bank", "--sentences", files / "bank.txt", *vec(files), "--plot", files / "e.png")
+    out = run_json("explore", "bank", "--sentences", files / "bank.txt", *vec(files), "--plot",
+                   files / "e.png")
     (w,) = out["words"]
     m = np.array(w["matrix"])
     assert m.shape == (6, 6) and w["sentences"] == SENTENCES
@@ -121,8 +123,8 @@ def test_senses_labels_in_input_order(files):
 
 
 def test_senses_skips_sentences_on_request(files):
-    out = run_json("senses", "bank", "-s", "money bank", "-s", "the river", "-s", "river bank", "-s", "cash bank",
-                   *vec(files), "--k", "2", "--skip-missing")
+    out = run_json("senses", "bank", "-s", "money bank", "-s", "the river", "-s", "river bank", "-s",
+                   "cash bank", *vec(files), "--k", "2", "--skip-missing")
     assert out["labels"] == [0, None, 1, 0] and out["skipped"] == [1]
 
 
@@ -131,13 +133,15 @@ def test_senses_skips_sentences_on_request(files):
     (["-s", "money bank", "-s", "river bank", "--k", "3"], "whole number from 1 to 2"),
     (["-s", "money bank", "-s", "river bank", "--k", "two"], "--k must be 'auto' or a whole number"),
     (["-s", "money bank", "-s", "river bank", "--projection", "mds"], "unknown projection 'mds'"),
-    (["-s", "money bank", "-s", "river bank", "--plot", "out.jpg"], "unknown figure format (file suffix) 'jpg'"),
+    (["-s", "money bank", "-s", "river bank", "--plot", "out.jpg"],
+     "unknown figure format (file suffix) 'jpg'"),
     (["-s", "money bank", "-s", "river bank", "--model", "minilm"], "not both"),
     ([], "no sentences given"),
     (["-s", "money bank", "-s", "river bank", "-s", "cash bank", "--max-sentences", "2"],
      "3 sentences given; senses encodes at most 2 unless asked for more (each is encoded, which takes "
      "time): use --max-sentences 3, or give fewer sentences"),
-    (["-s", "money bank", "--max-sentences", "200001"], "--max-sentences must be a whole number from 1 to 200,000"),
+    (["-s", "money bank", "--max-sentences", "200001"],
+     "--max-sentences must be a whole number from 1 to 200,000"),
 ])
 def test_senses_bad_input_exits_2(files, args, message):
     result = run("senses", "bank", "--vectors", files / "t.npz", *args, code=2)
@@ -153,7 +157,8 @@ def test_senses_labels_must_align(files, tmp_path):
 
 
 def test_layers_with_several_pairs(files):
-    out = run_json("layers", "money bank", "river bank", "--word", "bank", "--pair", "cash bank", "the bank of fish",
+    out = run_json("layers", "money bank", "river bank", "--word", "bank", "--pair", "cash bank",
+                   "the bank of fish",
                    "--vectors", files / "t.npz", "--n-layers", "2", "--plot", files / "l.png")
     assert out["layer_names"] == ["static", "attention 1", "attention 2"]
     assert [p["label"] for p in out["pairs"]] == ["pair 0", "pair 1"]  # their indices in the JSON's pairs
@@ -182,7 +187,8 @@ def test_attention_grid_and_rollout(files):
 
 
 def test_attention_needs_weights(files):
-    result = run("attention", "the bank", "-w", "bank", "--vectors", files / "t.npz", "--method", "static", code=2)
+    result = run("attention", "the bank", "-w", "bank", "--vectors", files / "t.npz", "--method", "static",
+                 code=2)
     assert "no attention weights" in result.output
 
 
@@ -204,8 +210,9 @@ def test_geometry(files):
     assert [x["name"] for x in out["layers"]] == ["static", "attention 1", "attention 2"]
     assert out["layers"][0]["self_similarity"] == pytest.approx(1.0)
     assert {w["word"] for w in out["words"]} >= {"bank", "the"}
-    only = run_json("geometry", "--sentences", files / "bank.txt", "--vectors", files / "t.npz", "--words", "bank")
+    only = run_json("geometry", "--sentences", files / "bank.txt", "--vectors", files / "t.npz", "--words",
+                    "bank")
     assert [w["word"] for w in only["words"]] == ["bank"]
-    result = run("geometry", "--sentences", files / "bank.txt", "--vectors", files / "t.npz", "--words", "loan",
-                 code=2)
+    result = run("geometry", "--sentences", files / "bank.txt", "--vectors", files / "t.npz", "--words",
+                 "loan", code=2)
     assert "'loan' (1)" in result.output

@@ -39,7 +39,8 @@ def fails(*args) -> str:
     lines of what it loaded the first time: "loading … with torch...", "… done in 0.3 s")."""
     result = run(*args, code=2)
     lines = result.stderr.strip().splitlines()
-    assert lines and lines[-1].startswith("error:") and all(progress_line(x) for x in lines[:-1]), result.output
+    assert lines and lines[-1].startswith("error:") and all(progress_line(x)
+                                                            for x in lines[:-1]), result.output
     assert result.stdout == "", result.output
     return lines[-1]
 

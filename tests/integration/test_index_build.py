@@ -53,7 +53,8 @@ def setup(tmp_path_factory):
     corpus = make_corpus(root / "corpus")
     encoder = make_index_encoder(str(model), [1, 2])
     clean = root / "clean"
-    result = build_index(corpus, clean, WORDS, model=str(model), layers=[1, 2], chunk_size=CHUNK, encoder=encoder)
+    result = build_index(corpus, clean, WORDS, model=str(model), layers=[1, 2], chunk_size=CHUNK,
+                         encoder=encoder)
     return {"root": root, "model": str(model), "corpus": corpus, "encoder": encoder, "clean": clean,
             "result": result}
 
@@ -86,7 +87,8 @@ CHILD = textwrap.dedent("""
 
 def run_child(mode, setup, db, slow=0.0):
     env = {**os.environ, "SLOW": str(slow)}
-    return subprocess.Popen([sys.executable, "-c", CHILD, mode, str(setup["corpus"]), str(db), setup["model"]],
+    return subprocess.Popen([sys.executable, "-c", CHILD, mode, str(setup["corpus"]), str(db),
+                             setup["model"]],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
@@ -161,7 +163,8 @@ def test_search_senses_and_model_mismatch(setup):
     db, enc = setup["clean"], setup["encoder"][0]
     out = search_usages(db, "We sat on the bank of the river.", "bank", k=4, encoder=enc)
     sims = [r["similarity"] for r in out["results"]]
-    assert len(sims) == 4 and sims == sorted(sims, reverse=True) and all(r["word"] == "bank" for r in out["results"])
+    assert len(sims) == 4 and sims == sorted(sims, reverse=True) and all(r["word"] == "bank"
+                                                                         for r in out["results"])
     assert {"sentence", "similarity", "doc", "usage_id"} <= set(out["results"][0])
     like = like_usage(db, out["results"][0]["usage_id"], k=3)
     assert out["results"][0]["usage_id"] not in [r["usage_id"] for r in like["results"]]
@@ -179,13 +182,13 @@ def test_bad_input(setup, tmp_path):
     corpus.mkdir()
     (corpus / "a.txt").write_bytes(b"the bank is near\n\xff\xfe broken bank\nspring water\n")
     (corpus / "empty.txt").write_text("")
-    r = build_index(corpus, tmp_path / "db", ["bank", "spring", "zyzzyva"], model=setup["model"], layers=[1, 2],
-                    encoder=setup["encoder"])
+    r = build_index(corpus, tmp_path / "db", ["bank", "spring", "zyzzyva"], model=setup["model"],
+                    layers=[1, 2], encoder=setup["encoder"])
     assert r.usages == 2 and r.missing_words == ["zyzzyva"]
     assert r.n_skipped_lines == 1 and r.skipped_lines == [(str(corpus / "a.txt"), 2)]
     with pytest.raises(IndexMismatchError, match="dtype"):
-        build_index(corpus, tmp_path / "db", ["bank", "spring", "zyzzyva"], model=setup["model"], layers=[1, 2],
-                    dtype="float32", encoder=setup["encoder"])
+        build_index(corpus, tmp_path / "db", ["bank", "spring", "zyzzyva"], model=setup["model"],
+                    layers=[1, 2], dtype="float32", encoder=setup["encoder"])
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("mine")
@@ -209,8 +212,8 @@ def test_cli_json(setup, tmp_path):
 
     runner = CliRunner()
     db = tmp_path / "db"
-    res = runner.invoke(app, ["index", "build", str(setup["corpus"]), "--db", str(db), "--words", "bank,spring",
-                              "--model", setup["model"], "--layers", "1,2", "--json"])
+    res = runner.invoke(app, ["index", "build", str(setup["corpus"]), "--db", str(db), "--words",
+                              "bank,spring", "--model", setup["model"], "--layers", "1,2", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["usages"] > 0
     res = runner.invoke(app, ["index", "search", "--db", str(db), "the bank of the river", "--word", "bank",
@@ -219,8 +222,10 @@ def test_cli_json(setup, tmp_path):
     rows = json.loads(res.stdout)["results"]
     assert len(rows) == 3 and {"sentence", "similarity", "doc", "usage_id"} <= set(rows[0])
     queries = tmp_path / "queries.tsv"
-    queries.write_text("# two searches, one model load\nbank\tthe bank of the river\nspring\tin spring we sat\n")
-    res = runner.invoke(app, ["index", "search", "--db", str(db), "--queries", str(queries), "-k", "2", "--json"])
+    queries.write_text("# two searches, one model load\nbank\tthe bank of the river\nspring\tin spring we "
+                       "sat\n")
+    res = runner.invoke(app, ["index", "search", "--db", str(db), "--queries", str(queries), "-k", "2",
+                              "--json"])
     assert res.exit_code == 0, res.output
     found = json.loads(res.stdout)["searches"]
     assert [(s["line"], s["word"], len(s["results"])) for s in found] == [(2, "bank", 2), (3, "spring", 2)]
@@ -232,7 +237,8 @@ def test_cli_json(setup, tmp_path):
     assert json.loads(res.stdout)["words"].keys() == {"bank", "spring"}
     res = runner.invoke(app, ["index", "senses", "bank", "--db", str(db), "--k", "2", "--json"])
     assert res.exit_code == 0 and json.loads(res.stdout)["k"] == 2
-    res = runner.invoke(app, ["index", "search", "--db", str(tmp_path / "nowhere"), "x bank", "--word", "bank"])
+    res = runner.invoke(app, ["index", "search", "--db", str(tmp_path / "nowhere"), "x bank", "--word",
+                              "bank"])
     assert res.exit_code == 2 and "no usage index there" in res.output
     res = runner.invoke(app, ["index", "build", str(setup["corpus"]), "--db", str(db)])
     assert res.exit_code == 2 and "exactly one of" in res.output

@@ -35,8 +35,8 @@ def word_of(i: int) -> str:
 
 
 def finished(path, x, side="compressed"):
-    params = {"model": "toy", "layers": [3], "dim": DIM, "dtype": "float16", "match": "lower", "layout": "lines",
-              "words": ["bank", "spring", "rare"]}
+    params = {"model": "toy", "layers": [3], "dim": DIM, "dtype": "float16", "match": "lower",
+              "layout": "lines", "words": ["bank", "spring", "rare"]}
     if side is not None:
         params["side_index"] = side
     store = UsageStore.create(path, params)
@@ -59,7 +59,8 @@ def same_up_to_ties(a: list[dict], b: list[dict], tol: float = 2e-3) -> bool:
     if sims != pytest.approx([r["similarity"] for r in b], abs=tol):
         return False
     cut = min(sims[-1], b[-1]["similarity"]) + tol
-    return {r["usage_id"] for r in a if r["similarity"] > cut} == {r["usage_id"] for r in b if r["similarity"] > cut}
+    return {r["usage_id"] for r in a if r["similarity"] > cut} == {r["usage_id"] for r in b
+                                                                   if r["similarity"] > cut}
 
 
 def test_compressed_search_finds_what_exact_search_finds(tmp_path):
@@ -96,7 +97,8 @@ def test_stats_give_the_bytes_per_usage_of_each_kind(tmp_path):
     a, b = index_stats(tmp_path / "packed"), index_stats(tmp_path / "full")
     files = sum(f.stat().st_size for f in packed.side().folder.iterdir())
     assert a["search"] == {"kind": "compressed", "bytes": files, "bytes_per_usage": round(files / 2000, 1)}
-    assert b["search"]["kind"] == "full" and b["search"]["bytes_per_usage"] > 2 * a["search"]["bytes_per_usage"]
+    assert (b["search"]["kind"] == "full"
+            and b["search"]["bytes_per_usage"] > 2 * a["search"]["bytes_per_usage"])
     assert a["usages"] == b["usages"] == 2000 and a["bytes_per_usage"] == round(a["size_bytes"] / 2000, 1)
 
 
@@ -149,7 +151,8 @@ def test_cli_compress_and_a_uri(tmp_path, monkeypatch):
     corpus = tmp_path / "corpus.txt"
     rng = np.random.default_rng(0)
     fill = "the a of money loan water mud we sat on it by far near old new green cold river".split()
-    corpus.write_text("\n".join(" ".join([*rng.choice(fill, 4), "bank" if i % 3 else "spring", *rng.choice(fill, 5)])
+    corpus.write_text("\n".join(" ".join([*rng.choice(fill, 4), "bank" if i % 3 else "spring",
+                                          *rng.choice(fill, 5)])
                                 for i in range(60)) + "\n")
     runner = CliRunner()
     common = [str(corpus), "--words", "bank,spring", "--model", model, "--layers", "2", "--json"]
@@ -162,7 +165,8 @@ def test_cli_compress_and_a_uri(tmp_path, monkeypatch):
     built = json.loads(res.stdout)
     assert built["search"]["kind"] == "compressed" and built["params"]["side_index"] == "compressed"
     res = runner.invoke(app, ["index", "stats", "--db", uri])
-    assert res.exit_code == 0 and "compressed search index (" in res.stdout and "bytes per usage" in res.stdout
+    assert (res.exit_code == 0 and "compressed search index (" in res.stdout
+            and "bytes per usage" in res.stdout)
     searches = []
     for db in (str(tmp_path / "plain"), uri):  # 40 usages of bank: every one re-ranked, so the same results
         res = runner.invoke(app, ["index", "search", "--db", db, "the bank by the river", "--word", "bank",

@@ -40,7 +40,8 @@ def test_another_word_list_says_which_and_what_to_do(built):
         build_index(built["corpus"], built["db"], ["bank", "spring"], model=built["model"], layers=[2],
                     encoder=built["encoder"])
     assert str(info.value) == (
-        f"{built['db']} holds an index built with the words bank, river (2) (this build: bank, spring (2)): an "
+        f"{built['db']} holds an index built with the words bank, river (2) (this build: bank, spring (2)): "
+        "an "
         "index keeps one setting of each, so build into a new --db folder (or give these settings again to "
         "resume or check it)")
 
@@ -50,7 +51,8 @@ def test_a_db_that_is_a_file_fails_before_the_model_loads(built, monkeypatch):
     db.write_text("not an index")
     from contextlens.index import build as build_module
 
-    monkeypatch.setattr(build_module, "make_index_encoder", lambda *a, **k: pytest.fail("the model was loaded"))
+    monkeypatch.setattr(build_module, "make_index_encoder", lambda *a,
+                        **k: pytest.fail("the model was loaded"))
     with pytest.raises(OutputPathError, match=r"cannot write .*a-file: it is a file, not a folder"):
         build_index(built["corpus"], db, ["bank"], model=built["model"])
     with pytest.raises(OutputPathError, match=r"a-file is a file, not a folder; choose another path"):
@@ -67,14 +69,15 @@ def test_the_second_of_two_simultaneous_builds_is_told_so(built, monkeypatch):
 
     monkeypatch.setattr(UsageStore, "create", classmethod(raced))
     with pytest.raises(FileFormatError, match=r"already holds an index's tables: another build writing into "
-                       r"this --db at the same time\? Two builds cannot share one --db: wait for the other to "
-                       r"finish and run this again"):
+                       r"this --db at the same time\? Two builds cannot share one --db: wait for the other "
+                       r"to finish and run this again"):
         build_index(built["corpus"], built["root"] / "raced", ["bank"], model=built["model"], layers=[2],
                     encoder=built["encoder"])
 
 
 def test_bounds_name_the_option_not_a_count_of_usages(built):
-    with pytest.raises(InputError, match=r"max_usages must be a whole number from 2 to 10,000, got 0; how many"):
+    with pytest.raises(InputError,
+                       match=r"max_usages must be a whole number from 2 to 10,000, got 0; how many"):
         induce_senses(built["db"], "bank", max_usages=0)
     with pytest.raises(InputError, match=r"k must be a whole number from 1 to 10,000, got 0"):
         search_usages(built["db"], "the bank", "bank", k=0, encoder=built["encoder"][0])

@@ -63,7 +63,8 @@ def data(tmp_path_factory):
     corpus = root / "corpus"
     corpus.mkdir()
     for d in range(3):
-        lines = [" ".join([*rng.choice(fill, 3), WORDS[(d + i) % 2], *rng.choice(fill, 4), str(i)]) for i in range(40)]
+        lines = [" ".join([*rng.choice(fill, 3), WORDS[(d + i) % 2], *rng.choice(fill, 4), str(i)])
+                 for i in range(40)]
         (corpus / f"doc{d}.txt").write_text("\n".join(lines) + "\n")
     local = build_index(corpus, root / "local", WORDS, model=model, layers=[1, 2], dtype="float32",
                         encoder=make_index_encoder(model, [1, 2]))
@@ -88,8 +89,8 @@ def seen_by_engine(monkeypatch):
 def stored(db):
     table = open_store(db).table.search().select(["usage_id", "word", "doc", "start", "end", "v1", "v2"]) \
         .limit(None).to_arrow().sort_by("usage_id")
-    vec = {k: table.column(k).combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(table.num_rows, -1)
-           for k in ("v1", "v2")}
+    vec = {k: table.column(k).combine_chunks().flatten().to_numpy(zero_copy_only=False)
+           .reshape(table.num_rows, -1) for k in ("v1", "v2")}
     return table.drop_columns(["v1", "v2"]).to_pylist(), vec
 
 
@@ -108,9 +109,10 @@ def worker_ids(workers) -> set[str]:
 def test_a_build_spreads_over_both_worker_nodes(cluster, data, tmp_path):
     c, workers = cluster
     res = runner.invoke(app, ["index", "build", str(data["corpus"]), "--db", str(tmp_path / "db"), "--words",
-                              ",".join(WORDS), "--model", data["model"], "--layers", "1,2", "--dtype", "float32",
-                              "--engine", "ray", "--address", c.address, "--concurrency", "2", "--batch-size", "4",
-                              "--json"])
+                              ",".join(WORDS), "--model", data["model"], "--layers", "1,2", "--dtype",
+                              "float32",
+                              "--engine", "ray", "--address", c.address, "--concurrency", "2", "--batch-size",
+                              "4", "--json"])
     assert res.exit_code == 0, res.output
     nodes = json.loads(res.stdout)["nodes"]  # reported by the actors, batch by batch
     assert set(nodes) == worker_ids(workers) and all(n > 0 for n in nodes.values())
@@ -122,12 +124,12 @@ def test_distillation_spreads_over_both_worker_nodes(cluster, data, tmp_path, se
     from contextlens.vectors_io import read_table
 
     c, workers = cluster
-    common = ["static", "distill", str(data["corpus"]), "--model", data["model"], "--layers", "1,2", "--min-count",
-              "2", "--json"]
+    common = ["static", "distill", str(data["corpus"]), "--model", data["model"], "--layers", "1,2",
+              "--min-count", "2", "--json"]
     res = runner.invoke(app, [*common, "--out", str(tmp_path / "local.npz")])
     assert res.exit_code == 0, res.output
-    res = runner.invoke(app, [*common, "--out", str(tmp_path / "ray.npz"), "--engine", "ray", "--address", c.address,
-                              "--concurrency", "2"])
+    res = runner.invoke(app, [*common, "--out", str(tmp_path / "ray.npz"), "--engine", "ray", "--address",
+                              c.address, "--concurrency", "2"])
     assert res.exit_code == 0, res.output
     assert set(seen_by_engine[-1]["nodes"]) == worker_ids(workers)
     assert all(n > 0 for n in seen_by_engine[-1]["nodes"].values())
@@ -153,7 +155,8 @@ def test_a_killed_driver_resumes_to_the_clean_result(cluster, data, tmp_path):
     c, workers = cluster
     db = tmp_path / "db"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    child = subprocess.run([sys.executable, "-c", CHILD, str(data["corpus"]), str(db), data["model"], c.address],
+    child = subprocess.run([sys.executable, "-c", CHILD, str(data["corpus"]), str(db), data["model"],
+                            c.address],
                            env=env, capture_output=True, text=True, timeout=900)
     assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
     assert open_store(db).checkpoint()["sentences_done"] == 40
@@ -172,7 +175,8 @@ def test_a_worker_node_killed_mid_build_still_gives_the_clean_result(cluster, da
     def killing(self, planned, elastic=False):
         for batch in batches(self, planned, elastic):
             yield batch
-            if not killed and len(batch["node"]):  # the node that encoded this batch dies, its chunk unfinished
+            # the node that encoded this batch dies, its chunk unfinished
+            if not killed and len(batch["node"]):
                 victim = next(w for w in c.worker_nodes if w.node_id == batch["node"][0])
                 killed.append(victim.node_id)
                 c.remove_node(victim, allow_graceful=False)
@@ -201,7 +205,8 @@ def test_no_address_starts_a_cluster_of_its_own_beside_a_running_one(cluster, da
     result = build_index(data["corpus"], tmp_path / "db", WORDS, model=data["model"], layers=[1, 2],
                          dtype="float32", engine="ray", concurrency=1, batch_size=8)
     assert result.usages == sum(result.nodes.values()) == 120
-    assert not set(result.nodes) & {*worker_ids(workers), c.head_node.node_id}  # not the running cluster's nodes
+    # not the running cluster's nodes
+    assert not set(result.nodes) & {*worker_ids(workers), c.head_node.node_id}
     assert not ray.is_initialized()  # the cluster it started is gone with the build
     assert_same_index(tmp_path / "db", data["local"])
 

@@ -24,8 +24,8 @@ WORDS = ["bank", "spring"]
 def rows(db):
     table = open_store(db).table.search().select(["usage_id", "word", "doc", "start", "end", "v1", "v2"]) \
         .limit(None).to_arrow().sort_by("usage_id")
-    vec = {k: table.column(k).combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(table.num_rows, -1)
-           for k in ("v1", "v2")}
+    vec = {k: table.column(k).combine_chunks().flatten().to_numpy(zero_copy_only=False)
+           .reshape(table.num_rows, -1) for k in ("v1", "v2")}
     return table.drop_columns(["v1", "v2"]).to_pylist(), vec
 
 
@@ -90,7 +90,8 @@ def test_distillation_on_ray_equals_the_local_one(tmp_path, local_ray):
     assert sorted(p.name for p in tmp_path.glob("ray*")) == [f"ray.layer{k}.{p}.npz" for k in (0, 1, 2)
                                                              for p in ("max", "mean")]
     with pytest.raises(InputError, match="pools a word's pieces by their mean"):
-        distill(corpus, TransformerEncoder(model, attention=False, pooling="first"), engine="ray", min_count=2)
+        distill(corpus, TransformerEncoder(model, attention=False, pooling="first"), engine="ray",
+                min_count=2)
 
 
 def test_more_actors_than_the_cluster_has_cpus_are_refused_at_once(tmp_path, local_ray):

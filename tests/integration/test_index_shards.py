@@ -38,7 +38,8 @@ def same_up_to_ties(a: list[dict], b: list[dict], tol: float = 1e-3) -> bool:
     if sims != pytest.approx([r["similarity"] for r in b], abs=tol):
         return False
     cut = min(sims[-1], b[-1]["similarity"]) + tol
-    return {r["usage_id"] for r in a if r["similarity"] > cut} == {r["usage_id"] for r in b if r["similarity"] > cut}
+    return {r["usage_id"] for r in a if r["similarity"] > cut} == {r["usage_id"] for r in b
+                                                                   if r["similarity"] > cut}
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +59,8 @@ def built(tmp_path_factory):
     assert res.exit_code == 0, res.output
     shards = []
     for i in range(N):
-        res = runner.invoke(app, ["index", "build", *common, "--db", str(root / f"part{i}"), "--shard", f"{i}/{N}"])
+        res = runner.invoke(app, ["index", "build", *common, "--db", str(root / f"part{i}"), "--shard",
+                                  f"{i}/{N}"])
         assert res.exit_code == 0, res.output
         assert json.loads(res.stdout)["params"]["shard"] == f"{i}/{N}"
         shards.append(root / f"part{i}")
@@ -82,7 +84,8 @@ def test_each_shard_holds_the_usages_of_its_documents(built):
     res = runner.invoke(app, ["index", "build", *built["common"], "--db", str(built["root"] / "again"),
                               "--shard", f"1/{N}"])
     assert res.exit_code == 0, res.output
-    assert sorted(table_rows(built["root"] / "again"), key=str) == sorted(table_rows(built["shards"][1]), key=str)
+    assert sorted(table_rows(built["root"] / "again"), key=str) == sorted(table_rows(built["shards"][1]),
+                                                                          key=str)
 
 
 def test_shards_searched_as_one_equal_the_whole_index(built):
@@ -96,10 +99,12 @@ def test_shards_searched_as_one_equal_the_whole_index(built):
     layer1 = search_usages(built["shards"], q, "bank", k=5, layer=1)["results"]
     assert same_up_to_ties(search_usages(built["whole"], q, "bank", k=5, layer=1)["results"], layer1)
     uid = layer1[0]["usage_id"]  # more like a usage of one shard: searched in all of them
-    assert same_up_to_ties(like_usage(built["whole"], uid, k=6)["results"], like_usage(built["shards"], uid, k=6)["results"])
+    assert same_up_to_ties(like_usage(built["whole"], uid, k=6)["results"],
+                           like_usage(built["shards"], uid, k=6)["results"])
     stats = index_stats(built["shards"])
     assert stats["usages"] == index_stats(built["whole"])["usages"] and stats["complete"]
-    assert stats["shard"] == [f"{i}/{N}" for i in range(N)] and stats["words"] == index_stats(built["whole"])["words"]
+    assert stats["shard"] == [f"{i}/{N}"
+                              for i in range(N)] and stats["words"] == index_stats(built["whole"])["words"]
     rows, x = ShardedReader([open_store(p) for p in built["shards"]]).vectors_of("bank")
     rows1, x1 = open_store(built["whole"]).vectors_of("bank")
     assert [r["usage_id"] for r in rows] == [r["usage_id"] for r in rows1]
@@ -122,14 +127,16 @@ def test_cli_searches_repeated_dbs_as_one(built):
 def test_indexes_that_disagree_are_refused_naming_what_differs(built, tmp_path):
     corpus = str(built["corpus"])
     other = build_index(corpus, tmp_path / "words", ["bank", "river"], model=built["model"], layers=[1, 2])
-    with pytest.raises(IndexMismatchError, match=r"they differ in words: bank, spring \(2 words\) in .*part0, "
+    with pytest.raises(IndexMismatchError,
+                       match=r"they differ in words: bank, spring \(2 words\) in .*part0, "
                                                  r"bank, river \(2 words\)"):
         search_usages([built["shards"][0], other.db], "the bank", "bank")
     build_index(corpus, tmp_path / "layers", WORDS, model=built["model"], layers=[2])
     with pytest.raises(IndexMismatchError, match="they differ in layers: 1, 2 in .*, 2 in "):
         search_usages([built["shards"][0], tmp_path / "layers"], "the bank", "bank")
     seed = str(tiny_model(tmp_path, init=0.5, seed=1, name="other-model"))
-    build_index(corpus, tmp_path / "model", WORDS, model=seed, layers=[1, 2], encoder=make_index_encoder(seed, [1, 2]))
+    build_index(corpus, tmp_path / "model", WORDS, model=seed, layers=[1, 2],
+                encoder=make_index_encoder(seed, [1, 2]))
     with pytest.raises(IndexMismatchError, match="they differ in model"):
         open_store([built["shards"][1], tmp_path / "model"])
     copy = tmp_path / "copy"
@@ -137,7 +144,8 @@ def test_indexes_that_disagree_are_refused_naming_what_differs(built, tmp_path):
     assert res.exit_code == 0
     with pytest.raises(InputError, match=f"both shard 2/{N}"):
         open_store([built["shards"][2], copy])
-    res = runner.invoke(app, ["index", "build", *built["common"], "--db", str(tmp_path / "half"), "--shard", "0/2"])
+    res = runner.invoke(app, ["index", "build", *built["common"], "--db", str(tmp_path / "half"), "--shard",
+                              "0/2"])
     assert res.exit_code == 0
     with pytest.raises(InputError, match="shards of different splits"):
         open_store([built["shards"][1], tmp_path / "half"])
@@ -145,7 +153,8 @@ def test_indexes_that_disagree_are_refused_naming_what_differs(built, tmp_path):
 
 def test_a_bad_shard_is_one_clear_line(built, tmp_path):
     for bad, why in (("3/3", "shard 3/3 does not exist"), ("1-3", "is not I/N"), ("0/0", "does not exist")):
-        res = runner.invoke(app, ["index", "build", *built["common"], "--db", str(tmp_path / "x"), "--shard", bad])
+        res = runner.invoke(app, ["index", "build", *built["common"], "--db", str(tmp_path / "x"), "--shard",
+                                  bad])
         assert res.exit_code == 2 and why in res.output and "Traceback" not in res.output
         assert not (tmp_path / "x").exists() or not any((tmp_path / "x").iterdir())
     assert parse_shard(" 2/5 ") == (2, 5)
@@ -158,11 +167,13 @@ def test_the_lab_searches_repeated_indexes_as_one(built):
 
     from contextlens.web import create_app
 
-    lab = create_app(index=[str(p) for p in built["shards"]], models=["minilm"])  # what `lab --index A --index B` does
+    # what `lab --index A --index B` does
+    lab = create_app(index=[str(p) for p in built["shards"]], models=["minilm"])
     with TestClient(lab, raise_server_exceptions=False, base_url="http://127.0.0.1") as client:
         info = client.get("/api/index").json()
         assert info["loaded"] and info["stats"]["usages"] == index_stats(built["whole"])["usages"]
-        got = client.post("/api/index/search", json={"sentence": "the bank of the river", "word": "bank", "k": 5})
+        got = client.post("/api/index/search", json={"sentence": "the bank of the river", "word": "bank",
+                                                     "k": 5})
         assert got.status_code == 200, got.text
         want = search_usages(built["whole"], "the bank of the river", "bank", k=5)["results"]
         assert same_up_to_ties(want, got.json()["results"])

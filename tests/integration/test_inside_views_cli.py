@@ -50,11 +50,12 @@ def causal(tmp_path_factory):
 
 
 def test_lens_html_holds_the_lens(causal, tmp_path):
-    out = json.loads(run("lens", "the bank of the river", "--model", causal, "--position", "2", "--track", "river",
-                         "-k", "4", "--html", tmp_path / "lens.html", "--json").stdout)
+    out = json.loads(run("lens", "the bank of the river", "--model", causal, "--position", "2", "--track",
+                         "river", "-k", "4", "--html", tmp_path / "lens.html", "--json").stdout)
     (view,) = written(tmp_path / "lens.html")
     assert view["kind"] == "lens" and view["layers"] == out["layers"] and len(view["layers"]) == 4
-    assert [len(x["top"]) for x in view["layers"]] == [4] * 4 and view["layers"][0]["tracked"][0]["word"] == "river"
+    assert [len(x["top"])
+            for x in view["layers"]] == [4] * 4 and view["layers"][0]["tracked"][0]["word"] == "river"
     assert view["word"] == "of" and view["position"] == 2 and "'of' (word 2)" in view["title"]
 
 
@@ -68,14 +69,16 @@ def test_attention_occlusion_html_holds_the_attention_views_and_the_occlusion_vi
     occ = got[3]
     assert occ["others"] == out["others"] and occ["word"] == "bank"
     assert [x["occlusion"] for x in occ["layers"]] == [x["occlusion"] for x in out["layers"]]
-    assert [x["spearman_attention"] for x in occ["layers"]] == [x["spearman_attention"] for x in out["layers"]]
+    assert [x["spearman_attention"] for x in occ["layers"]] == [x["spearman_attention"]
+                                                                for x in out["layers"]]
 
 
 def test_neighbours_in_html_holds_the_neighbours(worked, tmp_path):
-    out = json.loads(run("neighbours", "bank", "--in", TEXT, "--vectors", worked, "--reference", worked, "-k", "3",
-                         "--html", tmp_path / "nb.html", "--json").stdout)
+    out = json.loads(run("neighbours", "bank", "--in", TEXT, "--vectors", worked, "--reference", worked, "-k",
+                         "3", "--html", tmp_path / "nb.html", "--json").stdout)
     (view,) = written(tmp_path / "nb.html")
-    assert view["kind"] == "neighbours" and view["neighbours"] == out["neighbours"] and len(out["neighbours"]) == 3
+    assert (view["kind"] == "neighbours" and view["neighbours"] == out["neighbours"]
+            and len(out["neighbours"]) == 3)
     assert view["layer"] == out["layer"] == 1 and TEXT[slice(*view["span"])] == "bank"
 
 
@@ -85,7 +88,8 @@ def test_neighbours_in_html_holds_the_neighbours(worked, tmp_path):
     ["neighbours", "bank", "--in", TEXT, "--reference", "none.npz"],
 ])
 def test_a_bad_html_path_is_one_line_and_writes_nothing(worked, tmp_path, command):
-    result = run(*command, "--vectors", worked, "--html", tmp_path / "out.png", code=2) if command[0] != "lens" \
+    result = run(*command, "--vectors", worked, "--html", tmp_path / "out.png",
+                 code=2) if command[0] != "lens" \
         else run(*command, "--html", tmp_path / "out.png", code=2)
     assert "give a path ending in .html" in result.output and len(result.output.strip().splitlines()) == 1
     assert not list(tmp_path.iterdir())
@@ -96,6 +100,6 @@ def test_html_needs_in_for_neighbours_and_nothing_is_half_written(worked, tmp_pa
     assert "--html" in result.output and "--in" in result.output and not list(tmp_path.iterdir())
     run("neighbours", "bank", "--in", "a river", "--vectors", worked, "--reference", worked, "--html",
         tmp_path / "nb.html", code=2)  # the word is not in the sentence
-    run("attention", "a river", "--word", "bank", "--vectors", worked, "--occlusion", "--html", tmp_path / "o.html",
-        code=2)
+    run("attention", "a river", "--word", "bank", "--vectors", worked, "--occlusion", "--html",
+        tmp_path / "o.html", code=2)
     assert not list(tmp_path.iterdir())

@@ -29,12 +29,15 @@ def test_static_build_after_the_install_step_loads_the_kernel_instead_of_compili
     env["CONTEXTLENS_CACHE"] = str(tmp_path / "cache")  # cold: nothing compiled yet
     prepared = run(["-c", "from contextlens.static.cooccurrence import prepare_kernel; s = prepare_kernel(); "
                           "print(s.ready, s.compiled, s.where)"], env).stdout.split()
-    assert prepared[:2] == ["True", "True"] and prepared[2].startswith(str(tmp_path / "cache" / "numba")), prepared
+    assert (prepared[:2] == ["True", "True"]
+            and prepared[2].startswith(str(tmp_path / "cache" / "numba"))), prepared
     build = run(["-m", "contextlens", "static", "build", str(WORKED), "--method", "counts", "--window", "3",
                  "--min-count", "1", "-o", str(tmp_path / "bank.npz")], env)
     assert "compiling" not in build.stderr, build.stderr
     assert build.stderr == "" and (tmp_path / "bank.npz").is_file()
-    again = run(["-c", "from contextlens.static.cooccurrence import prepare_kernel; print(prepare_kernel().why)"], env)
+    again = run(["-c",
+                 "from contextlens.static.cooccurrence import prepare_kernel; print(prepare_kernel().why)"],
+                env)
     assert again.stdout.startswith("counting kernel: already compiled in "), again.stdout
 
 
@@ -45,9 +48,11 @@ def test_models_install_prepares_the_kernel_after_the_models(monkeypatch):
 
     calls = []
     monkeypatch.setattr(models, "install", lambda name, **kw: calls.append(("install", name)) or None)
-    monkeypatch.setattr(prepare, "prepare_onnx", lambda name: calls.append(("onnx", name)) or prepare.PreparedModel(
+    monkeypatch.setattr(prepare, "prepare_onnx", lambda name: calls.append(("onnx", name))
+                        or prepare.PreparedModel(
         name, True, "/c/onnx/bert-x", 2e-6, None, 1.0))  # the export and its check (issue 23)
-    monkeypatch.setattr(cooccurrence, "prepare_kernel", lambda: calls.append(("kernel",)) or cooccurrence.KernelStatus(
+    monkeypatch.setattr(cooccurrence, "prepare_kernel",
+                        lambda: calls.append(("kernel",)) or cooccurrence.KernelStatus(
         True, False, "/c/numba/kernel", "counting kernel: already compiled in /c/numba/kernel"))
     result = CliRunner().invoke(app, ["models", "install", "minilm"])
     assert result.exit_code == 0, result.output

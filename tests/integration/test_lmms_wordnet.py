@@ -17,13 +17,15 @@ def test_graph_holds_every_sense(graph, data_dir):
     assert (len(graph.keys), len(graph.synsets), len(graph.lexnames)) == (206_949, 117_659, 45)
     assert len(set(graph.keys)) == len(graph.keys)
     dog = graph.synsets.index("dog.n.01")
-    assert [graph.keys[r] for r in graph.keys_of(dog)] == [lem.key() for lem in wn.synset("dog.n.01").lemmas()]
+    assert [graph.keys[r] for r in graph.keys_of(dog)] == [lem.key()
+                                                           for lem in wn.synset("dog.n.01").lemmas()]
     hyper = {graph.synsets[h] for s, h in graph.hypernyms.tolist() if s == dog}
     assert hyper == {"domestic_animal.n.01", "canine.n.02"}
     paris = graph.synsets.index("paris.n.01")
     assert {graph.synsets[h] for s, h in graph.hypernyms.tolist() if s == paris} == {"national_capital.n.01"}
     assert graph.lexnames[graph.lexname[dog]] == "noun.animal"
-    a = graph.key_synset[graph.key_row["a%1:10:00::"]]  # listed twice in a.n.06 (A and a): one key, both names
+    # listed twice in a.n.06 (A and a): one key, both names
+    a = graph.key_synset[graph.key_row["a%1:10:00::"]]
     assert graph.lemma_names[a] == "A a" and graph.definitions[a] == wn.synset("a.n.06").definition()
 
 

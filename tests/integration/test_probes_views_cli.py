@@ -41,14 +41,15 @@ def test_probe_html_is_the_view_of_the_json(files):
     (view,) = page_views(page.read_text())
     r = json.loads(out.stdout)
     assert view["kind"] == "probes" and view["results"][0]["rows"] == r["rows"]
-    assert view["results"][0]["expected_layer"] == r["expected_layer"] and view["title"] == "pos probe per layer: toy"
+    assert (view["results"][0]["expected_layer"] == r["expected_layer"]
+            and view["title"] == "pos probe per layer: toy")
 
 
 def test_cka_html_is_the_view_of_the_json(files, tmp_path):
     model = tiny_model(tmp_path / "models", "bert", init=0.2)
     page = files / "cka.html"
-    out = run("cka", "--model", model, "--engine", "torch", "--sentences", files / "s.txt", "--json", "--html", page,
-              "--plot", files / "cka.png")
+    out = run("cka", "--model", model, "--engine", "torch", "--sentences", files / "s.txt", "--json",
+              "--html", page, "--plot", files / "cka.png")
     assert (files / "cka.png").read_bytes()[:4] == b"\x89PNG"
     (view,) = page_views(page.read_text())
     r = json.loads(out.stdout)

@@ -34,10 +34,12 @@ def test_progress_is_on_stderr_only_and_the_option_adds_the_spinners_lines():
         found = json.loads(proc.stdout)  # stdout is the JSON and nothing else
         assert found["word"] == "bank" and found["neighbours"]
         assert "reference words alone" not in proc.stdout and "finding" not in proc.stdout
-    assert "finding the neighbours" not in plain.stderr  # no terminal, no --progress: the spinner draws nothing
+    # no terminal, no --progress: the spinner draws nothing
+    assert "finding the neighbours" not in plain.stderr
     lines = forced.stderr.splitlines()
     assert lines[0] == "finding the neighbours of 'bank'...", lines
-    assert lines[-1].startswith("finding the neighbours of 'bank': done in ") and lines[-1].endswith(" s"), lines
+    assert (lines[-1].startswith("finding the neighbours of 'bank': done in ")
+            and lines[-1].endswith(" s")), lines
     assert any(line.startswith("encoding 20,000 reference words alone") for line in lines), lines
 
 
@@ -74,7 +76,8 @@ def test_a_commands_own_bar_is_plain_lines_with_the_option_and_json_stays_alone(
     assert "building counts" not in plain.stderr
     lines = forced.stderr.splitlines()
     assert "building counts..." in lines, lines
-    assert [x for x in lines if x.startswith("building counts: done in ") and x.endswith(" s (16 sentences)")], lines
+    assert [x for x in lines if x.startswith("building counts: done in ")
+            and x.endswith(" s (16 sentences)")], lines
 
 
 def test_the_commands_bar_shows_on_a_terminal_with_json_too(monkeypatch):

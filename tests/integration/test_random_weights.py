@@ -44,7 +44,8 @@ def test_the_twin_is_the_same_architecture_with_other_weights(models, kind):
     assert type(twin.hf_model) is type(trained.hf_model) and twin.layer_ids == trained.layer_ids
     assert twin.hf_model.config.to_dict() == trained.hf_model.config.to_dict()
     weights = dict(trained.hf_model.named_parameters())
-    assert {k: p.shape for k, p in twin.hf_model.named_parameters()} == {k: p.shape for k, p in weights.items()}
+    assert {k: p.shape for k, p in twin.hf_model.named_parameters()} == {k: p.shape for k,
+                                                                         p in weights.items()}
     moved = [k for k, p in twin.hf_model.named_parameters() if not torch.equal(p, weights[k])]
     assert "embeddings.word_embeddings.weight" in moved or "embed_tokens.weight" in moved
     drawn = [k for k, p in weights.items() if p.numel() > 1 and p.std() > 0]  # not a constant norm or bias

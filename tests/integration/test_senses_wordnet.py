@@ -58,7 +58,8 @@ def probed(tmp_path_factory, data_dir):
     LOG.setLevel(logging.INFO)
     try:
         with pytest.MonkeyPatch.context() as mp:
-            mp.setenv("CONTEXTLENS_CACHE", str(root / "cache"))  # hermetic: the pass below is this module's own
+            # hermetic: the pass below is this module's own
+            mp.setenv("CONTEXTLENS_CACHE", str(root / "cache"))
             mp.setattr(lmms, "_memo", {})  # nor kept in memory by an earlier test of this process
             encoder = make_encoder(model="minilm")
             cold = senses(encoder, README, "bank", wordnet=True, data_dir=data_dir)
@@ -75,7 +76,8 @@ def _cluster_of(out, sentences):
     for cluster in out["clusters"]:
         if set(cluster["sentences"]) == set(sentences):
             return cluster
-    raise AssertionError(f"no cluster holds exactly these sentences: {[c['sentences'] for c in out['clusters']]}")
+    raise AssertionError("no cluster holds exactly these sentences: "
+                         f"{[c['sentences'] for c in out['clusters']]}")
 
 
 def test_clusters_carry_their_wordnet_senses(probed):
@@ -84,7 +86,8 @@ def test_clusters_carry_their_wordnet_senses(probed):
     finance = _cluster_of(out, FINANCE)
     assert finance["wordnet"][0]["key"] in FINANCE_KEYS, finance["wordnet"]
     best = finance["wordnet"][0]
-    assert "financial institution" in best["gloss"] and best["semcor_count"] > 0 and best["source"] == "semcor"
+    assert ("financial institution" in best["gloss"] and best["semcor_count"] > 0
+            and best["source"] == "semcor")
     for cluster in out["clusters"]:
         got = cluster["wordnet"]
         assert len(got) == 3 and len({w["key"] for w in got}) == 3
@@ -98,8 +101,8 @@ def test_clusters_carry_their_wordnet_senses(probed):
 
 
 @pytest.mark.xfail(strict=True, reason="minilm, layer 6, the README's three river sentences: the centroid is "
-                   "nearest bank%1:17:00:: 'a long ridge or pile' (0.750), then bank%1:17:01:: 'sloping land' "
-                   "(0.738); mpnet gets bank%1:17:01:: (tests/acceptance/test_senses_wordnet_mpnet.py)")
+                   "nearest bank%1:17:00:: 'a long ridge or pile' (0.750), then bank%1:17:01:: 'sloping "
+                   "land' (0.738); mpnet gets bank%1:17:01:: (tests/acceptance/test_senses_wordnet_mpnet.py)")
 def test_the_river_cluster_is_sloping_land(probed):
     river = _cluster_of(probed["out"], RIVER)
     assert river["wordnet"][0]["key"] == RIVER_KEY, river["wordnet"]
@@ -125,7 +128,8 @@ def test_same_mapping_as_index_senses(probed):
         mapped = map_centroids(make_task_encoder(model="minilm"), candidates, 6, np.stack(centroids))
     for cluster, senses in zip(out["clusters"], mapped["senses"], strict=True):
         assert [w["key"] for w in cluster["wordnet"]] == [w["key"] for w in senses]
-        assert [w["similarity"] for w in cluster["wordnet"]] == pytest.approx([w["similarity"] for w in senses],
+        assert [w["similarity"] for w in cluster["wordnet"]] == pytest.approx([w["similarity"]
+                                                                               for w in senses],
                                                                               abs=2e-4)
 
 
@@ -161,7 +165,9 @@ def test_cli_prints_each_clusters_senses_and_json_carries_them(probed):
     for cluster in probed["out"]["clusters"]:
         best = cluster["wordnet"][0]
         assert f"cluster {cluster['id']} ({cluster['size']} usages)" in res.stdout
-        assert f"WordNet {best['similarity']:.3f}  {best['key']} {best['synset']}: {best['gloss']}" in res.stdout
+        assert (
+            f"WordNet {best['similarity']:.3f}  {best['key']} {best['synset']}: {best['gloss']}" in res.stdout
+        )
 
 
 def test_a_static_encoder_and_layer_zero_get_one_line(probed):

@@ -29,9 +29,11 @@ def test_sentence_vectors_pool_every_piece(tmp_path):
         rows = [model.get_input_embeddings().weight[ids[0]]] + [h[0] for h in states[1:]]  # (T, dim) each
         for layer, h in enumerate(rows):
             h = h.detach().numpy()
-            np.testing.assert_allclose(enc.sentence_vector("mean", layer, normalize=False), h.mean(0), atol=1e-5)
+            np.testing.assert_allclose(enc.sentence_vector("mean", layer, normalize=False), h.mean(0),
+                                       atol=1e-5)
             np.testing.assert_allclose(enc.sentence_vector("cls", layer, normalize=False), h[0], atol=1e-5)
-            np.testing.assert_allclose(enc.sentence_vector("max", layer, normalize=False), h.max(0), atol=1e-5)
+            np.testing.assert_allclose(enc.sentence_vector("max", layer, normalize=False), h.max(0),
+                                       atol=1e-5)
     short = TransformerEncoder(str(path), max_length=8).encode([texts[1]])[0]
     with pytest.raises(InputError, match="windows of at most 8 pieces"):
         short.sentence_vector()

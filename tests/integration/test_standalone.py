@@ -150,7 +150,8 @@ def test_a_causal_lm_on_its_cached_export_gives_the_torch_numbers(tmp_path_facto
     onnx, ref = LanguageModel(path, engine="onnx"), LanguageModel(path, engine="torch")
     assert onnx._onnx is not None and onnx._hf is None
     text = "We sat on the river bank and watched"
-    np.testing.assert_allclose(onnx.lens_probabilities(text), ref.lens_probabilities(text), rtol=1e-5, atol=1e-9)
+    np.testing.assert_allclose(onnx.lens_probabilities(text), ref.lens_probabilities(text), rtol=1e-5,
+                               atol=1e-9)
     a, b = onnx.lens(text, k=3, track=["water", "the"]), ref.lens(text, k=3, track=["water", "the"])
     for x, y in zip(a.layers, b.layers, strict=True):
         assert [w.word for w in x.top] == [w.word for w in y.top]
@@ -168,7 +169,9 @@ def test_a_random_twin_never_takes_the_directory_pointer(tiny, cache):
     twin = TransformerEncoder(str(tiny["bert"]), engine="onnx", random_weights=3)
     trained = TransformerEncoder(str(tiny["bert"]), engine="onnx")
     ref = TransformerEncoder(str(tiny["bert"]), engine="torch")
-    np.testing.assert_allclose(trained.encode(TEXTS[:1])[0].layers, ref.encode(TEXTS[:1])[0].layers, atol=1e-5)
-    assert not np.allclose(twin.encode(TEXTS[:1])[0].layers[1:], ref.encode(TEXTS[:1])[0].layers[1:], atol=1e-3)
+    np.testing.assert_allclose(trained.encode(TEXTS[:1])[0].layers, ref.encode(TEXTS[:1])[0].layers,
+                               atol=1e-5)
+    assert not np.allclose(twin.encode(TEXTS[:1])[0].layers[1:], ref.encode(TEXTS[:1])[0].layers[1:],
+                           atol=1e-3)
     again = TransformerEncoder(str(tiny["bert"]), engine="onnx")
     assert again._hf is None and again._runner.paths[False] != twin._runner.paths[False]

@@ -30,7 +30,8 @@ def test_the_encoder_block_names_the_engine_threads_and_why(model, monkeypatch):
     try:
         monkeypatch.setenv(ENV, "1")
         meta = TransformerEncoder(model, engine="torch", attention=False).encode(["a bank"])[0].meta
-        assert meta["threads"]["engine"] == "torch" and meta["threads"]["threads"] == 1 == torch.get_num_threads()
+        assert (meta["threads"]["engine"] == "torch"
+                and meta["threads"]["threads"] == 1 == torch.get_num_threads())
         assert meta["threads"]["why"] == f"1 thread: set by {ENV}"
         monkeypatch.delenv(ENV)
         need("onnxruntime")

@@ -28,7 +28,8 @@ def executed(tmp_path_factory, data_dir):  # section 7 probes SemCor and samples
     nb = nbformat.read(TOUR, as_version=4)
     src = str(Path(__file__).resolve().parents[2] / "src")  # the kernel runs this checkout's code
     env = {"PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH", "")) if p),
-           "TMPDIR": str(tmp_path_factory.mktemp("tour"))}  # the tour's index folder goes with the test's files
+           # the tour's index folder goes with the test's files
+           "TMPDIR": str(tmp_path_factory.mktemp("tour"))}
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(TOUR.parent)}},
                    env={**os.environ, **env}).execute()
     return nb
@@ -42,11 +43,13 @@ def outputs(nb, kind: str) -> list:
 def test_the_tour_runs_and_shows_the_views(executed):
     assert not outputs(executed, "error")
     text = "".join(o["text"] for o in outputs(executed, "stream") if o["name"] == "stdout")
-    assert "bank → loan   q·k = 0.5000   q·k/√d = 0.3536   weight = 0.5000" in text  # the course's worked figures
+    # the course's worked figures
+    assert "bank → loan   q·k = 0.5000   q·k/√d = 0.3536   weight = 0.5000" in text
     assert "k = 2 silhouette 0.407 labels [0, 0, 0, 1, 1, 1]" in text  # as the README's senses example
     shown = [v for o in outputs(executed, "execute_result") if "text/html" in o["data"]
              for v in page_views(o["data"]["text/html"])]
-    assert [v["kind"] for v in shown] == ["neuron", "head", "model", "neuron", "layers", "senses", "occlusion", "lens",
+    assert [v["kind"] for v in shown] == ["neuron", "head", "model", "neuron", "layers", "senses",
+                                          "occlusion", "lens",
                                          "probes", "cka"]
     neuron = shown[0]
     assert neuron["tokens"] == ["bank", "loan"] and neuron["scale"] == pytest.approx(2 ** -0.5)

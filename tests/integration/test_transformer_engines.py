@@ -113,7 +113,8 @@ def test_bf16_logs_its_fidelity_and_names_itself(models_dir, caplog):
     fp32 = TransformerEncoder(path, engine="torch", attention=False, threads=1)
     with caplog.at_level(logging.WARNING):
         bf16 = TransformerEncoder(path, engine="auto", precision="bf16", attention=False, threads=1)
-        assert bf16.encode(["Go."], targets=[{"bank"}])[0].words == () and bf16.fidelity is None  # no word yet
+        # no word yet
+        assert bf16.encode(["Go."], targets=[{"bank"}])[0].words == () and bf16.fidelity is None
         got = bf16.encode(TEXTS)
     assert bf16.engine == "torch" and bf16.fidelity is not None and len(bf16.fidelity) == 3
     assert "bf16 fidelity over" in caplog.text and "layer 2" in caplog.text

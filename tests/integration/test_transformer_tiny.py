@@ -69,7 +69,8 @@ def build(kind: str, root, positions: int = 64):
         model = transformers.BertModel(config)
     elif kind == "gpt2":
         tok = bpe_tokenizer(bos=False)
-        config = transformers.GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2, n_positions=positions)
+        config = transformers.GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2,
+                                         n_positions=positions)
         model = transformers.GPT2Model(config)
     else:
         tok = bpe_tokenizer(bos=True)
@@ -104,7 +105,8 @@ def reference(path, text, layer):
         out = model(input_ids=enc["input_ids"], output_hidden_states=True)
     words = tokenize(text)
     rows = {i: [] for i in range(len(words))}
-    for p, ((a, b), special) in enumerate(zip(enc["offset_mapping"][0].tolist(), enc["special_tokens_mask"][0])):
+    for p, ((a, b), special) in enumerate(zip(enc["offset_mapping"][0].tolist(),
+                                              enc["special_tokens_mask"][0])):
         while a < b and text[a].isspace():
             a += 1
         if special or a >= b:
@@ -233,7 +235,8 @@ def test_a_long_text_goes_through_windows_not_truncation(tmp_path):
         alone = e.encode_one(text[a:b])
         mine = [i for i, w in enumerate(owner) if w == k]
         offset = next(j for j, w in enumerate(alone.words) if a + w.start == enc.words[mine[0]].start)
-        np.testing.assert_allclose(enc.layers[:, mine], alone.layers[:, offset : offset + len(mine)], atol=1e-5)
+        np.testing.assert_allclose(enc.layers[:, mine], alone.layers[:, offset : offset + len(mine)],
+                                   atol=1e-5)
         outside = [i for i, w in enumerate(enc.words) if not a <= w.start < b]
         assert np.all(enc.attention[:, :, mine][..., outside] == 0)
         inside = [i for i, w in enumerate(enc.words) if a <= w.start < b]  # its row: the window's own
@@ -303,7 +306,9 @@ def test_meta_describes_the_model(tiny, encoders):
     assert meta["layers"] == [1, 2] and meta["pieces"] == [["a"], ["Ġbank"]]
 
 
-def test_ten_thousand_words_work_without_attention_and_are_refused_with_it_before_the_model_runs(tiny, monkeypatch):
+def test_ten_thousand_words_work_without_attention_and_are_refused_with_it_before_the_model_runs(
+    tiny, monkeypatch
+):
     from contextlens.analysis.incontext import compare
 
     text = "the bank " + " ".join(["river water flows past the old mill"] * 1429)  # 10,005 words

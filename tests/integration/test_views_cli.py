@@ -57,8 +57,8 @@ def test_layers_and_compare(table, tmp_path):
     (view,) = written(tmp_path / "l.html")
     assert view["kind"] == "layers" and view["layer_names"] == out["layer_names"]
     assert [p["cosine_by_layer"] for p in view["pairs"]] == [p["cosine_by_layer"] for p in out["pairs"]]
-    out = json.loads(run("compare", *TEXTS[:2], "-w", "bank", "--vectors", table, "--html", tmp_path / "c.html",
-                         "--json").stdout)
+    out = json.loads(run("compare", *TEXTS[:2], "-w", "bank", "--vectors", table, "--html",
+                         tmp_path / "c.html", "--json").stdout)
     (view,) = written(tmp_path / "c.html")
     assert view["kind"] == "layers" and view["pairs"][0]["cosine_by_layer"] == out["cosine_by_layer"]
 
@@ -68,16 +68,16 @@ def test_explore_and_senses(table, tmp_path):
                          "--html", tmp_path / "e.html", "--json").stdout)
     (view,) = written(tmp_path / "e.html")
     assert view["kind"] == "cosine" and view["words"][0]["matrix"] == out["words"][0]["matrix"]
-    out = json.loads(run("senses", "bank", *[a for t in TEXTS for a in ("-s", t)], "--vectors", table, "--k", "2",
-                         "--html", tmp_path / "s.html", "--json").stdout)
+    out = json.loads(run("senses", "bank", *[a for t in TEXTS for a in ("-s", t)], "--vectors", table, "--k",
+                         "2", "--html", tmp_path / "s.html", "--json").stdout)
     (view,) = written(tmp_path / "s.html")
     assert view["kind"] == "senses" and view["labels"] == out["labels"] and view["sentences"] == TEXTS
     assert len(view["projection"]["points"]) == 4  # --html projects the usages (PCA) for the view
 
 
 def test_attention_writes_head_model_and_neuron_views(table, tmp_path):
-    run("attention", TEXTS[1], "-w", "bank", "--vectors", table, "--heads", "1", "--layer", "1", "--head", "0",
-        "--html", tmp_path / "a.html")
+    run("attention", TEXTS[1], "-w", "bank", "--vectors", table, "--heads", "1", "--layer", "1", "--head",
+        "0", "--html", tmp_path / "a.html")
     got = written(tmp_path / "a.html")
     encoder = make_encoder("attention", vectors=str(table), heads=1, include_self=False)
     want = [v.data for v in views.attention_views(encoder, TEXTS[1], "bank", layer=1, head=0)]
@@ -100,18 +100,22 @@ def test_attention_of_a_tiny_transformer_has_its_pieces(tmp_path):
 
 
 def test_average_has_no_neuron_view(table, tmp_path):
-    run("attention", TEXTS[0], "-w", "bank", "--vectors", table, "--method", "average", "--html", tmp_path / "v.html")
+    run("attention", TEXTS[0], "-w", "bank", "--vectors", table, "--method", "average", "--html",
+        tmp_path / "v.html")
     assert [v["kind"] for v in written(tmp_path / "v.html")] == ["head", "model"]
 
 
 @pytest.mark.parametrize("command", [
-    ["layers", *TEXTS[:2], "-w", "bank"], ["compare", *TEXTS[:2], "-w", "bank"], ["explore", "bank", "-s", TEXTS[0],
-     "-s", TEXTS[1]], ["senses", "bank", "-s", TEXTS[0], "-s", TEXTS[1]], ["attention", TEXTS[0], "-w", "bank"]])
+    ["layers", *TEXTS[:2], "-w", "bank"], ["compare", *TEXTS[:2], "-w", "bank"],
+    ["explore", "bank", "-s", TEXTS[0],
+     "-s", TEXTS[1]], ["senses", "bank", "-s", TEXTS[0], "-s", TEXTS[1]],
+    ["attention", TEXTS[0], "-w", "bank"]])
 def test_a_bad_html_path_is_one_line_and_writes_nothing(table, tmp_path, command):
     result = run(*command, "--vectors", table, "--html", tmp_path / "out.png", code=2)
     assert "give a path ending in .html" in result.output and not list(tmp_path.iterdir())
 
 
 def test_the_page_is_not_half_written_when_the_word_is_missing(table, tmp_path):
-    run("compare", TEXTS[0], "a river", "-w", "bank", "--vectors", table, "--html", tmp_path / "c.html", code=2)
+    run("compare", TEXTS[0], "a river", "-w", "bank", "--vectors", table, "--html", tmp_path / "c.html",
+        code=2)
     assert not list(tmp_path.iterdir())

@@ -27,7 +27,8 @@ from contextlens.web.app import STATIC  # noqa: E402
 from contextlens.web.limits import Limits  # noqa: E402
 
 S = ["The bank approved my loan.", "We sat on the bank of the river.", "She put money in the bank."]
-SENSES = S + ["Reeds grew along the bank of the stream.", "The bank raised its rates.", "The boat drifted to the far bank."]
+SENSES = S + ["Reeds grew along the bank of the stream.", "The bank raised its rates.",
+              "The boat drifted to the far bank."]
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +54,8 @@ def ok(resp):
 def test_status_lists_encoders_limits_and_resources(client):
     st = ok(client.get("/api/status"))
     assert st["encoders"][:3] == ["static", "average", "attention"] and "minilm" in st["encoders"]
-    assert st["limits"] == {**Limits().as_dict(), "max_chars": 120, "max_sentences": 8, "max_attention_words": 12}
+    assert st["limits"] == {**Limits().as_dict(), "max_chars": 120, "max_sentences": 8,
+                            "max_attention_words": 12}
     assert st["resources"]["glove-6b-50d"]["state"] in {"not loaded", "loading", "ready"}
 
 
@@ -114,7 +116,8 @@ def test_encode_shapes(client):
 
 
 def test_layers_every_pair_equals_the_library(client, glove):
-    got = ok(client.post("/api/layers", json={"sentences": S, "word": "bank", "encoder": "average", "alpha": 0.2}))
+    got = ok(client.post("/api/layers", json={"sentences": S, "word": "bank", "encoder": "average",
+                                              "alpha": 0.2}))
     pairs = [(S[0], S[1]), (S[0], S[2]), (S[1], S[2])]
     want = layer_divergence(make_encoder("average", vectors=glove, alpha=0.2), pairs, "bank")
     assert [p["label"] for p in got["pairs"]] == ["S0–S1", "S0–S2", "S1–S2"]  # the JSON's indices
@@ -123,7 +126,8 @@ def test_layers_every_pair_equals_the_library(client, glove):
 
 
 def test_explore_matrix_and_projection_equal_the_library(client, glove):
-    got = ok(client.post("/api/explore", json={"sentences": S, "word": "bank", "encoder": "attention", "layer": 1}))
+    got = ok(client.post("/api/explore", json={"sentences": S, "word": "bank", "encoder": "attention",
+                                               "layer": 1}))
     want = explore(make_encoder("attention", vectors=glove), S, "bank", layer=1, projection="pca")
     assert got["words"][0]["matrix"] == want["words"][0]["matrix"]
     assert got["projection"]["points"] == want["projection"]["points"]
@@ -145,7 +149,8 @@ def test_explore_takes_every_occurrence_when_asked(client, glove):
 
 
 def test_attention_equals_the_library(client, glove):
-    body = {"sentence": S[1], "word": "bank", "encoder": "attention", "include_self": False, "head": 0, "rollout": True}
+    body = {"sentence": S[1], "word": "bank", "encoder": "attention", "include_self": False, "head": 0,
+            "rollout": True}
     got = ok(client.post("/api/attention", json=body))
     want = attribute(make_encoder("attention", vectors=glove, include_self=False), S[1], "bank",
                      layer=-1, head=0, rollout=True)
@@ -163,7 +168,8 @@ def test_senses_equal_the_library(client, glove):
 
 
 @pytest.mark.parametrize("path, body, limit", [
-    ("/api/layers", {"sentences": ["bank " * 30, "the bank"], "word": "bank"}, "the limit is 120 characters per sentence"),
+    ("/api/layers", {"sentences": ["bank " * 30, "the bank"], "word": "bank"},
+     "the limit is 120 characters per sentence"),
     ("/api/senses", {"sentences": ["the bank"] * 9, "word": "bank"}, "the limit is 8 sentences per request"),
     ("/api/attention", {"sentence": "the bank " * 7, "word": "bank", "encoder": "attention"},
      "the limit is 12 words per sentence for attention"),
@@ -220,7 +226,8 @@ def test_minilm_loads_in_the_background_then_matches_the_library(app, client):
     assert att["heads"] == 12 and len(att["selected"]["matrix"]) == len(tokenize(S[1]))
     # the model's folder on this machine is not sent (its meta has it as "path")
     assert app.state.lab.encoder("minilm").encode(S[:1])[0].meta["path"].startswith("/")
-    for route, body in (("/api/encode", {"sentences": S[:1]}), ("/api/explore", {"sentences": S[:2], "word": "bank"})):
+    for route, body in (("/api/encode", {"sentences": S[:1]}),
+                        ("/api/explore", {"sentences": S[:2], "word": "bank"})):
         text = client.post(route, json={**body, "encoder": "minilm"}).text
         assert '"path"' not in text and "site-packages" not in text, route
 
@@ -241,7 +248,8 @@ def test_a_table_loads_once_when_requests_race(monkeypatch):
     monkeypatch.setattr(state_mod, "resolve_vectors", slow_load)
     lab = state_mod.LabState(vectors="tiny")
     seen = []
-    workers = [threading.Thread(target=lambda: seen.append(lab.encoder("attention", scale=1.0))) for _ in range(4)]
+    workers = [threading.Thread(target=lambda: seen.append(lab.encoder("attention", scale=1.0)))
+               for _ in range(4)]
     for w in workers:
         w.start()
     deadline = time.monotonic() + 5

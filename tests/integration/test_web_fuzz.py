@@ -106,6 +106,7 @@ def test_every_post_route_answers_hostile_bodies_with_json_and_no_5xx(fuzz_app, 
 def test_the_lab_is_alive_after_the_fuzzing(fuzz_app):
     with TestClient(fuzz_app, base_url="http://127.0.0.1") as client:  # one more start of the same app
         assert client.get("/api/status").status_code == 200
-        body = {"sentences": ["The bank.", "A river bank."], "word": "bank", "encoder": "average", "projection": "tsne"}
+        body = {"sentences": ["The bank.", "A river bank."], "word": "bank", "encoder": "average",
+                "projection": "tsne"}
         r = client.post("/api/explore", json=body)
         assert r.status_code == 200 and len(r.json()["projection"]["points"]) == 2

@@ -96,27 +96,33 @@ def test_every_field_of_every_request_has_a_bound(client):
 
 @pytest.mark.parametrize("path, body, message", [
     ("/api/tokens", {"sentences": []}, "sentences: List should have at least 1 item"),
-    ("/api/tokens", {"sentences": ["a"] * (CAPS.max_sentences + 1)}, "sentences: List should have at most 64 items"),
+    ("/api/tokens", {"sentences": ["a"] * (CAPS.max_sentences + 1)},
+     "sentences: List should have at most 64 items"),
     ("/api/tokens", {"sentences": ["x" * 1001]}, "sentences.0: String should have at most 1000 characters"),
     ("/api/layers", {**WORD, "word": "w" * 101}, "word: String should have at most 100 characters"),
     ("/api/layers", {**WORD, "word": ""}, "word: String should have at least 1 character"),
     ("/api/layers", {**WORD, "encoder": "e" * 101}, "encoder: String should have at most 100 characters"),
-    ("/api/layers", {**WORD, "encoder": "average", "alpha": -0.1}, "alpha: Input should be greater than or equal to 0"),
-    ("/api/layers", {**WORD, "encoder": "attention", "scale": 1e308}, "scale: Input should be less than or equal to 100"),
+    ("/api/layers", {**WORD, "encoder": "average", "alpha": -0.1},
+     "alpha: Input should be greater than or equal to 0"),
+    ("/api/layers", {**WORD, "encoder": "attention", "scale": 1e308},
+     "scale: Input should be less than or equal to 100"),
     ("/api/explore", {**WORD, "layer": 101}, "layer: Input should be less than or equal to 100"),
     ("/api/explore", {**WORD, "layer": -(10**30)}, "layer: Input should be greater than or equal to -100"),
     ("/api/senses", {**WORD, "k": 65}, "k.constrained-int: Input should be less than or equal to 64"),
     ("/api/senses", {**WORD, "k": 0}, "k.constrained-int: Input should be greater than or equal to 1"),
     ("/api/contextualize", {**ONE, "probes": ["river"] * 21}, "probes: List should have at most 20 items"),
-    ("/api/contextualize", {**ONE, "probes": ["r" * 101]}, "probes.0: String should have at most 100 characters"),
+    ("/api/contextualize", {**ONE, "probes": ["r" * 101]},
+     "probes.0: String should have at most 100 characters"),
     ("/api/attention", {**ONE, "head": 64}, "head: Input should be less than or equal to 63"),
     ("/api/attention", {**ONE, "occurrence": 101}, "occurrence: Input should be less than or equal to 100"),
     ("/api/compare", {"sentences": S[:3], "word": "bank"}, "sentences: List should have at most 2 items"),
-    ("/api/toy", {"neighbours": [["loan"] * 11, ["river"]]}, "neighbours.0: List should have at most 10 items"),
+    ("/api/toy", {"neighbours": [["loan"] * 11, ["river"]]},
+     "neighbours.0: List should have at most 10 items"),
     ("/api/toy", {"neighbours": [["loan"]]}, "neighbours: List should have at least 2 items"),
     ("/api/toy", {"vectors": {"bank": [1, 2, 3]}}, "vectors.bank: List should have at most 2 items"),
     ("/api/toy", {"vectors": {"bank": [11, 0]}}, "vectors.bank.0: Input should be less than or equal to 10"),
-    ("/api/toy", {"vectors": {f"w{i}": [0, 0] for i in range(11)}}, "vectors: Dictionary should have at most 10 items"),
+    ("/api/toy", {"vectors": {f"w{i}": [0, 0] for i in range(11)}},
+     "vectors: Dictionary should have at most 10 items"),
     ("/api/models/load", {"name": "m" * 101}, "name: String should have at most 100 characters"),
     ("/api/index/search", {**ONE, "k": 51}, "k: Input should be less than or equal to 50"),
     ("/api/index/like", {"usage_id": "u" * 201}, "usage_id: String should have at most 200 characters"),
@@ -128,7 +134,8 @@ def test_a_value_past_its_bound_is_a_422_naming_field_and_limit(client, path, bo
 
 def test_a_layer_within_the_bound_but_not_in_the_model_is_a_400(client):
     r = client.post("/api/contextualize", json={**ONE, "layer": 99})  # issue 10: this was a 500
-    assert r.status_code == 400 and "layer 99 is not available: the layers are 0" in r.json()["detail"], r.text
+    assert (r.status_code == 400
+            and "layer 99 is not available: the layers are 0" in r.json()["detail"]), r.text
 
 
 @pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
@@ -170,17 +177,20 @@ def test_the_loopback_names_are_served(app, base):
     assert TestClient(app, base_url=base).get("/api/status").status_code == 200
 
 
-@pytest.mark.parametrize("base", ["http://evil.example", "http://127.0.0.1.evil.example:8000", "http://10.0.0.7:8000"])
+@pytest.mark.parametrize("base", ["http://evil.example", "http://127.0.0.1.evil.example:8000",
+                                  "http://10.0.0.7:8000"])
 def test_a_foreign_host_is_refused(app, base):
     r = TestClient(app, base_url=base).get("/api/status")
-    assert r.status_code == 400 and r.json()["error"] == "HostError"  # the lab's JSON error (test_web_messages)
+    # the lab's JSON error (test_web_messages)
+    assert r.status_code == 400 and r.json()["error"] == "HostError"
 
 
 def test_allowed_hosts_names_more_or_any():
     named = create_app(allowed_hosts=["lab.example.org"])
     assert TestClient(named, base_url="http://lab.example.org").get("/api/status").status_code == 200
     assert TestClient(named, base_url="http://127.0.0.1").get("/api/status").status_code == 400
-    assert TestClient(create_app(allowed_hosts=None), base_url="http://any.example").get("/api/status").status_code == 200
+    assert TestClient(create_app(allowed_hosts=None),
+                      base_url="http://any.example").get("/api/status").status_code == 200
 
 
 # ---- the numeric steps run in worker processes -------------------------------------------------
@@ -222,7 +232,8 @@ def test_a_native_crash_in_the_worker_is_a_500_json_and_the_lab_keeps_serving(ap
 def test_identical_usages_project_to_one_point_through_the_api(client):
     body = {"sentences": ["The bank.", "A bank."], "word": "bank", "projection": "tsne"}  # issue 10's request
     assert ok(client.post("/api/explore", json=body))["projection"]["points"] == [[0.0, 0.0], [0.0, 0.0]]
-    r = client.post("/api/explore", json={**body, "projection": "umap", "encoder": "average"})  # 2 distinct points
+    # 2 distinct points
+    r = client.post("/api/explore", json={**body, "projection": "umap", "encoder": "average"})
     assert r.status_code == 400 and "UMAP needs at least 4 points, got 2" in r.json()["detail"]
 
 

@@ -31,7 +31,8 @@ FINANCE = ["The bank approved my loan after a long wait.", "She deposited her wa
            "The central bank raised interest rates again.", "He works as a teller in a small bank.",
            "Our bank charges a fee for every transfer."]
 RIVER = ["We sat on the bank of the river and watched the boats.", "Reeds grew thick along the muddy bank.",
-         "The canoe drifted towards the far bank of the stream.", "Otters dig their dens into the river bank.",
+         "The canoe drifted towards the far bank of the stream.",
+         "Otters dig their dens into the river bank.",
          "🌊 The flood washed away part of the <east> bank & the path."]
 SEASON = ["The cherry trees blossom every spring.", "We plant tomatoes in late spring.",
           "Spring rain fell softly on the fields.", "In spring the days grow longer and warmer.",
@@ -86,7 +87,8 @@ def assert_same(got, want, abs_tol=1e-6):
     assert strip == [{k: v for k, v in r.items() if k != "similarity"} for r in want["results"]]
     assert [r["similarity"] for r in got["results"]] == pytest.approx(
         [r["similarity"] for r in want["results"]], abs=abs_tol)
-    assert {k: v for k, v in got.items() if k != "results"} == {k: v for k, v in want.items() if k != "results"}
+    assert {k: v for k, v in got.items() if k != "results"} == {k: v for k,
+                                                                v in want.items() if k != "results"}
 
 
 def test_index_info_is_the_library_stats(client, db):
@@ -94,7 +96,8 @@ def test_index_info_is_the_library_stats(client, db):
     assert got["loaded"] is True and got["encoder"] == "minilm" and got["max_results"] == 12
     assert got["stats"] == {**index_stats(db), "db": "usages.lance"}  # the folder's name, not its path here
     assert got["stats"]["words"] == {"bank": 10, "spring": 10} and got["stats"]["layers"] == [3, 6]
-    assert got["stats"]["model"] == "minilm" and got["stats"]["usages"] == 20 and got["stats"]["size_bytes"] > 0
+    assert (got["stats"]["model"] == "minilm" and got["stats"]["usages"] == 20
+            and got["stats"]["size_bytes"] > 0)
 
 
 def test_search_equals_the_library_and_reuses_the_labs_minilm(app, client, db, monkeypatch):
@@ -149,7 +152,8 @@ def test_k_over_the_limit_is_422_naming_the_limit(client, path, body):
     assert r.status_code == 422 and "the limit is 12 usages per search" in r.json()["detail"], r.text
     # past the request schema's own cap (50), the schema says so before the server's limit
     r = client.post(path, json={**body, "k": 500})
-    assert r.status_code == 422 and "k: Input should be less than or equal to 50" in r.json()["detail"], r.text
+    assert (r.status_code == 422
+            and "k: Input should be less than or equal to 50" in r.json()["detail"]), r.text
 
 
 @pytest.mark.parametrize("path, body, status, message", [
@@ -179,7 +183,8 @@ def test_unknown_word_names_the_index_words(client):
 def test_without_an_index_the_error_says_how_to_start_the_lab():
     client = TestClient(create_app(), raise_server_exceptions=False, base_url="http://127.0.0.1")
     info = ok(client.get("/api/index"))
-    assert info["loaded"] is False and info["stats"] is None and "contextlens lab --index PATH" in info["hint"]
+    assert (info["loaded"] is False and info["stats"] is None
+            and "contextlens lab --index PATH" in info["hint"])
     for path, body in (("/api/index/search", {"sentence": QUERY, "word": "bank"}),
                        ("/api/index/like", {"usage_id": "abc"})):
         r = client.post(path, json=body)

@@ -63,7 +63,8 @@ def test_a_taken_port_is_one_line_and_exit_2(lab_cli):
         result, calls, _ = lab_cli("--port", str(port), "--no-browser")
     assert result.exit_code == 2 and not calls
     lines = result.output.strip().splitlines()
-    assert lines == [f"error: port {port} on 127.0.0.1 is in use (another lab or server?); choose another with "
+    assert lines == [f"error: port {port} on 127.0.0.1 is in use (another lab or server?); choose another "
+                     "with "
                      "--port N, or --port 0 for a free one"]
 
 
@@ -124,7 +125,8 @@ def test_sigterm_stops_the_lab_within_seconds_while_a_umap_runs():
     try:
         line = proc.stdout.readline()
         url = re.search(r"http://127\.0\.0\.1:\d+/", line).group(0)
-        body = json.dumps({"sentences": ["The bank approved my loan.", "We sat on the bank.", "A bank of snow.",
+        body = json.dumps({"sentences": ["The bank approved my loan.", "We sat on the bank.",
+                                         "A bank of snow.",
                                          "The bank raised rates.", "The river bank flooded."],
                            "word": "bank", "encoder": "average", "projection": "umap"}).encode()
         answer = {}
@@ -182,15 +184,17 @@ def test_sigint_during_a_running_request_is_one_line_and_a_503(tmp_path):
     traceback and waited for the request: 41 s here), and the request gets the lab's JSON 503."""
     env = {**os.environ, "COLUMNS": "200", "CONTEXTLENS_CACHE": str(tmp_path)}
     proc = subprocess.Popen([sys.executable, "-m", "contextlens", "lab", "--port", "0", "--no-browser",
-                             "--engine", "torch"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                             "--engine", "torch"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
     answer = {}
     try:
         url = re.search(r"http://127\.0\.0\.1:\d+/", proc.stdout.readline()).group(0)
-        body = json.dumps({"sentence": "We sat on the bank of the river.", "word": "bank", "encoder": "minilm",
-                           "layer": 3}).encode()
+        body = json.dumps({"sentence": "We sat on the bank of the river.", "word": "bank",
+                           "encoder": "minilm", "layer": 3}).encode()
 
         def ask():
-            req = urllib.request.Request(f"{url}api/views/neighbours", body, {"Content-Type": "application/json"})
+            req = urllib.request.Request(f"{url}api/views/neighbours", body,
+                                         {"Content-Type": "application/json"})
             try:
                 with urllib.request.urlopen(req, timeout=600) as r:
                     answer["status"] = r.status
@@ -215,7 +219,8 @@ def test_sigint_during_a_running_request_is_one_line_and_a_503(tmp_path):
     assert code == 0 and "lab stopped" in out, (code, out, err)
     # the request's own progress ("encoding 20,000 reference words …: 0 of …", "… stopped after") is
     # the log of the work it was doing; stopping the lab adds one line
-    stopping = [line for line in err.strip().splitlines() if not line.startswith("encoding 20,000 reference words")]
+    stopping = [line for line in err.strip().splitlines()
+                if not line.startswith("encoding 20,000 reference words")]
     assert "Traceback" not in err and len(stopping) == 1, err
     # cut short after the grace period (inside a step Python cannot interrupt), or stopped at its next step
     assert "1 request(s) still running were cut short" in err or "the lab is stopping" in err, err

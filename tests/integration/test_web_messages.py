@@ -53,7 +53,8 @@ def fails(resp, status=400) -> str:
 
 
 # ---- a foreign Host: the lab's JSON error, not starlette's plain text ------------------------------
-@pytest.mark.parametrize("base", ["http://evil.example", "http://127.0.0.1.evil.example:8000", "http://10.0.0.7:8000"])
+@pytest.mark.parametrize("base", ["http://evil.example", "http://127.0.0.1.evil.example:8000",
+                                  "http://10.0.0.7:8000"])
 def test_a_foreign_host_gets_the_labs_json_error(app, base):
     detail = fails(TestClient(app, base_url=base).get("/api/status"))
     host = base.split("//")[1].split(":")[0]
@@ -69,7 +70,8 @@ def test_a_missing_or_broken_host_header_is_the_same_json_error(app, client):
 
 # ---- library messages name request fields in the API, flags in the CLI -----------------------------
 ERRORS = [  # (path, body, what the answer must tell the user to send or pick)
-    ("/api/attention", {"sentence": S[1], "word": "bank", "encoder": "static"}, "pick attention or average above"),
+    ("/api/attention", {"sentence": S[1], "word": "bank", "encoder": "static"},
+     "pick attention or average above"),
     ("/api/views/occlusion", {"sentence": S[1], "word": "bank", "encoder": "static"}, "no attention weights"),
     ("/api/explore", {"sentences": S, "word": "loan", "encoder": "static"}, 'send "missing": "skip"'),
     ("/api/layers", {"sentences": S, "word": "loan", "encoder": "static"}, 'send "missing": "skip"'),
@@ -86,7 +88,9 @@ def test_api_errors_name_request_fields_not_cli_flags(client, path, body, says):
     detail = fails(client.post(path, json=body))
     assert says in detail and not CLI_FLAG.search(detail), detail
     for field in re.findall(r'send "(\w+)"', detail):  # each field it names is one the route takes
-        schema = client.app.openapi()["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        schema = client.app.openapi()["paths"][path]["post"]["requestBody"]["content"]["application/json"][
+            "schema"
+        ]
         name = schema["$ref"].split("/")[-1]
         assert field in client.app.openapi()["components"]["schemas"][name]["properties"], (field, name)
     if "send" in says:  # and sending it answers
@@ -101,7 +105,9 @@ def test_the_cli_words_the_same_instruction_as_its_flag():
 
     err = InputError(f"or skip such sentences: {ask('missing', 'skip')}; {ask('occurrence', 'all')}")
     assert phrase(err, cli_phrase) == "or skip such sentences: add --skip-missing; use --occurrence all"
-    assert phrase(err, api_phrase) == 'or skip such sentences: send "missing": "skip"; send "occurrence": "all"'
+    assert (
+        phrase(err, api_phrase) == 'or skip such sentences: send "missing": "skip"; send "occurrence": "all"'
+    )
     assert str(err) == "or skip such sentences: pass missing='skip'; pass occurrence='all'"
 
 
@@ -129,10 +135,12 @@ def test_the_lens_refuses_a_model_that_reads_both_sides_in_one_sentence(tmp_path
         loads = []
         monkeypatch.setattr(models, "load", lambda *a, **k: loads.append(a) or pytest.fail("weights loaded"))
         for model in (headless, masked):
-            detail = fails(client.post("/api/views/lens", json={"model": model, "sentence": S[1], "word": "bank"}))
-            assert detail == (f"the logit lens reads a causal language model's next-word predictions, and {model} "
-                              "(bert) reads the words on both sides of each word, so it predicts no next word: "
-                              "pick smollm2 above"), detail
+            detail = fails(client.post("/api/views/lens", json={"model": model, "sentence": S[1],
+                                                                "word": "bank"}))
+            assert detail == ("the logit lens reads a causal language model's next-word predictions, and "
+                              f"{model} "
+                              "(bert) reads the words on both sides of each word, so it predicts no next "
+                              "word: pick smollm2 above"), detail
             assert "lacks" not in detail and "checkpoint" not in detail  # no tensor names
         assert not loads
     with pytest.raises(NoLMHeadError, match="pass model='smollm2'$"):
@@ -166,7 +174,8 @@ def test_layers_and_explore_skip_the_sentences_without_the_word(client, app):
     assert [p["indices"] for p in got["pairs"]] == [[0, 2]]
     assert [p["label"] for p in got["pairs"]] == ["S0–S2"]
     assert [p["cosine_by_layer"] for p in got["pairs"]] == [p["cosine_by_layer"] for p in want["pairs"]]
-    assert [s["position"] for s in got["skipped"]] == [1] and "'loan' is not a word" in got["skipped"][0]["reason"]
+    assert [s["position"]
+            for s in got["skipped"]] == [1] and "'loan' is not a word" in got["skipped"][0]["reason"]
     ex = ok(client.post("/api/explore", json={"sentences": S, "word": "loan", "encoder": "average",
                                                "missing": "skip"}))
     assert ex["words"][0]["positions"] == [0, 2] and ex["words"][0]["skipped"] == [1]

@@ -50,7 +50,8 @@ def ok(resp):
 
 
 def test_the_probes_view_is_the_librarys(client, data):
-    got = ok(client.post("/api/views/probes", json={"encoder": "attention", "tasks": ["pos", "sense"]}))["view"]
+    got = ok(client.post("/api/views/probes",
+                         json={"encoder": "attention", "tasks": ["pos", "sense"]}))["view"]
     encoder = make_encoder("attention", vectors="glove-6b-50d")
     want = probes_view([probe(encoder, task, data_dir=data) for task in ("pos", "sense")])
     assert got == want.data and [r["task"] for r in got["results"]] == ["pos", "sense"]

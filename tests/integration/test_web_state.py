@@ -36,7 +36,8 @@ def test_encoding_bytes_counts_arrays_and_words(table):
 def test_the_cache_stays_under_its_bound_for_every_encoder_together(table):
     one = encoding_bytes(make_encoder("attention", vectors=table).encode([sentence(0)])[0])
     cache = EncodingCache(max_bytes=40 * one)
-    encoders = [SharedEncoder(make_encoder(name, vectors=table), cache, name) for name in ("static", "attention")]
+    encoders = [SharedEncoder(make_encoder(name, vectors=table), cache, name)
+                for name in ("static", "attention")]
     for i in range(300):  # a new sentence every request, both encoders
         for enc in encoders:
             enc.encode([sentence(i), sentence(i + 1)])

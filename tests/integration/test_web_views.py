@@ -40,7 +40,9 @@ def ok(resp):
 def test_the_views_scripts_are_the_librarys(client, name):
     resp = client.get(f"/views/{name}")
     assert resp.status_code == 200
-    assert resp.text == resources.files("contextlens.views").joinpath("static", name).read_text(encoding="utf-8")
+    assert resp.text == resources.files("contextlens.views").joinpath("static", name).read_text(
+        encoding="utf-8"
+    )
 
 
 def test_attention_views_are_the_librarys(client):
@@ -52,7 +54,8 @@ def test_attention_views_are_the_librarys(client):
 
 
 def test_attention_views_errors_are_400(client):
-    resp = client.post("/api/views/attention", json={"encoder": "attention", "sentence": S[0], "word": "river"})
+    resp = client.post("/api/views/attention", json={"encoder": "attention", "sentence": S[0],
+                                                     "word": "river"})
     assert resp.status_code == 400 and "'river'" in resp.json()["detail"]
     resp = client.post("/api/views/attention", json={"encoder": "static", "sentence": S[0], "word": "bank"})
     assert resp.status_code == 400 and "no attention weights" in resp.json()["detail"]
@@ -74,7 +77,8 @@ def test_added_models_are_offered_and_drawn(tmp_path):
     from tests.integration.tiny_models import tiny_model
 
     path = str(tiny_model(tmp_path, "bert", init=0.2))
-    client = TestClient(create_app(add_models=[path]), raise_server_exceptions=False, base_url="http://127.0.0.1")
+    client = TestClient(create_app(add_models=[path]), raise_server_exceptions=False,
+                        base_url="http://127.0.0.1")
     st = ok(client.get("/api/status"))
     assert st["encoders"][-1] == path and "minilm" in st["encoders"] and st["default_model"] == "minilm"
     got = ok(client.post("/api/views/attention", json={"encoder": path, "sentence": S[1], "word": "bank"}))
@@ -93,7 +97,8 @@ def test_neighbours_view_is_the_librarys(client):
 
     got = ok(client.post("/api/views/neighbours", json={"encoder": "static", "sentence": S[1], "word": "bank",
                                                         "k": 5}))["view"]
-    want = neighbours_view(contextual_neighbours(make_encoder("static", vectors="glove-6b-50d"), S[1], "bank", k=5))
+    want = neighbours_view(contextual_neighbours(make_encoder("static", vectors="glove-6b-50d"), S[1], "bank",
+                                                 k=5))
     assert got == want.data and got["kind"] == "neighbours" and len(got["neighbours"]) == 5
     assert S[1][slice(*got["span"])] == "bank"
 
@@ -106,7 +111,8 @@ def test_occlusion_view_is_the_librarys(client):
                                                        "sentence": S[1], "word": "bank"}))["view"]
     encoder = make_encoder("attention", vectors="glove-6b-50d", include_self=True)
     assert got == occlusion_view(plain(occlusion_vs_attention(encoder, S[1], "bank"))).data
-    assert got["kind"] == "occlusion" and [o["word"] for o in got["others"]] == ["we", "sat", "on", "the", "of",
+    assert got["kind"] == "occlusion" and [o["word"] for o in got["others"]] == ["we", "sat", "on", "the",
+                                                                                 "of",
                                                                                   "the", "river", "."]
 
 
@@ -142,9 +148,11 @@ def test_lens_view_is_the_librarys_and_needs_a_causal_model(tmp_path):
     causal, masked = str(root / "causal"), str(root / "mlm")
     with TestClient(create_app(add_models=[causal, masked]), raise_server_exceptions=False,
                     base_url="http://127.0.0.1") as client:
-        body = {"model": causal, "sentence": "the bank of the river", "position": 2, "k": 4, "track": ["river"]}
+        body = {"model": causal, "sentence": "the bank of the river", "position": 2, "k": 4,
+                "track": ["river"]}
         got = ok(client.post("/api/views/lens", json=body))["view"]
-        want = LanguageModel(causal, threads=1).lens("the bank of the river", 2, k=4, track=["river"])  # as the lab
+        # as the lab
+        want = LanguageModel(causal, threads=1).lens("the bank of the river", 2, k=4, track=["river"])
         assert got == lens_view(want).data and got["kind"] == "lens"
         for model, code, match in [("static", 400, "pick smollm2 above"), (masked, 400, "causal"),
                                    ("nonesuch", 400, "nonesuch")]:

@@ -51,12 +51,14 @@ def tiny_model(root: Path, kind: str = "bert", *, layers: int = 2, heads: int = 
 
 def _byte_alphabet() -> list[str]:
     """GPT-2's byte-level alphabet: the 256 characters that stand for the 256 bytes."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1),
+                 *range(ord("®"), ord("ÿ") + 1)]
     rest = [b for b in range(256) if b not in printable]
     return [chr(b) for b in printable] + [chr(256 + i) for i in range(len(rest))]
 
 
-def tiny_gguf(path: Path, seed: int = 0, dim: int = 32, layers: int = 2, heads: int = 2, ffn: int = 64) -> Path:
+def tiny_gguf(path: Path, seed: int = 0, dim: int = 32, layers: int = 2, heads: int = 2,
+              ffn: int = 64) -> Path:
     """A 2-layer, 32-dim Llama in a GGUF file laid out like SmolLM2's (byte-level BPE with
     a few merges, Q8_0 embeddings, Q4_1 projections, float32 norms), written with the
     ``gguf`` package: what ``models.convert_gguf`` de-quantises, in 30 kB."""

@@ -158,7 +158,8 @@ def test_windows_cover_everything_whole_words_and_overlap(sizes, capacity, data)
 def test_windows_prefer_the_most_central_window_and_fail_clearly():
     al = Alignment(tuple((i,) for i in range(10)), tuple((i,) for i in range(10)))
     assert plan_windows(al, 6, 3) == [(0, 6), (3, 9), (6, 10)]
-    assert assign_windows([(0, 6), (3, 9), (6, 10)], al) == [0, 0, 0, 0, 0, 1, 1, 1, 2, 2]  # ties: the earlier window
+    # ties: the earlier window
+    assert assign_windows([(0, 6), (3, 9), (6, 10)], al) == [0, 0, 0, 0, 0, 1, 1, 1, 2, 2]
     long_word = Alignment(((0,),) * 5, ((0, 1, 2, 3, 4),))
     with pytest.raises(InputError, match="more pieces than a window holds"):
         plan_windows(long_word, 3)
@@ -188,7 +189,9 @@ def test_a_window_of_a_long_text_costs_the_window_not_the_text():
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 256 * 1024  # the old dense aggregation held (heads, words, all words) float64
-    assert cols == list(range(100_000, 100_016)) and words.shape == (2, 3, 8, 16) and words.dtype == np.float32
+    assert (cols == list(range(100_000, 100_016)) and words.shape == (2, 3, 8, 16)
+            and words.dtype == np.float32)
     np.testing.assert_allclose(words.sum(-1) + special, 1.0, rtol=1e-5)
     np.testing.assert_allclose(words[..., 0, :], att[..., 5, 1:17], rtol=1e-6)  # one piece per word: the same
-    assert len(window.word_pieces) == n and window.word_pieces[99_999] == () and window.word_pieces[100_000] == (1,)
+    assert (len(window.word_pieces) == n and window.word_pieces[99_999] == ()
+            and window.word_pieces[100_000] == (1,))

@@ -47,7 +47,8 @@ def test_the_parts_give_the_encoders_weights_back(table, options):
 def test_without_projections_q_and_k_are_the_rows(table):
     encoder = SelfAttention(table)
     p = encoder.attention_parts("bank river")[0]
-    rows = np.array([table.vector("bank"), table.vector("river")], dtype=np.float32)  # the lookup's float32 rows
+    # the lookup's float32 rows
+    rows = np.array([table.vector("bank"), table.vector("river")], dtype=np.float32)
     np.testing.assert_array_equal(p.queries[0], rows)
     np.testing.assert_array_equal(p.keys[0], rows)
     np.testing.assert_allclose(p.raw_scores()[0], rows.astype(float) @ rows.T.astype(float), atol=1e-12)
@@ -57,7 +58,8 @@ def test_without_projections_q_and_k_are_the_rows(table):
 def test_padding_is_masked_out_and_zero_fill_leaks(table):
     encoder = SelfAttention(table, causal=True)
     p = encoder.attention_parts("bank river loan", pad=2)[0]
-    assert p.tokens[-2:] == ("[PAD]", "[PAD]") and p.token_words[-2:] == ((), ()) and p.special == (False,) * 3 + (True,) * 2
+    assert (p.tokens[-2:] == ("[PAD]", "[PAD]") and p.token_words[-2:] == ((), ())
+            and p.special == (False,) * 3 + (True,) * 2)
     assert not p.allowed[:, 3:].any()
     assert p.allowed[:3, :3].tolist() == np.tril(np.ones((3, 3), bool)).tolist()
     np.testing.assert_allclose(p.softmax(), p.weights, atol=1e-12)
@@ -71,7 +73,8 @@ def test_padding_is_masked_out_and_zero_fill_leaks(table):
 
 def test_a_layer_is_chosen_by_number(table):
     encoder = SelfAttention(table, n_layers=3)
-    assert [p.layer_name for p in encoder.attention_parts(TEXT, layers=[-1, 1])] == ["attention 3", "attention 1"]
+    assert [p.layer_name
+            for p in encoder.attention_parts(TEXT, layers=[-1, 1])] == ["attention 3", "attention 1"]
     with pytest.raises(InputError, match="layer 0 is the static row"):
         encoder.attention_parts(TEXT, layers=[0])
     with pytest.raises(InputError, match="layer 4 is not available"):
@@ -97,7 +100,8 @@ def test_encoders_without_queries_and_keys_say_so(table):
 
 def test_parts_are_shape_checked():
     q = np.zeros((1, 2, 3))
-    ok = dict(text="a b", tokens=("a", "b"), token_words=((0,), (1,)), words=("a", "b"), layer=1, layer_name="l",
+    ok = dict(text="a b", tokens=("a", "b"), token_words=((0,), (1,)), words=("a", "b"), layer=1,
+              layer_name="l",
               queries=q, keys=q, scale=1.0, allowed=np.ones((2, 2), bool), weights=np.full((1, 2, 2), 0.5))
     AttentionParts(**ok)
     with pytest.raises(DimensionError, match="queries and keys"):

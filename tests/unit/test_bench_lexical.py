@@ -86,7 +86,8 @@ def test_cosmul_equals_gensim_most_similar_cosmul(random_table):
         got = analogy_accuracy(random_table, [("s", [(a, b, c, d)])], method="3cosmul", restrict=40,
                                epsilon=1e-6)["correct"]
         assert got == int(want), (a, b, c, d)
-    assert sum(kv.most_similar_cosmul(positive=[b, c], negative=[a], topn=1)[0][0] == d for a, b, c, d in qs) > 0
+    assert sum(kv.most_similar_cosmul(positive=[b, c], negative=[a], topn=1)[0][0] == d for a, b, c,
+               d in qs) > 0
 
 
 def test_analogy_hand_computed_and_cosmul():

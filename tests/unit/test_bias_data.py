@@ -57,7 +57,8 @@ def test_sets_file_round_trip_and_default_name(tmp_path):
 
 
 @pytest.mark.parametrize("body, message", [
-    ('{"X": ["a"], "Y": ["b"],\n "A": ["c"] "B": ["d"]}', r"mine.json, line 2: not valid JSON: Expecting ','"),
+    ('{"X": ["a"], "Y": ["b"],\n "A": ["c"] "B": ["d"]}',
+     r"mine.json, line 2: not valid JSON: Expecting ','"),
     ('["X"]', "expected a JSON object"),
     ('{"X": ["a"], "Y": ["b"], "A": ["c"]}', 'missing "B"'),
     ('{"X": ["a"], "Y": ["b"], "A": ["c"], "B": ["d"], "C": []}', "unknown key 'C'"),

@@ -30,9 +30,10 @@ ALGEBRA = ("This is an algebra.", "That is an algebra.", "There is an algebra.",
            "The algebras are there.", "Algebras are things.")
 EQUATIONS_PLURAL = ("These are equationses.", "Those are equationses.", "They are equationses.",
                     "The equationses are here.", "The equationses are there.", "Equationses are things.")
-WOMAN = ("This is a woman.", "That is a woman.", "There is a woman.", "Here is a woman.", "The woman is here.",
-         "The woman is there.", "A woman is a person.", "These are women.", "Those are women.", "They are women.",
-         "The women are here.", "The women are there.", "Women are people.")
+WOMAN = ("This is a woman.", "That is a woman.", "There is a woman.", "Here is a woman.",
+         "The woman is here.",
+         "The woman is there.", "A woman is a person.", "These are women.", "Those are women.",
+         "They are women.", "The women are here.", "The women are there.", "Women are people.")
 
 TABLE = EmbeddingTable(["rose", "tulip", "ant", "flea", "love", "filth", "this", "is", "a", "the", "are"],
                        [[1, 0, 0], [0.8, 0.6, 0], [0, 1, 0], [0.6, 0.8, 0], [1, 0.1, 0], [0.1, 1, 0],
@@ -88,7 +89,8 @@ def test_pick_sentences_case_rule_and_seeded_bound():
 def test_ceat_over_a_static_table_is_its_weat():
     """Every context of a word is its table row, so every draw is the same WEAT (τ² = 0)."""
     lines = ["the rose is a rose", "this tulip", "an ant", "the flea", "love is", "filth", "a tulip ."]
-    contexts = contexts_from_corpus(StaticEncoder(TABLE), lines, [w for k in "XYAB" for w in getattr(SETS, k)])
+    contexts = contexts_from_corpus(StaticEncoder(TABLE), lines,
+                                    [w for k in "XYAB" for w in getattr(SETS, k)])
     assert list(contexts) == [0] and {w: len(v) for w, v in contexts[0].items()} == {
         "rose": 1, "tulip": 2, "ant": 1, "flea": 1, "love": 1, "filth": 1}
     (r,) = ceat_by_layer(contexts, SETS, model="toy", samples=50)

@@ -112,7 +112,9 @@ def test_case_auto_falls_back_to_lower_case_and_missing_words_are_listed():
     assert r.missing.as_dict() == {"X": ["x3"], "Y": [], "A": [], "B": ["zz"]}
     assert r.missing_count == 2
     assert r.effect_size == pytest.approx(weat_table(TOY, SETS).effect_size)
-    with pytest.raises(InputError, match="set X needs at least 2 word\\(s\\), but toy has only 1 of its 3 words \\(missing: X1, x3\\)"):
+    with pytest.raises(InputError,
+                       match="set X needs at least 2 word\\(s\\), but toy has only 1 of its 3 words "
+                             "\\(missing: X1, x3\\)"):
         weat_table(TOY, sets, case="exact")
     assert find_words(TOY, ["X1", "x1"], case="lower") == (("x1",), ())
     with pytest.raises(UnknownOptionError, match="valid values: auto, exact, lower"):

@@ -78,7 +78,9 @@ def test_debiased_equals_song_et_al_on_the_gram_matrices(seed):
     y[:, 0] += x[:, 0]
     xc, yc = x - x.mean(0), y - y.mean(0)
     kx, ky = xc @ xc.T, yc @ yc.T
-    expected = _song_unbiased_hsic(kx, ky) / math.sqrt(_song_unbiased_hsic(kx, kx) * _song_unbiased_hsic(ky, ky))
+    expected = _song_unbiased_hsic(kx, ky) / math.sqrt(
+        _song_unbiased_hsic(kx, kx) * _song_unbiased_hsic(ky, ky)
+    )
     assert linear_cka(x, y, debiased=True) == pytest.approx(expected)
     assert linear_cka(x, y, debiased=True) < linear_cka(x, y)  # the plain estimate is biased upward
 
@@ -119,7 +121,8 @@ def test_corpus_sample_is_seeded_and_says_what_is_missing(tmp_path):
     (tmp_path / "corpora").mkdir()
     lines = [" ".join(f"w{i}" for i in range(5 + k % 3)) + f" s{k}" for k in range(40)]
     for name in ("brown_plain.txt", "abc_plain.txt", "movie_reviews_plain.txt"):
-        (tmp_path / "corpora" / name).write_text("\n".join(lines + ["too short", " ".join(["x"] * 61)]) + "\n")
+        (tmp_path / "corpora" / name).write_text("\n".join(lines + ["too short",
+                                                                    " ".join(["x"] * 61)]) + "\n")
     one = corpus_sample(tmp_path, 10, seed=5)
     assert one == corpus_sample(tmp_path, 10, seed=5) and one != corpus_sample(tmp_path, 10, seed=6)
     assert len(one) == 10 and all(5 <= len(s.split()) <= 60 for s in one)

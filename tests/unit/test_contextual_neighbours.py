@@ -134,7 +134,8 @@ def test_twenty_models_references_stay_within_the_bound(tmp_path, monkeypatch):
 def test_bad_input_says_what_to_do(tmp_path):
     enc = make_encoder("attention", vectors=TABLE, include_self=True)
     with pytest.raises(InputError, match="dim 3"):
-        contextual_neighbours(enc, "the river bank", "bank", reference=EmbeddingTable(["a"], [[1.0, 2.0, 3.0]]))
+        contextual_neighbours(enc, "the river bank", "bank",
+                              reference=EmbeddingTable(["a"], [[1.0, 2.0, 3.0]]))
     with pytest.raises(InputError, match="k"):
         contextual_neighbours(enc, "the river bank", "bank", k=0, words=WORDS, root=tmp_path)
     with pytest.raises(InputError, match="loan"):

@@ -152,7 +152,8 @@ def test_words_tokenizer_lower_and_progress():
 def test_a_nul_character_is_refused_not_counted_as_a_word():
     with pytest.raises(InputError, match="corpus item 1 holds the NUL character"):
         cooccurrence_matrix(["a b", "a \x00 b"], window=1)
-    co = cooccurrence_matrix(["a b", "a \x00 b"], window=1, errors="skip")  # a word holding NUL would not survive
+    # a word holding NUL would not survive
+    co = cooccurrence_matrix(["a b", "a \x00 b"], window=1, errors="skip")
     assert co.vocab == ["a", "b"] and co.n_sentences == 1  # a vector file (.npz drops a trailing NUL)
 
 

@@ -37,7 +37,8 @@ def test_the_vectors_are_the_course_texts():
 def test_each_step_of_banks_weights(example):
     assert example.scale == pytest.approx(1 / math.sqrt(2), abs=1e-15)
     steps = {(s.sentence, s.key): s for s in example.steps}
-    assert set(steps) == {("bank loan", "bank"), ("bank loan", "loan"), ("bank river", "bank"), ("bank river", "river")}
+    assert set(steps) == {("bank loan", "bank"), ("bank loan", "loan"), ("bank river", "bank"),
+                          ("bank river", "river")}
     loan = steps["bank loan", "loan"]
     assert loan.q == pytest.approx((0.5, 0.5), abs=TOL) and loan.k == pytest.approx((0.9, 0.1), abs=TOL)
     assert loan.product == pytest.approx((0.45, 0.05), abs=TOL)

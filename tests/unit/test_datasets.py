@@ -234,7 +234,8 @@ def test_wsd_eval_sentences_instances_and_gold(tmp_path):
     s = sentences[0]
     assert s.tokens == ("The", "bank", "pointed out", ".") and s.lemmas[2] == "point_out"
     assert s.pos == ("DET", "NOUN", "VERB", ".")
-    assert [(i.id, i.index, i.keys) for i in s.instances] == [("d000.s000.t000", 1, ()), ("d000.s000.t001", 2, ())]
+    assert [(i.id, i.index, i.keys) for i in s.instances] == [("d000.s000.t000", 1, ()),
+                                                              ("d000.s000.t001", 2, ())]
     assert gold["d000.s000.t001"] == ("point_out%2:32:01::", "point_out%2:32:03::")
 
 

@@ -54,7 +54,8 @@ FORMATS = {
     "rw.txt": ("squishing\tsquirt\t5.88\t7\t7\t6\t1\t4\t6\t7\t7\t7\t7\n", [("squishing", "squirt", 5.88)]),
     "EN-YP-130.txt": ("# comment\nbrag boast 4.000\n\nconcoct devise 4.000\n",
                       [("brag", "boast", 4.0), ("concoct", "devise", 4.0)]),
-    "EN-RG-65.txt": ("gem\tjewel\t3.94\nmidday\tnoon\t3.94", [("gem", "jewel", 3.94), ("midday", "noon", 3.94)]),
+    "EN-RG-65.txt": ("gem\tjewel\t3.94\nmidday\tnoon\t3.94",
+                     [("gem", "jewel", 3.94), ("midday", "noon", 3.94)]),
 }
 
 

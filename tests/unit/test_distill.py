@@ -48,8 +48,8 @@ def test_every_pool_equals_the_pool_of_the_usages(encoder):
         for layer in (0, 1):
             direct = usage_vectors(encoder, word, layer)
             for pool in ("mean", "min", "max", "median"):
-                np.testing.assert_allclose(result.tables[(layer, pool)].vector(word), pool_state(direct, pool),
-                                           rtol=1e-6, atol=1e-6)
+                np.testing.assert_allclose(result.tables[(layer, pool)].vector(word),
+                                           pool_state(direct, pool), rtol=1e-6, atol=1e-6)
     # layer 0 is the table row, whatever the sentence: every pool gives it back
     np.testing.assert_allclose(result.tables[(0, "mean")].vector("bank"), TABLE.vector("bank"), atol=1e-6)
 
@@ -93,7 +93,8 @@ def test_a_stopped_run_resumes_from_its_checkpoint(encoder, tmp_path):
             raise Stop
 
     with pytest.raises(Stop):
-        distill(CORPUS, encoder, out, layers="all", pools=["mean", "max"], min_count=1, chunk_size=8, progress=stop)
+        distill(CORPUS, encoder, out, layers="all", pools=["mean", "max"], min_count=1, chunk_size=8,
+                progress=stop)
     assert (tmp_path / "t.npz.distill.npz").is_file() and not (tmp_path / "t.layer1.mean.npz").exists()
     resumed = distill(CORPUS, encoder, out, layers="all", pools=["mean", "max"], min_count=1, chunk_size=8)
     assert resumed.resumed_at == 24 and not (tmp_path / "t.npz.distill.npz").exists()

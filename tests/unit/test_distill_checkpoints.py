@@ -108,7 +108,8 @@ def test_a_checkpoint_that_cannot_be_resumed_is_one_line_naming_it(encoder, chec
 
 def test_a_folder_in_the_checkpoints_place_is_named(encoder, tmp_path):
     (tmp_path / "t.npz.distill.npz").mkdir()
-    with pytest.raises(InputError, match=r"t.npz.distill.npz is a folder, not a distillation checkpoint; delete it "
+    with pytest.raises(InputError,
+                       match=r"t.npz.distill.npz is a folder, not a distillation checkpoint; delete it "
                                          r"to start over"):
         distill(CORPUS, encoder, tmp_path / "t.npz", **KW)
 
@@ -141,7 +142,8 @@ CHILD = textwrap.dedent("""
 
 def test_a_checkpoint_write_killed_midway_is_cleaned_by_the_resumed_run(encoder, tmp_path):
     out = tmp_path / "t.npz"
-    child = subprocess.run([sys.executable, "-c", CHILD, str(out)], cwd=ROOT, capture_output=True, timeout=120,
+    child = subprocess.run([sys.executable, "-c", CHILD, str(out)], cwd=ROOT, capture_output=True,
+                           timeout=120,
                            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])})
     assert child.returncode == -signal.SIGKILL, child.stderr.decode()[-2000:]
     left = sorted(p.name for p in tmp_path.iterdir())
@@ -159,9 +161,11 @@ def test_a_run_never_writes_over_its_corpus(encoder, tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(CORPUS) + "\n")
     before = corpus.read_bytes()
-    with pytest.raises(InputError, match=r"^out .*corpus.txt is the input corpus .*corpus.txt \(the same file\)"):
+    with pytest.raises(InputError,
+                       match=r"^out .*corpus.txt is the input corpus .*corpus.txt \(the same file\)"):
         distill(corpus, encoder, corpus, min_count=1)
-    os.link(corpus, tmp_path / "t.layer1.npz")  # a table path of a several-layer run, hard-linked to the corpus
+    # a table path of a several-layer run, hard-linked to the corpus
+    os.link(corpus, tmp_path / "t.layer1.npz")
     with pytest.raises(InputError, match=r"^out .*t.layer1.npz is the input corpus"):
         distill(tmp_path, encoder, tmp_path / "t.npz", layers="all", min_count=1)
     assert corpus.read_bytes() == before and json.dumps(sorted(p.name for p in tmp_path.iterdir()))

@@ -127,7 +127,8 @@ def test_collect_usages_of_a_word_in_no_sentence(table):
 
 def test_read_sentences(tmp_path):
     p = tmp_path / "s.txt"
-    p.write_text("# usages of bank\n\nThe bank lends.\n  # indented comment\nA river bank.\n", encoding="utf-8")
+    p.write_text("# usages of bank\n\nThe bank lends.\n  # indented comment\nA river bank.\n",
+                 encoding="utf-8")
     assert read_sentences(p, ["One more bank."]) == ["The bank lends.", "A river bank.", "One more bank."]
     (tmp_path / "empty.txt").write_text("# nothing\n\n")
     with pytest.raises(EmptyInputError, match="holds no sentences"):

@@ -53,8 +53,9 @@ def test_unseen_words_compose_as_gensim_does(model, tmp_path):
     assert enc.tokens == ["riverbanks", "flow"] and not enc.meta["skipped"]
     np.testing.assert_allclose(enc.vector("riverbanks", layer=0), model.wv["riverbanks"], rtol=1e-6)
     assert again.most_similar("riverbanks", k=1)[0][0] != "riverbanks"
-    assert again.similarity("riverbanks", "river") == pytest.approx(float(model.wv.similarity("riverbanks", "river")),
-                                                                      rel=1e-5)
+    assert again.similarity("riverbanks", "river") == pytest.approx(
+        float(model.wv.similarity("riverbanks", "river")), rel=1e-5
+    )
     assert again.analogy("bank", "banks", "riverbanks", k=1)
 
 

@@ -51,7 +51,8 @@ def test_an_overwritten_file_keeps_its_mode(tmp_path, umask_022, old_mode):
     ("where", "says"),
     [
         ("/proc/x.npz", "cannot write /proc/x.npz: /proc does not accept new files; choose another folder"),
-        ("/dev/null/x.npz", "cannot write /dev/null/x.npz: /dev/null is a file, not a folder; choose another path"),
+        ("/dev/null/x.npz",
+         "cannot write /dev/null/x.npz: /dev/null is a file, not a folder; choose another path"),
     ],
 )
 def test_system_paths_are_one_clear_error(where, says):
@@ -62,7 +63,8 @@ def test_system_paths_are_one_clear_error(where, says):
 
 def test_a_path_under_a_file_or_onto_a_folder(tmp_path):
     (tmp_path / "f").write_text("x")
-    with pytest.raises(OutputPathError, match=r"f/sub/t.npz: .*/f is a file, not a folder; choose another path"):
+    with pytest.raises(OutputPathError,
+                       match=r"f/sub/t.npz: .*/f is a file, not a folder; choose another path"):
         EmbeddingTable(["a"], [[1.0]]).save(tmp_path / "f" / "sub" / "t.npz")
     (tmp_path / "d.npz").mkdir()
     with pytest.raises(OutputPathError, match=r"d.npz: it is a folder; give a file name"):
@@ -133,7 +135,8 @@ def test_a_cache_folder_that_cannot_be_made_names_the_variable(tmp_path, monkeyp
 
     (tmp_path / "file").write_text("x")
     monkeypatch.setenv("CONTEXTLENS_CACHE", str(tmp_path / "file"))
-    with pytest.raises(OutputPathError, match="file is a file, not a folder.*set CONTEXTLENS_CACHE to a folder"):
+    with pytest.raises(OutputPathError,
+                       match="file is a file, not a folder.*set CONTEXTLENS_CACHE to a folder"):
         cache_dir("models")
     monkeypatch.setenv("CONTEXTLENS_CACHE", str(tmp_path / "cache"))
     assert cache_dir("models") == tmp_path / "cache" / "models" and (tmp_path / "cache" / "models").is_dir()
@@ -195,7 +198,8 @@ def test_an_output_that_is_the_input_file_is_refused(tmp_path, corpus, monkeypat
         out.symlink_to(corpus)
     elif link == "hardlink":
         os.link(corpus, out)
-    with pytest.raises(InputError, match=r"^-o .* is the input CORPUS .*corpus.txt \(the same file\): writing it "
+    with pytest.raises(InputError,
+                       match=r"^-o .* is the input CORPUS .*corpus.txt \(the same file\): writing it "
                                          "would destroy that input; choose another output path$"):
         check_outputs([("-o", out)], [("CORPUS", corpus)])
     assert corpus.read_text() == "the bank\n"
@@ -206,12 +210,15 @@ def test_files_of_an_input_folder_and_outputs_that_collide(tmp_path, corpus):
 
     (tmp_path / "model").mkdir()
     (tmp_path / "model" / "config.json").write_text("{}")
-    with pytest.raises(InputError, match=r"config.json is a file of the input folder --model .*model: writing it"):
+    with pytest.raises(InputError,
+                       match=r"config.json is a file of the input folder --model .*model: writing it"):
         check_outputs([("--plot", tmp_path / "model" / "config.json")], [("--model", tmp_path / "model")])
-    with pytest.raises(InputError, match=r"--db .*model is the input --model .*model \(the same folder\): writing "
+    with pytest.raises(InputError,
+                       match=r"--db .*model is the input --model .*model \(the same folder\): writing "
                                          "into it would change that input; choose another folder"):
         check_outputs([("--db", tmp_path / "model")], [("--model", tmp_path / "model")])
-    check_outputs([("--plot", tmp_path / "model" / "new.png")], [("--model", tmp_path / "model")])  # a new file
+    # a new file
+    check_outputs([("--plot", tmp_path / "model" / "new.png")], [("--model", tmp_path / "model")])
     only_text = lambda label, folder: [corpus]  # noqa: E731 - a folder read for its text files only
     check_outputs([("-o", tmp_path / "model" / "config.json")], [("CORPUS", tmp_path)], files_of=only_text)
     with pytest.raises(InputError, match=r"--plot .*a.png and --html .*a.png name the same file"):
@@ -221,7 +228,8 @@ def test_files_of_an_input_folder_and_outputs_that_collide(tmp_path, corpus):
 
 # -- small input files --------------------------------------------------------------------------
 @pytest.mark.parametrize(("path", "says"), [
-    ("/dev/null", "/dev/null is not a regular file (a device, a pipe or a socket), so not a word list; give words"),
+    ("/dev/null",
+     "/dev/null is not a regular file (a device, a pipe or a socket), so not a word list; give words"),
     ("/tmp", "/tmp is a folder, not a word list; give words"),
     ("/proc/self/mem", "/proc/self/mem: cannot be read (Input/output error); give words"),
     ("/no/such.txt", "/no/such.txt: no such word list; give words"),
@@ -249,7 +257,8 @@ def test_a_small_input_file_drops_its_bom_and_names_the_offset_of_a_bad_byte(tmp
 def test_library_entry_points_that_write_refuse_their_inputs(tmp_path, corpus):
     from contextlens.index.build import build_index
 
-    with pytest.raises(InputError, match=r"^db .* is the input corpus .* \(the same folder\): writing into it"):
+    with pytest.raises(InputError,
+                       match=r"^db .* is the input corpus .* \(the same folder\): writing into it"):
         build_index(tmp_path, tmp_path, ["bank"])
     with pytest.raises(InputError, match=r"^db .* is the input corpus .* \(the same folder\)"):
         build_index([str(tmp_path)], tmp_path / ".", ["bank"])

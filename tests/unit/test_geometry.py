@@ -34,7 +34,8 @@ def test_self_similarity_skips_pairs_from_one_sentence():
 
 @settings(max_examples=25, deadline=None)
 @given(st.integers(2, 12).flatmap(lambda n: st.tuples(
-    arrays(np.float64, (n, 3), elements=st.floats(0.1, 5)), st.lists(st.integers(0, 3), min_size=n, max_size=n))))
+    arrays(np.float64, (n, 3), elements=st.floats(0.1, 5)), st.lists(st.integers(0, 3), min_size=n,
+                                                                     max_size=n))))
 def test_self_similarity_equals_the_mean_over_listed_pairs(case):
     x, ids = case
     i, j = np.triu_indices(len(x), k=1)
@@ -46,7 +47,8 @@ def test_self_similarity_equals_the_mean_over_listed_pairs(case):
 
 
 def test_intra_sentence_similarity_by_hand():
-    # [[1,0],[0,1]]: mean [.5,.5], each word at 45°; [[1,0],[3,0]]: all parallel; a 1-word sentence is left out
+    # [[1,0],[0,1]]: mean [.5,.5], each word at 45°; [[1,0],[3,0]]: all parallel;
+    # a 1-word sentence is left out
     sentences = [np.array([[1.0, 0], [0, 1]]), np.array([[1.0, 0], [3, 0]]), np.array([[0.0, 1]])]
     assert intra_sentence_similarity(sentences) == pytest.approx((R + 1) / 2)
     with pytest.raises(ZeroVectorError, match="mean vector"):
@@ -86,13 +88,15 @@ def test_geometry_by_hand(table):
     aniso = (1 + R + 0 + R) / 4  # both layers: cross pairs (a,a), (a,c), (b,a), (b,c)
     intra = (R + (1 / math.sqrt(1.25) + 1.5 / (math.sqrt(2) * math.sqrt(1.25))) / 2) / 2
     assert static["anisotropy"] == pytest.approx(aniso) and mixed["anisotropy"] == pytest.approx(aniso)
-    assert static["intra_sentence"] == pytest.approx(intra) and mixed["intra_sentence"] == pytest.approx(intra)
+    assert (static["intra_sentence"] == pytest.approx(intra)
+            and mixed["intra_sentence"] == pytest.approx(intra))
     assert static["self_similarity"] == pytest.approx(1.0)
     assert mixed["self_similarity"] == pytest.approx(R)
     # MEV of a = [[0,1],[1,1]]: σ₁² = (3+√5)/2 of Σσ² = 3; baseline: all 4 words [[0,1],[1,0],[1,1],[1,0]]
     mev, mev_base = (3 + math.sqrt(5)) / 6, (5 + math.sqrt(5)) / 10
     assert mixed["per_word"]["a"] == {"raw": pytest.approx(R), "adjusted": pytest.approx(R - aniso),
-                                      "mev": pytest.approx(mev), "mev_adjusted": pytest.approx(mev - mev_base)}
+                                      "mev": pytest.approx(mev),
+                                      "mev_adjusted": pytest.approx(mev - mev_base)}
     assert static["self_similarity_adjusted"] == pytest.approx(1 - aniso)
     assert mixed["intra_sentence_adjusted"] == pytest.approx(intra - aniso)
 

@@ -50,7 +50,10 @@ def test_exact_search_matches_numpy_cosine(tmp_path, dtype):
     assert all(r["word"] == "bank" for r in got)
     # layer 4 holds -x: the most similar there is the least similar at layer 2
     assert reader.search(-q, word="bank", k=1, layer=4)[0]["usage_id"] == f"u{want[0]}"
-    assert str(reader.table.schema.field("v2").type.value_type) == {"float16": "halffloat", "float32": "float"}[dtype]
+    assert (
+        str(reader.table.schema.field("v2").type.value_type)
+        == {"float16": "halffloat", "float32": "float"}[dtype]
+    )
 
 
 def test_rollback_removes_uncommitted_chunks_and_stats(tmp_path):
@@ -135,7 +138,8 @@ def test_a_large_table_gets_an_ann_side_index(tmp_path, monkeypatch):
         assert len({r["usage_id"] for r in ann} & {r["usage_id"] for r in exact}) >= 8  # recall@10
         assert ann[0].keys() == exact[0].keys() and all(word in (None, r["word"]) for r in ann)
     stats = index_stats(tmp_path / "db")
-    assert stats["ann_index"] and stats["words"] == {"bank": 500, "spring": 500} and store.checkpoint()["done"]
+    assert (stats["ann_index"] and stats["words"] == {"bank": 500, "spring": 500}
+            and store.checkpoint()["done"])
     got = reader.get("u7")
     assert got["sentence"] == "sentence 7" and np.linalg.norm(got["vector"]) == pytest.approx(1, abs=1e-3)
     np.testing.assert_allclose(got["vector"], x[7] / np.linalg.norm(x[7]), atol=1e-3)
@@ -186,7 +190,8 @@ def test_a_creation_killed_between_its_tables_is_started_again(tmp_path):
     store = _store(tmp_path / "db")
     assert store.count() == 0 and store.checkpoint()["chunk"] == -1
     assert not _only_empty_progress(tmp_path / "db")
-    with pytest.raises(FileFormatError, match="already holds an index's tables: another build writing into this --db"):
+    with pytest.raises(FileFormatError,
+                       match="already holds an index's tables: another build writing into this --db"):
         _store(tmp_path / "db")
 
 
@@ -194,7 +199,8 @@ def test_vectors_beyond_float16_are_refused_not_stored_as_infinity(tmp_path):
     store = _store(tmp_path / "db", "float16")
     x = np.ones((2, DIM), dtype=np.float32)
     x[1, 3] = 1e5  # float16 holds at most 65,504: inf would give NaN similarities
-    with pytest.raises(InputError, match=r"a vector of layer 2 has values beyond float16's range .*dtype float32"):
+    with pytest.raises(InputError,
+                       match=r"a vector of layer 2 has values beyond float16's range .*dtype float32"):
         store.to_arrow(0, _rows(x))
     wide = _store(tmp_path / "db32", "float32")
     assert wide.to_arrow(0, _rows(x)).num_rows == 2

@@ -66,7 +66,8 @@ def test_occlusion_view_carries_the_measurement():
     for g, w in zip(got, want):
         for key in ("occlusion", "attention", "rollout"):
             np.testing.assert_array_equal(g[key], w[key])
-        assert g["spearman_attention"] == w["spearman_attention"] and g["spearman_rollout"] == w["spearman_rollout"]
+        assert (g["spearman_attention"] == w["spearman_attention"]
+                and g["spearman_rollout"] == w["spearman_rollout"])
 
 
 def test_occlusion_view_refuses_a_wrong_dict():
@@ -77,7 +78,8 @@ def test_occlusion_view_refuses_a_wrong_dict():
     with pytest.raises(InputError, match="one value per other word \\(4\\)"):
         views.occlusion_view(short)
     with pytest.raises(InputError, match="lacks spearman_rollout"):
-        views.occlusion_view({**r, "layers": [{k: x for k, x in r["layers"][0].items() if k != "spearman_rollout"}]})
+        views.occlusion_view({**r, "layers": [{k: x for k,
+                                               x in r["layers"][0].items() if k != "spearman_rollout"}]})
 
 
 def test_neighbours_view_carries_the_neighbours_and_marks_the_usage():
@@ -89,7 +91,8 @@ def test_neighbours_view_carries_the_neighbours_and_marks_the_usage():
         assert v.data[key] == r[key]
     start, end = v.data["span"]
     assert text[start:end] == "bank" and start == text.rindex("bank")  # the second usage, as asked
-    old = {k: x for k, x in r.items() if k not in ("start", "end")}  # a result saved before start/end: first usage
+    # a result saved before start/end: first usage
+    old = {k: x for k, x in r.items() if k not in ("start", "end")}
     assert views.neighbours_view(old).data["span"] == [text.index("bank"), text.index("bank") + 4]
 
 
@@ -97,7 +100,8 @@ def test_neighbours_view_refuses_a_wrong_dict():
     with pytest.raises(InputError, match="not the result of contextual_neighbours .*lacks layer, layer_name"):
         views.neighbours_view({"word": "bank", "sentence": "s", "neighbours": []})
     with pytest.raises(InputError, match="lacks cosine"):
-        views.neighbours_view({"word": "b", "sentence": "s", "layer": 1, "layer_name": "l", "neighbours": [{"word": "x"}]})
+        views.neighbours_view({"word": "b", "sentence": "s", "layer": 1, "layer_name": "l",
+                               "neighbours": [{"word": "x"}]})
 
 
 def test_the_three_views_share_one_page(tmp_path):

@@ -212,8 +212,8 @@ def test_brown_equals_the_numpy_engine(brown, kw, tmp_path):
     part = tmp_path / "brown-part.txt"  # a quarter of Brown: every kind of line, a quarter of the time
     with open(brown, encoding="utf-8") as f:
         part.write_text("".join(line for i, line in enumerate(f) if i % 4 == 0), encoding="utf-8")
-    assert_same(cooccurrence_matrix(part, engine="numba", **kw), cooccurrence_matrix(part, engine="numpy", **kw),
-                exact=kw.get("weighting", "none") == "none")
+    assert_same(cooccurrence_matrix(part, engine="numba", **kw),
+                cooccurrence_matrix(part, engine="numpy", **kw), exact=kw.get("weighting", "none") == "none")
 
 
 

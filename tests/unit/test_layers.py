@@ -110,7 +110,8 @@ def test_usage_divergence_errors_say_what_works(table):
     with pytest.raises(EmptyInputError):
         usage_divergence(enc, [], "bank")
     many = ["bank money " * 100 + "river", "river bank"]  # 101 usages: 5,050 pairs
-    with pytest.raises(LimitError, match=r"'bank' has 101 usages here, 5,050 pairs of them, over the limit of "
+    with pytest.raises(LimitError,
+                       match=r"'bank' has 101 usages here, 5,050 pairs of them, over the limit of "
                                          r"5,000 pairs compared at once: .*occurrence=0"):
         usage_divergence(enc, many, "bank", occurrence="all")
     assert len(usage_divergence(enc, many, "bank", occurrence=0)["pairs"]) == 1  # the advice works

@@ -40,7 +40,8 @@ def test_sentences_pairs_words_queries_and_datasets(tmp_path, eol):
     assert read_pairs(write(tmp_path / "p.txt", ["bank river 1.5", "cup mug 2"], eol)) == [
         ("bank", "river", 1.5), ("cup", "mug", 2.0)]
     queries = read_queries(write(tmp_path / "q.txt", [f"bank\t{s}" for s in kept], eol))
-    assert [q.sentence for q in queries] == kept and [q.line for q in queries] == list(range(1, len(kept) + 1))
+    assert [q.sentence for q in queries] == kept and [q.line
+                                                      for q in queries] == list(range(1, len(kept) + 1))
 
 
 def test_counts_of_a_cr_only_corpus_do_not_cross_lines(tmp_path):
@@ -61,7 +62,8 @@ def test_a_file_gensim_would_read_otherwise_is_streamed(tmp_path):
     cr = write(tmp_path / "cr.txt", lines, "\r")
     nbsp = write(tmp_path / "nbsp.txt", [line.replace(" ", "\u00a0", 1) for line in lines], "\n")
     assert _corpus_file(lf, False, "whitespace", "strict") == str(lf)
-    assert _corpus_file(write(tmp_path / "crlf.txt", lines, "\r\n"), False, "whitespace", "strict") is not None
+    assert _corpus_file(write(tmp_path / "crlf.txt", lines, "\r\n"), False, "whitespace",
+                        "strict") is not None
     assert _corpus_file(cr, False, "whitespace", "strict") is None
     assert _corpus_file(nbsp, False, "whitespace", "strict") is None
     a = train_word2vec(lf, dim=4, epochs=1, min_count=1, workers=1, seed=3)

@@ -17,8 +17,8 @@ from contextlens.encoders.wordprob import (
     piece_classes,
 )
 
-PIECES = ["", " bank", "bank", "'s", ".", ",", "-", " ", "ing", " 1", "2", ",3", "\ufffd", "!", " well", "-known",
-          "\u200d", "é", "\u0301"]
+PIECES = ["", " bank", "bank", "'s", ".", ",", "-", " ", "ing", " 1", "2", ",3", "\ufffd", "!", " well",
+          "-known", "\u200d", "é", "\u0301"]
 TEXT = st.text(alphabet=st.sampled_from(list("ab1 ,.-'’\u00e9\u0301\u200d😀") + ["\n", "\t"]), max_size=30)
 
 
@@ -61,6 +61,9 @@ def test_the_vectorised_fill_mask_rule_is_the_loop():
         probs[rng.random(n) < 0.2] = 0.25  # and elsewhere
         pieces = [f"p{i}" for i in range(n)]
         k = int(rng.integers(1, 40))
-        fast, loop = first_piece_words(probs, words, pieces, k), _first_piece_words_loop(probs, words, pieces, k)
+        fast, loop = (
+            first_piece_words(probs, words, pieces, k),
+            _first_piece_words_loop(probs, words, pieces, k),
+        )
         assert [(w.word, w.pieces) for w in fast] == [(w.word, w.pieces) for w in loop]
         np.testing.assert_allclose([w.probability for w in fast], [w.probability for w in loop], rtol=1e-12)

@@ -235,7 +235,8 @@ def test_wic_sense_features_by_hand():
     assert SENSE_FEATURES == ("same_sense", "sense_cosine", "match1", "match2")
     # pair 0: both uses nearest bank%1 (gloss [0, 1], propagated [1, 0]); its match: (1 + 0) / 2
     assert f[0, 0] == 1.0 and f[0, 1] == pytest.approx(1.0)
-    assert f[0, 2] == pytest.approx(0.5) and f[0, 3] == pytest.approx((0.1 / np.hypot(1, 0.1) + 1 / np.hypot(1, 0.1)) / 2)
+    assert (f[0, 2] == pytest.approx(0.5)
+            and f[0, 3] == pytest.approx((0.1 / np.hypot(1, 0.1) + 1 / np.hypot(1, 0.1)) / 2))
     # pair 1: bank%1 for [1, 0] ((0 + 1) / 2 = 0.5 vs bank%2 (1/sqrt 2 + 0) / 2), bank%2 for [0, 1]
     assert f[1, 0] == 0.0
     # cosine of bank%1 and bank%2: the mean of gloss cosine (1/sqrt 2) and propagated cosine (0)

@@ -102,7 +102,8 @@ def test_whole_sentence_average_is_permutation_equivariant(x, alpha, rnd):
 
 @pytest.mark.parametrize("alpha", [-0.1, 1.1, float("nan"), "0.5", True, None])
 def test_bad_alpha_is_a_clear_error(alpha):
-    with pytest.raises(InputError, match=r"alpha must be a finite number from 0 to 1, got .*; the weight a word keeps"):
+    with pytest.raises(InputError,
+                       match=r"alpha must be a finite number from 0 to 1, got .*; the weight a word keeps"):
         check_alpha(alpha)
     with pytest.raises(InputError, match="alpha"):
         neighbour_average(np.ones((2, 2)), alpha=alpha)
@@ -276,7 +277,8 @@ def test_random_projections_set_the_head_size_whatever_the_dim(table):
         ref, weights = scaled_dot_product_attention(x @ w_q[h], x @ w_k[h], x[:, cols])
         np.testing.assert_allclose(out.layers[1][:, cols], ref, rtol=1e-5)
         np.testing.assert_allclose(out.attention[0, h], weights, rtol=1e-5)
-    with pytest.raises(DimensionError, match="dim 3 does not divide into 2 heads: a head without query and key"):
+    with pytest.raises(DimensionError,
+                       match="dim 3 does not divide into 2 heads: a head without query and key"):
         SelfAttention(table, heads=2)
     w = np.ones((2, 3, 2))
     w_v = np.ones((2, 3, 1))
@@ -289,7 +291,7 @@ def test_a_text_too_long_for_pairwise_weights_is_refused_naming_the_limit(table,
     text = " ".join(["sat bank river"] * 2000)  # 6,000 words
     with pytest.raises(InputError, match=rf"text 0 \('sat bank river sat.*…'\) has 6,000 words: its "
                        rf"attention weights \(1 layer x 1 head x "
-                       rf"6,000 x 6,000\) would take .* GiB, over the 512 MiB limit \({most} words with 1 layer x "
-                       rf"1 head\); use a shorter text"):
+                       rf"6,000 x 6,000\) would take .* GiB, over the 512 MiB limit \({most} words with 1 "
+                       rf"layer x 1 head\); use a shorter text"):
         encoder(table).encode([text])
     assert encoder(table).encode([" ".join(["sat bank river"] * 300)])[0].attention.shape == (1, 1, 900, 900)

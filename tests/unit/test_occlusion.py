@@ -41,10 +41,13 @@ def test_effects_are_distances_to_the_word_re_encoded_without_each_other_word():
             occluded, _ = occlude(TEXT, other["position"])
             again = encoder.encode([occluded])[0]
             moved = again.vector("bank", layer=n)
-            assert row["occlusion"][m] == pytest.approx(cosine_distance(full.vector("bank", n)[None], moved[None])[0])
+            assert row["occlusion"][m] == pytest.approx(cosine_distance(full.vector("bank", n)[None],
+                                                                        moved[None])[0])
             assert row["attention"][m] == pytest.approx(full.weights("bank", layer=n)[other["position"]])
             assert row["rollout"][m] == pytest.approx(roll[n - 1, 4, other["position"]])
-        assert row["spearman_attention"] == pytest.approx(stats.spearmanr(row["occlusion"], row["attention"])[0])
+        assert row["spearman_attention"] == pytest.approx(
+            stats.spearmanr(row["occlusion"], row["attention"])[0]
+        )
         assert row["spearman_rollout"] == pytest.approx(stats.spearmanr(row["occlusion"], row["rollout"])[0])
 
 
@@ -68,7 +71,8 @@ def test_a_causal_encoder_correlates_over_the_earlier_words_only():
     assert out["causal"] and out["correlated"] == [0, 1, 2, 3] and later == [4, 5, 6, 7]
     every = []
     for row in out["layers"]:
-        assert all(row["occlusion"][m] == pytest.approx(0, abs=1e-12) and row["attention"][m] == 0 for m in later)
+        assert all(row["occlusion"][m] == pytest.approx(0, abs=1e-12) and row["attention"][m] == 0
+                   for m in later)
         effect, att = np.array(row["occlusion"]), np.array(row["attention"])
         assert row["spearman_attention"] == pytest.approx(stats.spearmanr(effect[:4], att[:4])[0])
         every.append(stats.spearmanr(effect, att)[0])  # every word: the ties of the later words inflate it

@@ -69,7 +69,8 @@ def _figures():
         "sentences": [MONEY, BROKEN],
         "start": {"cosine": 0.9},
         "largest_drop": {"layer": 1, "after": "ffn"},
-        "rows": [{"layer": 1, "after": after, "cosine": 0.8, "moved": [0.1, 0.2]} for after in ("attention", "ffn")],
+        "rows": [{"layer": 1, "after": after, "cosine": 0.8, "moved": [0.1, 0.2]}
+                 for after in ("attention", "ffn")],
     }
     faithfulness = {"methods": ["raw", "rollout"],
                     "layers": [{"layer": i, "spearman": {"raw": 0.5, "rollout": None}} for i in (1, 2)]}
@@ -80,8 +81,10 @@ def _figures():
              "tuned": {"kl": {"layers": [0, 1], "logit": [2.0, 1.0], "tuned": [1.0, 0.5]},
                        "layers": [{"layer": i, "tracked": tracked} for i in (0, 1)]}}
     probe = {"task": "pos", "model": MONEY, "expected_layer": 0.5,
-             "rows": [{"layer": i, "accuracy": 0.8, "control_accuracy": 0.6, "selectivity": 0.2} for i in (0, 1)]}
-    cka = {"models": [MONEY, BROKEN], "layers": [[0, 1], [0, 1]], "matrix": np.eye(2).tolist(), "debiased": False}
+             "rows": [{"layer": i, "accuracy": 0.8, "control_accuracy": 0.6, "selectivity": 0.2}
+                      for i in (0, 1)]}
+    cka = {"models": [MONEY, BROKEN], "layers": [[0, 1], [0, 1]], "matrix": np.eye(2).tolist(),
+           "debiased": False}
     return {
         "probe_lines": plots.probe_lines(probe),
         "cka_heatmap": plots.cka_heatmap(cka, title=MONEY),

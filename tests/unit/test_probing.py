@@ -44,11 +44,13 @@ def test_rows_follow_the_tsv_order_and_skip_what_is_not_one_word(data):
     train, test = rows["train"], rows["test"]
     # brown1/br-a01 before br-b02 (the archive lists b02 first), sentences in order; brownv is in no split
     assert [r.word for r in train] == ["bank", "ran", "fast", "old", "river", "walked", "red", "bank", "ran",
-                                       "fast", "zyzzyva", "walked", "fast", "old", "bank", "walked", "bank", "red",
-                                       "river"]
-    assert {r.doc for r in train} == {"brown1/br-a01", "brown1/br-b02"} and {r.doc for r in test} == {"brown2/br-e01"}
+                                       "fast", "zyzzyva", "walked", "fast", "old", "bank", "walked", "bank",
+                                       "red", "river"]
+    assert ({r.doc for r in train} == {"brown1/br-a01", "brown1/br-b02"}
+            and {r.doc for r in test} == {"brown2/br-e01"})
     # 'Dec.' (two words to the tokenizer) and 'river_bank' (a multiword expression) are no rows
-    assert [r.word for r in test] == ["river", "bank", "ran", "red", "bank", "walked", "fast", "old", "bank", "ran"]
+    assert [r.word for r in test] == ["river", "bank", "ran", "red", "bank", "walked", "fast", "old", "bank",
+                                      "ran"]
     assert test[0].tokens == ("the", "river", "bank", "ran") and test[0].index == 1
     assert [r.pos for r in test[:4]] == ["NOUN", "NOUN", "VERB", "ADJ"]
     limited = semcor_rows(load_semcor(data), train=4, test=2)
@@ -60,7 +62,8 @@ def test_labels_of_each_task(data):
     lexnames = read_lexnames(data)
     assert lexnames == tuple(LEXNAMES) and len(lexnames) == 45
     assert task_labels("pos", rows)[:4] == ["NOUN", "VERB", "ADV", "ADJ"]
-    assert task_labels("supersense", rows, lexnames)[:4] == ["noun.group", "verb.motion", "adv.all", "adj.all"]
+    assert task_labels("supersense", rows, lexnames)[:4] == ["noun.group", "verb.motion", "adv.all",
+                                                             "adj.all"]
     assert task_labels("sense", rows)[:2] == ["bank%1:14:00::", "run%2:38:00::"]
     assert supersense_of("bank%1:17:01::", lexnames) == "noun.object"
     assert lemma_of(rows[0]) == "bank.NOUN" and lemma_of(rows[1]) == "run.VERB"
@@ -179,7 +182,8 @@ def test_probe_reads_the_cache_the_second_time(data, table, monkeypatch):
 
     calls = []
     real = run.cached_layers
-    monkeypatch.setattr(run, "cached_layers", lambda cache, *a, **k: (calls.append(cache), real(cache, *a, **k))[1])
+    monkeypatch.setattr(run, "cached_layers", lambda cache, *a,
+                        **k: (calls.append(cache), real(cache, *a, **k))[1])
     first = probe(StaticEncoder(table), "pos", data_dir=data)
     second = probe(StaticEncoder(table), "supersense", data_dir=data)
     # one cache per call, read for the train then the test words: one shard each

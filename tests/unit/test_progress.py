@@ -68,7 +68,8 @@ def test_a_step_reports_its_start_each_advance_and_its_end(collect, monkeypatch)
     messages = [r.getMessage() for r in collect.records]
     assert messages[0] == "counting: 0 of 3 blocks (once, then cached in /c)"
     assert messages[2] == "counting: 3 of 3 blocks"
-    assert messages[-1].startswith("counting: done in ") and messages[-1].endswith(" s (once, then cached in /c)")
+    assert messages[-1].startswith("counting: done in ") and messages[-1].endswith(" s (once, then cached in "
+                                                                                   "/c)")
 
 
 def test_advances_are_reported_at_most_every_few_tenths_of_a_second(collect):
@@ -154,7 +155,8 @@ def test_the_cli_prints_a_line_when_a_step_starts_and_ends_off_a_terminal(listen
 
     err.cache_clear()  # a console on this test's stderr
     listen(display())
-    with step("compiling the counting kernel", total=9, unit="functions", once="once, then cached in /c") as s:
+    with step("compiling the counting kernel", total=9, unit="functions",
+              once="once, then cached in /c") as s:
         s.update(9)
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "compiling the counting kernel: 0 of 9 functions (once, then cached in /c)..."
@@ -203,7 +205,8 @@ warnings.simplefilter("always")
 def test_loading_transformers_in_a_notebook_shows_no_tqdm_warning(code, warned):
     need("IPython")
     need("transformers")
-    proc = subprocess.run([sys.executable, "-c", NOTEBOOK + code], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", NOTEBOOK + code], capture_output=True, text=True,
+                          timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert ("TqdmWarning" in proc.stderr) == warned, proc.stderr
 

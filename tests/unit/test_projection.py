@@ -67,7 +67,8 @@ def test_tsne_takes_two_points_one_dimension_and_huge_coordinates():
     assert np.isfinite(two).all() and two[0, 0] == pytest.approx(-two[1, 0])  # mirror images
     assert np.isfinite(project(TEN[:, :1], "tsne")).all()  # scikit-learn's own PCA start needs dim >= 2
     # t-SNE sees the points centred and scaled to unit radius: moving or scaling them changes nothing
-    np.testing.assert_allclose(project(TEN * 1e200 + 5e200, "tsne"), project(TEN, "tsne"), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(project(TEN * 1e200 + 5e200, "tsne"), project(TEN, "tsne"), rtol=1e-5,
+                               atol=1e-4)
 
 
 def test_pca_stays_in_the_units_of_the_points_even_when_huge():
@@ -76,7 +77,8 @@ def test_pca_stays_in_the_units_of_the_points_even_when_huge():
 
 def test_tsne_on_identical_points_does_not_kill_the_process():
     # on the old code this child died of SIGSEGV (returncode -11)
-    code = "import numpy as np; from contextlens.analysis.projection import project; print(project(np.ones((2, 50)), 'tsne').tolist())"
+    code = ("import numpy as np; from contextlens.analysis.projection import project; "
+            "print(project(np.ones((2, 50)), 'tsne').tolist())")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "[[0.0, 0.0], [0.0, 0.0]]", done.stderr[-2000:]
 

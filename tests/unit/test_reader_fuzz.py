@@ -25,7 +25,8 @@ from contextlens.vectors_io import read_table
 
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-ALLOWANCE = 16 << 20  # bytes any read may use beyond what the file justifies (read buffers: pyarrow asks 4 MiB)
+# bytes any read may use beyond what the file justifies (read buffers: pyarrow asks 4 MiB)
+ALLOWANCE = 16 << 20
 PER_BYTE = 64  # what one byte of (decompressed) data may cost while parsing: floats, lists, strings
 
 
@@ -82,7 +83,8 @@ def mutants(draw, data: bytes) -> bytes:
 def justified(data: bytes) -> int:
     try:
         size = max(len(data), len(gzip.decompress(data))) if data[:2] == b"\x1f\x8b" else len(data)
-    except (OSError, EOFError, ValueError, zlib.error):  # a damaged gzip stream justifies no more than its bytes
+    # a damaged gzip stream justifies no more than its bytes
+    except (OSError, EOFError, ValueError, zlib.error):
         size = len(data)
     return ALLOWANCE + PER_BYTE * size
 
@@ -114,7 +116,8 @@ def check_read(path: Path, data: bytes, fmt: str | None) -> None:
         assert all(k and "\x00" not in k for k in table.keys)
 
 
-@pytest.mark.parametrize(("name", "fmt"), [("t.npz", None), ("t.txt", None), ("t.bin", None), ("t.txt.gz", None),
+@pytest.mark.parametrize(("name", "fmt"), [("t.npz", None), ("t.txt", None), ("t.bin", None),
+                                           ("t.txt.gz", None),
                                            ("t.bin.gz", None), ("g.txt", "glove"), ("g.txt", None)])
 def test_mutated_vector_files_give_a_table_or_one_clear_error(originals, tmp_path, name, fmt):
     base = originals[name]
@@ -154,7 +157,8 @@ def test_mutated_corpora_give_sentences_or_one_clear_error(tmp_path, gz, errors)
             sentences = list(iter_sentences(path, errors=errors))
         except ContextLensError:
             return
-        assert sentences and all(tokens and all(isinstance(t, str) and t for t in tokens) for tokens in sentences)
+        assert sentences and all(tokens and all(isinstance(t, str) and t for t in tokens)
+                                 for tokens in sentences)
         assert not any("\x00" in t for tokens in sentences for t in tokens)
 
     run()
@@ -177,7 +181,8 @@ def test_every_reader_ends_lines_at_lf_crlf_or_cr_only(tmp_path, lines, breaks, 
     from contextlens.text import split_lines
 
     last = last or lines[-1] == ""  # an unended last line that is empty is no line at all
-    breaks = [("\n" if brk == "\r" and i + 1 < len(lines) and not lines[i + 1] and breaks[i + 1][0] == "\n" else brk)
+    breaks = [("\n" if brk == "\r" and i + 1 < len(lines) and not lines[i + 1] and breaks[i + 1][0] == "\n"
+               else brk)
               for i, brk in enumerate(breaks)]  # "\r" then "\n" around an empty line is one "\r\n"
     text = "".join(line + brk for line, brk in zip(lines, breaks))
     text = text if last else text[: len(text) - len(breaks[len(lines) - 1])]
@@ -192,7 +197,9 @@ def test_every_reader_ends_lines_at_lf_crlf_or_cr_only(tmp_path, lines, breaks, 
 
 
 # -- sets files: surrogates, deep nesting, huge numbers, odd line endings -------------------------
-SETS = '{"name": "toy",\n "X": ["rose", "tulip"],\n "Y": ["ant", "wasp"],\n "A": ["love"],\n "B": ["filth"]}\n'
+SETS = (
+    '{"name": "toy",\n "X": ["rose", "tulip"],\n "Y": ["ant", "wasp"],\n "A": ["love"],\n "B": ["filth"]}\n'
+)
 
 
 @st.composite

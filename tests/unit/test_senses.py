@@ -75,7 +75,8 @@ def test_ari_and_purity_are_one_for_a_perfect_clustering(clusters, names):
 
 def test_bad_k_and_inputs():
     x, _ = two_senses(n_each=2)
-    with pytest.raises(InputError, match=r"k must be a whole number from 1 to 4, got 5; or 'auto'; there are 4 usages"):
+    with pytest.raises(InputError,
+                       match=r"k must be a whole number from 1 to 4, got 5; or 'auto'; there are 4 usages"):
         SenseClusterer(k=5).fit(x)
     with pytest.raises(InputError, match="at least 3 usages"):
         SenseClusterer().fit(x[:2])

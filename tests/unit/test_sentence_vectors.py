@@ -19,7 +19,8 @@ TABLE = EmbeddingTable(["bank", "river", "money"], [[1.0, 0.0], [0.0, 2.0], [3.0
 def test_static_sentence_vector_is_the_mean_of_the_words_found():
     enc = StaticEncoder(TABLE).encode(["The bank by the river"])[0]  # 'the', 'by' are not in the table
     np.testing.assert_allclose(enc.sentence_vector("mean", normalize=False), [0.5, 1.0])
-    np.testing.assert_allclose(enc.sentence_vector("mean"), np.array([0.5, 1.0]) / np.hypot(0.5, 1.0), rtol=1e-6)
+    np.testing.assert_allclose(enc.sentence_vector("mean"), np.array([0.5, 1.0]) / np.hypot(0.5, 1.0),
+                               rtol=1e-6)
     np.testing.assert_allclose(enc.sentence_vector("max", normalize=False), [1.0, 2.0])
     with pytest.raises(InputError, match="no \\[CLS\\] piece"):
         enc.sentence_vector("cls")

@@ -15,7 +15,8 @@ from contextlens.vectors import EmbeddingTable, cosine
 rng = np.random.default_rng(0)
 WORDS = ["a", "sentence", "with", "bank", "river", "money", "loan", "water", "."]
 MODEL = EmbeddingTable(WORDS, rng.normal(size=(len(WORDS), 5)), name="model-table")
-STATIC = EmbeddingTable(["bank", "river", "money", "loan", "water", "Bank"], rng.normal(size=(6, 3)), name="glove-ish")
+STATIC = EmbeddingTable(["bank", "river", "money", "loan", "water", "Bank"], rng.normal(size=(6, 3)),
+                        name="glove-ish")
 PAIRS = [("bank", "river", 5.0), ("bank", "money", 6.0), ("money", "loan", 8.0), ("river", "water", 9.0)]
 
 
@@ -32,7 +33,8 @@ def test_rank_uses_the_tables_rows_for_the_static_side(encoder):
     assert [r["static_rank"] for r in out["pairs"]] == rank_descending(expected).tolist()
     default = rank_pairs(encoder, PAIRS)
     assert default["static_side"]["source"] == "layer 0"
-    assert [r["contextual"] for r in default["pairs"]] == pytest.approx([r["contextual"] for r in out["pairs"]])
+    assert [r["contextual"] for r in default["pairs"]] == pytest.approx([r["contextual"]
+                                                                         for r in out["pairs"]])
 
 
 def test_rank_words_missing_from_the_table(encoder):

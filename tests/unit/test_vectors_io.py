@@ -425,10 +425,13 @@ def test_a_vector_too_long_for_float32_arithmetic_is_refused_at_load(tmp_path, n
 
 def test_values_beyond_float32_in_a_float64_npz_are_refused(tmp_path):
     path = tmp_path / "big.npz"
-    np.savez(path, keys=np.array(["a", "b"]), vectors=np.array([[1.0, 2.0], [3.0, 1e300]]), name=np.array("x"))
-    with pytest.raises(errors.FileFormatError, match=r"key 1: value 2 of 'b' is 1e\+300, beyond the float32 range"):
+    np.savez(path, keys=np.array(["a", "b"]), vectors=np.array([[1.0, 2.0], [3.0, 1e300]]),
+             name=np.array("x"))
+    with pytest.raises(errors.FileFormatError,
+                       match=r"key 1: value 2 of 'b' is 1e\+300, beyond the float32 range"):
         read_table(path)
-    with pytest.raises(errors.InputError, match=r"value 1 of the vector of 'a' is -1e\+39, beyond the float32"):
+    with pytest.raises(errors.InputError,
+                       match=r"value 1 of the vector of 'a' is -1e\+39, beyond the float32"):
         EmbeddingTable(["a"], [[-1e39]])
 
 
@@ -437,7 +440,8 @@ def test_values_beyond_float32_in_a_float64_npz_are_refused(tmp_path):
     [
         ("v.txt", b"2 2\nbank 1 2\nba\x00nk 3 4\n", r"line 3: the word 'ba\\x00nk' holds a NUL byte"),
         ("g.txt", b"bank 1 2\nbank\x00 3 4\n", r"line 2: the word 'bank\\x00' holds a NUL byte"),
-        ("v.bin", binary_bytes(["bank", "ba\x00nk"], [[1, 2], [3, 4]]), r"entry 2 \(byte 17\): the word 'ba\\x00nk'"),
+        ("v.bin", binary_bytes(["bank", "ba\x00nk"], [[1, 2], [3, 4]]),
+         r"entry 2 \(byte 17\): the word 'ba\\x00nk'"),
     ],
 )
 def test_words_holding_nul_are_refused_with_their_line(tmp_path, name, data, says):
@@ -447,7 +451,8 @@ def test_words_holding_nul_are_refused_with_their_line(tmp_path, name, data, say
 
 def test_npz_keys_holding_nul_are_refused_and_never_written(tmp_path):
     path = tmp_path / "nul.npz"
-    np.savez(path, keys=np.array(["bank", "ba\x00nk"]), vectors=np.ones((2, 2), np.float32), name=np.array("x"))
+    np.savez(path, keys=np.array(["bank", "ba\x00nk"]), vectors=np.ones((2, 2), np.float32),
+             name=np.array("x"))
     with pytest.raises(errors.FileFormatError, match=r"key 1: the word 'ba\\x00nk' holds a NUL byte"):
         read_table(path)
     with pytest.raises(errors.InputError, match=r"the word 'bank\\x00' holds the NUL character"):
@@ -484,9 +489,12 @@ def _peak_bytes(fn) -> int:
 @pytest.mark.parametrize(
     ("name", "data", "says"),
     [
-        ("huge.bin", b"999999999999 3\na " + bytes(12), "entry 2 of 999999999999, byte offset 29: the file ends here"),
-        ("wide.bin", b"1 999999999999\na " + bytes(12), "entry 1 of 1, byte offset 15: the word and its 3999999999996-byte vector run past"),
-        ("wide.txt", b"1 999999999999\na 1 2\n", "line 2: the header says 999999999999 values per word but line 2 holds 2"),
+        ("huge.bin", b"999999999999 3\na " + bytes(12),
+         "entry 2 of 999999999999, byte offset 29: the file ends here"),
+        ("wide.bin", b"1 999999999999\na " + bytes(12),
+         "entry 1 of 1, byte offset 15: the word and its 3999999999996-byte vector run past"),
+        ("wide.txt", b"1 999999999999\na 1 2\n",
+         "line 2: the header says 999999999999 values per word but line 2 holds 2"),
     ],
 )
 def test_huge_declared_sizes_fail_without_allocating_them(tmp_path, name, data, says):
@@ -511,7 +519,8 @@ def test_an_npz_header_declaring_terabytes_is_refused_before_loading(tmp_path):
     with zipfile.ZipFile(path, "w") as z:
         z.writestr("keys.npy", keys.getvalue())
         z.writestr("vectors.npy", member.getvalue())
-    with pytest.raises(errors.FileFormatError, match=r"member 'vectors.npy' declares \(1000000000, 1000\) float32 "
+    with pytest.raises(errors.FileFormatError,
+                       match=r"member 'vectors.npy' declares \(1000000000, 1000\) float32 "
                        r"\(4,000,000,000,000 bytes\) but holds"):
         read_table(path)
     assert _peak_bytes(lambda: read_table(path)) < 1 << 20

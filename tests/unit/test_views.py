@@ -33,7 +33,8 @@ def transformer_like(n=5, layers=3, heads=4, seed=0) -> Encoding:
     text = " ".join(["bank", "river", "money", "loan", "sat", "the", "of"][:n])
     meta = {"encoder": "transformer", "model": "fake", "pieces": [[w] for w in text.split()],
             "piece_ids": [[100 + i] for i in range(n)]}
-    return Encoding(text, tokenize(text), rng.normal(size=(layers + 1, n, 6)), raw[..., :n].astype(np.float32),
+    return Encoding(text, tokenize(text), rng.normal(size=(layers + 1, n, 6)),
+                    raw[..., :n].astype(np.float32),
                     meta=meta, special_attention=raw[..., n].astype(np.float32),
                     embeddings_output=rng.normal(size=(n, 6)).astype(np.float32), source="fake",
                     pieces=WordPieces(tuple((w,) for w in text.split()), tuple((100 + i,) for i in range(n))))
@@ -66,7 +67,10 @@ def test_sparse_weights_keep_what_is_drawn_and_say_how_much():
     capped = sparsify(w, 0.01, budget=600)  # 200 a matrix: each keeps its strongest weights
     cut = np.array(capped.thresholds)
     assert capped.threshold == 0.01 and (cut > 0.01).all() and capped.counts.unpack().sum() <= 610
-    assert capped.counts.unpack().reshape(3, 50).sum(1).tolist() == (w >= cut[:, None, None]).sum((1, 2)).tolist()
+    assert (
+        capped.counts.unpack().reshape(3, 50).sum(1).tolist()
+        == (w >= cut[:, None, None]).sum((1, 2)).tolist()
+    )
     assert sparsify(w, 0.01, budget=10**6).thresholds == (0.01,) * 3
 
 
@@ -121,7 +125,8 @@ def test_neuron_and_mask_views_carry_the_parts():
     parts = encoder.attention_parts("bank loan river", pad=1)[0]
     v = views.neuron_view(parts, word="loan").data
     assert v["initial"] == {"head": 0, "token": 1} and v["scale"] == parts.scale
-    assert np.array_equal(unpacked(v["queries"]), parts.queries) and np.array_equal(unpacked(v["keys"]), parts.keys)
+    assert (np.array_equal(unpacked(v["queries"]), parts.queries)
+            and np.array_equal(unpacked(v["keys"]), parts.keys))
     assert np.array_equal(unpacked(v["weights"]), parts.weights)
     m = views.mask_view(parts, fill="0").data
     assert np.array_equal(unpacked(m["scores"]), parts.scores()) and m["padding"] == 1
@@ -175,7 +180,8 @@ def test_result_views_carry_the_results():
     with pytest.raises(InputError, match="not the result of explore"):
         views.cosine_view({"word": "bank"})
     with pytest.raises(InputError, match="2 sentences for 3 labels"):
-        views.senses_view({"word": "w", "layer_name": "l", "k": 2, "labels": [0, 1, 0], "clusters": []}, ["a", "b"])
+        views.senses_view({"word": "w", "layer_name": "l", "k": 2, "labels": [0, 1, 0], "clusters": []},
+                          ["a", "b"])
 
 
 def test_pages_are_self_contained_and_share_data(tmp_path):
@@ -191,7 +197,8 @@ def test_pages_are_self_contained_and_share_data(tmp_path):
     assert path.read_text(encoding="utf-8") == alone
     with pytest.raises(InputError, match="ending in .html"):
         head.save_html(tmp_path / "head.png")
-    assert not (tmp_path / "head.png").exists() and [p.name for p in (tmp_path / "out").iterdir()] == ["head.html"]
+    assert not (tmp_path / "head.png").exists() and [p.name
+                                                     for p in (tmp_path / "out").iterdir()] == ["head.html"]
 
 
 HOSTILE = ["<!--<script> the bank </script> of the river", 'Click <a href="x">the bank</a> & &lt;b&gt;',

@@ -39,7 +39,8 @@ def test_probes_view_carries_every_result(data, encoder):
     got = v.data["results"]
     assert [r["task"] for r in got] == ["pos", "sense"] and got[1]["lemmas"] == sense.lemmas
     for r, result in zip(got, (pos, sense)):
-        assert r["rows"] == [x.as_dict() for x in result.rows] and [x["layer"] for x in r["rows"]] == [0, 1, 2]
+        assert r["rows"] == [x.as_dict() for x in result.rows] and [x["layer"]
+                                                                    for x in r["rows"]] == [0, 1, 2]
         assert r["expected_layer"] == result.expected_layer and r["probe"] == "linear"
     assert views.probes_view(pos.as_dict()).data["results"] == got[:1]  # one result, as a dict
 
@@ -49,7 +50,8 @@ def test_cka_view_carries_the_matrix(tmp_path, encoder):
     v = views.cka_view(r)
     assert v.kind == "cka" and v.title == "linear CKA between the layers of attention over toy <b>&"
     assert v.data["matrix"] == [list(row) for row in r.matrix] and v.data["layers"] == [[0, 1, 2], [0, 1, 2]]
-    assert (v.data["n_words"], v.data["sentences"], v.data["debiased"]) == (r.n_words, "four sentences", False)
+    assert (v.data["n_words"], v.data["sentences"], v.data["debiased"]) == (r.n_words,
+                                                                            "four sentences", False)
     other = SelfAttention(encoder.table, n_layers=1)
     two = views.cka_view(layer_cka(encoder, SENTENCES, other=other, cache_root=tmp_path).as_dict())
     assert np.array(two.data["matrix"]).shape == (3, 2)
@@ -68,8 +70,8 @@ def test_both_views_in_one_offline_page(tmp_path, data, encoder):
 
 ROW = {"layer": 0, "accuracy": 0.9, "control_accuracy": 0.5, "selectivity": 0.4, "n_train": 3, "n_test": 2,
        "missing": 0}
-CKA = {"models": ["a", "b"], "layers": [[0, 1], [0]], "matrix": [[1.0], [0.5]], "n_words": 4, "n_sentences": 1,
-       "debiased": True}
+CKA = {"models": ["a", "b"], "layers": [[0, 1], [0]], "matrix": [[1.0], [0.5]], "n_words": 4,
+       "n_sentences": 1, "debiased": True}
 
 
 @pytest.mark.parametrize("bad, match", [
