@@ -181,9 +181,10 @@ def test_every_reader_ends_lines_at_lf_crlf_or_cr_only(tmp_path, lines, breaks, 
     from contextlens.text import split_lines
 
     last = last or lines[-1] == ""  # an unended last line that is empty is no line at all
-    breaks = [("\n" if brk == "\r" and i + 1 < len(lines) and not lines[i + 1] and breaks[i + 1][0] == "\n"
-               else brk)
-              for i, brk in enumerate(breaks)]  # "\r" then "\n" around an empty line is one "\r\n"
+    breaks = list(breaks)
+    for i in reversed(range(len(lines) - 1)):  # "\r" then "\n" around an empty line is one "\r\n": from the
+        if breaks[i] == "\r" and not lines[i + 1] and breaks[i + 1][0] == "\n":  # end, so that a run of them
+            breaks[i] = "\n"  # ("\r", "\r", "\n" around two empty lines) is undone whole
     text = "".join(line + brk for line, brk in zip(lines, breaks))
     text = text if last else text[: len(text) - len(breaks[len(lines) - 1])]
     path = tmp_path / "lines.txt"
