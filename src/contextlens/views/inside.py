@@ -20,8 +20,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import InputError
+from ..results import jsonable
 from ..text import tokenize
-from .base import View, jsonable, short
+from .base import View, short
 from .figures import _need
 
 __all__ = ["lens_view", "occlusion_view", "neighbours_view"]

@@ -24,7 +24,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import EmptyInputError, InputError
-from .base import View, jsonable
+from ..results import jsonable
+from .base import View
 from .figures import _need
 
 __all__ = ["probes_view", "cka_view"]
