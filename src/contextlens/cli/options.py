@@ -190,6 +190,28 @@ DATA_DIR = reads(option(None, "--data-dir", metavar="DIR", help="The data direct
                         "else ~/.cache/contextlens/data)."))
 
 
+# -- the lab (``contextlens lab``) -----------------------------------------------------------
+LAB_HOST = typer.Option("127.0.0.1", help="Address to listen on (localhost by default).")
+LAB_PORT = typer.Option(8000, min=0, max=65535, help="Port to listen on (0: a free one, printed).")
+LAB_MODELS = typer.Option(
+    [], "--model", help="A transformer to offer next to the installed packaged ones: a packaged name, a local "
+    "Hugging Face folder or (online) a hub id; repeat it for more. The first is the default (else minilm). "
+    "Loaded on first use.")
+LAB_VECTORS = reads(typer.Option("glove-6b-50d", help="Static table for the static, average and attention "
+                                 "encoders."))
+LAB_THREADS = typer.Option(1, min=0, max=256, help="CPU threads for the models (0: chosen from the cores and "
+                           "the load).")
+LAB_INDEX = reads(typer.Option(
+    [], "--index", help="A usage index to search in the lab (the --db folder of `contextlens index build`); "
+    "repeat it to search several indexes of one model as one (the shards of a corpus)."))
+ALLOW_REMOTE = typer.Option(False, "--allow-remote", help="Allow a non-local --host: anyone who can reach it can "
+                            "use the lab.")
+TRUSTED_HOST = typer.Option(
+    [], "--trusted-host", help="A Host name the lab also answers to (repeat it), e.g. its name on your "
+    "network with --allow-remote. Other names are refused (DNS rebinding).")
+BROWSER = typer.Option(True, "--browser/--no-browser", help="Open the lab in your browser.")
+
+
 def top_k(default: int, help: str, *decls: str) -> Any:
     """``-k N``: how many of something to list (neighbours, answers, usages)."""
     return bounded(option(default, *(decls or ("-k",)), metavar="N", help=help), 1, MAX_K)
