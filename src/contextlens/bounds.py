@@ -63,6 +63,7 @@ __all__ = [
     "MAX_PREDICTIONS", "MAX_PATCH_PREDICTIONS", "MAX_TRACKED", "MAX_LM_PIECES", "LM_CACHE_BYTES", "LM_LENS_ROWS",
     "MAX_PERMUTATION_CELLS", "MIN_PERMUTATIONS", "PERMUTATION_BLOCK_CELLS",
     "MAX_CEAT_CELLS", "MIN_CEAT_SAMPLES", "CEAT_BLOCK_CELLS", "CEAT_CONTEXT_BYTES", "DISTILL_STATE_BYTES",
+    "MAX_CLUSTERED", "MAX_SENTENCES", "MAX_SENTENCES_LIMIT", "MAX_STEPS",
 ]
 
 # -- encoding many sentences (analysis: explore, geometry, layers, rank, ...; bias: seat, ceat) -------
@@ -170,3 +171,15 @@ CEAT_CONTEXT_BYTES = 1 << 30
 #: bytes of distillation's pooling state (layers x words x dim float64 sums, and min / max /
 #: median's arrays): the state is held for the whole pass, so it is bounded, not the corpus
 DISTILL_STATE_BYTES = 3 << 29
+
+# -- senses (analysis.senses; index senses) --------------------------------------------------------
+#: the most usages one clustering takes (an n × n cosine pass, n × neighbours graph)
+MAX_CLUSTERED = 10_000
+#: sentences senses() encodes unless asked for more (max_sentences, ``senses --max-sentences``)
+MAX_SENTENCES = 2_000
+#: the most it may be asked for: encoded in chunks, one layer kept
+MAX_SENTENCES_LIMIT = 200_000
+
+# -- gradient attributions (encoders.gradients; attention --attribution ig --steps) ------------
+#: points of the integrated-gradients integral, each a forward and backward pass
+MAX_STEPS = 256

@@ -215,7 +215,7 @@ def commands():
     return list(walk(typer.main.get_command(app), ()))
 
 
-# what a --model refuses beside it when given (options.check_source, encoder_from_options' mixing)
+# what a --model refuses beside it when given (options.check_source, EncoderChoice.encoder's mixing)
 REFUSED_WITH_A_MODEL = ("vectors", "method", "alpha", "window", "include_self", "causal", "positions",
                         "heads", "n_layers", "projections", "scale")
 BESIDE_A_MODEL = {"lab": {"vectors"}, "demo": {"vectors"}}  # these use a table and the models, side by side

@@ -263,3 +263,17 @@ def test_a_table_loads_once_when_requests_race(monkeypatch):
     enc = seen[0]
     first = enc.encode(["the bank", "the river"])
     assert enc.encode(["the river"])[0] is first[1]  # a sentence seen before is not encoded again
+
+
+def test_an_undefined_number_reaches_the_lab_as_null(client, monkeypatch):
+    """NaN and infinities (an undefined measure: a Spearman over one word, the CKA of a constant
+    layer) are null in the lab's JSON, as in the CLI's --json, never a 500."""
+    import numpy as np
+
+    from contextlens.web import api
+
+    undefined = {"cosine_by_layer": [1.0, float("nan")], "spread": np.float32("inf"),
+                 "matrix": np.array([[np.nan, 0.5]])}
+    monkeypatch.setattr(api, "compare", lambda *args, **kwargs: undefined)
+    got = ok(client.post("/api/compare", json={"sentences": S[:2], "word": "bank", "encoder": "static"}))
+    assert got == {"cosine_by_layer": [1.0, None], "spread": None, "matrix": [[None, 0.5]]}

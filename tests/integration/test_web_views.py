@@ -62,7 +62,7 @@ def test_attention_views_errors_are_400(client):
 
 
 def test_course_example(client):
-    assert ok(client.get("/api/toy/course")) == plain(course_example().to_dict())
+    assert ok(client.get("/api/toy/course")) == plain(course_example().as_dict())
 
 
 def test_senses_say_how_few_sentences_have_the_word(client):

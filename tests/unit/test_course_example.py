@@ -64,6 +64,6 @@ def test_bank_in_one_sentence_and_the_other(example):
 
 
 def test_it_serialises_for_the_lab(example):
-    d = example.to_dict()
+    d = example.as_dict()
     assert d["vectors"]["loan"] == [0.9, 0.1]
     assert d["steps"][1]["key"] == "loan" and d["steps"][1]["scaled"] == pytest.approx(0.353553, abs=TOL)

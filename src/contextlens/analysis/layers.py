@@ -160,6 +160,6 @@ def usage_divergence(
     log.info("%r: %d usages, %d pairs", word, len(found), len(pairs))
     return {"word": word, "layer_names": list(found.layer_names), "layer_ids": list(found.layer_ids),
             "static": static_side(None, encodings[found.usages[0].position]), "encoder": found.encoder,
-            "usages": [{**u.to_dict(), "label": name}
+            "usages": [{**u.as_dict(), "label": name}
                        for u, name in zip(found.usages, found.labels, strict=True)],
             "skipped": found.skipped, "pairs": pairs}

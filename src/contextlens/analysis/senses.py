@@ -45,6 +45,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..bounds import MAX_CLUSTERED, MAX_SENTENCES, MAX_SENTENCES_LIMIT
 from ..encoders.base import Encoder, check_texts
 from ..errors import (
     DimensionError,
@@ -67,9 +68,6 @@ LINKAGES = ("average", "complete", "single")
 METHODS = ("spectral", *LINKAGES)
 MAX_K = 100  # clusters k='auto' may try
 MAX_SAMPLE = 2_000  # usages clustered by default; the others join the nearest cluster
-MAX_CLUSTERED = 10_000  # the most usages one clustering takes (an n × n cosine pass, n × neighbours graph)
-MAX_SENTENCES = 2_000  # sentences senses() encodes unless asked for more (max_sentences)
-MAX_SENTENCES_LIMIT = 200_000  # the most it may be asked for: encoded in chunks, one layer kept
 CHUNK = 64  # sentences encoded at once by senses(): one chunk's encodings (every layer) in memory
 ASSIGN_BLOCK = 8_192  # rows assigned to their nearest centroid at once
 NEIGHBOURS = 10  # of each usage in the spectral graph

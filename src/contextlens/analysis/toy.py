@@ -176,7 +176,7 @@ class CourseExample:
     steps: tuple[CourseStep, ...]
     comparison: dict[str, Any]  # toy_compare of the two sentences: weights, vectors, cosines to the axes
 
-    def to_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, Any]:
         return {"vectors": {w: list(v) for w, v in self.vectors.items()}, "scale": self.scale,
                 "steps": [vars(s) for s in self.steps], "comparison": self.comparison}
 

@@ -84,7 +84,7 @@ class Usage:
     span: tuple[int, int]  # char span in the sentence
     occurrence: int = 0  # which occurrence of the word in the sentence (from 0)
 
-    def to_dict(self) -> dict:
+    def as_dict(self) -> dict:
         return {"sentence": self.sentence, "position": self.position, "index": self.index,
                 "word": self.word, "span": list(self.span), "occurrence": self.occurrence}
 

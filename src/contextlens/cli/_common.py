@@ -302,30 +302,11 @@ def handle_errors(fn: Callable) -> Callable:
     return wrapper
 
 
-def jsonable(obj: Any) -> Any:
-    """``obj`` with numpy values as Python ones and NaN / infinities as None (JSON has
-    no such numbers; an undefined value is null).
-
-    >>> jsonable({"a": float("nan"), "b": (1.5, float("inf")), "c": [None, "x"]})
-    {'a': None, 'b': [1.5, None], 'c': [None, 'x']}
-    """
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, str | int | bool) or obj is None:
-        return obj
-    if isinstance(obj, dict):
-        return {k if isinstance(k, str | int | float | bool) else str(k): jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [jsonable(v) for v in obj]
-    if type(obj).__module__ == "numpy" and hasattr(obj, "tolist"):  # arrays and numpy scalars
-        return jsonable(obj.tolist())
-    if isinstance(obj, PurePath):
-        return str(obj)
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
-
-
 def print_json(obj: Any) -> None:
-    """Print one strict JSON object on stdout (never NaN or Infinity)."""
+    """Print one strict JSON object on stdout (:func:`~contextlens.results.jsonable`: never NaN
+    or Infinity)."""
+    from ..results import jsonable
+
     sys.stdout.write(json.dumps(jsonable(obj), ensure_ascii=False, allow_nan=False) + "\n")
 
 
@@ -357,24 +338,6 @@ def say(*parts: Any) -> None:
     from rich.text import Text
 
     out().print(Text(" ".join(str(p) for p in parts)), soft_wrap=True)
-
-
-def say_wordnet(senses: list[dict], indent: str = "  ") -> None:
-    """Print a cluster's WordNet senses (``index senses --wordnet``, ``senses --wordnet``),
-    one line each, best first: similarity, key, synset, gloss, and how often SemCor tags it
-    (or where its embedding comes from)."""
-    for i, w in enumerate(senses):
-        label = "WordNet" if i == 0 else "       "
-        seen = f"{w['semcor_count']} in SemCor" if w.get("semcor_count") else f"from its {w.get('source')}"
-        say(f"{indent}{label} {fmt(w['similarity'])}  {w['key']} {w['synset']}: {w['gloss']} ({seen})")
-
-
-def say_wordnet_unseen(result: dict) -> None:
-    """Print the word's WordNet senses that have no embedding, if any (their glosses are in
-    ``--json``)."""
-    if result.get("wordnet_unseen"):
-        say(f"\nWordNet senses of {result['wordnet_lemma']!r} with no embedding, so not matched "
-            f"(glosses in --json): {', '.join(u['synset'] for u in result['wordnet_unseen'])}")
 
 
 @contextlib.contextmanager
@@ -458,6 +421,25 @@ def work_bar(*columns: Any, enabled: bool = True):
     if display().forced:
         return PlainBar()
     return Progress(*columns, console=err(), transient=True, disable=True)
+
+
+@contextlib.contextmanager
+def stage_progress() -> Iterator[Callable]:
+    """A progress callback for the library's long work, one bar per stage on stderr (`work_bar`):
+    ``progress(done, total)`` (stage "encoding") or ``progress(stage, done, total)``."""
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+
+    with work_bar(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn()) as bar:
+        handles: dict = {}
+
+        def progress(*args):
+            stage, done, total = args if len(args) == 3 else ("encoding", *args)
+            if stage not in handles:
+                handles[stage] = bar.add_task(stage, total=total)
+            bar.update(handles[stage], completed=done, total=total)
+
+        yield progress
 
 
 class Command(TyperCommand):

@@ -109,7 +109,7 @@ def weat(
     o.check_plot(plot)
     chosen = sets_for(test, sets)
     if model is not None:
-        encoder = o.encoder_from_options(model=model)
+        encoder = o.EncoderChoice(model=model).encoder()
         rows = [weat_encoder(encoder, s, ddof=ddof, permutations=permutations, seed=seed) for s in chosen]
     else:
         from ..encoders.registry import resolve_vectors
@@ -144,7 +144,7 @@ def seat(
 
     o.check_plot(plot)
     chosen = sets_for(test, sets)
-    encoder = o.encoder_from_options(model=model, layer=layer)
+    encoder = o.EncoderChoice(model=model, layer=layer).encoder()
     rows = [seat(encoder, s, layer=layer, ddof=ddof, permutations=permutations, seed=seed) for s in chosen]
     _plot(rows, plot, f"SEAT on {rows[0].model}, layer {rows[0].layer}")
     if as_json:

@@ -5,7 +5,8 @@ from pathlib import Path
 import typer
 
 from . import options as o
-from ._common import add_command, fmt, handle_errors, out, print_json, say, table
+from ._common import add_command, fmt, handle_errors, out, say, table
+from .present import present
 
 
 @handle_errors
@@ -23,19 +24,12 @@ def contextualize(
     from ..analysis.incontext import contextualize as contextualize_word
 
     o.check_plot(plot)
-    encoder = o.encoder_from_options(model=model, engine=engine, precision=precision, vectors=vectors, method=method, layer=layer, seed=seed, alpha=alpha,
-                                     window=window, include_self=include_self, causal=causal, positions=positions,
-                                     heads=heads, n_layers=n_layers, projections=projections, scale=scale)
+    encoder = o.EncoderChoice.given(locals()).encoder()
     r = contextualize_word(encoder, text, word, probes=probe, occurrence=o.parse_occurrence(occurrence), layer=layer)
     source = model or f"{method or o.DEFAULT_METHOD} over {vectors or o.DEFAULT_VECTORS}"
-    if plot:
-        from .. import plots
-
-        plots.save_figure(plots.weights_bar(r["weights"], highlight=r["index"],
-                                            title=f"{r['word']!r} in {text!r} ({model or method or o.DEFAULT_METHOD})"),
-                          plot)
-    if as_json:
-        print_json(r)
+    title = f"{r['word']!r} in {text!r} ({model or method or o.DEFAULT_METHOD})"
+    if present(r, as_json, plot=plot,
+               figure=lambda plots: plots.weights_bar(r["weights"], highlight=r["index"], title=title)):
         return
     rows = [(w["word"] + (" (itself)" if w["position"] == r["index"] else ""), w["weight"],
              "█" * round(30 * w["weight"])) for w in r["weights"]]
@@ -62,22 +56,14 @@ def compare(
 
     o.check_plot(plot)
     o.check_html(html)
-    encoder = o.encoder_from_options(model=model, engine=engine, precision=precision, vectors=vectors, method=method, seed=seed, alpha=alpha,
-                                     window=window, include_self=include_self, causal=causal, positions=positions,
-                                     heads=heads, n_layers=n_layers, projections=projections, scale=scale)
+    encoder = o.EncoderChoice.given(locals()).encoder()
     r = compare_usages(encoder, text1, text2, word, static=o.static_table(static_vectors))
     source = model or method or o.DEFAULT_METHOD
-    if plot:
-        from .. import plots
+    def figure(plots):
+        return plots.layer_cosines({f"{word}: S0–S1": r["cosine_by_layer"]}, r["layer_names"],
+                                   title=f"{word!r}, {source}")
 
-        plots.save_figure(plots.layer_cosines({f"{word}: S0–S1": r["cosine_by_layer"]}, r["layer_names"],
-                                              title=f"{word!r}, {source}"), plot)
-    if html:
-        from .. import views
-
-        views.layers_view(r).save_html(html)
-    if as_json:
-        print_json(r)
+    if present(r, as_json, plot=plot, figure=figure, html=html, view=lambda views: views.layers_view(r)):
         return
     static = [(f"static: {r['static']['vectors']}", r["static"]["cosine"])] if static_vectors else []
     out().print(table(f"{word!r} in the two sentences ({source})", ["layer", "cosine"],
@@ -96,10 +82,9 @@ def compare_sentences(
     """Cosine between the sentence vectors of TEXT1 and TEXT2 (the last layer: the model's own similarity)."""
     from ..analysis.sentences import compare_sentences as compare_two
 
-    encoder = o.encoder_from_options(model=model, vectors=vectors, method=method, layer=layer)
+    encoder = o.EncoderChoice.given(locals()).encoder()
     r = compare_two(encoder, text1, text2, pooling=pooling, layer=layer)
-    if as_json:
-        print_json(r)
+    if present(r, as_json):
         return
     say(f"cosine {fmt(r['cosine'])} ({pooling} pooling, {r['layer_name']})")
     out().print(table(f"sentence cosine by layer ({model or method or o.DEFAULT_METHOD}, {pooling} pooling)",

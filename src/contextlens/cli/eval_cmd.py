@@ -1,13 +1,11 @@
 """``contextlens eval TASK``: the evaluation tasks, with the published numbers beside ours."""
 
-import contextlib
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import typer
 
 from . import options as o
-from ._common import add_command, handle_errors, out, print_json, say, spinner, table, work_bar
+from ._common import add_command, handle_errors, out, print_json, say, spinner, stage_progress, table
 
 # runner.TASKS + all
 TASK_CHOICES = ("wic", "wsd", "coarsewsd", "scws", "cosimlex", "similarity", "analogy", "all")
@@ -44,25 +42,6 @@ def _references_table(refs: list[dict]):
     return table("published reference numbers", ["task", "split", "system", "metric", "value", "source"],
                  [(r["task"], r["split"], r["system"], r["metric"], f"{r['value']:g}", r["source"]) for r in refs],
                  left="llllrl")
-
-
-@contextlib.contextmanager
-def stage_progress() -> Iterator[Callable]:
-    """A progress callback for the library's long work, one bar per stage on stderr (`work_bar`):
-    ``progress(done, total)`` (stage "encoding") or ``progress(stage, done, total)``."""
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-
-    with work_bar(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn()) as bar:
-        handles: dict = {}
-
-        def progress(*args):
-            stage, done, total = args if len(args) == 3 else ("encoding", *args)
-            if stage not in handles:
-                handles[stage] = bar.add_task(stage, total=total)
-            bar.update(handles[stage], completed=done, total=total)
-
-        yield progress
 
 
 def _checked_encoder(task: str, model, vectors, method: str, wanted: list[int] | None, running: dict):

@@ -10,34 +10,15 @@ from pathlib import Path
 
 import typer
 
+from ..bounds import MAX_SENTENCES, MAX_SENTENCES_LIMIT, MAX_STEPS
 from ..errors import InputError
 from . import options as o
-from ._common import (
-    add_command,
-    fmt,
-    handle_errors,
-    out,
-    print_json,
-    say,
-    say_wordnet,
-    say_wordnet_unseen,
-    table,
-)
+from ._common import add_command, fmt, handle_errors, out, say, table
+from .present import present, say_wordnet, say_wordnet_unseen
 
 DEFAULT_TEMPLATE = "A sentence with {word}."  # analysis.ranking.DEFAULT_TEMPLATE
-MAX_SENTENCES = 2_000  # analysis.senses.MAX_SENTENCES: sentences senses encodes unless asked for more
-MAX_SENTENCES_LIMIT = 200_000  # analysis.senses.MAX_SENTENCES_LIMIT: the most it may be asked for
 # analysis.faithfulness.METHODS, with all
 ATTRIBUTIONS_HELP = "all | raw | rollout | flow | norm | value-zeroing | grad-input | ig"
-MAX_STEPS = 256  # encoders.gradients.MAX_STEPS
-
-
-def _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer=None, *, engine=None,
-             precision=None):
-    """The experiments' encoder: the mixing options they offer, checked by the one factory."""
-    return o.encoder_from_options(model=model, vectors=vectors, method=method, layer=layer, engine=engine,
-                                  precision=precision, heads=heads,
-                                  n_layers=n_layers, window=window, alpha=alpha, include_self=include_self)
 
 
 @handle_errors
@@ -62,29 +43,11 @@ def explore(
     o.check_projection(projection)
     occ = o.parse_occurrence(occurrence, allow_all=True)
     texts = read_sentences(sentences, sentence)
-    encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer, engine=engine, precision=precision)
+    encoder = o.EncoderChoice.given(locals()).encoder()
     r = explore_words(encoder, texts, words, layer=layer, occurrence=occ,
                       missing="skip" if skip_missing else None, projection=projection, seed=seed)
-    if plot:
-        from .. import plots
-
-        if projection:
-            p = r["projection"]
-            fig = plots.projection_scatter(p["points"], p["word"], labels=p["sentence"], method=projection,
-                                           group_name="", title=f"usages at {r['layer_name']}")
-        elif len(r["words"]) == 1:
-            w = r["words"][0]
-            fig = plots.cosine_heatmap(w["matrix"], w["sentences"], names=w["labels"],
-                                       title=f"{w['word']!r} at {r['layer_name']}: spread {fmt(w['spread'])}")
-        else:
-            fig = plots.spread_bars(r["words"], title=f"spread of usages at {r['layer_name']}")
-        plots.save_figure(fig, plot)
-    if html:
-        from .. import views
-
-        views.cosine_view(r).save_html(html)
-    if as_json:
-        print_json(r)
+    if present(r, as_json, plot=plot, figure=lambda plots: _explore_figure(plots, r, projection), html=html,
+               view=lambda views: views.cosine_view(r)):
         return
     if len(r["words"]) == 1:
         w = r["words"][0]
@@ -96,6 +59,19 @@ def explore(
                       ["word", "usages", "spread", "mean cos", "min cos", "max cos"],
                       [(w["word"], w["n_usages"], w["spread"], w["mean_cosine"], w["min_cosine"], w["max_cosine"])
                        for w in r["words"]]))
+
+
+def _explore_figure(plots, r: dict, projection: str | None):
+    """``explore --plot``: the usages projected, one word's cosine matrix, or the words' spreads."""
+    if projection:
+        p = r["projection"]
+        return plots.projection_scatter(p["points"], p["word"], labels=p["sentence"], method=projection,
+                                        group_name="", title=f"usages at {r['layer_name']}")
+    if len(r["words"]) == 1:
+        w = r["words"][0]
+        return plots.cosine_heatmap(w["matrix"], w["sentences"], names=w["labels"],
+                                    title=f"{w['word']!r} at {r['layer_name']}: spread {fmt(w['spread'])}")
+    return plots.spread_bars(r["words"], title=f"spread of usages at {r['layer_name']}")
 
 
 @handle_errors
@@ -133,25 +109,19 @@ def senses(
     n_senses, occ = o.parse_k(k), o.parse_occurrence(occurrence)  # one usage per sentence: no 'all'
     texts = read_sentences(sentences, sentence)
     gold = read_lines(labels, "sense labels") if labels is not None else None
-    encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer, engine=engine, precision=precision)
+    encoder = o.EncoderChoice.given(locals()).encoder()
     proj = projection or ("pca" if plot or html else None)
     r = probe_senses(encoder, texts, word, k=n_senses, gold=gold, layer=layer, occurrence=occ,
                      missing="skip" if skip_missing else "error", projection=proj, seed=seed,
                      max_sentences=max_sentences, wordnet=wordnet, data_dir=data_dir)
-    if plot:
-        from .. import plots
-
+    def figure(plots):
         kept = [lab for lab in r["labels"] if lab is not None]
-        sents = [texts[p] for p in r["projection"]["positions"]]
-        plots.save_figure(plots.projection_scatter(
-            r["projection"]["points"], kept, labels=sents, method=proj,
-            title=f"{word!r}: {r['k']} clusters at {r['layer_name']}"), plot)
-    if html:
-        from .. import views
+        return plots.projection_scatter(r["projection"]["points"], kept,
+                                        labels=[texts[p] for p in r["projection"]["positions"]], method=proj,
+                                        title=f"{word!r}: {r['k']} clusters at {r['layer_name']}")
 
-        views.senses_view(r, texts).save_html(html)
-    if as_json:
-        print_json(r)
+    if present(r, as_json, plot=plot, figure=figure, html=html,
+               view=lambda views: views.senses_view(r, texts)):
         return
     extra = f", purity {fmt(r['purity'])}, ARI {fmt(r['ari'])}" if "purity" in r else ""
     sample = f" (a sample of {r['n_clustered']:,} clustered)" if r["n_clustered"] < r["n_usages"] else ""
@@ -184,20 +154,14 @@ def layers(
     o.check_plot(plot)
     o.check_html(html)
     pairs = o.sentence_pairs(texts)
-    encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, engine=engine, precision=precision)
+    encoder = o.EncoderChoice.given(locals()).encoder()
     r = layer_divergence(encoder, pairs, word, static=o.static_table(static_vectors))
-    if plot:
-        from .. import plots
-
+    def figure(plots):
         series = {f"{p['label']}: {plots.short(p['sentences'][0], 22)} | {plots.short(p['sentences'][1], 22)}":
                   p["cosine_by_layer"] for p in r["pairs"]}
-        plots.save_figure(plots.layer_cosines(series, r["layer_names"], title=f"{word!r}"), plot)
-    if html:
-        from .. import views
+        return plots.layer_cosines(series, r["layer_names"], title=f"{word!r}")
 
-        views.layers_view(r).save_html(html)
-    if as_json:
-        print_json(r)
+    if present(r, as_json, plot=plot, figure=figure, html=html, view=lambda views: views.layers_view(r)):
         return
     for p in r["pairs"]:
         say(f"{p['label']}: {p['sentences'][0]!r} vs {p['sentences'][1]!r}")
@@ -242,7 +206,7 @@ def attention(
     o.check_plot(plot)
     o.check_html(html)
     occ = o.parse_occurrence(occurrence)
-    encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer, engine=engine, precision=precision)
+    encoder = o.EncoderChoice.given(locals()).encoder()
     if attribution is not None:
         flags = (("--head", head), ("--rollout", rollout or None), ("--occlusion", occlusion or None))
         given = [f for f, v in flags if v is not None]
@@ -259,27 +223,22 @@ def attention(
                              "over heads and rollout): drop them")
         return _occlusion(encoder, text, word, occ, as_json, plot, html)
     r = attribute(encoder, text, word, occurrence=occ, layer=layer, head=head, rollout=rollout)
-    if plot:
-        from .. import plots
-
+    def figure(plots):
         sel = r.get("selected")
         if sel is None:
-            fig = plots.attention_heads(r)
-        elif rollout:
-            fig = plots.attention_matrix(sel["rollout_matrix"], r["words"], special=sel["rollout_special"],
-                                         title=f"rollout up to {sel['layer_name']}")
-        else:
-            which = "mean over heads" if head is None else f"head {head}"
-            fig = plots.attention_matrix(sel["matrix"], r["words"], special=sel["special"],
-                                         title=f"{sel['layer_name']}, {which}")
-        plots.save_figure(fig, plot)
-    if html:
-        from .. import views
+            return plots.attention_heads(r)
+        if rollout:
+            return plots.attention_matrix(sel["rollout_matrix"], r["words"], special=sel["rollout_special"],
+                                          title=f"rollout up to {sel['layer_name']}")
+        which = "mean over heads" if head is None else f"head {head}"
+        return plots.attention_matrix(sel["matrix"], r["words"], special=sel["special"],
+                                      title=f"{sel['layer_name']}, {which}")
 
-        views.Page(*views.attention_views(encoder, text, word, layer=layer, head=head, occurrence=occ),
-                   title=f"attention of {word!r}").save_html(html)
-    if as_json:
-        print_json(r)
+    def view(views):
+        return views.Page(*views.attention_views(encoder, text, word, layer=layer, head=head, occurrence=occ),
+                          title=f"attention of {word!r}")
+
+    if present(r, as_json, plot=plot, figure=figure, html=html, view=view):
         return
     cols = r["words"] + (["[special]"] if r["special_mean"] is not None else [])
     rows = []
@@ -302,16 +261,9 @@ def _attributions(encoder, text: str, word: str, occurrence, methods: str, steps
 
     with spinner("attributing..."):
         r = attributions(encoder, text, word, methods=methods, occurrence=occurrence, steps=steps)
-    if plot:
-        from .. import plots
-
-        plots.save_figure(plots.faithfulness_lines(r, title=f"{r['word']!r}: Spearman with occlusion"), plot)
-    if html:
-        from .. import views
-
-        views.attributions_view(r).save_html(html)
-    if as_json:
-        print_json(r)
+    title = f"{r['word']!r}: Spearman with occlusion"
+    if present(r, as_json, plot=plot, figure=lambda plots: plots.faithfulness_lines(r, title=title),
+               html=html, view=lambda views: views.attributions_view(r)):
         return
     at = r["layers"][encoder.layer_position(-1 if layer is None else layer) - 1]
     causal = r.get("next_word") is not None
@@ -339,17 +291,12 @@ def _occlusion(encoder, text: str, word: str, occurrence, as_json: bool, plot: P
     from ..analysis.occlusion import occlusion_vs_attention
 
     r = occlusion_vs_attention(encoder, text, word, occurrence=occurrence)
-    if plot:
-        from .. import plots
+    def view(views):
+        return views.Page(*views.attention_views(encoder, text, word, occurrence=occurrence),
+                          views.occlusion_view(r), title=f"attention and occlusion of {word!r}")
 
-        plots.save_figure(plots.occlusion_lines(r, title=f"{r['word']!r}: occlusion vs attention"), plot)
-    if html:
-        from .. import views
-
-        views.Page(*views.attention_views(encoder, text, word, occurrence=occurrence), views.occlusion_view(r),
-                   title=f"attention and occlusion of {word!r}").save_html(html)
-    if as_json:
-        print_json(r)
+    if present(r, as_json, plot=plot, html=html, view=view,
+               figure=lambda plots: plots.occlusion_lines(r, title=f"{r['word']!r}: occlusion vs attention")):
         return
     others = [w["word"] for w in r["others"]]
     rows = []
@@ -377,15 +324,10 @@ def rank(
 
     o.check_plot(plot)
     pairs = read_pairs(pairs_file)
-    encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, layer, engine=engine, precision=precision)
+    encoder = o.EncoderChoice.given(locals()).encoder()
     r = rank_pairs(encoder, pairs, template=template, layer=layer, top=top,
                    missing="skip" if skip_missing else "error", static=o.static_table(static_vectors))
-    if plot:
-        from .. import plots
-
-        plots.save_figure(plots.rank_scatter(r), plot)
-    if as_json:
-        print_json(r)
+    if present(r, as_json, plot=plot, figure=lambda plots: plots.rank_scatter(r)):
         return
     rows = [("Spearman rho", r["spearman"]), ("Kendall tau", r["kendall_tau"]),
             ("inversions", f"{r['inversions']} of {r['comparisons']}")]
@@ -433,16 +375,11 @@ def geometry(
     o.check_plot(plot)
     texts = read_sentences(sentences, sentence)
     chosen = o.parse_words("--words", words)
-    encoder = _encoder(vectors, model, method, heads, n_layers, window, alpha, include_self, engine=engine, precision=precision)
+    encoder = o.EncoderChoice.given(locals()).encoder()
     r = measure_geometry(encoder, texts, chosen, min_count=min_count, n_pairs=n_pairs, seed=seed,
                          standardize=standardize, n_rogue=n_rogue)
-    if plot:
-        from .. import plots
-
-        plots.save_figure(plots.geometry_lines(r, title=f"{len(r['words'])} words, {r['n_sentences']} sentences"),
-                          plot)
-    if as_json:
-        print_json(r)
+    title = f"{len(r['words'])} words, {r['n_sentences']} sentences"
+    if present(r, as_json, plot=plot, figure=lambda plots: plots.geometry_lines(r, title=title)):
         return
     out().print(table(
         f"geometry by layer ({len(r['words'])} words{', standardized' if r['standardized'] else ''}): self- and "

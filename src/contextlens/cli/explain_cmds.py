@@ -12,7 +12,8 @@ import typer
 
 from ..bounds import MAX_PATCH_PREDICTIONS
 from . import options as o
-from ._common import add_command, fmt, handle_errors, out, print_json, say, spinner, table
+from ._common import add_command, fmt, handle_errors, out, say, spinner, table
+from .present import present
 
 STAGES_HELP = "layer | attention | ffn"  # analysis.patching.PATCH_POINTS
 TRANSFORMER = o.reads(o.option("minilm", "--model", "-m", metavar="NAME", help="A transformer: minilm, "
@@ -39,21 +40,12 @@ def sublayers(
 
     o.check_plot(plot)
     o.check_html(html)
-    encoder = o.encoder_from_options(model=model, engine=engine, precision=precision, vectors=vectors,
-                                     method=method, alpha=alpha, window=window, include_self=include_self,
-                                     heads=heads, n_layers=n_layers)
+    encoder = o.EncoderChoice.given(locals()).encoder()
     with spinner("looking inside the layers..."):
         r = follow(encoder, text1, text2, word)
-    if plot:
-        from .. import plots
-
-        plots.save_figure(plots.sublayer_bars(r, title=f"{word!r}, {r['model']}"), plot)
-    if html:
-        from .. import views
-
-        views.sublayers_view(r).save_html(html)
-    if as_json:
-        print_json(r)
+    title = f"{word!r}, {r['model']}"
+    if present(r, as_json, plot=plot, figure=lambda plots: plots.sublayer_bars(r, title=title), html=html,
+               view=lambda views: views.sublayers_view(r)):
         return
     two = len(r["sentences"]) == 2
     labels = [f" S{u}" if two else "" for u in range(len(r["sentences"]))]  # usages numbered from 0
@@ -97,19 +89,12 @@ def patch(
     check_choice("--at", at, PATCH_POINTS)
     o.check_plot(plot)
     o.check_html(html)
-    encoder = o.encoder_from_options(model=model, engine=engine)
+    encoder = o.EncoderChoice.given(locals()).encoder()
     with spinner("patching every layer..."):
         r = patch_word(encoder, recipient, donor, word, at=at, k=k)
-    if plot:
-        from .. import plots
-
-        plots.save_figure(plots.patch_lines(r, title=f"{word!r} patched, {r['model']}"), plot)
-    if html:
-        from .. import views
-
-        views.patch_view(r).save_html(html)
-    if as_json:
-        print_json(r)
+    if present(r, as_json, plot=plot,
+               figure=lambda plots: plots.patch_lines(r, title=f"{word!r} patched, {r['model']}"),
+               html=html, view=lambda views: views.patch_view(r)):
         return
     pred = r.get("predictions")
     extra = ["next words after the patch"] if pred else []

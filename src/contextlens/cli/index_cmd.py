@@ -5,7 +5,7 @@ from pathlib import Path
 
 import typer
 
-from ..bounds import MAX_BATCH
+from ..bounds import MAX_BATCH, MAX_CLUSTERED
 from ..errors import InputError
 from . import options as o
 from ._common import (
@@ -16,17 +16,15 @@ from ._common import (
     out,
     print_json,
     say,
-    say_wordnet,
-    say_wordnet_unseen,
     table,
     work_bar,
 )
+from .present import say_wordnet, say_wordnet_unseen
 
 DB = o.reads(o.option(..., "--db", metavar="DIR", help="The index folder."))
 DBS = o.reads(o.option(..., "--db", metavar="DIR", help="The index folder (or LanceDB URI); repeat it to search "
                        "several indexes of the same model, layers and words as one (e.g. the shards of a corpus)."))
 STORED_LAYER = o.layer_option(None, help="The stored layer number to use (default: the deepest).")
-MAX_CLUSTERED = 10_000  # analysis.senses.MAX_CLUSTERED: the most usages one clustering takes
 
 
 def _words(words: str | None, words_file: Path | None, all_words: bool) -> list[str] | None:

@@ -62,74 +62,57 @@ def open_browser(url: str) -> None:
         console.print(f"no browser to open here: open {url} yourself", highlight=False)
 
 
-def register(app: typer.Typer) -> None:
-    @app.command()
-    @handle_errors
-    def lab(
-        host: str = typer.Option("127.0.0.1", help="Address to listen on (localhost by default)."),
-        port: int = typer.Option(8000, min=0, max=65535, help="Port to listen on (0: a free one, printed)."),
-        model: list[str] = typer.Option(
-            [], "--model", help="A transformer to offer next to the installed packaged ones: a packaged name, a local "
-            "Hugging Face folder or (online) a hub id; repeat it for more. The first is the default (else minilm). "
-            "Loaded on first use."
-        ),
-        vectors: str = o.reads(typer.Option("glove-6b-50d", help="Static table for the static, average and attention "
-                                            "encoders.")),
-        threads: int = typer.Option(1, min=0, max=256, help="CPU threads for the models (0: chosen from the cores "
-                                    "and the load)."),
-        engine: str = o.ENGINE,
-        index: list[str] = o.reads(typer.Option(
-            [], "--index", help="A usage index to search in the lab (the --db folder of `contextlens index build`); "
-            "repeat it to search several indexes of one model as one (the shards of a corpus)."
-        )),
-        allow_remote: bool = typer.Option(
-            False, "--allow-remote", help="Allow a non-local --host: anyone who can reach it can use the lab."
-        ),
-        trusted_host: list[str] = typer.Option(
-            [], "--trusted-host", help="A Host name the lab also answers to (repeat it), e.g. its name on your "
-            "network with --allow-remote. Other names are refused (DNS rebinding)."
-        ),
-        browser: bool = typer.Option(True, "--browser/--no-browser", help="Open the lab in your browser."),
-    ) -> None:
-        """Serve the Live Lab and open it in your browser (--no-browser: only print its URL): the toy
-        lab, the sentence lab, senses and (--index) your corpus. Ctrl+C or SIGTERM stops it."""
-        try:
-            from ..web import create_app
-            from ..web.serve import leave, listen, serve
-        except ImportError as e:
-            from ..errors import MissingDependencyError
+@handle_errors
+def lab(
+    host: str = o.LAB_HOST, port: int = o.LAB_PORT, model: list[str] = o.LAB_MODELS,
+    vectors: str = o.LAB_VECTORS, threads: int = o.LAB_THREADS, engine: str = o.ENGINE,
+    index: list[str] = o.LAB_INDEX, allow_remote: bool = o.ALLOW_REMOTE,
+    trusted_host: list[str] = o.TRUSTED_HOST, browser: bool = o.BROWSER,
+) -> None:
+    """Serve the Live Lab and open it in your browser (--no-browser: only print its URL): the toy
+    lab, the sentence lab, senses and (--index) your corpus. Ctrl+C or SIGTERM stops it."""
+    try:
+        from ..web import create_app
+        from ..web.serve import leave, listen, serve
+    except ImportError as e:
+        from ..errors import MissingDependencyError
 
-            raise MissingDependencyError(e.name or "fastapi", "web", "the lab") from e
-        if not is_local(host):
-            if not allow_remote:
-                raise InputError(
-                    f"--host {host} is not a local address: the lab would be reachable from other machines "
-                    "and has no authentication; pass --allow-remote if you mean it"
-                )
-            err_console.print(
-                f"[bold yellow]warning:[/] serving on {host}: anyone who can reach this address can use the "
-                "lab (no authentication) and make this machine run models", highlight=False,
+        raise MissingDependencyError(e.name or "fastapi", "web", "the lab") from e
+    if not is_local(host):
+        if not allow_remote:
+            raise InputError(
+                f"--host {host} is not a local address: the lab would be reachable from other machines "
+                "and has no authentication; pass --allow-remote if you mean it"
             )
-        hosts = allowed_hosts(host, trusted_host)
-        if hosts is None:
-            err_console.print("[bold yellow]warning:[/] any Host name is accepted (no DNS-rebinding check); "
-                              "name the ones you use with --trusted-host", highlight=False)
-        if engine is not None:
-            from ..encoders.engines import ENGINES
-            from ..errors import check_choice
+        err_console.print(
+            f"[bold yellow]warning:[/] serving on {host}: anyone who can reach this address can use the "
+            "lab (no authentication) and make this machine run models", highlight=False,
+        )
+    hosts = allowed_hosts(host, trusted_host)
+    if hosts is None:
+        err_console.print("[bold yellow]warning:[/] any Host name is accepted (no DNS-rebinding check); "
+                          "name the ones you use with --trusted-host", highlight=False)
+    if engine is not None:
+        from ..encoders.engines import ENGINES
+        from ..errors import check_choice
 
-            check_choice("engine", engine, ENGINES)  # before the lab serves
-        web = create_app(model=model[0] if model else "minilm", vectors=vectors, threads=threads or None,
-                         index=(index if len(index) > 1 else index[0]) if index else None,
-                         allowed_hosts=hosts, add_models=model, engine=engine)  # a bad --index or --model fails here
-        sock = listen(host, port)  # a taken port fails here, in one line
-        shown = f"[{host}]" if ":" in host else host
-        url = f"http://{shown}:{sock.getsockname()[1]}/"
-        console.print(f"contextlens lab on {url} (Ctrl+C stops it)", highlight=False)
-        if index:
-            console.print(f"usage index: {' + '.join(index)}", highlight=False)
-        try:
-            serve(web, sock, on_started=(lambda: open_browser(url)) if browser else None)
-        except KeyboardInterrupt:
-            console.print("lab stopped", highlight=False)
-            leave()  # a request's thread that cannot be interrupted does not hold the stop
+        check_choice("engine", engine, ENGINES)  # before the lab serves
+    web = create_app(model=model[0] if model else "minilm", vectors=vectors, threads=threads or None,
+                     index=(index if len(index) > 1 else index[0]) if index else None,
+                     allowed_hosts=hosts, add_models=model, engine=engine)  # a bad --index or --model fails here
+    sock = listen(host, port)  # a taken port fails here, in one line
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{sock.getsockname()[1]}/"
+    console.print(f"contextlens lab on {url} (Ctrl+C stops it)", highlight=False)
+    if index:
+        console.print(f"usage index: {' + '.join(index)}", highlight=False)
+    try:
+        serve(web, sock, on_started=(lambda: open_browser(url)) if browser else None)
+    except KeyboardInterrupt:
+        console.print("lab stopped", highlight=False)
+        leave()  # a request's thread that cannot be interrupted does not hold the stop
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``lab`` to ``app`` (Typer's own help format, as it always had)."""
+    app.command()(lab)

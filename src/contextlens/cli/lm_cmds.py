@@ -7,7 +7,8 @@ import typer
 
 from ..bounds import MAX_PREDICTIONS
 from . import options as o
-from ._common import add_command, fmt, handle_errors, out, print_json, say, spinner, table
+from ._common import add_command, fmt, handle_errors, out, say, spinner, table
+from .present import present
 
 LM_MODEL = o.reads(o.option(..., "--model", "-m", metavar="NAME", help="A model with its language-model head: "
                             "smollm2 (next word), a local directory or a Hugging Face id of a causal LM or a "
@@ -31,8 +32,7 @@ def predict(
 ) -> None:
     """The most probable words at TEXT's [MASK], or next after TEXT, as whole words."""
     r = _load(model).predict(text, k=k)
-    if as_json:
-        print_json(r.as_dict())
+    if present(r, as_json):
         return
     what = "at the [MASK]" if r.kind == "masked" else "next"
     out().print(table(f"{r.model}: the words {what} in {text!r}", ["#", "word", "probability", "pieces"],
@@ -68,16 +68,9 @@ def lens(
     data = r.as_dict()
     if tuned:
         return _tuned(lm, text, position, k, track, data, data_dir, as_json, plot, html)
-    if plot:
-        from .. import plots
-
-        plots.save_figure(plots.lens_ranks(data, title=f"{r.model}: after {r.word!r} (word {r.position})"), plot)
-    if html:
-        from .. import views
-
-        views.lens_view(data).save_html(html)
-    if as_json:
-        print_json(data)
+    title = f"{r.model}: after {r.word!r} (word {r.position})"
+    if present(data, as_json, plot=plot, figure=lambda plots: plots.lens_ranks(data, title=title), html=html,
+               view=lambda views: views.lens_view(data)):
         return
     tracked = [t["word"] for t in data["layers"][0]["tracked"]]
     cols = ["layer", f"top {k}"] + [c for w in tracked for c in (f"{w}: rank", "probability")]
@@ -95,17 +88,9 @@ def _tuned(lm, text: str, position, k: int, track, data: dict, data_dir, as_json
     lens = tuned_lens_for(lm, resolve_data_dir(data_dir) / "corpora")  # its progress: the library's steps
     data["tuned"] = {**lm.lens(text, position, k=k, track=track, tuned=lens).as_dict(), "kl": lens.kl_,
                      "settings": vars(lens.settings), "trained_in_seconds": lens.seconds_}
-    if plot:
-        from .. import plots
-
-        title = f"{lm.name}: logit and tuned lens after {data['word']!r}"
-        plots.save_figure(plots.tuned_lens_lines(data, title=title), plot)
-    if html:
-        from .. import views
-
-        views.lens_view(data).save_html(html)
-    if as_json:
-        print_json(data)
+    title = f"{lm.name}: logit and tuned lens after {data['word']!r}"
+    if present(data, as_json, plot=plot, figure=lambda plots: plots.tuned_lens_lines(data, title=title),
+               html=html, view=lambda views: views.lens_view(data)):
         return
     words = [t["word"] for t in data["layers"][0]["tracked"]]
     rows = []

@@ -6,7 +6,7 @@
 - A numeric option carries its bound (:func:`bounded`): ``handle_errors`` checks it with
   ``check_int`` / ``check_float`` before the command runs, so ``-k 0`` or ``--alpha nan``
   is one line and exit code 2, never an index error deep in a loop.
-- :func:`encoder_from_options` is the one encoder factory of the CLI: a ``--model``, or a
+- :class:`EncoderChoice` (its ``encoder()``) is the one encoder factory of the CLI: a ``--model``, or a
   ``--method`` over a ``--vectors`` table. An option that does not apply to the chosen
   method (``--heads`` with ``average``, ``--alpha`` with a model) is rejected with a
   message naming the method, and ``--layer`` is checked against the encoder's
@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -187,6 +188,28 @@ HTML = writes(option(None, "--html", metavar="FILE", help="Write the interactive
                      "(opens offline in any browser)."))
 DATA_DIR = reads(option(None, "--data-dir", metavar="DIR", help="The data directory (default: $CONTEXTLENS_DATA, "
                         "else ~/.cache/contextlens/data)."))
+
+
+# -- the lab (``contextlens lab``) -----------------------------------------------------------
+LAB_HOST = typer.Option("127.0.0.1", help="Address to listen on (localhost by default).")
+LAB_PORT = typer.Option(8000, min=0, max=65535, help="Port to listen on (0: a free one, printed).")
+LAB_MODELS = typer.Option(
+    [], "--model", help="A transformer to offer next to the installed packaged ones: a packaged name, a local "
+    "Hugging Face folder or (online) a hub id; repeat it for more. The first is the default (else minilm). "
+    "Loaded on first use.")
+LAB_VECTORS = reads(typer.Option("glove-6b-50d", help="Static table for the static, average and attention "
+                                 "encoders."))
+LAB_THREADS = typer.Option(1, min=0, max=256, help="CPU threads for the models (0: chosen from the cores and "
+                           "the load).")
+LAB_INDEX = reads(typer.Option(
+    [], "--index", help="A usage index to search in the lab (the --db folder of `contextlens index build`); "
+    "repeat it to search several indexes of one model as one (the shards of a corpus)."))
+ALLOW_REMOTE = typer.Option(False, "--allow-remote", help="Allow a non-local --host: anyone who can reach it can "
+                            "use the lab.")
+TRUSTED_HOST = typer.Option(
+    [], "--trusted-host", help="A Host name the lab also answers to (repeat it), e.g. its name on your "
+    "network with --allow-remote. Other names are refused (DNS rebinding).")
+BROWSER = typer.Option(True, "--browser/--no-browser", help="Open the lab in your browser.")
 
 
 def top_k(default: int, help: str, *decls: str) -> Any:
@@ -399,38 +422,70 @@ def check_engine(model: str | None, engine: str | None, precision: str | None) -
     return given
 
 
-def encoder_from_options(*, model: str | None = None, vectors: str | None = None, method: str | None = None,
-                         layer: int | None = None, seed: int = 0, engine: str | None = None,
-                         precision: str | None = None, **mixing: Any):
-    """The encoder the options describe, with ``layer`` checked against its ``layer_ids``.
+#: the fields of :class:`EncoderChoice` that mix a static table (encoders.registry.METHOD_OPTIONS)
+MIXING = ("alpha", "window", "include_self", "causal", "positions", "heads", "n_layers", "projections",
+          "scale")
 
-    ``mixing`` holds the static methods' options as given (None = not given): one set
-    for a method that does not take it, or any set with ``model``, is an error naming
-    the method. Over a table, ``attention`` excludes the word itself unless
-    ``include_self`` is given; ``seed`` seeds random projections when there are some.
+
+@dataclass(frozen=True)
+class EncoderChoice:
+    """Which encoder the options describe: a ``--model`` (with its ``--engine`` and
+    ``--precision``), or a ``--method`` over a ``--vectors`` table with its mixing options;
+    :meth:`encoder` makes it, the CLI's one encoder factory.
+
+    >>> choice = EncoderChoice.given({"word": "bank", "vectors": "t.npz", "heads": 2, "alpha": None})
+    >>> choice.vectors, choice.model, choice.mixing
+    ('t.npz', None, {'heads': 2, 'alpha': None})
     """
-    from ..encoders.registry import make_encoder, method_options
 
-    check_source(model, vectors, method)
-    running = check_engine(model, engine, precision)
-    if model is not None:
-        given = sorted(k for k, v in mixing.items() if v is not None)
-        if given:
-            flags = ", ".join("--" + k.replace("_", "-") for k in given)
-            raise InputError(f"{flags} mix{'es' if len(given) == 1 else ''} a static table (--vectors); "
-                             f"--model {model} is a transformer: drop {flags}")
-        from ._common import spinner
+    model: str | None = None  # a transformer
+    engine: str | None = None
+    precision: str | None = None
+    vectors: str | None = None  # or a static table, mixed by method
+    method: str | None = None
+    mixing: Mapping[str, Any] = field(default_factory=dict)  # its options (MIXING), None = not given
+    seed: int = 0  # seeds attention's random projections
+    layer: int | None = None  # checked against the encoder's layer_ids
 
-        with spinner(f"loading {model}..."):
-            encoder = make_encoder(model=model, **running)
-    else:
-        method = method or DEFAULT_METHOD
-        options = method_options(method, **mixing)
-        if method == "attention":
-            options.setdefault("include_self", False)
-            if options.get("projections") is not None:
-                options["seed"] = seed
-        encoder = make_encoder(method, vectors=vectors or DEFAULT_VECTORS, **options)
-    if layer is not None:
-        encoder.layer_position(layer)
-    return encoder
+    @classmethod
+    def given(cls, options: Mapping[str, Any]) -> EncoderChoice:
+        """The choice from a command's parameters (its ``locals()``): those named as a field or
+        in :data:`MIXING`, the mixing options in the command's order (an error lists them so)."""
+        named = {f.name for f in fields(cls)} - {"mixing"}
+        return cls(**{k: v for k, v in options.items() if k in named},
+                   mixing={k: v for k, v in options.items() if k in MIXING})
+
+    def encoder(self):
+        """The encoder, with ``layer`` checked against its ``layer_ids``.
+
+        A mixing option set for a method that does not take it, or any set with ``model``,
+        is an error naming the method. Over a table, ``attention`` excludes the word itself
+        unless ``include_self`` is given; ``seed`` seeds random projections when there are some.
+        """
+        from ..encoders.registry import make_encoder, method_options
+
+        model, method = self.model, self.method
+        check_source(model, self.vectors, method)
+        running = check_engine(model, self.engine, self.precision)
+        if model is not None:
+            given = sorted(k for k, v in self.mixing.items() if v is not None)
+            if given:
+                flags = ", ".join("--" + k.replace("_", "-") for k in given)
+                raise InputError(f"{flags} mix{'es' if len(given) == 1 else ''} a static table (--vectors); "
+                                 f"--model {model} is a transformer: drop {flags}")
+            from ._common import spinner
+
+            with spinner(f"loading {model}..."):
+                encoder = make_encoder(model=model, **running)
+        else:
+            method = method or DEFAULT_METHOD
+            options = method_options(method, **self.mixing)
+            if method == "attention":
+                options.setdefault("include_self", False)
+                if options.get("projections") is not None:
+                    options["seed"] = self.seed
+            encoder = make_encoder(method, vectors=self.vectors or DEFAULT_VECTORS, **options)
+        if self.layer is not None:
+            encoder.layer_position(self.layer)
+        return encoder
+

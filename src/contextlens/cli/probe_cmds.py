@@ -13,7 +13,8 @@ from pathlib import Path
 import typer
 
 from . import options as o
-from ._common import add_command, handle_errors, out, print_json, say, spinner, table
+from ._common import add_command, handle_errors, out, say, spinner, table
+from .present import present
 
 PROBE_TASKS_HELP = "pos | supersense | sense"  # analysis.probing.PROBE_TASKS
 PROBE_KINDS_HELP = "linear | mlp"  # analysis.probing.PROBE_KINDS
@@ -69,16 +70,8 @@ def probe(
     o.check_plot(plot)
     encoder = _encoder(model, vectors, engine, precision, random_weights, seed)
     r = run_probe(encoder, task, data_dir=data_dir, kind=kind, seed=seed, use_cache=not no_cache)
-    if plot:
-        from .. import plots
-
-        plots.save_figure(plots.probe_lines(r.as_dict()), plot)
-    if html:
-        from .. import views
-
-        views.probes_view(r).save_html(html)
-    if as_json:
-        print_json(r.as_dict())
+    if present(r, as_json, plot=plot, figure=lambda plots: plots.probe_lines(r.as_dict()), html=html,
+               view=lambda views: views.probes_view(r)):
         return
     out().print(table(f"{task} probe ({kind}) — {r.model}: {r.labels} labels"
                       + (f", {r.lemmas} lemmas" if r.lemmas is not None else ""),
@@ -130,19 +123,11 @@ def cka(
     encoders = [_encoder(m, None, engine, precision, random_weights, seed) for m in model]
     r = layer_cka(encoders[0], texts, other=encoders[1] if len(encoders) == 2 else None, debiased=debiased,
                   use_cache=not no_cache, source=source)
-    if plot:
-        from .. import plots
-
-        a, b = r.models
-        plots.save_figure(plots.cka_heatmap(r.as_dict(), title=f"linear CKA: {a} × {b}, {r.n_words} usages"), plot)
-    if html:
-        from .. import views
-
-        views.cka_view(r).save_html(html)
-    if as_json:
-        print_json(r.as_dict())
-        return
     a, b = r.models
+    title = f"linear CKA: {a} × {b}, {r.n_words} usages"
+    if present(r, as_json, plot=plot, figure=lambda plots: plots.cka_heatmap(r.as_dict(), title=title),
+               html=html, view=lambda views: views.cka_view(r)):
+        return
     out().print(table(f"{'debiased ' if r.debiased else ''}linear CKA: layers of {a} (rows) × {b} (columns), "
                       f"{r.n_words} usages in {r.n_sentences} sentences",
                       [a if a == b else f"{a} \\ {b}", *(str(k) for k in r.layers[1])],

@@ -8,7 +8,18 @@ import typer
 
 from ..errors import InputError
 from . import options as o
-from ._common import add_command, group, handle_errors, out, print_json, say, spinner, table, work_bar
+from ._common import (
+    add_command,
+    group,
+    handle_errors,
+    out,
+    print_json,
+    say,
+    spinner,
+    stage_progress,
+    table,
+    work_bar,
+)
 
 BUILD_METHODS_HELP = "counts | ppmi | ppmi-svd | word2vec | fasttext | glove"  # static.build.METHODS
 ANALOGY_METHODS_HELP = "3cosadd | 3cosmul"  # vectors.ANALOGY_METHODS
@@ -117,7 +128,7 @@ def distill(
     _check_table_suffix(out_path)
     chosen = layers if layers == "all" else o.parse_ints("--layers", layers) if layers is not None else layer
     vocabulary = read_lines(words, "words") if words is not None else None
-    encoder = o.encoder_from_options(model=model, layer=layer, engine=model_engine, precision=precision)
+    encoder = o.EncoderChoice(model=model, layer=layer, engine=model_engine, precision=precision).encoder()
     with work_bar(
         TextColumn("[bold]distilling"), BarColumn(), TextColumn("{task.completed:,} sentences, {task.fields[n]:,} "
                                                                 "usages pooled"),
@@ -220,10 +231,9 @@ def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence
                            html, senses, keep_forms, data_dir) -> None:
     from ..analysis.neighbours import contextual_neighbours, reference_at_layer
     from ..bench.usage_senses import usage_senses
-    from .eval_cmd import stage_progress
 
     layer = -1 if layer is None else layer
-    encoder = o.encoder_from_options(model=model, vectors=vectors, method=method, layer=layer)
+    encoder = o.EncoderChoice(model=model, vectors=vectors, method=method, layer=layer).encoder()
     number = encoder.layer_ids[encoder.layer_position(layer)]
     table = reference_at_layer(reference, number) if reference is not None else None
     with spinner(f"finding the neighbours of {word!r}..."):

@@ -37,12 +37,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..bounds import MAX_STEPS
 from ..errors import check_int
 from .blocks import Internals, Pieces, _first, _hooked, _numpy, run
 
 __all__ = ["GradientScores", "gradient_scores", "riemann_alphas", "MAX_STEPS"]
-
-MAX_STEPS = 256
 
 
 @dataclass

@@ -20,23 +20,20 @@ view and the model view) is stored once.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import html
 import json
 import os
-from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..errors import InputError, MissingDependencyError, check_choice
 from ..files import atomic_output
+from ..results import jsonable
 
-__all__ = ["View", "Page", "check_html_path", "jsonable", "short", "script_json", "FAMILIES", "KINDS"]
+__all__ = ["View", "Page", "check_html_path", "short", "script_json", "FAMILIES", "KINDS"]
 
 #: each kind of view → the family whose script draws it ("attention": our SVG and canvas,
 #: "figures" and "probes": Plotly, "explain": our SVG and tables)
@@ -54,26 +51,6 @@ HEIGHTS = {"head": 640, "model": 720, "neuron": 560, "mask": 560, "input": 480, 
            "neighbours": 480,
            "sublayers": 620, "attributions": 760, "patch": 640, "probes": 800,
            "cka": 620}  # iframe heights before the page fits itself
-
-
-def jsonable(obj: Any) -> Any:
-    """``obj`` as JSON-ready values: dataclasses (or anything with ``to_dict``) as dicts,
-    numpy scalars and arrays as numbers and lists, tuples as lists."""
-    if hasattr(obj, "to_dict"):
-        return jsonable(obj.to_dict())
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if isinstance(obj, Mapping):
-        return {str(k): jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, float) and not np.isfinite(obj):
-        return None
-    return obj
 
 
 def short(text: str, n: int = 60) -> str:
@@ -172,8 +149,9 @@ class _Renders:
 class View(_Renders):
     """One view: ``kind`` (see :data:`KINDS`), its ``data`` and a title.
 
-    ``data`` holds everything the script draws, JSON-ready (:func:`jsonable`); the builder
-    functions of :mod:`contextlens.views` make it from the library's own results.
+    ``data`` holds everything the script draws, JSON-ready
+    (:func:`~contextlens.results.jsonable`); the builder functions of :mod:`contextlens.views`
+    make it from the library's own results.
     """
 
     def __init__(self, kind: str, data: Any, title: str = ""):

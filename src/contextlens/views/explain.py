@@ -22,7 +22,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import InputError
-from .base import View, jsonable, short
+from ..results import jsonable
+from .base import View, short
 from .figures import _need
 
 __all__ = ["sublayers_view", "attributions_view", "patch_view"]

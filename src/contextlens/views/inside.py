@@ -20,8 +20,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import InputError
+from ..results import Result, jsonable
 from ..text import tokenize
-from .base import View, jsonable, short
+from .base import View, short
 from .figures import _need
 
 __all__ = ["lens_view", "occlusion_view", "neighbours_view"]
@@ -30,7 +31,7 @@ OCCLUSION_KEYS = ("layer", "layer_name", "occlusion", "attention", "rollout", "s
 
 
 def _as_dict(result: Any) -> Any:
-    return result.as_dict() if hasattr(result, "as_dict") else result
+    return result.as_dict() if isinstance(result, Result) else result
 
 
 def _mapping(result: Any, what: str) -> Mapping:

@@ -48,7 +48,7 @@ class Packed:
         a = raw.reshape(self.shape)
         return a / self.scale if self.scale else a.astype(a.dtype.newbyteorder("="))
 
-    def to_dict(self) -> dict:
+    def as_dict(self) -> dict:
         out = {"dtype": self.dtype, "shape": list(self.shape), "data": self.data}
         if self.scale:
             out["scale"] = self.scale
@@ -108,10 +108,10 @@ class SparseWeights:
         out[rows, self.cols.unpack().astype(np.int64)] = self.values.unpack()
         return out.reshape(self.shape)
 
-    def to_dict(self) -> dict:
+    def as_dict(self) -> dict:
         return {"shape": list(self.shape), "threshold": self.threshold, "thresholds": list(self.thresholds),
-                "stored": self.stored, "counts": self.counts.to_dict(), "cols": self.cols.to_dict(),
-                "values": self.values.to_dict()}
+                "stored": self.stored, "counts": self.counts.as_dict(), "cols": self.cols.as_dict(),
+                "values": self.values.as_dict()}
 
 
 def sparsify(w, threshold: float = 0.01, *, budget: int | None = None) -> SparseWeights:

@@ -24,7 +24,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import EmptyInputError, InputError
-from .base import View, jsonable
+from ..results import Result, jsonable
+from .base import View
 from .figures import _need
 
 __all__ = ["probes_view", "cka_view"]
@@ -34,7 +35,7 @@ CKA_KEYS = ("models", "layers", "matrix", "n_words", "n_sentences", "debiased")
 
 
 def _as_dict(result: Any, what: str) -> Mapping:
-    result = result.as_dict() if hasattr(result, "as_dict") else result
+    result = result.as_dict() if isinstance(result, Result) else result
     if not isinstance(result, Mapping):
         raise InputError(f"this is not the result of {what} (got {type(result).__name__}, expected a dict)")
     return result
@@ -58,7 +59,7 @@ def probes_view(results: Any, *, title: str = "") -> View:
     a model, or one task over several models), accuracy and control accuracy per layer,
     selectivity (accuracy − control) per layer, and the expected layer marked. A result is a
     :class:`~contextlens.analysis.probing.ProbeResult` or its ``as_dict()``."""
-    items = [results] if isinstance(results, Mapping) or hasattr(results, "as_dict") else list(results)
+    items = [results] if isinstance(results, Mapping | Result) else list(results)
     if not items:
         raise EmptyInputError("no probe result to show; give probe()'s result, or a list of them")
     data = [_probe(r) for r in items]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from fastapi import APIRouter, Depends, Request
 
 from ..analysis.attribution import attribute
@@ -26,6 +25,7 @@ from ..bench.datasets import resolve_data_dir
 from ..errors import InputError
 from ..index.search import like_usage, search_usages
 from ..index.stats import index_stats
+from ..results import jsonable
 from ..text import locate, tokenize
 from ..views import (
     attention_views,
@@ -49,6 +49,7 @@ ERRORS = {400: {"model": s.ErrorBody, "description": "bad input (unknown word, m
 WORKER_ERRORS = {500: {"model": s.ErrorBody, "description": "the worker process of the projection died"},
                  503: {"model": s.ErrorBody, "description": "the projection took too long, or the lab is stopping"}}
 router = APIRouter(prefix="/api", responses=ERRORS)
+SERVER_KEYS = ("path",)  # what a result may hold that only the server should see
 NO_INDEX_ERROR = {409: {"model": s.ErrorBody, "description": "the lab was started without --index"}}
 
 
@@ -57,21 +58,15 @@ def lab(request: Request) -> LabState:
 
 
 def plain(obj: Any) -> Any:
-    """The library's result with numpy scalars and arrays as JSON numbers and lists, without
-    the server's file paths (an encoder's ``path``: where a model sits on this machine).
+    """The library's result as JSON data (:func:`~contextlens.results.jsonable`: numpy values as
+    numbers and lists, NaN as null), without the server's file paths (an encoder's ``path``:
+    where a model sits on this machine).
 
+    >>> import numpy as np
     >>> plain({"encoder": {"model": "minilm", "path": "/srv/models/minilm"}, "x": np.float32(0.5)})
     {'encoder': {'model': 'minilm'}, 'x': 0.5}
     """
-    if isinstance(obj, dict):
-        return {str(k): plain(v) for k, v in obj.items() if k != "path"}
-    if isinstance(obj, list | tuple):
-        return [plain(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, np.generic):
-        return obj.item()
-    return obj
+    return jsonable(obj, hide=SERVER_KEYS)
 
 
 def _encoder(state: LabState, req: s.EncoderOptions):
@@ -97,7 +92,7 @@ def toy_defaults():
 
 @router.get("/toy/course", summary="The course text's 2-D example: vectors, one weight step by step, the comparison")
 def toy_course():
-    return plain(course_example().to_dict())
+    return plain(course_example())
 
 
 @router.post("/toy", response_model=s.ToyResponse, summary="Bank's contextual vector in two toy sentences")
