@@ -143,7 +143,7 @@ def ceat_contexts(words: Sequence[str], *, model: str, db=None, corpus=None, per
                              f"give --model {store.params.get('model')} or another index")
         return contexts_from_index(store, words, limit=limit)
     from ..bench.datasets.registry import resolve_data_dir
-    from ..corpus import iter_lines
+    from ..corpus.reading import iter_lines
     from ..encoders.registry import make_encoder
 
     source = corpus if corpus is not None else resolve_data_dir() / "corpora"

@@ -30,7 +30,7 @@ MAX_CLUSTERED = 10_000  # analysis.senses.MAX_CLUSTERED: the most usages one clu
 
 
 def _words(words: str | None, words_file: Path | None, all_words: bool) -> list[str] | None:
-    from ..index.extract import read_word_list
+    from ..corpus.targets import read_word_list
 
     given = sum(x is not None and x is not False for x in (words, words_file, all_words or None))
     if given != 1:

@@ -1,12 +1,13 @@
 """Build a usage index: stream the corpus, find the targets, encode them, store them.
 
-The corpus is read as a stream of sentences cut into *chunks* of ``chunk_size``
-sentences. For each chunk, one loop whatever the engine: plan it (find the target usages,
-:func:`.encode.plan_chunk`), encode the sentences that have some with the engine
-(:class:`.encode.LocalEncoder`, or :class:`contextlens.scale.ray_engine.RayEncoder` on
-Ray Data), append the usages to the ``usages`` table, *then* commit a checkpoint
-``(chunk, sentences done)`` to the ``progress`` table. Memory holds one
-chunk at a time, so peak RSS does not grow with the corpus.
+The corpus is read by the one corpus pass (:func:`contextlens.corpus.passes.corpus_pass`)
+as a stream of sentences cut into *chunks* of ``chunk_size`` sentences. For each chunk,
+whatever the engine: plan it (find the target usages,
+:func:`contextlens.corpus.encoding.plan_chunk`), encode the sentences that have some with
+the runner (:class:`~contextlens.corpus.encoding.LocalEncoder`, or
+:class:`contextlens.corpus.ray_engine.RayEncoder` on Ray Data), append the usages to the
+``usages`` table, *then* commit a checkpoint ``(chunk, sentences done)`` to the ``progress``
+table. Memory holds one chunk at a time, so peak RSS does not grow with the corpus.
 
 Crash safety: a build killed at any point and run again rolls back the usages of chunks
 after the last checkpoint (written but not committed), skips the sentences already done
@@ -18,25 +19,25 @@ Several machines: ``shard="I/N"`` builds only the documents of shard ``I`` of ``
 hash of the document's name: :func:`.shards.shard_of`), so N builds, anywhere, make N
 indexes that :func:`contextlens.index.search_usages` searches as one (``db=[A, B, ...]``).
 On Ray, a chunk whose encoding fails because a node was lost is encoded again
-(:class:`contextlens.scale.ray_engine.RayEncoder`): nothing of it was written yet.
+(:class:`contextlens.corpus.ray_engine.RayEncoder`): nothing of it was written yet.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..corpus import ReadStats, resolve_source
+from ..corpus.encoding import make_index_encoder, plan_chunk
+from ..corpus.passes import ENGINES, ChunkDone, corpus_pass, make_runner
+from ..corpus.reading import ReadStats, resolve_source
+from ..corpus.targets import LAYOUTS, MATCHES, WordMatcher, count_words, iter_corpus_sentences
 from ..errors import InputError, check_choice, check_int
 from ..files import check_outputs, output_dir
-from .encode import LocalEncoder, make_index_encoder, plan_chunk
-from .extract import LAYOUTS, MATCHES, Sentence, WordMatcher, count_words, iter_corpus_sentences
 from .shards import parse_shard, shard_of
 from .store import (
     DTYPES,
@@ -53,7 +54,6 @@ from .store import (
 __all__ = ["build_index", "BuildResult", "ENGINES", "make_index_encoder"]
 
 log = logging.getLogger(__name__)
-ENGINES = ("local", "ray")
 #: ``progress(sentences_done, usages_done)`` after each committed chunk
 BuildProgress = Callable[[int, int], None]
 _CHECKED = ("model", "layers", "dim", "dtype", "match", "layout", "words", "precision", "shard", "side_index")
@@ -82,14 +82,6 @@ class BuildResult:
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-
-def _chunks(stream: Iterator[Sentence], size: int) -> Iterator[list[Sentence]]:
-    while True:
-        chunk = list(itertools.islice(stream, size))
-        if not chunk:
-            return
-        yield chunk
 
 
 def _holds_something(db: Path | str) -> bool:
@@ -145,7 +137,7 @@ def build_index(
 
     ``words`` or ``all_words=True`` (every alphabetic word seen ``min_count`` times,
     lower-cased). ``layers``: layer numbers to store (0 = embedding row; default: the
-    last layer). ``engine="ray"`` encodes on Ray Data (see :mod:`contextlens.scale.ray_engine`),
+    last layer). ``engine="ray"`` encodes on Ray Data (see :mod:`contextlens.corpus.ray_engine`),
     at ``address`` (None: a local cluster) with ``concurrency`` encoder actors.
     ``encoder``: an already built ``(encoder, layers)`` pair from :func:`make_index_encoder`.
     ``model_engine`` (``torch``, ``onnx``, ``auto``) and ``precision`` (``fp32``, ``bf16``)
@@ -198,33 +190,28 @@ def build_index(
     stream = iter_corpus_sentences(corpus, layout=layout, stats=stats)
     if part is not None:
         stream = (s for s in stream if shard_of(s.doc, part[1]) == part[0])
-    done, chunk_no = point["sentences_done"], point["chunk"] + 1
-    for _ in itertools.islice(stream, done):  # already indexed: read, not encoded
-        pass
-    usages = store.count()
-    if engine == "ray":
-        from ..scale.ray_engine import RayEncoder
-
-        runner = RayEncoder(params, address=address, concurrency=concurrency, batch_size=batch_size)
-    else:
-        runner = LocalEncoder(enc, stored)
-    size = chunk_size or runner.chunk_size
-    try:
-        for chunk in _chunks(stream, size):
-            encoded = runner.encode(plan_chunk(chunk, matcher))
-            store.append(chunk_no, encoded)
-            done += len(chunk)
-            usages += len(encoded.rows)
-            store.commit(chunk_no, done, usages)  # after the usages: a crash before it is rolled back
-            chunk_no += 1
-            if progress is not None:
-                progress(done, usages)
-    finally:
-        runner.close()
-    if part is not None and not done:
+    writer = _Writer(store, store.count())
+    runner = make_runner(engine, enc, stored, address=address, concurrency=concurrency, batch_size=batch_size)
+    end = corpus_pass(stream, lambda sentences, _: plan_chunk(sentences, matcher), runner, writer,
+                      done=point["sentences_done"], chunk=point["chunk"], chunk_size=chunk_size, progress=progress)
+    if part is not None and not end.done:
         log.warning("shard %d/%d holds no sentence of this corpus (its documents hash to other shards)", *part)
-    store.finish(chunk_no - 1, done)
-    return _result(store, stats, done, point["sentences_done"], started, False, getattr(runner, "nodes", {}))
+    store.finish(end.chunk, end.done)
+    return _result(store, stats, end.done, point["sentences_done"], started, False, end.nodes)
+
+
+class _Writer:
+    """The build's ``on_chunk``: appends a chunk's usages, *then* commits its checkpoint
+    (a crash in between is rolled back by the next run); returns the usages so far."""
+
+    def __init__(self, store: UsageStore, usages: int):
+        self.store, self.usages = store, usages
+
+    def __call__(self, chunk: ChunkDone) -> int:
+        self.store.append(chunk.number, chunk.encoded)
+        self.usages += len(chunk.encoded.rows)
+        self.store.commit(chunk.number, chunk.done, self.usages)
+        return self.usages
 
 
 def _result(store: UsageStore, stats: ReadStats, sentences: int, resumed_at: int, started: float,

@@ -9,9 +9,10 @@ Two tables:
 - ``progress``: the build's checkpoints, one row per committed chunk of sentences,
   written *after* that chunk's usages (see :mod:`contextlens.index.build`).
 
-The column names are spelled once, as the fields of :class:`UsageRow` (the schema is made
-from them). :class:`UsageStore` writes an index (create, append, commit, roll back,
-finish); :class:`UsageReader` (from :func:`open_store`) reads and searches it.
+The column names are spelled once, as the fields of
+:class:`~contextlens.corpus.rows.UsageRow` (the schema is made from them).
+:class:`UsageStore` writes an index (create, append, commit, roll back, finish);
+:class:`UsageReader` (from :func:`open_store`) reads and searches it.
 
 Search is cosine. A complete index is searched through its *side index*
 (:mod:`.side_index`): derived from the final table version by :meth:`UsageStore.finish`,
@@ -47,11 +48,12 @@ import time
 from collections import OrderedDict
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from .. import __version__
+from ..corpus.rows import ROW_COLUMNS, EncodedChunk
 from ..errors import FileFormatError, InputError, MissingDependencyError, ask, check_choice
 from .side_index import (
     ANN_MIN_ROWS,
@@ -68,11 +70,8 @@ from .side_index import (
     write_side_index,
 )
 
-if TYPE_CHECKING:
-    from .encode import EncodedChunk
-
 __all__ = [
-    "UsageStore", "UsageReader", "UsageRow", "ROW_COLUMNS", "IndexMismatchError", "DTYPES", "ANN_MIN_ROWS",
+    "UsageStore", "UsageReader", "IndexMismatchError", "DTYPES", "ANN_MIN_ROWS",
     "FORMAT", "open_store", "usages_schema", "vector_column", "is_uri", "SIDE_INDEX", "side_setting",
 ]
 
@@ -138,22 +137,7 @@ def _sql_str(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-class UsageRow(NamedTuple):
-    """One usage as stored: every column of the ``usages`` table but the chunk and the
-    vectors. Its field names are the column names (the schema is made from them)."""
-
-    usage_id: str
-    word: str
-    form: str
-    doc: str
-    sentence_no: int
-    start: int
-    end: int
-    sentence: str
-
-
 _ROW_TYPES = ("string", "string", "string", "string", "int64", "int32", "int32", "string")  # UsageRow's, in order
-ROW_COLUMNS = list(UsageRow._fields)
 
 
 def usages_schema(params: dict[str, Any]):
