@@ -70,6 +70,7 @@ def build(path: str, n: int):
     """The synthetic index; ``(reader, vectors (n, DIM) float16, word of each usage, seconds to
     write, seconds of finish())``. Usage ``i`` has id ``f"{i:08d}"`` and word ``f"w{word}"``."""
     from contextlens.corpus.rows import EncodedChunk, UsageRow
+    from contextlens.index.reader import UsageReader
     from contextlens.index.store import UsageStore
 
     store = UsageStore.create(path, {"model": "synthetic", "layers": [6], "dim": DIM, "dtype": "float16",
@@ -86,7 +87,7 @@ def build(path: str, n: int):
     written = time.perf_counter() - started
     started = time.perf_counter()
     store.finish(0, n)
-    return store.reader(), all_x, all_w, written, time.perf_counter() - started
+    return UsageReader.of(store), all_x, all_w, written, time.perf_counter() - started
 
 
 def unit(x: np.ndarray) -> np.ndarray:
@@ -313,8 +314,8 @@ def ef_search_sweep(reader, x16: np.ndarray, queries: np.ndarray) -> dict:
 def brown(db: str, n_queries: int, folder: str, lance_kind: str) -> dict:
     """The contenders on a real index: its stored vectors, queried with its own usages."""
     from contextlens.corpus.rows import ROW_COLUMNS
+    from contextlens.index.reader import open_store
     from contextlens.index.side_index import build_side_index
-    from contextlens.index.store import open_store
 
     reader = open_store(db)
     complete = reader.checkpoint()["done"]

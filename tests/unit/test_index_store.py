@@ -12,8 +12,9 @@ need("lancedb")
 
 from contextlens.corpus.rows import EncodedChunk, UsageRow  # noqa: E402
 from contextlens.errors import FileFormatError, InputError  # noqa: E402
+from contextlens.index.reader import open_store  # noqa: E402
 from contextlens.index.stats import index_stats  # noqa: E402
-from contextlens.index.store import UsageStore, open_store  # noqa: E402
+from contextlens.index.store import UsageStore  # noqa: E402
 
 DIM = 8
 

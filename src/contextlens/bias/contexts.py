@@ -135,7 +135,7 @@ def ceat_contexts(words: Sequence[str], *, model: str, db=None, corpus=None, per
     if db is None and limit is not None:
         raise InputError("--limit bounds the usages read from an index (--db); for a corpus use --per-word")
     if db is not None:
-        from ..index.store import open_store
+        from ..index.reader import open_store
 
         store = open_store(db)
         if store.params.get("model") != model:

@@ -38,12 +38,12 @@ from ..corpus.reading import ReadStats, resolve_source
 from ..corpus.targets import LAYOUTS, MATCHES, WordMatcher, count_words, iter_corpus_sentences
 from ..errors import InputError, check_choice, check_int
 from ..files import check_outputs, output_dir
+from .reader import UsageReader
 from .shards import parse_shard, shard_of
 from .store import (
     DTYPES,
     PROGRESS,
     IndexMismatchError,
-    UsageReader,
     UsageStore,
     is_uri,
     open_progress_rows,
@@ -216,7 +216,7 @@ class _Writer:
 
 def _result(store: UsageStore, stats: ReadStats, sentences: int, resumed_at: int, started: float,
             complete: bool, nodes: dict[str, int] | None = None) -> BuildResult:
-    reader: UsageReader = store.reader()
+    reader = UsageReader.of(store)
     reader.refresh()
     counts = reader.word_counts()
     missing = [w for w in store.params["words"] if w not in counts]

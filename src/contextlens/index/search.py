@@ -31,8 +31,9 @@ from typing import Any, NamedTuple
 from ..bounds import MAX_K
 from ..errors import EmptyInputError, FileFormatError, InputError, TargetNotFoundError, ask, check_int
 from ..text import locate, tokenize
+from .reader import UsageReader, open_store
 from .shards import ShardedReader, open_readers
-from .store import IndexMismatchError, UsageReader, is_uri, open_store
+from .store import IndexMismatchError, is_uri
 
 __all__ = ["search_usages", "like_usage", "search_queries", "read_queries", "Query", "check_model", "query_encoder"]
 
