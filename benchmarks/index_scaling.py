@@ -116,7 +116,8 @@ def _sizes(db: str) -> dict:
     """Bytes per usage of the LanceDB table's data, the full side index and a compressed one."""
     from contextlens.corpus.rows import ROW_COLUMNS
     from contextlens.index.reader import open_store
-    from contextlens.index.side_index import side_bytes, write_side_index
+    from contextlens.index.side_build import write_side_index
+    from contextlens.index.side_index import side_bytes
 
     reader = open_store(db)
     n = reader.count()

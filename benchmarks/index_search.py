@@ -127,7 +127,8 @@ class Compressed:
 
     def __init__(self, reader, folder: str, timings: dict):
         from contextlens.corpus.rows import ROW_COLUMNS
-        from contextlens.index.side_index import load_side_index, side_bytes, write_side_index
+        from contextlens.index.side_build import write_side_index
+        from contextlens.index.side_index import load_side_index, side_bytes
 
         os.makedirs(folder)
         version = reader.table.version
@@ -315,7 +316,7 @@ def brown(db: str, n_queries: int, folder: str, lance_kind: str) -> dict:
     """The contenders on a real index: its stored vectors, queried with its own usages."""
     from contextlens.corpus.rows import ROW_COLUMNS
     from contextlens.index.reader import open_store
-    from contextlens.index.side_index import build_side_index
+    from contextlens.index.side_build import build_side_index
 
     reader = open_store(db)
     complete = reader.checkpoint()["done"]

@@ -54,13 +54,8 @@ import numpy as np
 from .. import __version__
 from ..corpus.rows import ROW_COLUMNS, EncodedChunk
 from ..errors import FileFormatError, InputError, MissingDependencyError, ask, check_choice
-from .side_index import (
-    build_side_index,
-    lists_for,
-    side_folder,
-    side_kind,
-    write_side_index,
-)
+from .side_build import build_side_index, write_side_index
+from .side_index import lists_for, side_folder, side_kind
 
 __all__ = [
     "UsageStore", "IndexMismatchError", "DTYPES", "FORMAT", "usages_schema", "vector_column", "is_uri",
