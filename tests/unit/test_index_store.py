@@ -179,7 +179,7 @@ def test_a_creation_killed_between_its_tables_is_started_again(tmp_path):
     import lancedb
     import pyarrow as pa
 
-    from contextlens.index.build import _only_empty_progress
+    from contextlens.index.store import _only_empty_progress
 
     db = lancedb.connect(str(tmp_path / "db"))
     db.create_table("progress", schema=pa.schema([pa.field("chunk", pa.int64())]))

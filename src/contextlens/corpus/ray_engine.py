@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, MissingDependencyError, ask, check_int
+from ..errors import InputError, ask, check_int, import_optional
 from .encoding import encode_planned, make_index_encoder
 from .rows import EncodedChunk, PlannedSentence
 
@@ -79,12 +79,7 @@ def node_lost(error: BaseException) -> bool:
 
 
 def _ray():
-    try:
-        import ray
-        import ray.data  # noqa: F401
-    except ImportError:
-        raise MissingDependencyError("ray", "scale", "The Ray engine") from None
-    return ray
+    return import_optional("ray", "scale", "The Ray engine", "ray.data")
 
 
 class UsageEncoderActor:

@@ -40,24 +40,13 @@ from ..errors import InputError, check_choice, check_int
 from ..files import check_outputs, output_dir
 from .reader import UsageReader
 from .shards import parse_shard, shard_of
-from .store import (
-    DTYPES,
-    PROGRESS,
-    IndexMismatchError,
-    UsageStore,
-    is_uri,
-    open_progress_rows,
-    side_setting,
-    table_names,
-)
+from .store import DTYPES, UsageStore, is_uri, side_setting
 
-__all__ = ["build_index", "BuildResult", "ENGINES", "make_index_encoder"]
+__all__ = ["build_index", "BuildResult"]
 
 log = logging.getLogger(__name__)
 #: ``progress(sentences_done, usages_done)`` after each committed chunk
 BuildProgress = Callable[[int, int], None]
-_CHECKED = ("model", "layers", "dim", "dtype", "match", "layout", "words", "precision", "shard", "side_index")
-_DEFAULTS = {"side_index": "auto"}  # what an index made before a parameter existed has
 
 
 @dataclass
@@ -82,47 +71,6 @@ class BuildResult:
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-
-def _holds_something(db: Path | str) -> bool:
-    """Whether ``db`` (a folder or a URI) holds anything but what a killed creation leaves."""
-    there = bool(table_names(db)) if isinstance(db, str) else db.exists() and any(db.iterdir())
-    return there and not _only_empty_progress(db)
-
-
-def _open_or_create(db: Path | str, params: dict[str, Any]) -> UsageStore:
-    if _holds_something(db):
-        store = UsageStore.open(db)  # a foreign or damaged folder raises here, untouched
-        recorded = {k: store.params.get(k, _DEFAULTS.get(k)) for k in _CHECKED}
-        if params.get("side_index") == "auto":  # not asked: the index keeps its own choice
-            params["side_index"] = recorded["side_index"]
-        differ = [k for k in _CHECKED if recorded[k] != params.get(k)]
-        if differ:
-            said = [f"{k} {recorded[k]!r} (this build: {params.get(k)!r})" for k in differ if k != "words"]
-            if "words" in differ:
-                said.append(f"the words {_listed(store.params.get('words') or [])} (this build: "
-                            f"{_listed(params['words'])})")
-            raise IndexMismatchError(f"{db} holds an index built with {'; '.join(said)}: an index keeps one "
-                                     "setting of each, so build into a new --db folder (or give these settings "
-                                     "again to resume or check it)")
-        return store
-    return UsageStore.create(db, params)
-
-
-def _listed(words: list[str], n: int = 6) -> str:
-    """``words`` named briefly for a message.
-
-    >>> _listed(["bank", "spring", "river"]), _listed(list("abcdefgh"), 3)
-    ('bank, spring, river (3)', 'a, b, c... (8)')
-    """
-    return ", ".join(words[:n]) + ("..." if len(words) > n else "") + f" ({len(words)})"
-
-
-def _only_empty_progress(db: Path | str) -> bool:
-    """Whether ``db`` holds only what a creation killed half-way leaves (an empty progress table)."""
-    if isinstance(db, str):
-        return table_names(db) == [PROGRESS] and open_progress_rows(db) == 0
-    return [p.name for p in db.iterdir()] == [f"{PROGRESS}.lance"] and open_progress_rows(db) == 0
 
 
 def build_index(
@@ -180,7 +128,7 @@ def build_index(
               **{k: enc.params()[k] for k in ("precision",) if k in enc.params()},
               "shard": f"{part[0]}/{part[1]}" if part else None, "side_index": side_setting(compress)}
     db = str(db) if is_uri(db) else Path(db)
-    store = _open_or_create(db, params)
+    store = UsageStore.open_or_create(db, params)
     point = store.checkpoint()
     stats = ReadStats()
     if point["done"]:

@@ -77,7 +77,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import MissingDependencyError
+from ..errors import import_optional
 
 __all__ = ["SideIndex", "CompressedSideIndex", "open_side_index",
            "load_side_index", "side_folder", "side_kind", "lists_for", "probes_for", "pq_codes", "rerank_for",
@@ -104,11 +104,7 @@ ALL_WORDS_PROBE_DIVISOR = 50  # compressed, over every word: a fiftieth of the l
 
 
 def _faiss():
-    try:
-        import faiss
-    except ImportError:
-        raise MissingDependencyError("faiss", "index", "The usage index search") from None
-    return faiss
+    return import_optional("faiss", "index", "The usage index search")
 
 
 def lists_for(rows: int) -> int:

@@ -53,7 +53,7 @@ import numpy as np
 
 from .. import __version__
 from ..corpus.rows import ROW_COLUMNS, EncodedChunk
-from ..errors import FileFormatError, InputError, MissingDependencyError, ask, check_choice
+from ..errors import FileFormatError, InputError, ask, check_choice, import_optional
 from .side_build import build_side_index, write_side_index
 from .side_index import lists_for, side_folder, side_kind
 
@@ -72,6 +72,9 @@ CLEANUP_AFTER = timedelta(minutes=5)  # readers refresh on every search; older v
 META_KEY = b"contextlens"
 SIDE_INDEX = ("auto", "full", "compressed")  # the ``side_index`` parameter: see side_setting
 SEARCH_CACHE = "search"  # the disk cache of side indexes of indexes in object storage
+#: the parameters a resumed build must give again (an index keeps one setting of each)
+CHECKED = ("model", "layers", "dim", "dtype", "match", "layout", "words", "precision", "shard", "side_index")
+_DEFAULTS = {"side_index": "auto"}  # what an index made before a parameter existed has
 
 
 def is_uri(db) -> bool:
@@ -98,12 +101,8 @@ class IndexMismatchError(InputError):
 
 
 def _lance():
-    try:
-        import lancedb
-        import pyarrow as pa
-    except ImportError:
-        raise MissingDependencyError("lancedb", "index", "The usage index") from None
-    return lancedb, pa
+    """``(lancedb, pyarrow)``."""
+    return import_optional("lancedb", "index", "The usage index"), import_optional("pyarrow", "index", "The usage index")
 
 
 def vector_column(layer: int) -> str:
@@ -248,8 +247,30 @@ class UsageStore(_Index):
 
     @classmethod
     def open(cls, path) -> UsageStore:
-        """Reopen an existing index to resume its build (checked as :func:`open_store` does)."""
+        """Reopen an existing index to resume its build (checked as :func:`.reader.open_store` does)."""
         return cls(*_open_checked(path))
+
+    @classmethod
+    def open_or_create(cls, db: Path | str, params: dict[str, Any]) -> UsageStore:
+        """The index at ``db`` to resume, when it was built with ``params`` (else an
+        :class:`IndexMismatchError` naming what differs), or a new one. ``side_index="auto"``
+        (not asked) takes the index's own choice into ``params``."""
+        if not _holds_something(db):
+            return cls.create(db, params)
+        store = cls.open(db)  # a foreign or damaged folder raises here, untouched
+        recorded = {k: store.params.get(k, _DEFAULTS.get(k)) for k in CHECKED}
+        if params.get("side_index") == "auto":  # not asked: the index keeps its own choice
+            params["side_index"] = recorded["side_index"]
+        differ = [k for k in CHECKED if recorded[k] != params.get(k)]
+        if differ:
+            said = [f"{k} {recorded[k]!r} (this build: {params.get(k)!r})" for k in differ if k != "words"]
+            if "words" in differ:
+                said.append(f"the words {_listed(store.params.get('words') or [])} (this build: "
+                            f"{_listed(params['words'])})")
+            raise IndexMismatchError(f"{db} holds an index built with {'; '.join(said)}: an index keeps one "
+                                     "setting of each, so build into a new --db folder (or give these settings "
+                                     "again to resume or check it)")
+        return store
 
     def to_arrow(self, chunk: int, encoded: EncodedChunk):
         """The Arrow table of the ``usages`` schema holding ``encoded`` (committed as ``chunk``)."""
@@ -367,3 +388,25 @@ def _open_checked(path: str | os.PathLike):
         raise FileFormatError(path, None, f"index format {params.get('format')!r} v{params.get('format_version')} "
                                           f"is not {FORMAT} v{FORMAT_VERSION}; rebuild it with this version")
     return path, db, table, params
+
+
+def _holds_something(db: Path | str) -> bool:
+    """Whether ``db`` (a folder or a URI) holds anything but what a killed creation leaves."""
+    there = bool(table_names(db)) if isinstance(db, str) else db.exists() and any(db.iterdir())
+    return there and not _only_empty_progress(db)
+
+
+def _only_empty_progress(db: Path | str) -> bool:
+    """Whether ``db`` holds only what a creation killed half-way leaves (an empty progress table)."""
+    if isinstance(db, str):
+        return table_names(db) == [PROGRESS] and open_progress_rows(db) == 0
+    return [p.name for p in db.iterdir()] == [f"{PROGRESS}.lance"] and open_progress_rows(db) == 0
+
+
+def _listed(words: list[str], n: int = 6) -> str:
+    """``words`` named briefly for a message.
+
+    >>> _listed(["bank", "spring", "river"]), _listed(list("abcdefgh"), 3)
+    ('bank, spring, river (3)', 'a, b, c... (8)')
+    """
+    return ", ".join(words[:n]) + ("..." if len(words) > n else "") + f" ({len(words)})"
