@@ -213,7 +213,7 @@ def case_geometry_bound() -> tuple:
     """geometry at MAX_ENCODING_BYTES with minilm: 49,932 words of Brown sentences, 1,000,000 pairs."""
     from contextlens import bounds
     from contextlens.analysis.geometry import geometry
-    from contextlens.corpus import iter_lines
+    from contextlens.corpus.reading import iter_lines
     from contextlens.encoders.registry import make_encoder
     from contextlens.text import tokenize
 

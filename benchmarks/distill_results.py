@@ -5,7 +5,7 @@
 
 For each model and corpus set: every usage (at most ``--max-usages`` per word, a seeded
 sample) of the words of the similarity sets present is encoded and pooled per layer
-(contextlens.analysis.distill), then scored by Spearman on each set, next to GloVe 6B-50d
+(contextlens.corpus.distill), then scored by Spearman on each set, next to GloVe 6B-50d
 (gensim's rules, on all its pairs and on the pairs the distilled table covers), the same
 model's layer-0 embedding rows and its words encoded alone (each layer). Tables go to
 ``--keep`` (default a temporary folder); a killed run resumes there.
@@ -20,11 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from contextlens.analysis.distill import distill, table_paths
 from contextlens.bench.datasets import available_similarity, load_similarity
 from contextlens.bench.datasets.registry import resolve_data_dir
 from contextlens.bench.lexical import similarity_spearman
 from contextlens.bench.runner import evaluate, make_task_encoder
+from contextlens.corpus.distill import distill, table_paths
 from contextlens.files import atomic_output
 from contextlens.static.pretrained import load_vectors
 from contextlens.vectors import EmbeddingTable

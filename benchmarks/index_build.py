@@ -70,8 +70,8 @@ def run_build(files: list[str], db: str, queue) -> None:
 
 
 def run_naive(files: list[str], limit: int, queue) -> None:
+    from contextlens.corpus.targets import WordMatcher, find_usages, iter_corpus_sentences
     from contextlens.encoders.transformer import TransformerEncoder
-    from contextlens.index.extract import WordMatcher, find_usages, iter_corpus_sentences
 
     wn, match = _wordnet()
     matcher = WordMatcher(WORDS, match=match, wordnet=wn)

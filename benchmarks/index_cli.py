@@ -37,7 +37,7 @@ import json, sys, time
 t0 = time.perf_counter()
 from contextlens.cli import main  # noqa: F401  (what the contextlens command imports first)
 from contextlens.index.search import search_usages, query_encoder
-from contextlens.index.store import open_store
+from contextlens.index.reader import open_store
 t1 = time.perf_counter()
 store = open_store(sys.argv[1])
 store.side()

@@ -105,7 +105,7 @@ class TreeCPU:
 
 
 def _words(corpus: str, which: str, min_count: int):
-    from contextlens.index.extract import count_words, iter_corpus_sentences
+    from contextlens.corpus.targets import count_words, iter_corpus_sentences
 
     if which == "fifty":
         return FIFTY
@@ -114,8 +114,10 @@ def _words(corpus: str, which: str, min_count: int):
 
 def _sizes(db: str) -> dict:
     """Bytes per usage of the LanceDB table's data, the full side index and a compressed one."""
-    from contextlens.index.side_index import side_bytes, write_side_index
-    from contextlens.index.store import ROW_COLUMNS, open_store
+    from contextlens.corpus.rows import ROW_COLUMNS
+    from contextlens.index.reader import open_store
+    from contextlens.index.side_build import write_side_index
+    from contextlens.index.side_index import side_bytes
 
     reader = open_store(db)
     n = reader.count()

@@ -69,8 +69,9 @@ def make_vectors(n: int, seed: int = 0):
 def build(path: str, n: int):
     """The synthetic index; ``(reader, vectors (n, DIM) float16, word of each usage, seconds to
     write, seconds of finish())``. Usage ``i`` has id ``f"{i:08d}"`` and word ``f"w{word}"``."""
-    from contextlens.index.encode import EncodedChunk
-    from contextlens.index.store import UsageRow, UsageStore
+    from contextlens.corpus.rows import EncodedChunk, UsageRow
+    from contextlens.index.reader import UsageReader
+    from contextlens.index.store import UsageStore
 
     store = UsageStore.create(path, {"model": "synthetic", "layers": [6], "dim": DIM, "dtype": "float16",
                                      "match": "lower", "layout": "lines",
@@ -88,7 +89,7 @@ def build(path: str, n: int):
     written = time.perf_counter() - started
     started = time.perf_counter()
     store.finish(0, n)
-    return store.reader(), all_x, all_w, written, time.perf_counter() - started
+    return UsageReader.of(store), all_x, all_w, written, time.perf_counter() - started
 
 
 def unit(x: np.ndarray) -> np.ndarray:
@@ -127,8 +128,9 @@ class Compressed:
     ``UsageReader.search`` searches a compressed side index (``search_rows``)."""
 
     def __init__(self, reader, folder: str, timings: dict):
-        from contextlens.index.side_index import load_side_index, side_bytes, write_side_index
-        from contextlens.index.store import ROW_COLUMNS
+        from contextlens.corpus.rows import ROW_COLUMNS
+        from contextlens.index.side_build import write_side_index
+        from contextlens.index.side_index import load_side_index, side_bytes
 
         os.makedirs(folder)
         version = reader.table.version
@@ -317,8 +319,9 @@ def ef_search_sweep(reader, x16: np.ndarray, queries: np.ndarray) -> dict:
 
 def brown(db: str, n_queries: int, folder: str, lance_kind: str) -> dict:
     """The contenders on a real index: its stored vectors, queried with its own usages."""
-    from contextlens.index.side_index import build_side_index
-    from contextlens.index.store import ROW_COLUMNS, open_store
+    from contextlens.corpus.rows import ROW_COLUMNS
+    from contextlens.index.reader import open_store
+    from contextlens.index.side_build import build_side_index
 
     reader = open_store(db)
     complete = reader.checkpoint()["done"]

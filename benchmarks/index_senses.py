@@ -170,8 +170,8 @@ def precision(db: str, labels: dict[tuple, str], layers: list[int]) -> dict[int,
 
 def build(dataset: str, model: str, args, tmp: Path):
     """``(db, labels, words, items, match, seconds)``: the labelled sample indexed with every layer."""
+    from contextlens.corpus.encoding import make_index_encoder
     from contextlens.index import build_index
-    from contextlens.index.encode import make_index_encoder
 
     root = data_root()
     if dataset == "coarsewsd":
@@ -273,8 +273,8 @@ def bank_labels() -> dict[tuple, str]:
 def build_bank(model: str, tmp: Path) -> str:
     """The README's index of the shipped corpora, with every layer stored."""
     from contextlens.bench.datasets.wordnet import wordnet
+    from contextlens.corpus.encoding import make_index_encoder
     from contextlens.index import build_index
-    from contextlens.index.encode import make_index_encoder
 
     depth = make_index_encoder(model, None)[0].n_model_layers
     db = str(tmp / f"bank-{model}-db")
@@ -359,9 +359,9 @@ print(json.dumps({"seconds": round(time.perf_counter() - started, 1),
 
 def synthetic_index(path: Path, n: int, dim: int = 384, seed: int = 0) -> None:
     """An index of ``n`` usages of "bank" with vectors in 4 groups around a common direction."""
-    from contextlens.index.encode import EncodedChunk
-    from contextlens.index.extract import usage_id
-    from contextlens.index.store import UsageRow, UsageStore
+    from contextlens.corpus.rows import EncodedChunk, UsageRow
+    from contextlens.corpus.targets import usage_id
+    from contextlens.index.store import UsageStore
 
     rng = np.random.default_rng(seed)
     centres = rng.standard_normal((4, dim))

@@ -18,6 +18,7 @@ views and the CLI's tables number it.
 from __future__ import annotations
 
 import difflib
+import importlib
 import json
 import math
 import numbers
@@ -171,6 +172,26 @@ class MissingDependencyError(ContextLensError, ImportError):
             f"{feature} needs the Python package {module!r}, which is not installed; "
             f"install it with: pip install 'contextlens[{extra}]'"
         )
+
+
+def import_optional(module: str, extra: str, feature: str, *needs: str):
+    """``module`` imported (after the modules it ``needs``), or a :class:`MissingDependencyError`
+    naming the ``extra`` that brings it: the one way an optional dependency is imported.
+
+    >>> import_optional("json", "web", "Reading JSON").__name__
+    'json'
+    >>> import_optional("no_such_module", "index", "The usage index")
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.MissingDependencyError: The usage index needs the Python package 'no_such_module', \
+which is not installed; install it with: pip install 'contextlens[index]'
+    """
+    try:
+        for name in needs:
+            importlib.import_module(name)
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingDependencyError(module, extra, feature) from None
 
 
 def check_choice(name: str, value: str, choices: Iterable[str]) -> str:

@@ -18,7 +18,7 @@ from tests.missing import need, need_model
 torch = need("torch")
 need("transformers")
 
-from contextlens.analysis.distill import distill  # noqa: E402
+from contextlens.corpus.distill import distill  # noqa: E402
 from contextlens.encoders.transformer import TransformerEncoder  # noqa: E402
 from contextlens.vectors import EmbeddingTable  # noqa: E402
 from tests.integration.tiny_models import tiny_bert  # noqa: E402
@@ -50,7 +50,7 @@ def test_minilm_pooled_vector_is_the_mean_of_its_usages(brown200):
 
 CHILD = textwrap.dedent("""
     import os, signal, sys
-    from contextlens.analysis import distill as d
+    from contextlens.corpus import distill as d
     from contextlens.encoders.transformer import TransformerEncoder
     corpus, out, model = sys.argv[1:4]
     save, calls = d._save, []

@@ -62,7 +62,7 @@ def test_ray_engine_equals_local_engine(tmp_path, local_ray):
 
 
 def test_distillation_on_ray_equals_the_local_one(tmp_path, local_ray):
-    from contextlens.analysis.distill import distill
+    from contextlens.corpus.distill import distill
     from contextlens.encoders.transformer import TransformerEncoder
 
     model = str(tiny_bert(tmp_path))

@@ -12,7 +12,7 @@ from contextlens.analysis.geometry import cross_sentence_pairs
 from contextlens.analysis.senses import SenseClusterer
 from contextlens.bench.targets import target_text
 from contextlens.context.attention import causal_mask, check_scale, random_projections, sinusoidal_positions
-from contextlens.corpus import longest_sentence
+from contextlens.corpus.reading import longest_sentence
 from contextlens.encoders.alignment import Alignment, plan_windows
 from contextlens.encoders.mixing import NeighbourAverage, SelfAttention
 from contextlens.errors import InputError

@@ -129,7 +129,7 @@ def test_many_blocks_segments_and_a_spilled_stream_give_the_same_counts(tmp_path
     path = tmp_path / "c.txt"
     path.write_text("\n".join(lines) + "\n")
     whole = cooccurrence_matrix(path, window=3, weighting="harmonic")
-    monkeypatch.setattr("contextlens.corpus.BLOCK_BYTES", 64)
+    monkeypatch.setattr("contextlens.corpus.reading.BLOCK_BYTES", 64)
     monkeypatch.setattr(co_module, "_SEGMENT_TOKENS", 50)
     monkeypatch.setattr(co_module, "_SPILL_BYTES", 100)
     monkeypatch.setattr(pairs, "_DENSE_CELLS", 100)

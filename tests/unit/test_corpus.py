@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from contextlens.corpus import ReadStats, SentenceStream, iter_lines, iter_sentences, iter_text_blocks
+from contextlens.corpus.reading import ReadStats, SentenceStream, iter_lines, iter_sentences, iter_text_blocks
 from contextlens.errors import (
     EmptyInputError,
     FileFormatError,

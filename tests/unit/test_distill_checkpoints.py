@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from contextlens.analysis.distill import distill
+from contextlens.corpus.distill import distill
 from contextlens.encoders.mixing import NeighbourAverage
 from contextlens.errors import InputError
 from contextlens.vectors import EmbeddingTable
@@ -123,7 +123,7 @@ def test_the_checkpoint_of_another_run_still_says_so(encoder, checkpoint):
 CHILD = textwrap.dedent("""
     import os, signal, sys
     import numpy as np
-    from contextlens.analysis.distill import distill
+    from contextlens.corpus.distill import distill
     from contextlens.encoders.mixing import NeighbourAverage
     from tests.unit.test_distill import CORPUS, TABLE
     from tests.unit.test_distill_checkpoints import KW

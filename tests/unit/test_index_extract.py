@@ -8,9 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from contextlens.corpus import ReadStats
-from contextlens.errors import EmptyInputError, InputError, UnknownOptionError
-from contextlens.index.extract import (
+from contextlens.corpus.reading import ReadStats
+from contextlens.corpus.targets import (
     Sentence,
     WordMatcher,
     count_words,
@@ -19,6 +18,7 @@ from contextlens.index.extract import (
     read_word_list,
     usage_id,
 )
+from contextlens.errors import EmptyInputError, InputError, UnknownOptionError
 from contextlens.index.senses import context_words, distinctive_words
 
 

@@ -10,10 +10,11 @@ from tests.missing import need
 
 need("lancedb")
 
+from contextlens.corpus.rows import EncodedChunk, UsageRow  # noqa: E402
 from contextlens.errors import FileFormatError, InputError  # noqa: E402
-from contextlens.index.encode import EncodedChunk  # noqa: E402
+from contextlens.index.reader import open_store  # noqa: E402
 from contextlens.index.stats import index_stats  # noqa: E402
-from contextlens.index.store import UsageRow, UsageStore, open_store  # noqa: E402
+from contextlens.index.store import UsageStore  # noqa: E402
 
 DIM = 8
 
@@ -182,7 +183,7 @@ def test_a_creation_killed_between_its_tables_is_started_again(tmp_path):
     import lancedb
     import pyarrow as pa
 
-    from contextlens.index.build import _only_empty_progress
+    from contextlens.index.store import _only_empty_progress
 
     db = lancedb.connect(str(tmp_path / "db"))
     db.create_table("progress", schema=pa.schema([pa.field("chunk", pa.int64())]))

@@ -129,7 +129,7 @@ def test_every_table_grows_and_blocks_split_anywhere(tmp_path, monkeypatch):
     for weighting in ("none", "harmonic"):
         whole = cooccurrence_matrix(path, window=4, weighting=weighting, min_count=2, engine="numpy")
         with monkeypatch.context() as m:
-            m.setattr("contextlens.corpus.BLOCK_BYTES", 97)
+            m.setattr("contextlens.corpus.reading.BLOCK_BYTES", 97)
             m.setattr(kernel, "_WORD_SLOTS", 2)  # word arrays, slot table and pool all grow
             m.setattr(kernel, "_PAIR_SLOTS", 2 * pairs_module.BATCH)  # the pair table grows
             m.setattr(kernel, "_DENSE_CELLS", 10)  # a 3-word dense triangle; the rest hashed

@@ -213,7 +213,7 @@ def test_loading_transformers_in_a_notebook_shows_no_tqdm_warning(code, warned):
 
 def test_a_small_faiss_index_is_trained_without_its_warning_on_stderr(capfd, tmp_path):
     faiss = need("faiss")
-    from contextlens.index.side_index import _write_ivf
+    from contextlens.index.side_build import _write_ivf
 
     x = np.random.default_rng(0).normal(size=(2, 8)).astype(np.float32)
     _write_ivf(faiss, x, np.arange(2), 1, 8, tmp_path / "v.ivf")

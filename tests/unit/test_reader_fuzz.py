@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contextlens.bias import read_sets  # imported before tracemalloc starts: SciPy is slow to import under it
-from contextlens.corpus import iter_sentences
+from contextlens.corpus.reading import iter_sentences
 from contextlens.errors import ContextLensError
 from contextlens.vectors import EmbeddingTable
 from contextlens.vectors_io import read_table
@@ -177,7 +177,7 @@ line_text = st.text(st.one_of(st.sampled_from(INSIDE), st.characters(
 def test_every_reader_ends_lines_at_lf_crlf_or_cr_only(tmp_path, lines, breaks, last, block):
     from contextlens.analysis.usages import numbered_lines
     from contextlens.bench.datasets._io import read_lines
-    from contextlens.corpus import iter_lines, iter_text_blocks
+    from contextlens.corpus.reading import iter_lines, iter_text_blocks
     from contextlens.text import split_lines
 
     last = last or lines[-1] == ""  # an unended last line that is empty is no line at all
@@ -243,7 +243,7 @@ def test_mutated_sets_files_give_sets_or_one_clear_error(tmp_path, data):
 # -- distillation checkpoints: damaged anywhere, they resume or give one clear error -------------
 @pytest.fixture(scope="module")
 def checkpoint_bytes(tmp_path_factory) -> tuple[bytes, object]:
-    from contextlens.analysis.distill import distill
+    from contextlens.corpus.distill import distill
     from contextlens.encoders.mixing import NeighbourAverage
     from tests.unit.test_distill import CORPUS, TABLE
 
@@ -259,7 +259,7 @@ def checkpoint_bytes(tmp_path_factory) -> tuple[bytes, object]:
 
 
 def test_mutated_checkpoints_resume_or_give_one_clear_error(checkpoint_bytes, tmp_path):
-    from contextlens.analysis.distill import distill
+    from contextlens.corpus.distill import distill
     from tests.unit.test_distill import CORPUS
 
     base, encoder = checkpoint_bytes

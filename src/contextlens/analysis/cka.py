@@ -136,7 +136,7 @@ def corpus_sample(root: str | Path, n: int = DEFAULT_SENTENCES, *, seed: int = 0
     from the lines of the shared corpora (:data:`CORPORA`, in that order) that hold
     :data:`MIN_TOKENS` to :data:`MAX_TOKENS` whitespace tokens; lines that are not UTF-8 are
     skipped. Returned in corpus order."""
-    from ..corpus import iter_lines
+    from ..corpus.reading import iter_lines
 
     check_int("sentences", n, low=2, high=10**6, hint="how many corpus sentences to sample")
     check_int("seed", seed, low=0, high=2**32 - 1)

@@ -135,7 +135,7 @@ def ceat_contexts(words: Sequence[str], *, model: str, db=None, corpus=None, per
     if db is None and limit is not None:
         raise InputError("--limit bounds the usages read from an index (--db); for a corpus use --per-word")
     if db is not None:
-        from ..index.store import open_store
+        from ..index.reader import open_store
 
         store = open_store(db)
         if store.params.get("model") != model:
@@ -143,7 +143,7 @@ def ceat_contexts(words: Sequence[str], *, model: str, db=None, corpus=None, per
                              f"give --model {store.params.get('model')} or another index")
         return contexts_from_index(store, words, limit=limit)
     from ..bench.datasets.registry import resolve_data_dir
-    from ..corpus import iter_lines
+    from ..corpus.reading import iter_lines
     from ..encoders.registry import make_encoder
 
     source = corpus if corpus is not None else resolve_data_dir() / "corpora"

@@ -28,7 +28,7 @@ STORED_LAYER = o.layer_option(None, help="The stored layer number to use (defaul
 
 
 def _words(words: str | None, words_file: Path | None, all_words: bool) -> list[str] | None:
-    from ..index.extract import read_word_list
+    from ..corpus.targets import read_word_list
 
     given = sum(x is not None and x is not False for x in (words, words_file, all_words or None))
     if given != 1:

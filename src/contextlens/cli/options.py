@@ -88,7 +88,7 @@ def check_paths(given: Iterable[tuple[str, str, Any]]) -> None:
                     corpora.add(label)
     if not outputs:
         return
-    from ..corpus import corpus_files
+    from ..corpus.reading import corpus_files
     from ..files import check_outputs
 
     def files_of(label: str, folder: Path):

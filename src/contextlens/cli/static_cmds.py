@@ -119,8 +119,8 @@ def distill(
     """
     from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 
-    from ..analysis.distill import distill as distill_tables
     from ..analysis.usages import read_lines
+    from ..corpus.distill import distill as distill_tables
 
     if layer is not None and layers is not None:
         raise InputError("give --layer (one layer) or --layers (several), not both")

@@ -96,7 +96,7 @@ def corpus_files(folder: str | Path) -> list[Path]:
 def corpus_texts(folder: str | Path, *, seed: int = 0) -> list[str]:
     """The sentences of :func:`corpus_files` ``(folder)``, shuffled with ``seed``; lines that are not
     UTF-8 (27 of ABC) are skipped."""
-    from ..corpus import iter_lines
+    from ..corpus.reading import iter_lines
 
     lines = [line.strip() for f in corpus_files(folder) for line in iter_lines(f, errors="skip")
              if line.strip()]

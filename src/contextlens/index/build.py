@@ -1,12 +1,13 @@
 """Build a usage index: stream the corpus, find the targets, encode them, store them.
 
-The corpus is read as a stream of sentences cut into *chunks* of ``chunk_size``
-sentences. For each chunk, one loop whatever the engine: plan it (find the target usages,
-:func:`.encode.plan_chunk`), encode the sentences that have some with the engine
-(:class:`.encode.LocalEncoder`, or :class:`contextlens.scale.ray_engine.RayEncoder` on
-Ray Data), append the usages to the ``usages`` table, *then* commit a checkpoint
-``(chunk, sentences done)`` to the ``progress`` table. Memory holds one
-chunk at a time, so peak RSS does not grow with the corpus.
+The corpus is read by the one corpus pass (:func:`contextlens.corpus.passes.corpus_pass`)
+as a stream of sentences cut into *chunks* of ``chunk_size`` sentences. For each chunk,
+whatever the engine: plan it (find the target usages,
+:func:`contextlens.corpus.encoding.plan_chunk`), encode the sentences that have some with
+the runner (:class:`~contextlens.corpus.encoding.LocalEncoder`, or
+:class:`contextlens.corpus.ray_engine.RayEncoder` on Ray Data), append the usages to the
+``usages`` table, *then* commit a checkpoint ``(chunk, sentences done)`` to the ``progress``
+table. Memory holds one chunk at a time, so peak RSS does not grow with the corpus.
 
 Crash safety: a build killed at any point and run again rolls back the usages of chunks
 after the last checkpoint (written but not committed), skips the sentences already done
@@ -18,46 +19,34 @@ Several machines: ``shard="I/N"`` builds only the documents of shard ``I`` of ``
 hash of the document's name: :func:`.shards.shard_of`), so N builds, anywhere, make N
 indexes that :func:`contextlens.index.search_usages` searches as one (``db=[A, B, ...]``).
 On Ray, a chunk whose encoding fails because a node was lost is encoded again
-(:class:`contextlens.scale.ray_engine.RayEncoder`): nothing of it was written yet.
+(:class:`contextlens.corpus.ray_engine.RayEncoder`): nothing of it was written yet.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..corpus import ReadStats, resolve_source
+from ..corpus.encoding import make_index_encoder, plan_chunk
+from ..corpus.passes import ENGINES, ChunkDone, corpus_pass, make_runner
+from ..corpus.reading import ReadStats, resolve_source
+from ..corpus.targets import LAYOUTS, MATCHES, WordMatcher, count_words, iter_corpus_sentences
 from ..errors import InputError, check_choice, check_int
 from ..files import check_outputs, output_dir
-from .encode import LocalEncoder, make_index_encoder, plan_chunk
-from .extract import LAYOUTS, MATCHES, Sentence, WordMatcher, count_words, iter_corpus_sentences
+from .reader import UsageReader
 from .shards import parse_shard, shard_of
-from .store import (
-    DTYPES,
-    PROGRESS,
-    IndexMismatchError,
-    UsageReader,
-    UsageStore,
-    is_uri,
-    open_progress_rows,
-    side_setting,
-    table_names,
-)
+from .store import DTYPES, UsageStore, is_uri, side_setting
 
-__all__ = ["build_index", "BuildResult", "ENGINES", "make_index_encoder"]
+__all__ = ["build_index", "BuildResult"]
 
 log = logging.getLogger(__name__)
-ENGINES = ("local", "ray")
 #: ``progress(sentences_done, usages_done)`` after each committed chunk
 BuildProgress = Callable[[int, int], None]
-_CHECKED = ("model", "layers", "dim", "dtype", "match", "layout", "words", "precision", "shard", "side_index")
-_DEFAULTS = {"side_index": "auto"}  # what an index made before a parameter existed has
 
 
 @dataclass
@@ -84,55 +73,6 @@ class BuildResult:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-def _chunks(stream: Iterator[Sentence], size: int) -> Iterator[list[Sentence]]:
-    while True:
-        chunk = list(itertools.islice(stream, size))
-        if not chunk:
-            return
-        yield chunk
-
-
-def _holds_something(db: Path | str) -> bool:
-    """Whether ``db`` (a folder or a URI) holds anything but what a killed creation leaves."""
-    there = bool(table_names(db)) if isinstance(db, str) else db.exists() and any(db.iterdir())
-    return there and not _only_empty_progress(db)
-
-
-def _open_or_create(db: Path | str, params: dict[str, Any]) -> UsageStore:
-    if _holds_something(db):
-        store = UsageStore.open(db)  # a foreign or damaged folder raises here, untouched
-        recorded = {k: store.params.get(k, _DEFAULTS.get(k)) for k in _CHECKED}
-        if params.get("side_index") == "auto":  # not asked: the index keeps its own choice
-            params["side_index"] = recorded["side_index"]
-        differ = [k for k in _CHECKED if recorded[k] != params.get(k)]
-        if differ:
-            said = [f"{k} {recorded[k]!r} (this build: {params.get(k)!r})" for k in differ if k != "words"]
-            if "words" in differ:
-                said.append(f"the words {_listed(store.params.get('words') or [])} (this build: "
-                            f"{_listed(params['words'])})")
-            raise IndexMismatchError(f"{db} holds an index built with {'; '.join(said)}: an index keeps one "
-                                     "setting of each, so build into a new --db folder (or give these settings "
-                                     "again to resume or check it)")
-        return store
-    return UsageStore.create(db, params)
-
-
-def _listed(words: list[str], n: int = 6) -> str:
-    """``words`` named briefly for a message.
-
-    >>> _listed(["bank", "spring", "river"]), _listed(list("abcdefgh"), 3)
-    ('bank, spring, river (3)', 'a, b, c... (8)')
-    """
-    return ", ".join(words[:n]) + ("..." if len(words) > n else "") + f" ({len(words)})"
-
-
-def _only_empty_progress(db: Path | str) -> bool:
-    """Whether ``db`` holds only what a creation killed half-way leaves (an empty progress table)."""
-    if isinstance(db, str):
-        return table_names(db) == [PROGRESS] and open_progress_rows(db) == 0
-    return [p.name for p in db.iterdir()] == [f"{PROGRESS}.lance"] and open_progress_rows(db) == 0
-
-
 def build_index(
     corpus, db, words: Iterable[str] | None = None, *, all_words: bool = False, min_count: int = 5,
     model: str = "minilm", layers=None, match: str = "lower", dtype: str = "float16", layout: str = "lines",
@@ -145,7 +85,7 @@ def build_index(
 
     ``words`` or ``all_words=True`` (every alphabetic word seen ``min_count`` times,
     lower-cased). ``layers``: layer numbers to store (0 = embedding row; default: the
-    last layer). ``engine="ray"`` encodes on Ray Data (see :mod:`contextlens.scale.ray_engine`),
+    last layer). ``engine="ray"`` encodes on Ray Data (see :mod:`contextlens.corpus.ray_engine`),
     at ``address`` (None: a local cluster) with ``concurrency`` encoder actors.
     ``encoder``: an already built ``(encoder, layers)`` pair from :func:`make_index_encoder`.
     ``model_engine`` (``torch``, ``onnx``, ``auto``) and ``precision`` (``fp32``, ``bf16``)
@@ -188,7 +128,7 @@ def build_index(
               **{k: enc.params()[k] for k in ("precision",) if k in enc.params()},
               "shard": f"{part[0]}/{part[1]}" if part else None, "side_index": side_setting(compress)}
     db = str(db) if is_uri(db) else Path(db)
-    store = _open_or_create(db, params)
+    store = UsageStore.open_or_create(db, params)
     point = store.checkpoint()
     stats = ReadStats()
     if point["done"]:
@@ -198,38 +138,33 @@ def build_index(
     stream = iter_corpus_sentences(corpus, layout=layout, stats=stats)
     if part is not None:
         stream = (s for s in stream if shard_of(s.doc, part[1]) == part[0])
-    done, chunk_no = point["sentences_done"], point["chunk"] + 1
-    for _ in itertools.islice(stream, done):  # already indexed: read, not encoded
-        pass
-    usages = store.count()
-    if engine == "ray":
-        from ..scale.ray_engine import RayEncoder
-
-        runner = RayEncoder(params, address=address, concurrency=concurrency, batch_size=batch_size)
-    else:
-        runner = LocalEncoder(enc, stored)
-    size = chunk_size or runner.chunk_size
-    try:
-        for chunk in _chunks(stream, size):
-            encoded = runner.encode(plan_chunk(chunk, matcher))
-            store.append(chunk_no, encoded)
-            done += len(chunk)
-            usages += len(encoded.rows)
-            store.commit(chunk_no, done, usages)  # after the usages: a crash before it is rolled back
-            chunk_no += 1
-            if progress is not None:
-                progress(done, usages)
-    finally:
-        runner.close()
-    if part is not None and not done:
+    writer = _Writer(store, store.count())
+    runner = make_runner(engine, enc, stored, address=address, concurrency=concurrency, batch_size=batch_size)
+    end = corpus_pass(stream, lambda sentences, _: plan_chunk(sentences, matcher), runner, writer,
+                      done=point["sentences_done"], chunk=point["chunk"], chunk_size=chunk_size, progress=progress)
+    if part is not None and not end.done:
         log.warning("shard %d/%d holds no sentence of this corpus (its documents hash to other shards)", *part)
-    store.finish(chunk_no - 1, done)
-    return _result(store, stats, done, point["sentences_done"], started, False, getattr(runner, "nodes", {}))
+    store.finish(end.chunk, end.done)
+    return _result(store, stats, end.done, point["sentences_done"], started, False, end.nodes)
+
+
+class _Writer:
+    """The build's ``on_chunk``: appends a chunk's usages, *then* commits its checkpoint
+    (a crash in between is rolled back by the next run); returns the usages so far."""
+
+    def __init__(self, store: UsageStore, usages: int):
+        self.store, self.usages = store, usages
+
+    def __call__(self, chunk: ChunkDone) -> int:
+        self.store.append(chunk.number, chunk.encoded)
+        self.usages += len(chunk.encoded.rows)
+        self.store.commit(chunk.number, chunk.done, self.usages)
+        return self.usages
 
 
 def _result(store: UsageStore, stats: ReadStats, sentences: int, resumed_at: int, started: float,
             complete: bool, nodes: dict[str, int] | None = None) -> BuildResult:
-    reader: UsageReader = store.reader()
+    reader = UsageReader.of(store)
     reader.refresh()
     counts = reader.word_counts()
     missing = [w for w in store.params["words"] if w not in counts]

@@ -31,8 +31,9 @@ from typing import Any, NamedTuple
 from ..bounds import MAX_K
 from ..errors import EmptyInputError, FileFormatError, InputError, TargetNotFoundError, ask, check_int
 from ..text import locate, tokenize
+from .reader import UsageReader, open_store
 from .shards import ShardedReader, open_readers
-from .store import IndexMismatchError, UsageReader, is_uri, open_store
+from .store import IndexMismatchError, is_uri
 
 __all__ = ["search_usages", "like_usage", "search_queries", "read_queries", "Query", "check_model", "query_encoder"]
 
@@ -88,7 +89,7 @@ def query_encoder(store: UsageReader | ShardedReader, threads: int | None = None
     """The index's encoder (model, layers, precision), loaded once per process (``threads``:
     CPU threads, a process-wide setting; ``engine``: what runs the model; None: the
     library's defaults)."""
-    from .encode import make_index_encoder
+    from ..corpus.encoding import make_index_encoder
 
     precision = store.params.get("precision")  # a bf16 index is searched in bf16
     key = (store.params["model"], tuple(store.layers), precision, engine)
@@ -117,7 +118,7 @@ def _query_word(store: UsageReader | ShardedReader, sentence: str, word: str, oc
             raise
     from ..bench.datasets.registry import resolve_data_dir
     from ..bench.datasets.wordnet import wordnet
-    from .extract import WordMatcher
+    from ..corpus.targets import WordMatcher
 
     matcher = WordMatcher([word], match="lemma", wordnet=wordnet(resolve_data_dir()))
     hits = [w for w in words if matcher(w.text) is not None]
@@ -183,7 +184,7 @@ class Query(NamedTuple):
 
 def read_queries(path: str | os.PathLike) -> list[Query]:
     """The searches of a queries file: ``word<TAB>sentence`` per line (see the module docstring)."""
-    from ..corpus import iter_lines
+    from ..corpus.reading import iter_lines
     from ..files import check_input_file
 
     path = Path(path)

@@ -32,10 +32,12 @@ from typing import Any
 import numpy as np
 
 from ..analysis.senses import MAX_CLUSTERED, MAX_SAMPLE, SenseClusterer
+from ..corpus.rows import ROW_COLUMNS
 from ..errors import InputError, check_int
 from ..text import tokenize
+from .reader import UsageReader, open_store
 from .search import _target
-from .store import ROW_COLUMNS, UsageReader, _sql_str, open_store
+from .store import _sql_str
 
 __all__ = ["induce_senses", "distinctive_words", "context_words", "typical", "centroid", "sample_ids",
            "MAX_MEMBERS"]

@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, ask
-from .store import IndexMismatchError, UsageReader, is_uri
+from .reader import UsageReader
+from .store import IndexMismatchError, is_uri
 
 __all__ = ["ShardedReader", "parse_shard", "shard_of", "AGREE", "open_readers"]
 
@@ -85,7 +86,7 @@ def _same(key: str, a, b) -> bool:
 
 def open_readers(dbs: Sequence) -> list[UsageReader]:
     """Each index of ``dbs`` opened (a reader passes as it is); the same index twice is an error."""
-    from .store import open_store
+    from .reader import open_store
 
     seen: dict[str, Any] = {}
     readers = []
@@ -101,7 +102,7 @@ def open_readers(dbs: Sequence) -> list[UsageReader]:
 
 class ShardedReader:
     """Several usage indexes searched as one (see the module docstring); reads as a
-    :class:`~contextlens.index.store.UsageReader` does."""
+    :class:`~contextlens.index.reader.UsageReader` does."""
 
     def __init__(self, readers: Sequence[UsageReader]):
         if len(readers) < 2:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .reader import UsageReader, open_store
 from .shards import ShardedReader
-from .store import ANN_MIN_ROWS, UsageReader, open_store
+from .side_index import ANN_MIN_ROWS
 
 __all__ = ["index_stats"]
 

@@ -38,7 +38,7 @@ from ..bench.lmms import SOURCES
 from ..errors import EmptyInputError, InputError
 
 if TYPE_CHECKING:
-    from .store import UsageReader
+    from .reader import UsageReader
 
 __all__ = ["WordNetCandidates", "wordnet_candidates", "index_encoder", "wordnet_model", "model_encoder",
            "map_centroids", "rank_senses", "TOP"]

@@ -16,7 +16,7 @@ import logging
 import os
 from pathlib import Path
 
-from ..corpus import ProgressHook, longest_sentence, resolve_source
+from ..corpus.reading import ProgressHook, longest_sentence, resolve_source
 from ..errors import InputError, check_choice, check_int
 from ..vectors import EmbeddingTable
 from .word2vec import MAX_WINDOW

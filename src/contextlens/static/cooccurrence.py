@@ -61,7 +61,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ..corpus import TOKENIZERS, ProgressHook, ReadStats, _lines, _sentences, iter_text_blocks
+from ..corpus.reading import TOKENIZERS, ProgressHook, ReadStats, _lines, _sentences, iter_text_blocks
 from ..errors import (
     EmptyInputError,
     InputError,
@@ -352,7 +352,7 @@ def cooccurrence_matrix(
     Parameters
     ----------
     corpus : a path, a directory, a list of paths, or an iterable of strings (see
-        :mod:`contextlens.corpus`); read once.
+        :mod:`contextlens.corpus.reading`); read once.
     window : the largest distance counted, on each side (``>= 1``).
     weighting : ``"none"`` (each pair counts 1) or ``"harmonic"`` (a pair at distance d
         counts 1/d).
@@ -360,8 +360,8 @@ def cooccurrence_matrix(
     max_vocab : keep at most this many of the most frequent words.
     vocab_order : ``"frequency"`` (most frequent first, ties alphabetical) or
         ``"alphabetical"``.
-    lower, tokenizer, errors : as in :func:`contextlens.corpus.iter_sentences`.
-    progress : a :data:`~contextlens.corpus.ProgressHook`, called with the number of
+    lower, tokenizer, errors : as in :func:`contextlens.corpus.reading.iter_sentences`.
+    progress : a :data:`~contextlens.corpus.reading.ProgressHook`, called with the number of
         sentences read after each block.
     engine : ``"numba"`` (the compiled kernel of :mod:`~contextlens.static.kernel`;
         needs ``contextlens[fast]``), ``"numpy"``, or ``"auto"`` (numba when installed).

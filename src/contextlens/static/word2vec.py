@@ -3,10 +3,10 @@
 The corpus streams from disk: one plain, uncompressed, valid UTF-8 file read as is
 (no lower-casing, white-space tokens) goes to gensim's multi-threaded ``corpus_file``
 reader, unless it holds a line break or white space that reader would read otherwise than
-:mod:`contextlens.corpus` (a lone ``\\r`` ends a line here, not there; U+00A0, U+2028 and
+:mod:`contextlens.corpus.reading` (a lone ``\\r`` ends a line here, not there; U+00A0, U+2028 and
 the like separate words here, not there); anything else (``.gz``, a directory, several files, ``lower=True``, the "words"
 tokenizer, ``errors="skip"`` on a file with bad bytes, an in-memory list) is a restartable
-:class:`~contextlens.corpus.SentenceStream` read again on every epoch.
+:class:`~contextlens.corpus.reading.SentenceStream` read again on every epoch.
 
 Runs are seeded and word initialisation uses a stable hash (not Python's per-process
 ``hash``), so a run with ``workers=1`` is reproducible; with several worker threads gensim's
@@ -25,7 +25,7 @@ import re
 import zlib
 from pathlib import Path
 
-from ..corpus import (
+from ..corpus.reading import (
     ERROR_MODES,
     TOKENIZERS,
     ProgressHook,
@@ -65,7 +65,7 @@ def _stable_hash(text: str) -> int:
 
 
 # what gensim's C++ line reader (std::getline, then ``>>`` words) reads otherwise than str.split()
-# of the lines of contextlens.corpus: a lone \r (not a line end there), and the non-ASCII white
+# of the lines of contextlens.corpus.reading: a lone \r (not a line end there), and the non-ASCII white
 # space and \x1c-\x1f (not word separators there), as UTF-8 bytes
 _GENSIM_DIFFERS = re.compile(rb"\r(?!\n)|[\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
                              rb"|\xe2\x81\x9f|\xe3\x80\x80")
@@ -178,14 +178,14 @@ def _train(kind: str, corpus, *, dim: int, window: int, min_count: int, max_voca
 _DOC_PARAMS = """
     Parameters
     ----------
-    corpus : a path, directory, list of paths or in-memory strings (see contextlens.corpus).
+    corpus : a path, directory, list of paths or in-memory strings (see contextlens.corpus.reading).
     dim : vector size; window : context words on each side; min_count, max_vocab : the
         vocabulary (max_vocab keeps the most frequent words).
     epochs : passes over the corpus; architecture : "skipgram" or "cbow";
     negative : negative samples per positive one; sample : down-sampling threshold of
         frequent words; learning_rate : the initial learning rate.
     seed, workers : the random seed; threads (default: all CPUs).
-    lower, tokenizer, errors : as in :func:`contextlens.corpus.iter_sentences`.
+    lower, tokenizer, errors : as in :func:`contextlens.corpus.reading.iter_sentences`.
     progress : a ProgressHook, called after each epoch with the sentences trained on so far.
 """
 

@@ -205,7 +205,7 @@ def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Lim
     """
     store = None
     if index is not None:
-        from ..index.store import open_store
+        from ..index.reader import open_store
 
         store = open_store(index)
         log.info("usage index %s (model %s, layers %s)", store.path, store.params["model"], store.layers)

@@ -6,9 +6,9 @@ fields and allow the rest (``extra="allow"``).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_type_hints
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
 from ..analysis.cka import DEFAULT_SENTENCES
 from ..analysis.faithfulness import METHODS
@@ -16,6 +16,7 @@ from ..analysis.patching import PATCH_POINTS
 from ..analysis.probing import PROBE_KINDS, PROBE_TASKS
 from ..analysis.toy import MAX_COORD
 from ..bounds import MAX_PATCH_PREDICTIONS
+from ..corpus.rows import UsageRow
 from ..encoders.gradients import MAX_STEPS
 from .limits import CAPS, utf8_text
 
@@ -329,16 +330,11 @@ class IndexResponse(BaseModel):
     hint: str | None = Field(None, description="how to start the lab with an index (when none is loaded)")
 
 
-class UsageHit(Open):
-    usage_id: str
-    word: str
-    form: str
-    doc: str
-    sentence_no: int
-    start: int
-    end: int
-    sentence: str
-    similarity: float
+#: a search result: the index's usage row (its columns spelled once, as the fields of
+#: :class:`contextlens.corpus.rows.UsageRow`) and its similarity to the query
+UsageHit = create_model("UsageHit", __base__=Open, __module__=__name__,
+                        **{name: (kind, ...) for name, kind in get_type_hints(UsageRow).items()},
+                        similarity=(float, ...))
 
 
 class UsagesResponse(Open):

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ...corpus import _lines, _sentences
+from ...corpus.reading import _lines, _sentences
 from ...progress import step
 from .jit import is_cached
 from .pairs import EMPTY, add_pairs, lower_by_column, rehash_pairs, renumber, rows_from_columns, symmetric

@@ -1,18 +1,19 @@
 """Static vectors distilled from context: every usage of a word in a corpus, encoded and
 pooled into one vector per word and layer (Bommasani, Davis & Cardie, ACL 2020).
 
-Two passes over the corpus (read with :func:`~contextlens.index.extract.iter_corpus_sentences`):
+Two passes over the corpus (read with :func:`~contextlens.corpus.targets.iter_corpus_sentences`):
 
 1. **vocabulary** (no model): the usages of each word (the words given, matched by a
-   :class:`~contextlens.index.extract.WordMatcher`, or every alphabetic word lower-cased
+   :class:`~contextlens.corpus.targets.WordMatcher`, or every alphabetic word lower-cased
    seen ``min_count`` times); with ``max_usages``, the usages pooled for a word are the
    ``max_usages`` whose seeded hash of ``(sentence number, char span, word)`` is smallest:
    a uniform sample, the same on every run, whatever the batching, found in one pass with
    one bounded heap per word.
-2. **encoding**: the sentences holding chosen usages, chunk by chunk, only those words
-   kept (``targets=``); each usage's vector at each layer is added to its word's state.
-   ``engine="ray"`` encodes each chunk on Ray Data with the usage index's engine
-   (:class:`contextlens.scale.ray_engine.RayEncoder`: actors load the same model by name);
+2. **encoding**: the one corpus pass of the usage index (:func:`~contextlens.corpus.passes.corpus_pass`):
+   the sentences holding chosen usages, chunk by chunk, only those words kept
+   (``targets=``); each usage's vector at each layer is added to its word's state.
+   ``engine="ray"`` encodes each chunk on Ray Data with the usage index's runner
+   (:class:`contextlens.corpus.ray_engine.RayEncoder`: actors load the same model by name);
    the pooling stays here, in the driver, so the checkpoints and the tables are the same.
 
 State, per layer: a float64 sum and a count (``mean``), running minimum and maximum
@@ -31,10 +32,8 @@ mid-way are removed by the next run (:func:`contextlens.files.remove_leftovers`)
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import heapq
-import itertools
 import json
 import logging
 import time
@@ -48,20 +47,21 @@ from typing import Any
 import numpy as np
 
 from ..bounds import DISTILL_STATE_BYTES
-from ..corpus import ReadStats, resolve_source
 from ..encoders.base import Encoder
 from ..errors import EmptyInputError, InputError, LimitError, check_choice, check_int
 from ..files import atomic_output, check_input_file, check_outputs, remove_leftovers
-from ..index.extract import LAYOUTS, MATCHES, Sentence, Usage, WordMatcher, iter_corpus_sentences
 from ..text import tokenize
 from ..vectors import EmbeddingTable
+from .encoding import CHUNK_SENTENCES
+from .passes import ENGINES, ChunkDone, check_ray_encoder, corpus_pass, make_runner
+from .reading import ReadStats, resolve_source
+from .rows import PlannedSentence
+from .targets import LAYOUTS, MATCHES, Sentence, WordMatcher, find_usages, iter_corpus_sentences
 
 __all__ = ["POOLS", "distill", "DistillResult", "pool_state", "sample_key", "table_paths", "MEMORY_LIMIT"]
 
 log = logging.getLogger(__name__)
 POOLS = ("mean", "median", "min", "max")
-CHUNK_SENTENCES = 2048  # sentences per chunk and checkpoint (the Ray engine: its own, larger)
-ENGINES = ("local", "ray")
 MEMORY_LIMIT = DISTILL_STATE_BYTES  # bytes of pooling state allowed before asking for fewer words / layers
 #: ``progress(sentences_done, usages_pooled)`` after each chunk of the encoding pass
 DistillProgress = Callable[[int, int], None]
@@ -239,75 +239,35 @@ def _layers(encoder: Encoder, layers) -> list[int]:
     return sorted({encoder.layer_ids[encoder.layer_position(k)] for k in items})
 
 
-def _chunks(stream: Iterator[Sentence], size: int) -> Iterator[list[Sentence]]:
-    while chunk := list(itertools.islice(stream, size)):
-        yield chunk
-
-
-def _chosen(chunk: list[Sentence], first: int, matcher: WordMatcher, index: dict[str, int],
-            thresholds: dict[str, int] | None, seed: int) -> list[tuple[str, list[tuple[int, int]], list[int]]]:
-    """``(text, spans, word rows)`` of the chunk's sentences that hold chosen usages."""
+def _plan(chunk: list[Sentence], first: int, matcher: WordMatcher, index: dict[str, int],
+          thresholds: dict[str, int] | None, seed: int) -> list[PlannedSentence]:
+    """The chunk's sentences that hold chosen usages (``first``: the corpus position of
+    ``chunk[0]``, which the sample's hash reads), each with those usages."""
     out = []
     for n, s in enumerate(chunk, start=first):
-        spans, rows = [], []
-        for w in tokenize(s.text):
-            word = matcher(w.text)
-            if word is None or word not in index:
-                continue
-            if thresholds is not None and sample_key(seed, n, w.start, word) > thresholds[word]:
-                continue
-            spans.append((w.start, w.end))
-            rows.append(index[word])
-        if spans:
-            out.append((s.text, spans, rows))
+        chosen = tuple(u for u in find_usages(s, matcher) if u.word in index and (
+            thresholds is None or sample_key(seed, n, u.start, u.word) <= thresholds[u.word]))
+        if chosen:
+            out.append(PlannedSentence(s.doc, s.number, s.text, chosen))
     return out
 
 
-def _check_ray_encoder(encoder: Encoder) -> None:
-    """The Ray actors load the model by its name with the index's settings (mean pooling)."""
-    from ..encoders.transformer import TransformerEncoder
+class _Pooler:
+    """Distillation's ``on_chunk``: pools a chunk's vectors into the state, *then* saves the
+    checkpoint (if any); returns the usages pooled so far."""
 
-    if not isinstance(encoder, TransformerEncoder):
-        raise InputError("engine='ray' runs a transformer model on Ray actors; this encoder is "
-                         f"{type(encoder).__name__}: use engine='local' (a static table is fast without Ray)")
-    if encoder.pooling != "mean":
-        raise InputError(f"engine='ray' pools a word's pieces by their mean (as the usage index does); this "
-                         f"encoder pools by {encoder.pooling!r}: use engine='local', or pooling='mean'")
+    def __init__(self, state: _State, index: dict[str, int], layer_ids: list[int], checkpoint: Path | None,
+                 params: dict[str, Any]):
+        self.state, self.index, self.layer_ids = state, index, layer_ids
+        self.checkpoint, self.params = checkpoint, params
 
-
-def _encode_on(runner, words: list[str], index: dict[str, int], layer_ids: list[int],
-               items) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_encode_chunk` on an index engine (Ray): the chosen usages as planned
-    sentences, their vectors back as ``(rows, (layers, usages, dim))``."""
-    from ..index.encode import PlannedSentence
-
-    planned = [PlannedSentence("", n, text, tuple(Usage(str(n), words[r], text[a:b], a, b)
-                                                  for (a, b), r in zip(spans, rows)))
-               for n, (text, spans, rows) in enumerate(items)]
-    got = runner.encode(planned)
-    rows = np.fromiter((index[u.word] for u in got.rows), dtype=np.int64, count=len(got.rows))
-    return rows, np.stack([got.vectors[k] for k in layer_ids])
-
-
-def _encode_chunk(encoder: Encoder, items, positions: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """``(rows (usages,), vectors (layers, usages, dim))`` of a chunk's chosen usages; a
-    usage the encoder gives no vector (no piece, not in its table) is left out."""
-    rows, vectors = [], []
-    if items:
-        for (text, spans, word_rows), enc in zip(items, encoder.encode([t for t, _, _ in items],
-                                                                      targets=[s for _, s, _ in items])):
-            where = {(w.start, w.end): j for j, w in enumerate(enc.words)}
-            for span, r in zip(spans, word_rows):
-                j = where.get(span)
-                if j is None:
-                    log.debug("%r: no vector for %r", text[:60], text[span[0]:span[1]])
-                    continue
-                rows.append(r)
-                vectors.append(enc.layers[positions, j])  # (layers, dim)
-    dim = encoder.dim
-    if not rows:
-        return np.zeros(0, dtype=np.int64), np.zeros((len(positions), 0, dim), dtype=np.float32)
-    return np.asarray(rows, dtype=np.int64), np.stack(vectors, axis=1)
+    def __call__(self, chunk: ChunkDone) -> int:
+        got = chunk.encoded
+        rows = np.fromiter((self.index[u.word] for u in got.rows), dtype=np.int64, count=len(got.rows))
+        self.state.add(rows, np.stack([got.vectors[k] for k in self.layer_ids]))  # (layers, usages, dim)
+        if self.checkpoint is not None:
+            _save(self.checkpoint, self.params, self.state, chunk.done)
+        return int(self.state.count.sum())
 
 
 def distill(
@@ -341,9 +301,9 @@ def distill(
     min_count = check_int("min_count", min_count, low=1)
     check_choice("engine", engine, ENGINES)
     if engine == "ray":
-        from ..scale.ray_engine import CHUNK_SENTENCES as RAY_CHUNK
+        from .ray_engine import CHUNK_SENTENCES as RAY_CHUNK
 
-        _check_ray_encoder(encoder)
+        check_ray_encoder(encoder)
     chunk_size = check_int("chunk_size", chunk_size or (RAY_CHUNK if engine == "ray" else CHUNK_SENTENCES), low=1)
     seed = check_int("seed", seed)
     if max_usages is not None:
@@ -383,36 +343,15 @@ def distill(
         check_outputs([*(("out", p) for p in table_paths(out, layer_ids, pools).values()),
                        ("checkpoint", checkpoint)], [("corpus", p) for p in src.paths])
     done = _resume(checkpoint, params, state, vocab.sentences) if checkpoint is not None else 0
-    resumed_at, encoded = done, 0
     index = {w: i for i, w in enumerate(vocab.words)}
     stream = iter_corpus_sentences(corpus, layout=layout, stats=ReadStats())
-    for _ in itertools.islice(stream, done):  # already pooled: read, not encoded
-        pass
-    if engine == "ray":
-        from ..scale.ray_engine import RayEncoder
-
-        runner = RayEncoder({"model": encoder.name, "layers": layer_ids, "dim": encoder.dim,
-                             "precision": encoder.precision}, address=address, concurrency=concurrency,
-                            batch_size=encoder.batch_size)
-        encode = functools.partial(_encode_on, runner, vocab.words, index, layer_ids)
-    else:
-        runner, encode = None, functools.partial(_encode_chunk, encoder, positions=positions)
-    try:
-        for chunk in _chunks(stream, chunk_size):
-            items = _chosen(chunk, done, matcher, index, vocab.thresholds, seed)
-            rows, vectors = encode(items)
-            state.add(rows, vectors)
-            done += len(chunk)
-            encoded += len(items)
-            if checkpoint is not None:
-                _save(checkpoint, params, state, done)
-            if progress is not None:
-                progress(done, int(state.count.sum()))
-    finally:
-        if runner is not None:
-            runner.close()
+    runner = make_runner(engine, encoder, layer_ids, address=address, concurrency=concurrency,
+                         missing=logging.DEBUG)  # a static table lacks many words: not worth a warning each
+    end = corpus_pass(stream, lambda chunk, first: _plan(chunk, first, matcher, index, vocab.thresholds, seed),
+                      runner, _Pooler(state, index, layer_ids, checkpoint, params), done=done,
+                      chunk_size=chunk_size, progress=progress)
     result = _result(vocab, state, layer_ids, pools, encoder, params)
-    result.resumed_at, result.encoded_sentences = resumed_at, encoded
+    result.resumed_at, result.encoded_sentences = done, end.encoded_sentences
     if out is not None:
         for key, path in table_paths(out, layer_ids, pools).items():
             result.tables[key].save(path)

@@ -1,6 +1,6 @@
 """Find the usages of target words in a streamed corpus.
 
-A corpus (files, ``.gz``, directories, or in-memory lines; see :mod:`contextlens.corpus`)
+A corpus (files, ``.gz``, directories, or in-memory lines; see :mod:`contextlens.corpus.reading`)
 is read as a stream of :class:`Sentence` s: with ``layout="lines"`` each non-blank line is
 one sentence; with ``layout="text"`` lines are joined into paragraphs (a blank line ends
 one) and cut by :func:`contextlens.text.split_sentences`. Sentences are numbered from 0
@@ -31,10 +31,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..corpus import ReadStats, iter_lines, resolve_source
 from ..errors import EmptyInputError, InputError, check_choice
 from ..files import read_text_file
 from ..text import split_lines, split_sentences, tokenize
+from .reading import ReadStats, iter_lines, resolve_source
 
 __all__ = [
     "MATCHES", "LAYOUTS", "Sentence", "Usage", "WordMatcher", "usage_id", "iter_corpus_sentences",

@@ -1,14 +1,14 @@
-"""Encode usage-index chunks on Ray Data (``--engine ray``).
+"""Encode a corpus pass's chunks on Ray Data (``--engine ray``): the usage index and distillation.
 
 The driver streams the corpus and plans each chunk (finds the target usages: cheap
-tokenising), exactly as the local engine does, so both give the same usages with the same
-ids. A chunk's :class:`~contextlens.index.encode.PlannedSentence` s become a Ray Dataset
+tokenising), exactly as the local runner does, so both give the same usages with the same
+ids. A chunk's :class:`~contextlens.corpus.rows.PlannedSentence` s become a Ray Dataset
 (as Python objects, pickled by Ray); ``map_batches`` runs an encoder actor class over it
 (one model per actor, ``concurrency`` actors, ``batch_size`` sentences per call, sorted by
-length inside the actor), which runs :func:`~contextlens.index.encode.encode_planned`, the
-local engine's own function. The driver gathers the batches into one
-:class:`~contextlens.index.encode.EncodedChunk` and the build loop writes it and commits the
-chunk's checkpoint, as for a local build, so a Ray build resumes like a local one.
+length inside the actor), which runs :func:`~contextlens.corpus.encoding.encode_planned`, the
+local runner's own function. The driver gathers the batches into one
+:class:`~contextlens.corpus.rows.EncodedChunk` and the pass hands it on (the index writes it and
+commits the chunk's checkpoint), as for a local run, so a Ray run resumes like a local one.
 
 Where it runs: ``address=None`` (or ``"local"``) starts a local Ray cluster of its own (the
 machine's cores), even when another cluster runs on the machine or ``RAY_ADDRESS`` names one;
@@ -42,8 +42,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, MissingDependencyError, ask, check_int
-from ..index.encode import EncodedChunk, PlannedSentence, encode_planned, make_index_encoder
+from ..errors import InputError, ask, check_int, import_optional
+from .encoding import encode_planned, make_index_encoder
+from .rows import EncodedChunk, PlannedSentence
 
 __all__ = ["RayEncoder", "UsageEncoderActor", "CHUNK_SENTENCES", "RETRIES", "node_lost"]
 
@@ -78,12 +79,7 @@ def node_lost(error: BaseException) -> bool:
 
 
 def _ray():
-    try:
-        import ray
-        import ray.data  # noqa: F401
-    except ImportError:
-        raise MissingDependencyError("ray", "scale", "The Ray engine") from None
-    return ray
+    return import_optional("ray", "scale", "The Ray engine", "ray.data")
 
 
 class UsageEncoderActor:
@@ -108,7 +104,7 @@ class UsageEncoderActor:
 
 class RayEncoder:
     """Encodes planned chunks on Ray Data (the engine protocol of
-    :mod:`contextlens.index.encode`); ``close()`` shuts down a cluster it started.
+    :mod:`contextlens.corpus.encoding`); ``close()`` shuts down a cluster it started.
     ``nodes``: usages encoded per node id; ``retried``: chunks encoded again after a node
     was lost (see the module docstring)."""
 
@@ -142,7 +138,7 @@ class RayEncoder:
         self.layers, self.dim = list(params["layers"]), int(params["dim"])
 
     def encode(self, planned: Sequence[PlannedSentence]) -> EncodedChunk:
-        """What :func:`contextlens.index.encode.encode_planned` gives, computed on Ray (a
+        """What :func:`contextlens.corpus.encoding.encode_planned` gives, computed on Ray (a
         chunk lost with a node encoded again)."""
         if not planned:
             return EncodedChunk.empty(self.layers, self.dim)

@@ -1,18 +1,18 @@
-"""Turn a chunk of corpus sentences into encoded usages: the one step both engines share.
+"""Turn a chunk of corpus sentences into encoded usages: the one step every runner shares.
 
 :func:`plan_chunk` finds the target usages of a chunk's sentences (cheap: tokenising, no
-model) and keeps the sentences holding some, as :class:`PlannedSentence` s;
-:func:`encode_planned` encodes them with the index's encoder (one ``encode`` call:
-sentences sorted by length into batches, only the target words kept) and returns an
-:class:`EncodedChunk`: one :class:`~contextlens.index.store.UsageRow` per usage and, per
-stored layer, their vectors. A usage the tokenizer gives no piece is dropped (and logged).
+model) and keeps the sentences holding some, as :class:`~.rows.PlannedSentence` s;
+:func:`encode_planned` encodes them (one ``encode`` call: sentences sorted by length into
+batches, only the target words kept) and returns an :class:`~.rows.EncodedChunk`: one
+:class:`~.rows.UsageRow` per usage and, per layer, their vectors. A usage the encoder gives
+no vector (no piece from the tokenizer, not in a static table) is dropped (and logged).
 
-An engine is anything with ``encode(planned) -> EncodedChunk``, ``chunk_size`` (sentences
+A runner is anything with ``encode(planned) -> EncodedChunk``, ``chunk_size`` (sentences
 per chunk and checkpoint) and ``close()``: :class:`LocalEncoder` here, and
-:class:`contextlens.scale.ray_engine.RayEncoder` on Ray Data. The build loop
-(:func:`contextlens.index.build.build_index`) is the same for both.
+:class:`contextlens.corpus.ray_engine.RayEncoder` on Ray Data. The pass
+(:func:`contextlens.corpus.passes.corpus_pass`) is the same for both.
 
->>> from .extract import WordMatcher
+>>> from .targets import WordMatcher
 >>> planned = plan_chunk([Sentence("d.txt", 0, "No target."), Sentence("d.txt", 1, "The bank.")],
 ...                      WordMatcher(["bank"]))
 >>> [(p.number, p.text, [u.form for u in p.usages]) for p in planned]
@@ -25,48 +25,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
 
 import numpy as np
 
 from ..errors import InputError
-from .extract import Sentence, Usage, WordMatcher, find_usages
-from .store import UsageRow
+from .rows import EncodedChunk, PlannedSentence, UsageRow
+from .targets import Sentence, WordMatcher, find_usages
 
-__all__ = ["PlannedSentence", "EncodedChunk", "plan_chunk", "encode_planned", "make_index_encoder",
+__all__ = ["plan_chunk", "encode_planned", "make_index_encoder",
            "stored_layers", "LocalEncoder", "CHUNK_SENTENCES"]
 
 log = logging.getLogger(__name__)
 CHUNK_SENTENCES = 2048  # sentences per chunk and checkpoint (local engine)
-
-
-class PlannedSentence(NamedTuple):
-    """A sentence of the corpus that holds targets, with its usages in text order."""
-
-    doc: str
-    number: int
-    text: str
-    usages: tuple[Usage, ...]
-
-
-class EncodedChunk(NamedTuple):
-    """The encoded usages of a chunk: ``rows[i]`` is usage ``i``, ``vectors[layer][i]`` its
-    vector at that stored layer (``(n_usages, dim)`` float32 per layer)."""
-
-    rows: list[UsageRow]
-    vectors: dict[int, np.ndarray]
-
-    @classmethod
-    def empty(cls, layers: Sequence[int], dim: int) -> EncodedChunk:
-        return cls([], {k: np.zeros((0, dim), np.float32) for k in layers})
-
-    @classmethod
-    def concat(cls, parts: Sequence[EncodedChunk], layers: Sequence[int], dim: int) -> EncodedChunk:
-        """The parts one after the other (the batches an engine returned, in order)."""
-        if not parts:
-            return cls.empty(layers, dim)
-        return cls([r for p in parts for r in p.rows],
-                   {k: np.concatenate([p.vectors[k] for p in parts]) for k in layers})
 
 
 def stored_layers(layers) -> list[int] | None:
@@ -104,8 +74,10 @@ def plan_chunk(sentences: Iterable[Sentence], matcher: WordMatcher) -> list[Plan
     return planned
 
 
-def encode_planned(encoder, planned: Sequence[PlannedSentence], layers: Sequence[int]) -> EncodedChunk:
-    """Encode planned sentences; their usages as rows, and their vectors per stored layer."""
+def encode_planned(encoder, planned: Sequence[PlannedSentence], layers: Sequence[int], *,
+                   missing: int = logging.WARNING) -> EncodedChunk:
+    """Encode planned sentences; their usages as rows, and their vectors per layer. A usage
+    given no vector is logged at level ``missing``."""
     if not planned:
         return EncodedChunk.empty(layers, encoder.dim)
     spans = [[(u.start, u.end) for u in p.usages] for p in planned]
@@ -118,8 +90,8 @@ def encode_planned(encoder, planned: Sequence[PlannedSentence], layers: Sequence
         for u in p.usages:
             j = where.get((u.start, u.end))
             if j is None:
-                log.warning("%s, sentence %d: %r got no piece from the tokenizer; not indexed", p.doc, p.number,
-                            u.form)
+                log.log(missing, "%s, sentence %d: %r got no piece from the tokenizer; not indexed", p.doc,
+                        p.number, u.form)
                 continue
             rows.append(UsageRow(u.usage_id, u.word, u.form, p.doc, p.number, u.start, u.end, p.text))
             for k in layers:
@@ -130,15 +102,16 @@ def encode_planned(encoder, planned: Sequence[PlannedSentence], layers: Sequence
 
 
 class LocalEncoder:
-    """The local engine: encodes planned chunks in this process with one encoder."""
+    """The local runner: encodes planned chunks in this process with one encoder (a usage
+    given no vector logged at level ``missing``)."""
 
     chunk_size = CHUNK_SENTENCES
 
-    def __init__(self, encoder, layers: Sequence[int]):
-        self.encoder, self.layers = encoder, list(layers)
+    def __init__(self, encoder, layers: Sequence[int], missing: int = logging.WARNING):
+        self.encoder, self.layers, self.missing = encoder, list(layers), missing
 
     def encode(self, planned: Sequence[PlannedSentence]) -> EncodedChunk:
-        return encode_planned(self.encoder, planned, self.layers)
+        return encode_planned(self.encoder, planned, self.layers, missing=self.missing)
 
     def close(self) -> None:
         """Nothing to release: the encoder belongs to the caller."""

@@ -38,9 +38,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import EmptyInputError, FileFormatError, InputError, TextDecodingError, check_choice
-from .files import read_error
-from .text import normalize_newlines, words_of
+from ..errors import EmptyInputError, FileFormatError, InputError, TextDecodingError, check_choice
+from ..files import read_error
+from ..text import normalize_newlines, words_of
 
 __all__ = [
     "ReadStats",

@@ -1,1 +1,0 @@
-"""Distributed engines for corpus-scale work (Ray Data): ``contextlens[scale]``."""
