@@ -161,11 +161,11 @@ def test_help_lists_the_library_choices():
     """The choices spelled out in help texts (so that --help needs no numpy) are the library's."""
     from contextlens.analysis.projection import PROJECTIONS
     from contextlens.analysis.ranking import DEFAULT_TEMPLATE
-    from contextlens.bench.runner import TASKS
     from contextlens.cli import eval_cmd, experiments, index_cmd, static_cmds
     from contextlens.encoders.mixing import MAX_LAYERS
     from contextlens.encoders.registry import STATIC_METHODS
     from contextlens.encoders.transformer import MAX_BATCH
+    from contextlens.evaluation.runner import TASKS
     from contextlens.static.build import METHODS
     from contextlens.vectors import ANALOGY_METHODS
 

@@ -18,9 +18,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from contextlens.bench.datasets import load_analogies, load_semcor, load_wic, load_wsd_eval
-from contextlens.bench.fetch import ChecksumError, DatasetFetchError, fetch
 from contextlens.cli import data_cmd
+from contextlens.evaluation.datasets import load_analogies, load_semcor, load_wic, load_wsd_eval
+from contextlens.evaluation.fetch import ChecksumError, DatasetFetchError, fetch
 
 WIC_FILES = {
     "WiC_dataset/train/train.data.txt": "bank\tN\t1-0\tthe bank .\tbank of it\n",

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from contextlens.bench.coarsewsd import CentroidClassifier
-from contextlens.bench.references import SOURCES, references
+from contextlens.evaluation.coarsewsd import CentroidClassifier
+from contextlens.evaluation.references import SOURCES, references
 
 
 def test_centroid_classifier_uses_cosine():

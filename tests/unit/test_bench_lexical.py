@@ -3,8 +3,14 @@
 import numpy as np
 import pytest
 
-from contextlens.bench.lexical import analogy_accuracy, ok_vocab, similarity_spearman, spearman, template_item
 from contextlens.errors import EmptyInputError, InputError
+from contextlens.evaluation.lexical import (
+    analogy_accuracy,
+    ok_vocab,
+    similarity_spearman,
+    spearman,
+    template_item,
+)
 from contextlens.vectors import EmbeddingTable
 
 

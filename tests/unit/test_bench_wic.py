@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from contextlens.bench.wic import ThresholdClassifier, pair_cosines, wic_features
 from contextlens.errors import EmptyInputError
+from contextlens.evaluation.wic import ThresholdClassifier, pair_cosines, wic_features
 
 
 def test_threshold_maximises_train_accuracy():

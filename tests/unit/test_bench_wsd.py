@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from contextlens.bench.datasets import WsdInstance, WsdSentence
-from contextlens.bench.wsd import nearest_sense, parse_view, score_wsd, sense_embeddings, view_vectors
 from contextlens.encoders.static import StaticEncoder
 from contextlens.errors import EmptyInputError, InputError
+from contextlens.evaluation.datasets import WsdInstance, WsdSentence
+from contextlens.evaluation.wsd import nearest_sense, parse_view, score_wsd, sense_embeddings, view_vectors
 from contextlens.vectors import EmbeddingTable
 
 
@@ -74,7 +74,7 @@ def test_sense_embeddings_average_each_key():
 def test_unknown_gold_keys_are_an_error():
     from nltk.corpus.reader.wordnet import WordNetError
 
-    from contextlens.bench.wsd import check_gold_keys
+    from contextlens.evaluation.wsd import check_gold_keys
 
     class FakeWordNet:
         def lemma_from_key(self, key):

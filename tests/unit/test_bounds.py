@@ -10,12 +10,12 @@ import pytest
 
 from contextlens.analysis.geometry import cross_sentence_pairs
 from contextlens.analysis.senses import SenseClusterer
-from contextlens.bench.targets import target_text
 from contextlens.context.attention import causal_mask, check_scale, random_projections, sinusoidal_positions
 from contextlens.corpus import longest_sentence
 from contextlens.encoders.alignment import Alignment, plan_windows
 from contextlens.encoders.mixing import NeighbourAverage, SelfAttention
 from contextlens.errors import InputError
+from contextlens.evaluation.targets import target_text
 from contextlens.static.build import build_table
 from contextlens.static.glove import GloVe
 from contextlens.static.ppmi import ppmi, svd_embeddings

@@ -9,17 +9,17 @@ import numpy as np
 import pytest
 from scipy.stats import pearsonr, spearmanr
 
-from contextlens.bench.cache import EncodingCache
-from contextlens.bench.cosimlex import (
+from contextlens.encoders.static import StaticEncoder
+from contextlens.errors import FileFormatError
+from contextlens.evaluation.cache import EncodingCache
+from contextlens.evaluation.cosimlex import (
     cosimlex_items,
     cosimlex_scores,
     harmonic_correlation,
     run_cosimlex,
     uncentered_pearson,
 )
-from contextlens.bench.datasets import DatasetMissingError, load_cosimlex, marked_spans
-from contextlens.encoders.static import StaticEncoder
-from contextlens.errors import FileFormatError
+from contextlens.evaluation.datasets import DatasetMissingError, load_cosimlex, marked_spans
 from contextlens.vectors import EmbeddingTable
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -112,7 +112,7 @@ def test_static_table_is_the_no_change_baseline(tmp_path):
 
 
 def test_fetch_says_cosimlex_is_downloaded_by_hand(tmp_path):
-    from contextlens.bench.fetch import DatasetFetchError, fetch
+    from contextlens.evaluation.fetch import DatasetFetchError, fetch
 
     with pytest.raises(DatasetFetchError,
                        match=r"knows no download of cosimlex: download them by hand .*11356/1308"):

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from contextlens.bench.datasets import (
+from contextlens.errors import EmptyInputError, FileFormatError, TextDecodingError
+from contextlens.evaluation.datasets import (
     SIMILARITY_FILES,
     DatasetMissingError,
     available_similarity,
@@ -17,7 +18,6 @@ from contextlens.bench.datasets import (
     load_analogies,
     load_similarity,
 )
-from contextlens.errors import EmptyInputError, FileFormatError, TextDecodingError
 
 
 def write(path: Path, text: str | bytes) -> Path:

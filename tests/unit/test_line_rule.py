@@ -28,7 +28,7 @@ def test_split_lines_is_the_rule():
 def test_sentences_pairs_words_queries_and_datasets(tmp_path, eol):
     from contextlens.analysis.ranking import read_pairs
     from contextlens.analysis.usages import read_sentences
-    from contextlens.bench.datasets._io import read_lines
+    from contextlens.evaluation.datasets._io import read_lines
     from contextlens.index.extract import read_word_list
     from contextlens.index.search import read_queries
 

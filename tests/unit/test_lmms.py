@@ -6,9 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextlens.bench.cache import EncodingCache
-from contextlens.bench.datasets.wordnet import WordNetGraph
-from contextlens.bench.lmms import (
+from contextlens.encoders.static import StaticEncoder
+from contextlens.errors import EmptyInputError, InputError
+from contextlens.evaluation.cache import EncodingCache
+from contextlens.evaluation.datasets.wordnet import WordNetGraph
+from contextlens.evaluation.lmms import (
     SOURCES,
     SenseParts,
     concat_cosines,
@@ -18,8 +20,6 @@ from contextlens.bench.lmms import (
     rank_senses,
     static_parts,
 )
-from contextlens.encoders.static import StaticEncoder
-from contextlens.errors import EmptyInputError, InputError
 from contextlens.vectors import EmbeddingTable
 
 # synset: (name, lexname, hypernyms, [(key, lemma name)])
@@ -183,7 +183,7 @@ def test_gloss_embeddings_by_hand_and_cached(tmp_path, monkeypatch):
     assert enc.texts == 1
     gloss_embeddings(cache, graph, [row], [0])
     assert enc.texts == 1  # the part asked for is cached under its sentences
-    monkeypatch.setattr("contextlens.bench.glosses.GLOSS_BLOCK", 4)
+    monkeypatch.setattr("contextlens.evaluation.glosses.GLOSS_BLOCK", 4)
     every = gloss_embeddings(cache, graph, None, [0])[0]  # all of WordNet, by blocks of 4
     assert enc.texts == 1 + len(graph.keys) and every.shape == (len(graph.keys), 2)
     np.testing.assert_allclose(every[row], want)
@@ -195,9 +195,9 @@ def test_gloss_embeddings_by_hand_and_cached(tmp_path, monkeypatch):
 def test_wordnet_graph_is_cached_by_content(tmp_path, monkeypatch, caplog):
     import sys
 
-    from contextlens.bench.datasets import DATASETS, wordnet_graph
+    from contextlens.evaluation.datasets import DATASETS, wordnet_graph
 
-    module = sys.modules["contextlens.bench.datasets.wordnet"]
+    module = sys.modules["contextlens.evaluation.datasets.wordnet"]
     root = tmp_path / "data"
     for f in DATASETS["wordnet"].files:
         (root / f).parent.mkdir(parents=True, exist_ok=True)
@@ -226,7 +226,7 @@ def test_wordnet_graph_is_cached_by_content(tmp_path, monkeypatch, caplog):
 
 
 def test_wic_sense_features_by_hand():
-    from contextlens.bench.wic import SENSE_FEATURES, sense_features
+    from contextlens.evaluation.wic import SENSE_FEATURES, sense_features
 
     p = sense_parts_by_hand()
     x1 = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
@@ -244,9 +244,9 @@ def test_wic_sense_features_by_hand():
 
 
 def test_sense_parts_read_the_needed_keys_once_per_session(tmp_path, monkeypatch):
-    import contextlens.bench.datasets as datasets
-    import contextlens.bench.lmms as lmms
-    import contextlens.bench.wsd as wsd
+    import contextlens.evaluation.datasets as datasets
+    import contextlens.evaluation.lmms as lmms
+    import contextlens.evaluation.wsd as wsd
 
     graph = make_graph()
     passes = []
@@ -275,7 +275,7 @@ def test_sense_parts_read_the_needed_keys_once_per_session(tmp_path, monkeypatch
 @given(st.lists(st.sampled_from([k for s in SYNSETS for k, _ in s[3]]), min_size=1, max_size=8, unique=True),
        st.integers(0, 2**32 - 1))
 def test_needed_keys_give_the_same_embeddings_as_all_of_semcor(tagged, seed):
-    from contextlens.bench.lmms import needed_semcor_keys
+    from contextlens.evaluation.lmms import needed_semcor_keys
 
     graph = make_graph()
     rng = np.random.default_rng(seed)
@@ -294,7 +294,7 @@ def test_needed_keys_give_the_same_embeddings_as_all_of_semcor(tagged, seed):
 
 def test_published_lmms_table_per_split():
     # the LMMS_ACL19 README's table: each split's row beside ours; with a split, the others are left out
-    from contextlens.bench.references import references
+    from contextlens.evaluation.references import references
 
     table = {(r.split, r.system): r.value for r in references("wsd")}
     assert table[("semeval2007", "MFS")] == 55.2 and table[("semeval2007", "LMMS-2048")] == 68.1

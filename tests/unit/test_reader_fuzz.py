@@ -172,8 +172,8 @@ line_text = st.text(st.one_of(st.sampled_from(INSIDE), st.characters(
        last=st.booleans(), block=st.integers(1, 16))
 def test_every_reader_ends_lines_at_lf_crlf_or_cr_only(tmp_path, lines, breaks, last, block):
     from contextlens.analysis.usages import numbered_lines
-    from contextlens.bench.datasets._io import read_lines
     from contextlens.corpus import iter_lines, iter_text_blocks
+    from contextlens.evaluation.datasets._io import read_lines
     from contextlens.text import split_lines
 
     last = last or lines[-1] == ""  # an unended last line that is empty is no line at all

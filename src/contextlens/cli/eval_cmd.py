@@ -16,7 +16,7 @@ METRICS = ("accuracy", "precision", "recall", "f1", "macro_f1", "spearman", "sub
 # shown as they are, not in %
 CORRELATIONS = ("spearman", "subtask1_uncentered_pearson", "subtask2_harmonic_mean")
 LEXICAL = ("similarity", "analogy")
-WSD_METHODS = ("lmms", "1nn")  # bench.wsd.WSD_METHODS (not imported: the CLI starts without numpy)
+WSD_METHODS = ("lmms", "1nn")  # evaluation.wsd.WSD_METHODS (not imported: the CLI starts without numpy)
 POS = ("NOUN", "VERB", "ADJ", "ADV")
 
 
@@ -68,7 +68,7 @@ def stage_progress() -> Iterator[Callable]:
 def _checked_encoder(task: str, model, vectors, method: str, wanted: list[int] | None, running: dict):
     """With --layer / --layers: the task's encoder, its layers checked before any encoding
     (a static table looked up for similarity / analogy has no layers to choose)."""
-    from ..bench.runner import make_task_encoder
+    from ..evaluation.runner import make_task_encoder
 
     if not wanted or (model is None and method == "static" and task in LEXICAL):
         return None
@@ -107,8 +107,8 @@ def eval_(
     as_json: bool = o.JSON,
 ) -> None:
     """Evaluate a model or vectors on TASK (or all tasks whose data is present)."""
-    from ..bench.runner import evaluate, evaluate_all
     from ..errors import InputError, check_choice
+    from ..evaluation.runner import evaluate, evaluate_all
 
     check_choice("task", task, TASK_CHOICES)
     wsd_method = None

@@ -86,8 +86,8 @@ def build(
         o.check_output(Path(db), folder=True)
     wn = None
     if match == "lemma":
-        from ..bench.datasets.registry import resolve_data_dir
-        from ..bench.datasets.wordnet import wordnet
+        from ..evaluation.datasets.registry import resolve_data_dir
+        from ..evaluation.datasets.wordnet import wordnet
 
         wn = wordnet(resolve_data_dir())
     start = time.perf_counter()

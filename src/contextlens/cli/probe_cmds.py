@@ -28,8 +28,8 @@ NO_CACHE = o.flag("--no-cache", help="Encode again; write nothing to the cache."
 
 def _encoder(model, vectors, engine, precision, random_weights: bool, seed: int):
     """The task encoder (every layer, no attention) the options describe."""
-    from ..bench.runner import make_task_encoder
     from ..errors import InputError
+    from ..evaluation.runner import make_task_encoder
 
     o.check_source(model, vectors, None)
     running = o.check_engine(model, engine, precision)
@@ -113,8 +113,8 @@ def cka(
     """
     from ..analysis.cka import corpus_sample, layer_cka
     from ..analysis.usages import read_sentences
-    from ..bench.datasets import resolve_data_dir
     from ..errors import InputError
+    from ..evaluation.datasets import resolve_data_dir
 
     if len(model) not in (1, 2):
         raise InputError(f"give --model once (its layers against each other) or twice (two models), got "

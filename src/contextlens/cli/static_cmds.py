@@ -219,7 +219,7 @@ def neighbours(
 def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence, reference, k, as_json,
                            html, senses, keep_forms, data_dir) -> None:
     from ..analysis.neighbours import contextual_neighbours, reference_at_layer
-    from ..bench.usage_senses import usage_senses
+    from ..evaluation.usage_senses import usage_senses
     from .eval_cmd import stage_progress
 
     layer = -1 if layer is None else layer

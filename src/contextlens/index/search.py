@@ -115,8 +115,8 @@ def _query_word(store: UsageReader | ShardedReader, sentence: str, word: str, oc
     except TargetNotFoundError:
         if store.params.get("match") != "lemma":
             raise
-    from ..bench.datasets.registry import resolve_data_dir
-    from ..bench.datasets.wordnet import wordnet
+    from ..evaluation.datasets.registry import resolve_data_dir
+    from ..evaluation.datasets.wordnet import wordnet
     from .extract import WordMatcher
 
     matcher = WordMatcher([word], match="lemma", wordnet=wordnet(resolve_data_dir()))

@@ -134,7 +134,7 @@ def load_semcor(root: str | Path, *, documents: Iterable[str] | None = None) -> 
     restricts the read to those documents (the archive is still streamed: a sample costs
     the decompression, not the parsing). Note that 9,420 of the 234,136 keys of this
     conversion are WordNet 1.6/2.x keys that WordNet 3.0 does not know (see
-    :func:`~contextlens.bench.datasets.wordnet.unknown_keys`); they are kept as published.
+    :func:`~contextlens.evaluation.datasets.wordnet.unknown_keys`); they are kept as published.
     """
     (archive,) = require(root, "semcor", SEMCOR_ARCHIVE)
     if documents is not None:

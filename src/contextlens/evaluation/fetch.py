@@ -1,6 +1,6 @@
 """Download a dataset from its official source into the data directory, atomically.
 
-For each :class:`~contextlens.bench.datasets.Source` of the dataset: download to a
+For each :class:`~contextlens.evaluation.datasets.Source` of the dataset: download to a
 temporary folder inside the data directory, check the sha256 (when one is known; else
 compute it and log it as unverified), unpack a zip or tar archive there, find the folder
 holding the expected files, then rename it into place. A failure at any step leaves the

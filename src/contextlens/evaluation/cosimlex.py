@@ -89,7 +89,7 @@ def cosimlex_items(items, *, words: bool = False) -> list[tuple[tuple[str, ...],
     pair's words as the file lists them in place of their forms in the contexts (for a
     static table, so that both contexts give the same rows).
 
-    >>> from contextlens.bench.datasets.cosimlex import CosimlexItem
+    >>> from contextlens.evaluation.datasets.cosimlex import CosimlexItem
     >>> it = CosimlexItem("run", "walk", "they ran and walked", "run or walk", ((5, 8), (13, 19)), ((0, 3), (7, 11)),
     ...                   6.8, 2.1)
     >>> [t[i] for t, i in cosimlex_items([it])], [t[i] for t, i in cosimlex_items([it], words=True)]

@@ -80,7 +80,7 @@ def _sha256(path: Path) -> str:
 
 
 class EncodingCache:
-    """Cached :func:`~contextlens.bench.targets.target_vectors` for one encoder.
+    """Cached :func:`~contextlens.evaluation.targets.target_vectors` for one encoder.
 
     Parameters
     ----------

@@ -6,7 +6,7 @@ The recipe, as the authors' code does it (github.com/danlou/LMMS, branch LMMS_AC
 ``eval_nn.py``):
 
 1. **SemCor**: a sense key's embedding is the mean of its tagged occurrences' vectors
-   (:func:`~contextlens.bench.wsd.sense_embeddings`). LMMS sums BERT's last four layers;
+   (:func:`~contextlens.evaluation.wsd.sense_embeddings`). LMMS sums BERT's last four layers;
    our ``"last4"`` view is their mean, the same direction (every later step normalises).
 2. **Propagation** (:func:`propagate`), so every sense has one: a sense SemCor never
    tagged takes its synset's embedding (the mean of the synset's tagged senses); else its
@@ -17,7 +17,7 @@ The recipe, as the authors' code does it (github.com/danlou/LMMS, branch LMMS_AC
    hypernyms counts wherever it comes in that order (the walk up is resolved fully, so the
    result does not depend on the order), and instance hypernyms count as hypernyms (as the
    authors' later ``scripts/extend_sensekeys.py`` does).
-3. **Glosses** (:mod:`contextlens.bench.glosses`): each sense's sentence
+3. **Glosses** (:mod:`contextlens.evaluation.glosses`): each sense's sentence
    ``"<its lemma> - <the synset's lemmas, ' , '-joined> - <definition>"`` encoded by the
    same model, the vector being the mean over every word of the sentence at the same layer
    view (bert-as-service's ``REDUCE_MEAN`` in ``emb_glosses.py``: lemma tokens and
@@ -121,7 +121,7 @@ class Propagation:
 def propagate(graph, semcor_keys: Sequence[str], semcor_vectors: np.ndarray,
               semcor_counts: Sequence[int] | None = None) -> Propagation:
     """Propagate SemCor sense embeddings to every sense of ``graph`` (a
-    :class:`~contextlens.bench.datasets.wordnet.WordNetGraph`), as the module docstring says.
+    :class:`~contextlens.evaluation.datasets.wordnet.WordNetGraph`), as the module docstring says.
 
     ``semcor_keys`` (m,) with ``semcor_vectors`` (m, dim): the SemCor embeddings (and
     ``semcor_counts``, their occurrences, kept for :meth:`Propagation.counts`); keys the
@@ -131,7 +131,7 @@ def propagate(graph, semcor_keys: Sequence[str], semcor_vectors: np.ndarray,
     ``dog%1``, untagged), *cur* under *dog* (untagged) and *rock*, alone in another
     lexicographer file with its untagged key:
 
-    >>> from contextlens.bench.datasets.wordnet import WordNetGraph
+    >>> from contextlens.evaluation.datasets.wordnet import WordNetGraph
     >>> g = WordNetGraph(("animal%1", "beast%1", "dog%1", "cur%1", "rock%1"), ("animal", "beast", "dog", "cur",
     ...                  "rock"), np.array([0, 0, 1, 2, 3]), ("animal.n.01", "dog.n.01", "cur.n.01", "rock.n.01"),
     ...                  ("a living thing", "a pet", "a bad dog", "a stone"), ("animal beast", "dog", "cur", "rock"),
@@ -234,7 +234,7 @@ def needed_semcor_keys(graph, tagged: Sequence[str], rows: Sequence[int]) -> lis
     file means are over the same synsets), so a few words' senses need a SemCor pass over
     the sentences holding these keys only.
 
-    >>> from contextlens.bench.datasets.wordnet import WordNetGraph
+    >>> from contextlens.evaluation.datasets.wordnet import WordNetGraph
     >>> g = WordNetGraph(("animal%1", "dog%1", "oak%1", "tree%1"), ("animal", "dog", "oak", "tree"),
     ...                  np.array([0, 1, 2, 3]), ("animal.n.01", "dog.n.01", "oak.n.01", "tree.n.01"), ("", "", "", ""),
     ...                  ("animal", "dog", "oak", "tree"), np.array([0, 0, 1, 1]), ("noun.animal", "noun.plant"),

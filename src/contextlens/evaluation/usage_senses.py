@@ -1,4 +1,4 @@
-"""The WordNet senses nearest one usage of a word: LMMS 1-NN (:mod:`contextlens.bench.lmms`)
+"""The WordNet senses nearest one usage of a word: LMMS 1-NN (:mod:`contextlens.evaluation.lmms`)
 over the word's senses, with their glosses (``contextlens neighbours WORD --in TEXT --senses``).
 
 The sense embeddings are LMMS's with propagation and glosses (LMMS-2048; the static part

@@ -119,13 +119,13 @@ def _vectors(cache, root, split: str, progress) -> tuple:
 
 def sense_features(parts, x1: np.ndarray, x2: np.ndarray, candidates: Sequence[Sequence[str]]) -> np.ndarray:
     """``(n, 4)``: per pair, the columns of :data:`SENSE_FEATURES`, from the LMMS sense
-    embeddings ``parts`` (:class:`~contextlens.bench.lmms.SenseParts`, propagation and
+    embeddings ``parts`` (:class:`~contextlens.evaluation.lmms.SenseParts`, propagation and
     glosses) and the two uses' vectors ``x1``, ``x2`` ``(n, dim)`` at the parts' view:
     whether the senses picked for the two uses (1-NN over the word's ``candidates``) are
     the same, the cosine between those two senses' embeddings, and each use's cosine with
     its own sense (``train_wic.py``'s s2, s3, s4). A pair without candidates is NaN.
 
-    >>> from contextlens.bench.lmms import SenseParts
+    >>> from contextlens.evaluation.lmms import SenseParts
     >>> p = SenseParts(["run%1", "run%2"], np.arange(2), np.array([[1.0, 0.0], [0.0, 1.0]]), np.zeros(2, int),
     ...                np.ones(2, bool), gloss=np.array([[1.0, 0.0], [0.0, 1.0]]))
     >>> sense_features(p, np.array([[1.0, 0.0]]), np.array([[0.0, 2.0]]), [["run%1", "run%2"]]).round(6).tolist()

@@ -1,7 +1,7 @@
 """All-words WSD: 1-nearest-neighbour sense embeddings learnt from SemCor (LMMS-style).
 
 The plain 1-NN of Loureiro & Jorge (2019); their extensions (WordNet propagation,
-glosses, static vectors) are :mod:`contextlens.bench.lmms`, run by :func:`run_wsd` with
+glosses, static vectors) are :mod:`contextlens.evaluation.lmms`, run by :func:`run_wsd` with
 ``method="lmms"``:
 
 1. every tagged term of SemCor is encoded in its sentence; a sense key's embedding is the
@@ -277,14 +277,14 @@ def run_wsd(
     """Rows ``{split, method, layer, precision, recall, f1, n, answered, pos_f1}``: the MFS
     baseline, then per view 1-NN over SemCor's senses with (``1nn+mfs``) and without
     (``1nn``) the MFS fallback, and with ``method="lmms"`` (the default) each step of LMMS
-    in full (:mod:`contextlens.bench.lmms`), each adding to the one before: ``+propagation``
+    in full (:mod:`contextlens.evaluation.lmms`), each adding to the one before: ``+propagation``
     (1-NN over every WordNet sense, SemCor's embeddings propagated: LMMS-1024),
     ``+glosses`` (LMMS-2048), ``+static`` (LMMS-2348; ``static``: the table of the static
     part, default GloVe 6B-50d). ``cache`` is an
-    :class:`~contextlens.bench.cache.EncodingCache`; ``progress(stage, done, total)``.
+    :class:`~contextlens.evaluation.cache.EncodingCache`; ``progress(stage, done, total)``.
 
     Only the senses the split can ask for (its lemmas' candidates; with LMMS, the SemCor
-    senses their propagation reads, :func:`~contextlens.bench.lmms.needed_semcor_keys`)
+    senses their propagation reads, :func:`~contextlens.evaluation.lmms.needed_semcor_keys`)
     are learnt, so SemCor sentences holding none of them are not encoded (on
     semeval2007 with 1-NN: 23,428 of 37,176 sentences); the answers are the same as with
     every sense. ``all_senses=True`` learns every sense of SemCor (one pass that any split
