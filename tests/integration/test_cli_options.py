@@ -161,7 +161,7 @@ def test_help_lists_the_library_choices():
     """The choices spelled out in help texts (so that --help needs no numpy) are the library's."""
     from contextlens.analysis.projection import PROJECTIONS
     from contextlens.analysis.ranking import DEFAULT_TEMPLATE
-    from contextlens.cli import eval_cmd, experiments, index_cmd, static_cmds
+    from contextlens.cli import evaluate, experiments, index, static
     from contextlens.encoders.mixing import MAX_LAYERS
     from contextlens.encoders.registry import STATIC_METHODS
     from contextlens.encoders.transformer import MAX_BATCH
@@ -171,11 +171,11 @@ def test_help_lists_the_library_choices():
 
     assert o.STATIC_METHODS_HELP == " | ".join(STATIC_METHODS)
     assert o.PROJECTIONS_HELP == " | ".join(PROJECTIONS)
-    assert static_cmds.ANALOGY_METHODS_HELP == " | ".join(ANALOGY_METHODS)
-    assert static_cmds.BUILD_METHODS_HELP == " | ".join(METHODS)
+    assert static.ANALOGY_METHODS_HELP == " | ".join(ANALOGY_METHODS)
+    assert static.BUILD_METHODS_HELP == " | ".join(METHODS)
     assert experiments.DEFAULT_TEMPLATE == DEFAULT_TEMPLATE
-    assert eval_cmd.TASK_CHOICES == (*TASKS, "all")
-    assert (o.MAX_LAYERS, index_cmd.MAX_BATCH) == (MAX_LAYERS, MAX_BATCH)
+    assert evaluate.TASK_CHOICES == (*TASKS, "all")
+    assert (o.MAX_LAYERS, index.MAX_BATCH) == (MAX_LAYERS, MAX_BATCH)
 
 
 def test_sentence_pairs_reject_an_unknown_short_option():

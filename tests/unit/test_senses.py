@@ -202,9 +202,9 @@ def test_one_clustering_is_bounded():
 
 def test_the_cli_bounds_are_the_librarys():
     from contextlens.analysis import senses as lib
-    from contextlens.cli import experiments, index_cmd
+    from contextlens.cli import experiments, index
 
-    assert index_cmd.MAX_CLUSTERED == lib.MAX_CLUSTERED  # was 20,000 against the library's 10,000
+    assert index.MAX_CLUSTERED == lib.MAX_CLUSTERED  # was 20,000 against the library's 10,000
     assert experiments.MAX_SENTENCES == lib.MAX_SENTENCES
     assert experiments.MAX_SENTENCES_LIMIT == lib.MAX_SENTENCES_LIMIT
 

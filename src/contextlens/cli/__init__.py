@@ -11,20 +11,20 @@ from __future__ import annotations
 import typer
 
 from . import (
-    bias_cmd,
-    cache_cmd,
-    context_cmds,
-    data_cmd,
-    demo_cmd,
-    eval_cmd,
+    bias,
+    cache,
+    context,
+    data,
+    demo,
+    evaluate,
     experiments,
-    explain_cmds,
-    index_cmd,
-    lab_cmd,
-    lm_cmds,
-    models_cmd,
-    probe_cmds,
-    static_cmds,
+    explain,
+    index,
+    lab,
+    lm,
+    models,
+    probe,
+    static,
 )
 from ._common import setup_logging
 
@@ -56,8 +56,8 @@ def _root(
     setup_logging(verbose, progress)
 
 
-for _module in (static_cmds, context_cmds, experiments, explain_cmds, lm_cmds, models_cmd, data_cmd, lab_cmd,
-                index_cmd, eval_cmd, demo_cmd, bias_cmd, cache_cmd, probe_cmds):
+for _module in (static, context, experiments, explain, lm, models, data, lab, index, evaluate, demo, bias, cache,
+                probe):
     _module.register(app)
 
 

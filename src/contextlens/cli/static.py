@@ -220,7 +220,7 @@ def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence
                            html, senses, keep_forms, data_dir) -> None:
     from ..analysis.neighbours import contextual_neighbours, reference_at_layer
     from ..evaluation.usage_senses import usage_senses
-    from .eval_cmd import stage_progress
+    from .evaluate import stage_progress
 
     layer = -1 if layer is None else layer
     encoder = o.encoder_from_options(model=model, vectors=vectors, method=method, layer=layer)
