@@ -29,15 +29,14 @@ Plotly's labels through the script's ``CLViews.plotText``); and each view downlo
 and PNG, its title and the state of its controls included (``CLViews.toSvg``).
 """
 
-from .attention import AttentionData, attention_data, head_view, model_view
+from .attention import AttentionData, attention_data, attention_views, head_view, model_view
 from .base import KINDS, Page, View, check_html_path
-from .experiments import attention_views
 from .explain import attributions_view, patch_view, sublayers_view
-from .figures import cosine_view, layers_view, projection_view, senses_view
 from .inputs import input_view
-from .inside import lens_view, neighbours_view, occlusion_view
 from .neuron import leaked_weight, mask_view, neuron_view
+from .predict import lens_view, neighbours_view, occlusion_view
 from .probes import cka_view, probes_view
+from .usages import cosine_view, layers_view, projection_view, senses_view
 
 __all__ = [
     "View", "Page", "KINDS", "check_html_path", "attention_views", "AttentionData", "attention_data", "head_view", "model_view", "neuron_view",

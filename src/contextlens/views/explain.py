@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import InputError
 from .base import View, jsonable, short
-from .figures import _need
+from .usages import _need
 
 __all__ = ["sublayers_view", "attributions_view", "patch_view"]
 

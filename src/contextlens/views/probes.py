@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import EmptyInputError, InputError
 from .base import View, jsonable
-from .figures import _need
+from .usages import _need
 
 __all__ = ["probes_view", "cka_view"]
 

@@ -1,7 +1,7 @@
 /* contextlens views drawn with Plotly (inlined in the page): the projection of usages,
    layer divergence, the cosine matrix of a word's usages, and its senses; the logit lens,
    occlusion beside attention, and contextual neighbours. Every number is the library's
-   (contextlens.views.figures, contextlens.views.inside); this script only draws them.
+   (contextlens.views.usages, contextlens.views.predict); this script only draws them.
    Sentences, usages and clusters are numbered as the JSON numbers them, from 0 (as the lab
    does): sentence 0, usage 0, cluster 0, S0 (S0 #1: the word's occurrence 1 in sentence 0). */
 "use strict";

@@ -22,7 +22,7 @@ from typing import Any
 from ..errors import InputError
 from ..text import tokenize
 from .base import View, jsonable, short
-from .figures import _need
+from .usages import _need
 
 __all__ = ["lens_view", "occlusion_view", "neighbours_view"]
 
