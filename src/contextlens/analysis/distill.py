@@ -52,7 +52,7 @@ from ..corpus import ReadStats, resolve_source
 from ..encoders.base import Encoder
 from ..errors import EmptyInputError, InputError, LimitError, check_choice, check_int
 from ..files import atomic_output, check_input_file, check_outputs, remove_leftovers
-from ..index.extract import LAYOUTS, MATCHES, Sentence, Usage, WordMatcher, iter_corpus_sentences
+from ..index.extract import LAYOUTS, MATCHES, Occurrence, Sentence, WordMatcher, iter_corpus_sentences
 from ..text import tokenize
 from ..vectors import EmbeddingTable
 
@@ -281,7 +281,7 @@ def _encode_on(runner, words: list[str], index: dict[str, int], layer_ids: list[
     sentences, their vectors back as ``(rows, (layers, usages, dim))``."""
     from ..index.encode import PlannedSentence
 
-    planned = [PlannedSentence("", n, text, tuple(Usage(str(n), words[r], text[a:b], a, b)
+    planned = [PlannedSentence("", n, text, tuple(Occurrence(str(n), words[r], text[a:b], a, b)
                                                   for (a, b), r in zip(spans, rows)))
                for n, (text, spans, rows) in enumerate(items)]
     got = runner.encode(planned)

@@ -30,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import InputError
-from .extract import Sentence, Usage, WordMatcher, find_usages
+from .extract import Occurrence, Sentence, WordMatcher, find_usages
 from .store import UsageRow
 
 __all__ = ["PlannedSentence", "EncodedChunk", "plan_chunk", "encode_planned", "make_index_encoder",
@@ -46,7 +46,7 @@ class PlannedSentence(NamedTuple):
     doc: str
     number: int
     text: str
-    usages: tuple[Usage, ...]
+    usages: tuple[Occurrence, ...]
 
 
 class EncodedChunk(NamedTuple):
