@@ -4,6 +4,13 @@ Every module defines its commands as module-level functions and exposes
 ``register(app)``; shared options live in :mod:`.options`. Nothing heavy (numpy, SciPy,
 scikit-learn, matplotlib, torch) is imported until a command runs, so ``--help`` is instant
 (``tests/integration/test_cli_startup.py``).
+
+One module per command group, named by it (``static``, ``context``, ``explain``, ``lm``, ``probe``,
+``bias``, ``index``, ``evaluate``, ``data``, ``models``, ``cache``, ``lab``, ``demo``; ``experiments``:
+the analysis commands at the top level); ``options``, ``tables`` and ``_common`` are shared.
+
+Floor: the top one; it may import any package of contextlens (web only to start the lab), always
+inside the command that needs it, and typer and Rich.
 """
 
 from __future__ import annotations
