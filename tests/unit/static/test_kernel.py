@@ -22,7 +22,7 @@ from contextlens.static import cooccurrence as co_module
 from contextlens.static.cooccurrence import cooccurrence_matrix
 from contextlens.text import words_of
 from tests.missing import need
-from tests.unit.test_cooccurrence import plain_loop
+from tests.unit.static.test_cooccurrence import plain_loop
 
 numba = need("numba", "pip install -e '.[fast]'")
 kernel = need("contextlens.static.kernel")

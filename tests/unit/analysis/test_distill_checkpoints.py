@@ -23,9 +23,9 @@ from contextlens.analysis.distill import distill
 from contextlens.encoders.mixing import NeighbourAverage
 from contextlens.errors import InputError
 from contextlens.vectors import EmbeddingTable
-from tests.unit.test_distill import CORPUS, TABLE
+from tests.unit.analysis.test_distill import CORPUS, TABLE
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 KW = {"layers": "all", "pools": ["mean", "max"], "min_count": 1, "chunk_size": 8}
 
 
@@ -124,8 +124,8 @@ CHILD = textwrap.dedent("""
     import numpy as np
     from contextlens.analysis.distill import distill
     from contextlens.encoders.mixing import NeighbourAverage
-    from tests.unit.test_distill import CORPUS, TABLE
-    from tests.unit.test_distill_checkpoints import KW
+    from tests.unit.analysis.test_distill import CORPUS, TABLE
+    from tests.unit.analysis.test_distill_checkpoints import KW
     real, calls = np.savez, []
     def dying_savez(f, **arrays):  # the third checkpoint: half written, then SIGKILL
         calls.append(1)

@@ -22,7 +22,7 @@ from contextlens.evaluation.cosimlex import (
 from contextlens.evaluation.datasets import DatasetMissingError, load_cosimlex, marked_spans
 from contextlens.vectors import EmbeddingTable
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 HEADER = "word1\tword2\tcontext1\tcontext2\tsim1\tsim2"
 
 

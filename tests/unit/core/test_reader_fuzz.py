@@ -237,7 +237,7 @@ def test_mutated_sets_files_give_sets_or_one_clear_error(tmp_path, data):
 def checkpoint_bytes(tmp_path_factory) -> tuple[bytes, object]:
     from contextlens.analysis.distill import distill
     from contextlens.encoders.mixing import NeighbourAverage
-    from tests.unit.test_distill import CORPUS, TABLE
+    from tests.unit.analysis.test_distill import CORPUS, TABLE
 
     encoder, root = NeighbourAverage(TABLE, alpha=0.5), tmp_path_factory.mktemp("ckpt")
 
@@ -252,7 +252,7 @@ def checkpoint_bytes(tmp_path_factory) -> tuple[bytes, object]:
 
 def test_mutated_checkpoints_resume_or_give_one_clear_error(checkpoint_bytes, tmp_path):
     from contextlens.analysis.distill import distill
-    from tests.unit.test_distill import CORPUS
+    from tests.unit.analysis.test_distill import CORPUS
 
     base, encoder = checkpoint_bytes
 
