@@ -20,11 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from contextlens.bench.datasets import available_similarity, load_similarity
-from contextlens.bench.datasets.registry import resolve_data_dir
-from contextlens.bench.lexical import similarity_spearman
-from contextlens.bench.runner import evaluate, make_task_encoder
 from contextlens.corpus.distill import distill, table_paths
+from contextlens.evaluation.datasets import available_similarity, load_similarity
+from contextlens.evaluation.datasets.registry import resolve_data_dir
+from contextlens.evaluation.lexical import similarity_spearman
+from contextlens.evaluation.runner import evaluate, make_task_encoder
 from contextlens.files import atomic_output
 from contextlens.static.pretrained import load_vectors
 from contextlens.vectors import EmbeddingTable

@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from contextlens.bench.runner import evaluate
+from contextlens.evaluation.runner import evaluate
 from contextlens.files import atomic_output
 
 DATA = "/work/shared/data"
@@ -39,7 +39,7 @@ def _log(msg: str) -> None:
 
 def model_figures(model: str, tasks: list[str], coarse_max: int, data: str, save=lambda: None,
                   per_class: int = 10) -> dict:
-    from contextlens.bench.runner import make_task_encoder
+    from contextlens.evaluation.runner import make_task_encoder
 
     encoder = make_task_encoder(model=model)
     n_layers = len(encoder.layers) + 1
@@ -113,10 +113,10 @@ def propagation_figures(encoder, data: str, blocks: int = 2) -> dict:
     senses (wall and CPU seconds; the full run extrapolated from them, said so)."""
     import numpy as np
 
-    from contextlens.bench import datasets
-    from contextlens.bench.cache import EncodingCache
-    from contextlens.bench.lmms import GLOSS_BLOCK, gloss_embeddings, propagate
-    from contextlens.bench.wsd import semcor_sense_embeddings
+    from contextlens.evaluation import datasets
+    from contextlens.evaluation.cache import EncodingCache
+    from contextlens.evaluation.lmms import GLOSS_BLOCK, gloss_embeddings, propagate
+    from contextlens.evaluation.wsd import semcor_sense_embeddings
 
     cache = EncodingCache(encoder)
     graph = datasets.wordnet_graph(data)
@@ -169,9 +169,9 @@ def neighbour_figures(model: str, data: str, per_class: int = 10, k: int = 10, s
     import numpy as np
 
     from contextlens.analysis.neighbours import contextual_neighbours, is_form
-    from contextlens.bench import datasets
-    from contextlens.bench.usage_senses import usage_senses
     from contextlens.encoders.registry import make_encoder, resolve_vectors
+    from contextlens.evaluation import datasets
+    from contextlens.evaluation.usage_senses import usage_senses
 
     glove = resolve_vectors("glove-6b-50d")
     wn = datasets.wordnet(data)

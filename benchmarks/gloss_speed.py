@@ -16,10 +16,10 @@ import time
 
 import numpy as np
 
-from contextlens.bench import datasets
-from contextlens.bench.cache import EncodingCache
-from contextlens.bench.glosses import GLOSS_BLOCK, gloss_embeddings
-from contextlens.bench.runner import make_task_encoder
+from contextlens.evaluation import datasets
+from contextlens.evaluation.cache import EncodingCache
+from contextlens.evaluation.glosses import GLOSS_BLOCK, gloss_embeddings
+from contextlens.evaluation.runner import make_task_encoder
 
 
 def main(argv=None) -> None:

@@ -77,7 +77,7 @@ def data_root() -> Path:
 
 def coarse_sample(root: Path, per_word: int, seed: int = 0):
     """``(words, [(doc, tokens, target index, sense)])``: ``per_word`` random train items per word."""
-    from contextlens.bench.datasets import coarsewsd_words, load_coarsewsd
+    from contextlens.evaluation.datasets import coarsewsd_words, load_coarsewsd
 
     items = []
     words = coarsewsd_words(root)
@@ -90,7 +90,7 @@ def coarse_sample(root: Path, per_word: int, seed: int = 0):
 
 def semcor_sample(root: Path, n_lemmas: int, per_lemma: int, seed: int = 0):
     """``(lemmas, [(doc, tokens, target index, sense key)])`` of polysemous SemCor lemmas."""
-    from contextlens.bench.datasets.semcor import load_semcor
+    from contextlens.evaluation.datasets.semcor import load_semcor
 
     by_lemma = defaultdict(list)
     for s in load_semcor(root):
@@ -115,7 +115,7 @@ def semcor_sample(root: Path, n_lemmas: int, per_lemma: int, seed: int = 0):
 
 def write_corpus(folder: Path, items) -> dict[tuple, str]:
     """One file per word (a line per item); returns ``(file name, line number, start, end) → sense``."""
-    from contextlens.bench.targets import target_text
+    from contextlens.evaluation.targets import target_text
 
     lines, labels = defaultdict(list), {}
     for word, tokens, index, sense in items:
@@ -178,7 +178,7 @@ def build(dataset: str, model: str, args, tmp: Path):
         words, items = coarse_sample(root, args.coarse_per_word)
         match, wn = "lower", None
     else:
-        from contextlens.bench.datasets.wordnet import wordnet
+        from contextlens.evaluation.datasets.wordnet import wordnet
 
         words, items = semcor_sample(root, args.semcor_lemmas, args.semcor_per_lemma)
         match, wn = "lemma", wordnet(root)
@@ -272,8 +272,8 @@ def bank_labels() -> dict[tuple, str]:
 
 def build_bank(model: str, tmp: Path) -> str:
     """The README's index of the shipped corpora, with every layer stored."""
-    from contextlens.bench.datasets.wordnet import wordnet
     from contextlens.corpus.encoding import make_index_encoder
+    from contextlens.evaluation.datasets.wordnet import wordnet
     from contextlens.index import build_index
 
     depth = make_index_encoder(model, None)[0].n_model_layers

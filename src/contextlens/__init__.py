@@ -16,6 +16,13 @@ positional arguments (``contextlens compare TEXT1 TEXT2 --word WORD``).
 The names below are imported on first use (PEP 562), so ``import contextlens`` (and the
 ``contextlens`` command, which only needs ``contextlens.cli``) starts without numpy,
 SciPy or scikit-learn.
+
+The packages, from the floor up (each imports from the floors below it; the few lazy imports
+upward are named in the importing package's docstring): the single
+modules (``errors``, ``text``, ``vectors``, ``files``, ``corpus``...) → :mod:`.static`,
+:mod:`.context` → :mod:`.encoders` → :mod:`.analysis` → :mod:`.index`, :mod:`.evaluation`,
+:mod:`.bias` → :mod:`.views`, :mod:`.plots`, :mod:`.walkthrough` → :mod:`.cli`, :mod:`.web`.
+Each package's docstring says what it holds and what it imports.
 """
 
 from __future__ import annotations

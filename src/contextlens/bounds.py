@@ -43,7 +43,7 @@ static distill                    words x layers x dim (state)    DISTILL_STATE_
 
 Bounds kept where they were set before (one place each): ``context.attention.WEIGHTS_BUDGET``
 and ``MAX_WORDS`` (attention weights, masks), ``static.cooccurrence.MAX_DENSE_BYTES``, ``static.word2vec.MAX_*``,
-``bias.stats.MAX_EXACT``, ``views.figures.MAX_POINTS``, ``analysis.geometry.MAX_PAIRS``;
+``bias.stats.MAX_EXACT``, ``views.usages.MAX_POINTS``, ``analysis.geometry.MAX_PAIRS``;
 corpus passes (``index build``, ``static build``, ``eval``) stream their
 input in chunks.
 
@@ -167,7 +167,7 @@ CEAT_BLOCK_CELLS = 1 << 24
 #: (``limit=`` / --limit, usages per word, brings a large index under it)
 CEAT_CONTEXT_BYTES = 1 << 30
 
-# -- corpus passes (analysis/distill.py: static distill) -----------------------------------------
+# -- corpus passes (corpus/distill.py: static distill) -----------------------------------------
 #: bytes of distillation's pooling state (layers x words x dim float64 sums, and min / max /
 #: median's arrays): the state is held for the whole pass, so it is bounded, not the corpus
 DISTILL_STATE_BYTES = 3 << 29

@@ -176,21 +176,21 @@ def test_help_lists_the_library_choices():
     """The choices spelled out in help texts (so that --help needs no numpy) are the library's."""
     from contextlens.analysis.projection import PROJECTIONS
     from contextlens.analysis.ranking import DEFAULT_TEMPLATE
-    from contextlens.bench.runner import TASKS
-    from contextlens.cli import eval_cmd, experiments, index_cmd, static_cmds
+    from contextlens.cli import evaluate, experiments, index, static
     from contextlens.encoders.mixing import MAX_LAYERS
     from contextlens.encoders.registry import STATIC_METHODS
     from contextlens.encoders.transformer import MAX_BATCH
+    from contextlens.evaluation.runner import TASKS
     from contextlens.static.build import METHODS
     from contextlens.vectors import ANALOGY_METHODS
 
     assert o.STATIC_METHODS_HELP == " | ".join(STATIC_METHODS)
     assert o.PROJECTIONS_HELP == " | ".join(PROJECTIONS)
-    assert static_cmds.ANALOGY_METHODS_HELP == " | ".join(ANALOGY_METHODS)
-    assert static_cmds.BUILD_METHODS_HELP == " | ".join(METHODS)
+    assert static.ANALOGY_METHODS_HELP == " | ".join(ANALOGY_METHODS)
+    assert static.BUILD_METHODS_HELP == " | ".join(METHODS)
     assert experiments.DEFAULT_TEMPLATE == DEFAULT_TEMPLATE
-    assert eval_cmd.TASK_CHOICES == (*TASKS, "all")
-    assert (o.MAX_LAYERS, index_cmd.MAX_BATCH) == (MAX_LAYERS, MAX_BATCH)
+    assert evaluate.TASK_CHOICES == (*TASKS, "all")
+    assert (o.MAX_LAYERS, index.MAX_BATCH) == (MAX_LAYERS, MAX_BATCH)
 
 
 def test_sentence_pairs_reject_an_unknown_short_option():

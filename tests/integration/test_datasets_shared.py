@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from contextlens.bench.datasets import (
+from contextlens.evaluation.datasets import (
     ANALOGY_FILES,
     COARSE_WORDS,
     SIMILARITY_FILES,
@@ -165,11 +165,11 @@ def test_data_list_cli(data_dir):
     import typer
     from typer.testing import CliRunner
 
-    from contextlens.cli import data_cmd
+    from contextlens.cli import data
 
     app = typer.Typer()
     app.callback()(lambda: None)
-    data_cmd.register(app)
+    data.register(app)
     result = CliRunner().invoke(app, ["data", "list", "--data-dir", str(data_dir), "--json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)

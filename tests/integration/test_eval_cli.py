@@ -5,7 +5,7 @@ import json
 import typer
 from typer.testing import CliRunner
 
-from contextlens.cli.eval_cmd import register
+from contextlens.cli.evaluate import register
 from tests.integration.tiny_models import tiny_bert
 from tests.small_data import WIC_LINES, small_data_dir
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from contextlens.bench import datasets
-from contextlens.bench.lexical import analogy_accuracy, similarity_spearman
 from contextlens.encoders.registry import resolve_vectors
+from contextlens.evaluation import datasets
+from contextlens.evaluation.lexical import analogy_accuracy, similarity_spearman
 
 
 @pytest.fixture(scope="module")

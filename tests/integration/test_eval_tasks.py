@@ -2,8 +2,8 @@
 
 import pytest
 
-from contextlens.bench.runner import evaluate
 from contextlens.encoders.registry import resolve_vectors
+from contextlens.evaluation.runner import evaluate
 
 
 @pytest.fixture(scope="module")

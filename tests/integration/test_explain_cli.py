@@ -16,7 +16,7 @@ need("transformers")
 
 from contextlens.analysis.faithfulness import METHODS  # noqa: E402
 from contextlens.analysis.patching import PATCH_POINTS  # noqa: E402
-from contextlens.cli import app, experiments, explain_cmds  # noqa: E402
+from contextlens.cli import app, experiments, explain  # noqa: E402
 from contextlens.encoders.gradients import MAX_STEPS  # noqa: E402
 from contextlens.vectors import EmbeddingTable  # noqa: E402
 from tests.integration.tiny_models import tiny_lms, tiny_model  # noqa: E402
@@ -126,6 +126,6 @@ def test_attention_attribution_json_html_and_errors(bert, tmp_path):
 
 
 def test_help_lists_the_library_choices():
-    assert explain_cmds.STAGES_HELP == " | ".join(PATCH_POINTS)
+    assert explain.STAGES_HELP == " | ".join(PATCH_POINTS)
     assert experiments.ATTRIBUTIONS_HELP == " | ".join(("all", *METHODS))
     assert experiments.MAX_STEPS == MAX_STEPS

@@ -18,9 +18,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from contextlens.bench.datasets import load_analogies, load_semcor, load_wic, load_wsd_eval
-from contextlens.bench.fetch import ChecksumError, DatasetFetchError, fetch
-from contextlens.cli import data_cmd
+from contextlens.cli import data as data_cli
+from contextlens.evaluation.datasets import load_analogies, load_semcor, load_wic, load_wsd_eval
+from contextlens.evaluation.fetch import ChecksumError, DatasetFetchError, fetch
 
 WIC_FILES = {
     "WiC_dataset/train/train.data.txt": "bank\tN\t1-0\tthe bank .\tbank of it\n",
@@ -179,7 +179,7 @@ def test_data_fetch_cli(server, tmp_path):
     sha = make_zip(www / "WiC_dataset.zip", WIC_FILES)
     app = typer.Typer()
     app.callback()(lambda: None)
-    data_cmd.register(app)
+    data_cli.register(app)
     root = tmp_path / "data"
     ok = CliRunner().invoke(app, ["data", "fetch", "wic", "--data-dir", str(root), "--url",
                                   f"{base}/WiC_dataset.zip", "--sha256", sha, "--json"])

@@ -201,10 +201,10 @@ def test_cli_json(setup, tmp_path):
     import typer
     from typer.testing import CliRunner
 
-    from contextlens.cli import index_cmd
+    from contextlens.cli import index
 
     app = typer.Typer()
-    index_cmd.register(app)
+    index.register(app)
 
     @app.command()
     def other() -> None:  # a second command keeps `index` a sub-group

@@ -215,11 +215,11 @@ def test_a_chunk_lost_with_a_node_is_encoded_again_and_other_errors_are_not_retr
     from ray.exceptions import NodeDiedError
 
     from contextlens.corpus.rows import PlannedSentence
-    from contextlens.corpus.targets import Usage
+    from contextlens.corpus.targets import Occurrence
 
     enc = object.__new__(ray_engine.RayEncoder)  # the retry logic alone: no cluster
     enc.nodes, enc.retried, enc.retries, enc.layers, enc.dim, enc.lost_node = Counter(), 0, 2, [1], 2, False
-    planned = [PlannedSentence("d", 0, "the bank", (Usage("u", "bank", "bank", 4, 8),))]
+    planned = [PlannedSentence("d", 0, "the bank", (Occurrence("u", "bank", "bank", 4, 8),))]
     row = np.empty(1, dtype=object)
     row[0] = ("u", "bank")
     calls, starts = [], []

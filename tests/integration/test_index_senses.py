@@ -17,7 +17,7 @@ from tests.missing import need
 need("lancedb")
 need("faiss")
 
-from contextlens.cli import index_cmd  # noqa: E402
+from contextlens.cli import index  # noqa: E402
 from contextlens.corpus.rows import EncodedChunk, UsageRow  # noqa: E402
 from contextlens.corpus.targets import usage_id  # noqa: E402
 from contextlens.errors import InputError  # noqa: E402
@@ -33,7 +33,7 @@ def _root() -> None:
     """The index commands alone."""
 
 
-index_cmd.register(app)
+index.register(app)
 
 
 def synthetic_index(path, n: int, seed: int = 0, river_share: float = 0.1):

@@ -19,9 +19,9 @@ need("lancedb")
 need("torch")
 need("transformers")
 
-from contextlens.bench.datasets import DatasetMissingError  # noqa: E402
 from contextlens.encoders import models  # noqa: E402
 from contextlens.errors import InputError  # noqa: E402
+from contextlens.evaluation.datasets import DatasetMissingError  # noqa: E402
 from contextlens.files import cache_dir  # noqa: E402
 from contextlens.index import build_index, induce_senses  # noqa: E402
 

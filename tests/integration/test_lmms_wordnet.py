@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from contextlens.bench import datasets
-from contextlens.bench.lmms import SOURCES, propagate
+from contextlens.evaluation import datasets
+from contextlens.evaluation.lmms import SOURCES, propagate
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,7 @@ def test_propagation_on_real_synsets(graph):
 
 
 def test_the_keys_a_word_needs_give_its_full_propagation(graph, data_dir):
-    from contextlens.bench.lmms import needed_semcor_keys, tagged_keys
+    from contextlens.evaluation.lmms import needed_semcor_keys, tagged_keys
 
     tagged = tagged_keys(data_dir)  # SemCor's keys, as the parsed corpus has them
     assert len(tagged) > 30_000

@@ -323,11 +323,11 @@ def test_cli_models_list_and_install(monkeypatch):
     import typer
     from typer.testing import CliRunner
 
-    from contextlens.cli import models_cmd
+    from contextlens.cli import models as models_cli
 
     app = typer.Typer()
     app.callback()(lambda: None)
-    models_cmd.register(app)
+    models_cli.register(app)
     runner = CliRunner()
     listed = runner.invoke(app, ["models", "list", "--json"])
     assert listed.exit_code == 0

@@ -40,7 +40,7 @@ def env(tmp_path_factory, monkeypatch, data_dir):
     monkeypatch.setenv("CONTEXTLENS_CACHE", str(tmp_path_factory.getbasetemp() / "senses-cache"))
     monkeypatch.setenv("CONTEXTLENS_DATA", str(data_dir))
     # a full SemCor pass takes minutes even for the tiny model: learn from its first 40 sentences
-    from contextlens.bench import lmms, usage_senses
+    from contextlens.evaluation import lmms, usage_senses
 
     monkeypatch.setattr(usage_senses, "sense_parts", functools.partial(lmms.sense_parts, semcor_limit=40))
 

@@ -140,8 +140,8 @@ def test_geometry_standardize_and_rogue(files):
 def test_help_lists_the_library_choices():
     from contextlens.analysis.cka import DEFAULT_SENTENCES
     from contextlens.analysis.probing import PROBE_KINDS, PROBE_TASKS
-    from contextlens.cli import probe_cmds
+    from contextlens.cli import probe
 
-    assert probe_cmds.PROBE_TASKS_HELP == " | ".join(PROBE_TASKS)
-    assert probe_cmds.PROBE_KINDS_HELP == " | ".join(PROBE_KINDS)
-    assert probe_cmds.DEFAULT_SAMPLE == DEFAULT_SENTENCES
+    assert probe.PROBE_TASKS_HELP == " | ".join(PROBE_TASKS)
+    assert probe.PROBE_KINDS_HELP == " | ".join(PROBE_KINDS)
+    assert probe.DEFAULT_SAMPLE == DEFAULT_SENTENCES

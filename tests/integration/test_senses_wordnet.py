@@ -20,8 +20,8 @@ from tests.missing import missing, need, need_model
 need("torch")
 need("transformers")
 
-from contextlens.bench.datasets import DatasetMissingError  # noqa: E402
 from contextlens.errors import InputError  # noqa: E402
+from contextlens.evaluation.datasets import DatasetMissingError  # noqa: E402
 from contextlens.files import cache_dir  # noqa: E402
 
 FINANCE = ["The bank approved my loan.", "She opened an account at the bank.", "The bank raised its rates."]
@@ -41,7 +41,7 @@ def probed(tmp_path_factory, data_dir):
     need_model("minilm")
     from contextlens import make_encoder
     from contextlens.analysis.senses import senses
-    from contextlens.bench import lmms
+    from contextlens.evaluation import lmms
     from contextlens.progress import LOG
 
     root = tmp_path_factory.mktemp("wnsenses")
@@ -113,7 +113,7 @@ def test_same_mapping_as_index_senses(probed):
     mapping both commands use), computed here from the usages' vectors."""
     import numpy as np
 
-    from contextlens.bench.runner import make_task_encoder
+    from contextlens.evaluation.runner import make_task_encoder
     from contextlens.index.wordnet_map import map_centroids, wordnet_candidates
 
     out, encoder = probed["out"], probed["encoder"]

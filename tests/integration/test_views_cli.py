@@ -10,7 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from contextlens import views
-from contextlens.cli import context_cmds, experiments
+from contextlens.cli import context, experiments
 from contextlens.encoders.registry import make_encoder
 from contextlens.vectors import EmbeddingTable
 from tests.view_pages import page_views
@@ -25,7 +25,7 @@ def _root() -> None:
 
 
 experiments.register(app)
-context_cmds.register(app)
+context.register(app)
 
 WORDS = {"bank": [1, 1, 0.2], "money": [1, 0, 0], "loan": [0.9, 0, 0.1], "river": [0, 1, 0.1],
          "water": [0.1, 0.9, 0], "the": [0, 0, 1], "by": [0.1, 0, 0.7], "sat": [0.3, 0.2, 0.4]}

@@ -23,7 +23,7 @@ from contextlens.analysis.toy import toy_compare  # noqa: E402
 from contextlens.encoders.registry import make_encoder  # noqa: E402
 from contextlens.text import tokenize  # noqa: E402
 from contextlens.web import create_app  # noqa: E402
-from contextlens.web.app import STATIC  # noqa: E402
+from contextlens.web.app import ASSETS  # noqa: E402
 from contextlens.web.limits import Limits  # noqa: E402
 
 S = ["The bank approved my loan.", "We sat on the bank of the river.", "She put money in the bank."]
@@ -76,7 +76,7 @@ def test_page_and_plotly_are_served_locally(client):
     for name in ("common.js", "toy.js", "lab.js", "lab.css"):
         assert client.get(f"/static/{name}").status_code == 200
     # nothing from the internet: no http(s) URL other than the SVG namespace
-    for f in STATIC.iterdir():
+    for f in ASSETS.iterdir():
         urls = set(re.findall(r"https?://[^\s\"'`)]+", f.read_text()))
         assert urls <= {"http://www.w3.org/2000/svg"}, (f.name, urls)
 

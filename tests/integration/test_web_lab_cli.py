@@ -30,12 +30,12 @@ def lab_cli(monkeypatch):
     import typer
     from typer.testing import CliRunner
 
-    from contextlens.cli import lab_cmd
+    from contextlens.cli import lab
     from contextlens.web import serve as serve_mod
 
     cli = typer.Typer()
     cli.callback()(lambda: None)  # keep `lab` a sub-command, as in the real app
-    lab_cmd.register(cli)
+    lab.register(cli)
     calls, opened = [], []
 
     def fake_serve(app, sock, on_started=None):
@@ -45,7 +45,7 @@ def lab_cli(monkeypatch):
             on_started()
 
     monkeypatch.setattr(serve_mod, "serve", fake_serve)
-    monkeypatch.setattr(lab_cmd.webbrowser, "open", lambda url: opened.append(url) or True)
+    monkeypatch.setattr(lab.webbrowser, "open", lambda url: opened.append(url) or True)
     monkeypatch.delenv("BROWSER", raising=False)
     return lambda *args: (CliRunner().invoke(cli, ["lab", *args]), calls, opened)
 

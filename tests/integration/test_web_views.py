@@ -40,7 +40,7 @@ def ok(resp):
 def test_the_views_scripts_are_the_librarys(client, name):
     resp = client.get(f"/views/{name}")
     assert resp.status_code == 200
-    assert resp.text == resources.files("contextlens.views").joinpath("static", name).read_text(
+    assert resp.text == resources.files("contextlens.views").joinpath("assets", name).read_text(
         encoding="utf-8"
     )
 

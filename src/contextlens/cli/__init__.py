@@ -4,6 +4,13 @@ Every module defines its commands as module-level functions and exposes
 ``register(app)``; shared options live in :mod:`.options`. Nothing heavy (numpy, SciPy,
 scikit-learn, matplotlib, torch) is imported until a command runs, so ``--help`` is instant
 (``tests/integration/test_cli_startup.py``).
+
+One module per command group, named by it (``static``, ``context``, ``explain``, ``lm``, ``probe``,
+``bias``, ``index``, ``evaluate``, ``data``, ``models``, ``cache``, ``lab``, ``demo``; ``experiments``:
+the analysis commands at the top level); ``options``, ``tables`` and ``_common`` are shared.
+
+Floor: the top one; it may import any package of contextlens (web only to start the lab), always
+inside the command that needs it, and typer and Rich.
 """
 
 from __future__ import annotations
@@ -11,20 +18,20 @@ from __future__ import annotations
 import typer
 
 from . import (
-    bias_cmd,
-    cache_cmd,
-    context_cmds,
-    data_cmd,
-    demo_cmd,
-    eval_cmd,
+    bias,
+    cache,
+    context,
+    data,
+    demo,
+    evaluate,
     experiments,
-    explain_cmds,
-    index_cmd,
-    lab_cmd,
-    lm_cmds,
-    models_cmd,
-    probe_cmds,
-    static_cmds,
+    explain,
+    index,
+    lab,
+    lm,
+    models,
+    probe,
+    static,
 )
 from ._common import setup_logging
 
@@ -56,8 +63,8 @@ def _root(
     setup_logging(verbose, progress)
 
 
-for _module in (static_cmds, context_cmds, experiments, explain_cmds, lm_cmds, models_cmd, data_cmd, lab_cmd,
-                index_cmd, eval_cmd, demo_cmd, bias_cmd, cache_cmd, probe_cmds):
+for _module in (static, context, experiments, explain, lm, models, data, lab, index, evaluate, demo, bias, cache,
+                probe):
     _module.register(app)
 
 

@@ -42,7 +42,7 @@ def err():
 
 class _ConsoleProxy:
     """``console`` / ``err_console`` for modules written before :func:`out` / :func:`err`
-    (``lab_cmd``): the Console is made on first use, not at import."""
+    (``cli.lab``): the Console is made on first use, not at import."""
 
     def __init__(self, get):
         self._get = get

@@ -1,7 +1,8 @@
 """Training-free contextualisers: numpy-only pure functions (attention, averaging).
 
-Nothing here imports from :mod:`contextlens.encoders`; the Encoder classes that use these
-functions live in :mod:`contextlens.encoders.mixing`. The package offers every public name of
+Floor: imports only ``errors`` of contextlens, and numpy. Nothing here imports from
+:mod:`contextlens.encoders`; the Encoder classes that use these functions live in
+:mod:`contextlens.encoders.mixing`. The package offers every public name of
 :mod:`~contextlens.context.attention` and :mod:`~contextlens.context.mixers`.
 """
 

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .targets import Usage
+from .targets import Occurrence
 
 __all__ = ["UsageRow", "ROW_COLUMNS", "PlannedSentence", "EncodedChunk"]
 
@@ -47,7 +47,7 @@ class PlannedSentence(NamedTuple):
     doc: str
     number: int
     text: str
-    usages: tuple[Usage, ...]
+    usages: tuple[Occurrence, ...]
 
 
 class EncodedChunk(NamedTuple):

@@ -37,7 +37,7 @@ from ..text import split_lines, split_sentences, tokenize
 from .reading import ReadStats, iter_lines, resolve_source
 
 __all__ = [
-    "MATCHES", "LAYOUTS", "Sentence", "Usage", "WordMatcher", "usage_id", "iter_corpus_sentences",
+    "MATCHES", "LAYOUTS", "Sentence", "Occurrence", "WordMatcher", "usage_id", "iter_corpus_sentences",
     "find_usages", "read_word_list", "count_words",
 ]
 
@@ -57,7 +57,7 @@ class Sentence:
 
 
 @dataclass(frozen=True, slots=True)
-class Usage:
+class Occurrence:
     """One occurrence of a target: ``word`` is the target, ``form`` the text as written."""
 
     usage_id: str
@@ -77,7 +77,7 @@ class WordMatcher:
     """Maps a corpus word to the target it is a usage of (or None).
 
     ``words``: the targets; ``match``: ``exact``, ``lower`` or ``lemma``; ``wordnet``: an
-    nltk WordNet reader (needed by ``lemma``; see :func:`contextlens.bench.datasets.wordnet.wordnet`).
+    nltk WordNet reader (needed by ``lemma``; see :func:`contextlens.evaluation.datasets.wordnet.wordnet`).
 
     >>> WordMatcher(["Bank"], match="exact")("bank") is None
     True
@@ -121,13 +121,13 @@ class WordMatcher:
         return None
 
 
-def find_usages(sentence: Sentence, matcher: WordMatcher) -> list[Usage]:
+def find_usages(sentence: Sentence, matcher: WordMatcher) -> list[Occurrence]:
     """The target occurrences in one sentence, in text order."""
     found = []
     for w in tokenize(sentence.text):
         target = matcher(w.text)
         if target is not None:
-            found.append(Usage(usage_id(sentence.doc, sentence.number, w.start, w.end, target),
+            found.append(Occurrence(usage_id(sentence.doc, sentence.number, w.start, w.end, target),
                                target, w.text, w.start, w.end))
     return found
 

@@ -1,0 +1,19 @@
+"""Encoders: everything that turns sentences into vectors, and the one thing they all return.
+
+:mod:`.base` holds :class:`~.base.Encoding` (per sentence: its words, a stack of layers of word vectors,
+attention where there is some) and :class:`~.base.Encoder` (``encode``, ``dim``, ``layer_ids``,
+``params``). The kinds: :mod:`.static` (a table lookup: layer 0 only), :mod:`.mixing` (neighbour
+averaging and toy self-attention over a table), :mod:`.transformer` (a real model's layers, with
+:mod:`.alignment` turning sub-word pieces into words); :mod:`.registry` builds one from a method name.
+Around the transformer: its engines (:mod:`.engines`, :mod:`.onnx_engine`, :mod:`.standalone`,
+:mod:`.prepare`), the models known by name and their cache (:mod:`.models`, :mod:`.model_cache`),
+queries and keys (:mod:`.qk`), the blocks inside a layer (:mod:`.blocks`), gradients
+(:mod:`.gradients`) and the language-model readings (:mod:`.lm`, :mod:`.wordprob`, :mod:`.tuned_lens`).
+
+Floor: imports ``errors``, ``text``, ``vectors``, ``files``, ``bounds``, ``progress``, ``quiet``,
+``threads``, ``disk_cache``, :mod:`contextlens.context` (the attention arithmetic),
+``static.pretrained`` (a packaged table, by name) and ``corpus`` (the tuned lens's training text);
+never analysis, evaluation, index, views, plots, cli or web. torch, transformers and onnxruntime are
+imported lazily, inside the functions that run a model, and torch not at all when an ONNX export
+serves it.
+"""

@@ -116,9 +116,9 @@ def _query_word(store: UsageReader | ShardedReader, sentence: str, word: str, oc
     except TargetNotFoundError:
         if store.params.get("match") != "lemma":
             raise
-    from ..bench.datasets.registry import resolve_data_dir
-    from ..bench.datasets.wordnet import wordnet
     from ..corpus.targets import WordMatcher
+    from ..evaluation.datasets.registry import resolve_data_dir
+    from ..evaluation.datasets.wordnet import wordnet
 
     matcher = WordMatcher([word], match="lemma", wordnet=wordnet(resolve_data_dir()))
     hits = [w for w in words if matcher(w.text) is not None]

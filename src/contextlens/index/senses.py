@@ -164,7 +164,7 @@ def induce_senses(db: str | os.PathLike | UsageReader, word: str, *, k: int | st
     ``"sample"`` above :data:`MAX_MEMBERS` usages.
 
     ``wordnet=True`` also maps each sense to WordNet (:mod:`.wordnet_map`; needs WordNet
-    and SemCor in ``data_dir``, see :func:`~contextlens.bench.datasets.resolve_data_dir`):
+    and SemCor in ``data_dir``, see :func:`~contextlens.evaluation.datasets.resolve_data_dir`):
     each sense gets ``wordnet: [{key, synset, gloss, similarity, semcor_count, source}]``
     (its best WordNet senses by cosine with its centroid) and the result ``wordnet_lemma``
     and ``wordnet_unseen: [{key, synset, gloss}]`` (the word's senses with no embedding);

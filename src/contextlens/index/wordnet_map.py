@@ -1,6 +1,6 @@
 """Map induced senses (clusters of a word's usages) to WordNet senses.
 
-Every WordNet sense of the word gets its LMMS embedding (:mod:`contextlens.bench.lmms`:
+Every WordNet sense of the word gets its LMMS embedding (:mod:`contextlens.evaluation.lmms`:
 the mean contextual vector of its SemCor occurrences, propagated through WordNet to the
 senses SemCor never tags, with the gloss embedding beside it), computed with the model
 that made the clustered vectors, at their layer; each cluster is then matched to the
@@ -11,7 +11,7 @@ matches a usage. :func:`map_centroids` is the one mapping: ``contextlens index s
 
 The SemCor pass reads the sentences holding the senses the propagation to the word's
 senses needs (a few hundred; a cached pass over all of SemCor serves every word), cached
-with the evaluation caches (the :class:`~contextlens.bench.cache.EncodingCache` of the
+with the evaluation caches (the :class:`~contextlens.evaluation.cache.EncodingCache` of the
 all-layers task encoder, shared with ``contextlens eval wsd``); it and the word's glosses
 are encoded once, then read from the cache. Layer numbers agree: layer ``k`` (0 =
 embedding row, 1..L the model's layers) is position ``k`` of that encoder's layer stack.
@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..bench.lmms import SOURCES
 from ..errors import EmptyInputError, InputError
+from ..evaluation.lmms import SOURCES
 
 if TYPE_CHECKING:
     from .reader import UsageReader
@@ -77,7 +77,7 @@ def wordnet_candidates(word: str, layer: int, data_dir: str | os.PathLike | None
     """The WordNet sense keys of ``word`` (every POS WordNet has it as), after checking
     that ``layer`` is contextual (``layers_said``: which layers there are, for the message)
     and that the data folder holds WordNet and SemCor."""
-    from ..bench import datasets
+    from ..evaluation import datasets
 
     if int(layer) == 0:
         raise InputError("layer 0 is the model's embedding row: one vector per word form whatever the sense, so "
@@ -101,7 +101,7 @@ def wordnet_candidates(word: str, layer: int, data_dir: str | os.PathLike | None
 def index_encoder(store: UsageReader, layer: int):
     """The all-layers encoder of the index's model (the one the evaluation caches use),
     checked against what the index stores."""
-    from ..bench.runner import make_task_encoder
+    from ..evaluation.runner import make_task_encoder
 
     model = store.params.get("model")
     if not model:
@@ -138,7 +138,7 @@ def wordnet_model(encoder) -> str:
 def model_encoder(encoder):
     """The all-layers task encoder of ``encoder``'s model (:func:`wordnet_model`), in its
     engine and precision: its SemCor pass and glosses are the evaluation caches'."""
-    from ..bench.runner import make_task_encoder
+    from ..evaluation.runner import make_task_encoder
 
     params = encoder.params()
     return make_task_encoder(model=wordnet_model(encoder), precision=params.get("precision"),
@@ -146,7 +146,7 @@ def model_encoder(encoder):
 
 
 def _model_task_encoder(model: str, layer: int):
-    from ..bench.runner import make_task_encoder
+    from ..evaluation.runner import make_task_encoder
 
     encoder = make_task_encoder(model=model)
     if layer not in encoder.layer_ids:
@@ -157,7 +157,7 @@ def _model_task_encoder(model: str, layer: int):
 
 @contextlib.contextmanager
 def _semcor_step(name: str, once: str, progress: Callable[[int], None] | None):
-    """``report(stage, done, total)`` for :func:`~contextlens.bench.lmms.sense_parts`: the
+    """``report(stage, done, total)`` for :func:`~contextlens.evaluation.lmms.sense_parts`: the
     SemCor pass (reported only on a cache miss) becomes a :func:`contextlens.progress.step`,
     started at its first report, so that a warm cache reports nothing; ``progress`` also
     gets the SemCor sentences read. (The glosses of one word are a block encoded in a
@@ -185,7 +185,7 @@ def map_centroids(model, candidates: WordNetCandidates, layer: int, centroids: n
                   progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Match each cluster centroid ``(clusters, dim)`` (vectors of ``model`` at ``layer``)
     to the WordNet senses of ``candidates``, by LMMS's 1-NN over every one of them
-    (:mod:`contextlens.bench.lmms`: SemCor's embeddings propagated through WordNet, and
+    (:mod:`contextlens.evaluation.lmms`: SemCor's embeddings propagated through WordNet, and
     the glosses). ``model``: a model name, or its all-layers task encoder
     (:func:`index_encoder`, :func:`model_encoder`).
 
@@ -196,8 +196,8 @@ def map_centroids(model, candidates: WordNetCandidates, layer: int, centroids: n
     (:mod:`contextlens.progress`); ``progress`` gets the number of SemCor sentences read
     (only on a cache miss: the first time per model, layer and word).
     """
-    from ..bench.cache import EncodingCache
-    from ..bench.lmms import rank_senses, sense_parts
+    from ..evaluation.cache import EncodingCache
+    from ..evaluation.lmms import rank_senses, sense_parts
 
     encoder = _model_task_encoder(model, layer) if isinstance(model, str) else model
     cache = EncodingCache(encoder, enabled=use_cache)

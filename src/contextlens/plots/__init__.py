@@ -2,28 +2,32 @@
 returns a Figure; :func:`save_figure` writes PNG, SVG or PDF by the file's suffix,
 atomically.
 
-The figures live in submodules (``usage``: one word in context; ``experiments``: the
-polysemy, sense, attention, ranking and geometry experiments; ``bias``: the bias audit; ``explain``:
-inside a layer; ``probes``: what each layer knows); everything is re-exported
+The figures live in submodules named by subject, as the views are (``usages``: a word's usages,
+one or many; ``attention``: attention grids; ``geometry``: pair rankings and layer-wise geometry;
+``predict``: the logit lens and occlusion; ``bias``: the bias audit; ``explain``: inside a layer;
+``probes``: what each layer knows); everything is re-exported
 here, so ``from contextlens import plots; plots.save_figure(...)`` is the way to use them.
+
+Floor: imports only ``errors`` and ``files`` of contextlens, with matplotlib and numpy: a figure
+takes the plain data an analysis returns, never an encoder or an Encoding.
 """
 
 from ._base import FIGURE_FORMATS, figure_format, save_figure, short
+from .attention import attention_heads, attention_matrix
 from .bias import effect_sizes
-from .experiments import (
-    AXIS_NAMES,
-    attention_heads,
-    attention_matrix,
-    cosine_heatmap,
-    geometry_lines,
-    projection_scatter,
-    rank_scatter,
-    spread_bars,
-)
 from .explain import faithfulness_lines, patch_lines, sublayer_bars, tuned_lens_lines
+from .geometry import geometry_lines, rank_scatter
 from .predict import lens_ranks, occlusion_lines
 from .probes import cka_heatmap, probe_lines
-from .usage import layer_cosines, static_vs_contextual, weights_bar
+from .usages import (
+    AXIS_NAMES,
+    cosine_heatmap,
+    layer_cosines,
+    projection_scatter,
+    spread_bars,
+    static_vs_contextual,
+    weights_bar,
+)
 
 __all__ = [
     "save_figure", "figure_format", "short", "weights_bar", "layer_cosines", "static_vs_contextual",

@@ -1,4 +1,4 @@
-"""Shared figure plumbing: the headless backend and :func:`save_figure`."""
+"""Shared figure plumbing: the headless backend, :func:`save_figure` and the heatmap the figures share."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")  # headless: contextlens never opens a window
 import matplotlib.pyplot as plt  # noqa: E402
@@ -14,7 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from ..errors import check_choice  # noqa: E402
 from ..files import atomic_output  # noqa: E402
 
-__all__ = ["save_figure", "figure_format", "FIGURE_FORMATS", "plt", "short", "plain_text"]
+__all__ = ["save_figure", "figure_format", "FIGURE_FORMATS", "plt", "short", "plain_text", "heat"]
 
 FIGURE_FORMATS = ("png", "svg", "pdf")
 
@@ -74,3 +75,19 @@ def short(text: str, n: int = 40) -> str:
     """
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def heat(ax, m: np.ndarray, xlabels, ylabels, *, cmap="viridis", vmin=None, vmax=None, annotate=None):
+    """Draw ``m`` as a heatmap on ``ax`` with the labels given, each cell's value written in it when
+    there are few (at most 150 cells by default) in black or white, whichever contrasts; returns the image."""
+    im = ax.imshow(m, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    ax.set_xticks(range(len(xlabels)), xlabels, rotation=45, ha="right", fontsize=8)
+    ax.set_yticks(range(len(ylabels)), ylabels, fontsize=8)
+    if annotate is None:
+        annotate = m.size <= 150
+    if annotate:
+        for (r, c), v in np.ndenumerate(m):
+            red, green, blue, _ = im.cmap(im.norm(v))
+            light = 0.299 * red + 0.587 * green + 0.114 * blue > 0.5  # text contrasts with the cell
+            ax.text(c, r, f"{v:.2f}", ha="center", va="center", fontsize=7, color="black" if light else "white")
+    return im

@@ -7,8 +7,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ._base import plain_text, plt
-from .experiments import _heat
+from ._base import heat, plain_text, plt
 
 __all__ = ["probe_lines", "cka_heatmap"]
 
@@ -51,7 +50,7 @@ def cka_heatmap(result: Mapping, *, title: str = ""):
     m = np.asarray(result["matrix"], dtype=np.float64)
     (a, b), (rows, cols) = result["models"], result["layers"]
     fig, ax = plt.subplots(figsize=(min(14, 3.5 + 0.35 * len(cols)), min(12, 2.5 + 0.3 * len(rows))))
-    im = _heat(ax, m, [str(c) for c in cols], [str(r) for r in rows], vmin=0.0, vmax=1.0)
+    im = heat(ax, m, [str(c) for c in cols], [str(r) for r in rows], vmin=0.0, vmax=1.0)
     fig.colorbar(im, ax=ax, label=f"{'debiased ' if result.get('debiased') else ''}linear CKA", shrink=0.8)
     ax.set_ylabel(f"layer of {a}")
     ax.set_xlabel(f"layer of {b}")

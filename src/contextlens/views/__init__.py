@@ -27,17 +27,25 @@ of a sentence are two bars); a tokenizer's pieces are shown as text (:mod:`.piec
 text reaches a figure whole and inert (the page's data through :func:`.base.script_json`,
 Plotly's labels through the script's ``CLViews.plotText``); and each view downloads as SVG
 and PNG, its title and the state of its controls included (``CLViews.toSvg``).
+
+Modules by subject: :mod:`.attention` (head and model views, the choice of views for a sentence),
+:mod:`.neuron` (queries, keys and masks), :mod:`.inputs`, :mod:`.usages` (projection, layers, cosine
+matrix, senses), :mod:`.predict` (lens, occlusion, neighbours), :mod:`.explain`, :mod:`.probes`;
+:mod:`.base`, :mod:`.packing` and :mod:`.pieces` are their plumbing, and ``assets/`` their scripts.
+
+Floor: imports ``errors``, ``text``, ``vectors``, ``files``, :mod:`contextlens.context`,
+:mod:`contextlens.encoders` and :mod:`contextlens.analysis`, with numpy (plotly.js is read from the
+installed ``plotly`` package); never plots, cli or web.
 """
 
-from .attention import AttentionData, attention_data, head_view, model_view
+from .attention import AttentionData, attention_data, attention_views, head_view, model_view
 from .base import KINDS, Page, View, check_html_path
-from .experiments import attention_views
 from .explain import attributions_view, patch_view, sublayers_view
-from .figures import cosine_view, layers_view, projection_view, senses_view
 from .inputs import input_view
-from .inside import lens_view, neighbours_view, occlusion_view
 from .neuron import leaked_weight, mask_view, neuron_view
+from .predict import lens_view, neighbours_view, occlusion_view
 from .probes import cka_view, probes_view
+from .usages import cosine_view, layers_view, projection_view, senses_view
 
 __all__ = [
     "View", "Page", "KINDS", "check_html_path", "attention_views", "AttentionData", "attention_data", "head_view", "model_view", "neuron_view",

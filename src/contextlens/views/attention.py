@@ -1,4 +1,5 @@
-"""The head view and the model view: who attends to whom, per layer and head.
+"""The head view and the model view: who attends to whom, per layer and head; and the views of a
+sentence's attention, chosen once (:func:`attention_views`).
 
 Both draw the same data (:class:`AttentionData`), at the level of words (an Encoding's
 word-level attention) and, when the encoder's :class:`~contextlens.encoders.qk.AttentionParts`
@@ -22,6 +23,14 @@ which ignores heads, as a row of its own.
 >>> data = attention_data(enc)
 >>> data.words.weights.dense()[0, 0].round(3).tolist(), data.words.special_share.unpack()[0, 0].astype(float).round(3).tolist()
 ([[0.5, 0.3], [0.2, 0.6]], [0.2, 0.2])
+
+:func:`attention_views` is the one choice of views for a sentence: what ``contextlens attention --html``
+writes and the lab's attention card shows.
+
+>>> from contextlens.analysis.toy import COURSE_VECTORS, toy_table
+>>> from contextlens.encoders.mixing import SelfAttention
+>>> [v.kind for v in attention_views(SelfAttention(toy_table(COURSE_VECTORS)), "bank loan river", "bank")]
+['head', 'model', 'neuron']
 """
 
 from __future__ import annotations
@@ -37,11 +46,12 @@ from ..encoders.base import Encoding
 from ..encoders.qk import AttentionParts
 from ..errors import InputError, check_choice, check_float
 from .base import View, short
+from .neuron import neuron_view
 from .packing import Packed, SparseWeights, pack, quantise, sparsify
 from .pieces import parts_labels, piece_title, word_piece_labels
 
-__all__ = ["AttentionLevel", "AttentionData", "attention_data", "head_view", "model_view", "DEFAULT_THRESHOLD",
-           "ENTRY_BUDGET"]
+__all__ = ["attention_views", "AttentionLevel", "AttentionData", "attention_data", "head_view", "model_view",
+           "DEFAULT_THRESHOLD", "ENTRY_BUDGET"]
 
 DEFAULT_THRESHOLD = 0.01  # weights below it are not drawn (and not stored)
 ENTRY_BUDGET = 350_000  # stored weights at most (the threshold rises to fit): 4 characters each, ~1.4 MB of page
@@ -196,3 +206,29 @@ def model_view(encoding: Encoding, parts: Sequence[AttentionParts] | None = None
     index = None if word is None else encoding._index(word, where)
     initial = {"word": index, "level": level}
     return View("model", {"attention": data, "initial": initial}, title or f"model view: {short(encoding.text)}")
+
+
+def attention_views(encoder, text: str, word: str | int | None = None, *, layer: int | None = -1,
+                    head: int | None = None, occurrence: int | None = None) -> list[View]:
+    """The head view (``layer``: a contextual layer number, None or -1 the last; ``head``:
+    one head, None the mean of the heads), the model view of ``word`` and, where the
+    encoder has queries and keys, the neuron view of ``word`` and ``head`` (default 0) at
+    ``layer``. Sub-word pieces and special tokens are included where the encoder has them.
+
+    The other experiments have one view each and their callers build it directly
+    (``layers_view(layer_divergence(...))``, ``senses_view(senses(...), texts)``)."""
+    layer = -1 if layer is None else layer
+    enc = encoder.encode([text])[0]
+    if enc.attention is None:
+        raise InputError(f"{encoder.name} gives no attention weights to view; use method 'attention' or a "
+                         "transformer model")
+    position = enc.layer_position(layer)
+    if position == 0:
+        raise InputError(f"layer 0 is the static row and has no attention; choose one of {enc.layer_ids[1:]}")
+    parts = encoder.attention_parts(text) if encoder.has_attention_parts else None
+    where = {} if occurrence is None else {"occurrence": occurrence}
+    out = [head_view(enc, parts, layer=layer, heads="mean" if head is None else [head]),
+           model_view(enc, parts, word=word, **where)]
+    if parts is not None:
+        out.append(neuron_view(parts[position - 1], head=head or 0, word=word, occurrence=occurrence or 0))
+    return out

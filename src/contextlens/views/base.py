@@ -65,7 +65,7 @@ def short(text: str, n: int = 60) -> str:
 
 @cache
 def _asset(name: str) -> str:
-    return resources.files("contextlens.views").joinpath("static", name).read_text(encoding="utf-8")
+    return resources.files("contextlens.views").joinpath("assets", name).read_text(encoding="utf-8")
 
 
 @cache

@@ -5,7 +5,7 @@ Each takes the result of the library function that computes it
 (:func:`~contextlens.analysis.sublayers.sublayers`,
 :func:`~contextlens.analysis.faithfulness.attributions`,
 :func:`~contextlens.analysis.patching.patch`) and carries its numbers as they are: the page only
-draws them (``views/static/explain.js``).
+draws them (``views/assets/explain.js``).
 
 >>> r = {"model": "toy", "word": "bank", "sentences": ["bank loan"], "stages": ["attention"],
 ...      "start": {"cosine": None, "name": "static row"}, "largest_drop": None, "note": "no ffn",
@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import InputError
 from ..results import jsonable
 from .base import View, short
-from .figures import _need
+from .usages import _need
 
 __all__ = ["sublayers_view", "attributions_view", "patch_view"]
 

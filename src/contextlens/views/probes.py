@@ -26,7 +26,7 @@ from typing import Any
 from ..errors import EmptyInputError, InputError
 from ..results import Result, jsonable
 from .base import View
-from .figures import _need
+from .usages import _need
 
 __all__ = ["probes_view", "cka_view"]
 

@@ -33,8 +33,8 @@ from .worker import WorkerError, WorkerPool
 __all__ = ["create_app", "plotly_js", "LOCAL_HOSTS", "api_phrase", "host_name", "HostCheck", "StopAnswer"]
 
 log = logging.getLogger(__name__)
-STATIC = Path(__file__).parent / "static"
-VIEWS = Path(__file__).parents[1] / "views" / "static"  # the views' scripts: the lab draws the library's views
+ASSETS = Path(__file__).parent / "assets"  # the lab's page, scripts and styles (served at /static)
+VIEWS = Path(__file__).parents[1] / "views" / "assets"  # the views' scripts: the lab draws the library's views
 #: the Host names a lab on a loopback address answers to (a page elsewhere cannot rebind its
 #: own name to 127.0.0.1 and read the lab: DNS rebinding)
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
@@ -259,13 +259,13 @@ def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Lim
 
     @app.get("/", include_in_schema=False)
     def index():
-        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
+        return FileResponse(ASSETS / "index.html", headers={"Cache-Control": "no-cache"})
 
     @app.get("/vendor/plotly.min.js", include_in_schema=False)
     def plotly():
         return FileResponse(plotly_js(), media_type="text/javascript",
                             headers={"Cache-Control": "public, max-age=86400"})
 
-    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.mount("/static", StaticFiles(directory=ASSETS), name="static")
     app.mount("/views", StaticFiles(directory=VIEWS), name="views")
     return app

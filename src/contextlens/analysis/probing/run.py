@@ -180,8 +180,8 @@ def probe(
     """Probe every layer of ``encoder`` for ``task`` (``pos``, ``supersense`` or ``sense``)
     over SemCor in ``data_dir`` (default: ``CONTEXTLENS_DATA``); ``kind``: ``linear`` or
     ``mlp``; ``seed``: the control task's draws (and the MLP's initialisation)."""
-    from ...bench.cache import EncodingCache
-    from ...bench.datasets import load_semcor, resolve_data_dir
+    from ...evaluation.cache import EncodingCache
+    from ...evaluation.datasets import load_semcor, resolve_data_dir
 
     check_choice("probe task", task, PROBE_TASKS)
     check_choice("probe", kind, PROBE_KINDS)

@@ -22,6 +22,9 @@ tiny text, which compiles it the first time (about 20 s; then it is cached on di
 :mod:`.jit`) and loads it in every process, so a numba that cannot run fails at import
 and :func:`~contextlens.static.cooccurrence.cooccurrence_matrix` falls back to numpy.
 
+Floor: imports only ``errors``, ``files``, ``disk_cache`` and ``corpus`` (its line and sentence
+splitting) of contextlens, with numba and numpy.
+
 >>> counter = KernelCounter(window=1, harmonic=False)
 >>> counter.add_block("b a b\\n\\na\\n", lower=False, tokenizer="whitespace")
 >>> counter.words(), counter.counts.tolist(), counter.n_tokens, counter.n_sentences

@@ -1,2 +1,0 @@
-"""Benchmarks: the standard datasets (:mod:`contextlens.bench.datasets`), fetching them
-(:mod:`contextlens.bench.fetch`), and one module per evaluation task."""
