@@ -5,7 +5,7 @@
 
 For each model and corpus set: every usage (at most ``--max-usages`` per word, a seeded
 sample) of the words of the similarity sets present is encoded and pooled per layer
-(contextlens.corpus.distill), then scored by Spearman on each set, next to GloVe 6B-50d
+(contextlens.passes.distill), then scored by Spearman on each set, next to GloVe 6B-50d
 (gensim's rules, on all its pairs and on the pairs the distilled table covers), the same
 model's layer-0 embedding rows and its words encoded alone (each layer). Tables go to
 ``--keep`` (default a temporary folder); a killed run resumes there.
@@ -20,12 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from contextlens.corpus.distill import distill, table_paths
-from contextlens.evaluation.datasets import available_similarity, load_similarity
-from contextlens.evaluation.datasets.registry import resolve_data_dir
+from contextlens.datasets import available_similarity, load_similarity
+from contextlens.datasets.registry import resolve_data_dir
 from contextlens.evaluation.lexical import similarity_spearman
 from contextlens.evaluation.runner import evaluate, make_task_encoder
 from contextlens.files import atomic_output
+from contextlens.passes.distill import distill, table_paths
 from contextlens.static.pretrained import load_vectors
 from contextlens.vectors import EmbeddingTable
 

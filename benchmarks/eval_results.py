@@ -113,8 +113,8 @@ def propagation_figures(encoder, data: str, blocks: int = 2) -> dict:
     senses (wall and CPU seconds; the full run extrapolated from them, said so)."""
     import numpy as np
 
-    from contextlens.evaluation import datasets
-    from contextlens.evaluation.cache import EncodingCache
+    from contextlens import datasets
+    from contextlens.encoders.encoding_cache import EncodingCache
     from contextlens.evaluation.lmms import GLOSS_BLOCK, gloss_embeddings, propagate
     from contextlens.evaluation.wsd import semcor_sense_embeddings
 
@@ -168,9 +168,9 @@ def neighbour_figures(model: str, data: str, per_class: int = 10, k: int = 10, s
 
     import numpy as np
 
+    from contextlens import datasets
     from contextlens.analysis.neighbours import contextual_neighbours, is_form
     from contextlens.encoders.registry import make_encoder, resolve_vectors
-    from contextlens.evaluation import datasets
     from contextlens.evaluation.usage_senses import usage_senses
 
     glove = resolve_vectors("glove-6b-50d")

@@ -38,9 +38,9 @@ from pathlib import Path
 
 from contextlens.analysis.faithfulness import METHODS, attributions
 from contextlens.analysis.sublayers import sublayers
+from contextlens.datasets.coarse import coarsewsd_words, load_coarsewsd
+from contextlens.datasets.registry import resolve_data_dir
 from contextlens.encoders.registry import make_encoder
-from contextlens.evaluation.datasets.coarse import coarsewsd_words, load_coarsewsd
-from contextlens.evaluation.datasets.registry import resolve_data_dir
 from contextlens.text import tokenize
 
 MAX_WORDS = 40

@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-from contextlens.evaluation import datasets
-from contextlens.evaluation.cache import EncodingCache
+from contextlens import datasets
+from contextlens.encoders.encoding_cache import EncodingCache
 from contextlens.evaluation.glosses import GLOSS_BLOCK, gloss_embeddings
 from contextlens.evaluation.runner import make_task_encoder
 

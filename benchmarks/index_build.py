@@ -46,7 +46,7 @@ def _peak_mb() -> float:
 
 
 def _wordnet():
-    from contextlens.evaluation.datasets.wordnet import wordnet
+    from contextlens.datasets.wordnet import wordnet
 
     try:
         return wordnet(data_root()), "lemma"

@@ -114,10 +114,10 @@ def _words(corpus: str, which: str, min_count: int):
 
 def _sizes(db: str) -> dict:
     """Bytes per usage of the LanceDB table's data, the full side index and a compressed one."""
-    from contextlens.corpus.rows import ROW_COLUMNS
     from contextlens.index.reader import open_store
     from contextlens.index.side_build import write_side_index
     from contextlens.index.side_index import side_bytes
+    from contextlens.passes.rows import ROW_COLUMNS
 
     reader = open_store(db)
     n = reader.count()

@@ -69,9 +69,9 @@ def make_vectors(n: int, seed: int = 0):
 def build(path: str, n: int):
     """The synthetic index; ``(reader, vectors (n, DIM) float16, word of each usage, seconds to
     write, seconds of finish())``. Usage ``i`` has id ``f"{i:08d}"`` and word ``f"w{word}"``."""
-    from contextlens.corpus.rows import EncodedChunk, UsageRow
     from contextlens.index.reader import UsageReader
     from contextlens.index.store import UsageStore
+    from contextlens.passes.rows import EncodedChunk, UsageRow
 
     store = UsageStore.create(path, {"model": "synthetic", "layers": [6], "dim": DIM, "dtype": "float16",
                                      "match": "lower", "layout": "lines",
@@ -128,9 +128,9 @@ class Compressed:
     ``UsageReader.search`` searches a compressed side index (``search_rows``)."""
 
     def __init__(self, reader, folder: str, timings: dict):
-        from contextlens.corpus.rows import ROW_COLUMNS
         from contextlens.index.side_build import write_side_index
         from contextlens.index.side_index import load_side_index, side_bytes
+        from contextlens.passes.rows import ROW_COLUMNS
 
         os.makedirs(folder)
         version = reader.table.version
@@ -319,9 +319,9 @@ def ef_search_sweep(reader, x16: np.ndarray, queries: np.ndarray) -> dict:
 
 def brown(db: str, n_queries: int, folder: str, lance_kind: str) -> dict:
     """The contenders on a real index: its stored vectors, queried with its own usages."""
-    from contextlens.corpus.rows import ROW_COLUMNS
     from contextlens.index.reader import open_store
     from contextlens.index.side_build import build_side_index
+    from contextlens.passes.rows import ROW_COLUMNS
 
     reader = open_store(db)
     complete = reader.checkpoint()["done"]

@@ -77,7 +77,7 @@ def data_root() -> Path:
 
 def coarse_sample(root: Path, per_word: int, seed: int = 0):
     """``(words, [(doc, tokens, target index, sense)])``: ``per_word`` random train items per word."""
-    from contextlens.evaluation.datasets import coarsewsd_words, load_coarsewsd
+    from contextlens.datasets import coarsewsd_words, load_coarsewsd
 
     items = []
     words = coarsewsd_words(root)
@@ -90,7 +90,7 @@ def coarse_sample(root: Path, per_word: int, seed: int = 0):
 
 def semcor_sample(root: Path, n_lemmas: int, per_lemma: int, seed: int = 0):
     """``(lemmas, [(doc, tokens, target index, sense key)])`` of polysemous SemCor lemmas."""
-    from contextlens.evaluation.datasets.semcor import load_semcor
+    from contextlens.datasets.semcor import load_semcor
 
     by_lemma = defaultdict(list)
     for s in load_semcor(root):
@@ -115,7 +115,7 @@ def semcor_sample(root: Path, n_lemmas: int, per_lemma: int, seed: int = 0):
 
 def write_corpus(folder: Path, items) -> dict[tuple, str]:
     """One file per word (a line per item); returns ``(file name, line number, start, end) → sense``."""
-    from contextlens.evaluation.targets import target_text
+    from contextlens.encoders.tokenized import target_text
 
     lines, labels = defaultdict(list), {}
     for word, tokens, index, sense in items:
@@ -170,15 +170,15 @@ def precision(db: str, labels: dict[tuple, str], layers: list[int]) -> dict[int,
 
 def build(dataset: str, model: str, args, tmp: Path):
     """``(db, labels, words, items, match, seconds)``: the labelled sample indexed with every layer."""
-    from contextlens.corpus.encoding import make_index_encoder
     from contextlens.index import build_index
+    from contextlens.passes.encoding import make_index_encoder
 
     root = data_root()
     if dataset == "coarsewsd":
         words, items = coarse_sample(root, args.coarse_per_word)
         match, wn = "lower", None
     else:
-        from contextlens.evaluation.datasets.wordnet import wordnet
+        from contextlens.datasets.wordnet import wordnet
 
         words, items = semcor_sample(root, args.semcor_lemmas, args.semcor_per_lemma)
         match, wn = "lemma", wordnet(root)
@@ -272,9 +272,9 @@ def bank_labels() -> dict[tuple, str]:
 
 def build_bank(model: str, tmp: Path) -> str:
     """The README's index of the shipped corpora, with every layer stored."""
-    from contextlens.corpus.encoding import make_index_encoder
-    from contextlens.evaluation.datasets.wordnet import wordnet
+    from contextlens.datasets.wordnet import wordnet
     from contextlens.index import build_index
+    from contextlens.passes.encoding import make_index_encoder
 
     depth = make_index_encoder(model, None)[0].n_model_layers
     db = str(tmp / f"bank-{model}-db")
@@ -359,9 +359,9 @@ print(json.dumps({"seconds": round(time.perf_counter() - started, 1),
 
 def synthetic_index(path: Path, n: int, dim: int = 384, seed: int = 0) -> None:
     """An index of ``n`` usages of "bank" with vectors in 4 groups around a common direction."""
-    from contextlens.corpus.rows import EncodedChunk, UsageRow
     from contextlens.corpus.targets import usage_id
     from contextlens.index.store import UsageStore
+    from contextlens.passes.rows import EncodedChunk, UsageRow
 
     rng = np.random.default_rng(seed)
     centres = rng.standard_normal((4, dim))

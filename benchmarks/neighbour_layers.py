@@ -40,7 +40,7 @@ def data_root() -> Path:
 
 def usages(root: Path, per_word: int, seed: int = 0) -> list[tuple[str, str, tuple[int, int]]]:
     """``(word, sentence, char span of the word)`` for ``per_word`` random train items per word."""
-    from contextlens.evaluation.datasets import coarsewsd_words, load_coarsewsd
+    from contextlens.datasets import coarsewsd_words, load_coarsewsd
 
     out = []
     for word in coarsewsd_words(root):
@@ -116,7 +116,7 @@ def main() -> None:
     ap.add_argument("--per-word", type=int, default=5)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    from contextlens.evaluation.datasets.similarity import load_similarity
+    from contextlens.datasets.similarity import load_similarity
     from contextlens.static.pretrained import load_vectors
 
     root = data_root()

@@ -35,7 +35,7 @@ from pathlib import Path
 from contextlens.analysis.cka import corpus_sample, layer_cka
 from contextlens.analysis.geometry import geometry
 from contextlens.analysis.probing import PROBE_TASKS, probe
-from contextlens.evaluation.datasets import resolve_data_dir
+from contextlens.datasets import resolve_data_dir
 from contextlens.evaluation.runner import make_task_encoder
 from contextlens.files import atomic_output
 
@@ -129,7 +129,7 @@ def baselines() -> None:
 
     from contextlens.analysis.probing import semcor_rows
     from contextlens.analysis.probing.tasks import lemma_of, polysemous_lemmas, read_lexnames, task_labels
-    from contextlens.evaluation.datasets import load_semcor
+    from contextlens.datasets import load_semcor
 
     root = resolve_data_dir()
     split = semcor_rows(load_semcor(root))

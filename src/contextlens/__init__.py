@@ -17,12 +17,11 @@ The names below are imported on first use (PEP 562), so ``import contextlens`` (
 ``contextlens`` command, which only needs ``contextlens.cli``) starts without numpy,
 SciPy or scikit-learn.
 
-The packages, from the floor up (each imports from the floors below it; the few lazy imports
-upward are named in the importing package's docstring): the single
-modules (``errors``, ``text``, ``vectors``, ``files``, ``corpus``...) → :mod:`.static`,
-:mod:`.context` → :mod:`.encoders` → :mod:`.analysis` → :mod:`.index`, :mod:`.evaluation`,
-:mod:`.bias` → :mod:`.views`, :mod:`.plots`, :mod:`.walkthrough` → :mod:`.cli`, :mod:`.web`.
-Each package's docstring says what it holds and what it imports.
+The packages, from the floor up (ARCHITECTURE.md has the table, and a test holds the code to it):
+the single modules (``errors``, ``text``, ``files``, ``vectors``...) and ``corpus``, ``datasets`` →
+:mod:`.static`, :mod:`.context` → :mod:`.encoders` → :mod:`.analysis` → :mod:`.passes`,
+:mod:`.evaluation` → :mod:`.index` → :mod:`.bias` → :mod:`.views`, :mod:`.plots` →
+:mod:`.walkthrough`, :mod:`.web` → :mod:`.cli`. Each package's docstring says what it holds.
 """
 
 from __future__ import annotations

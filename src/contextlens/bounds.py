@@ -167,7 +167,7 @@ CEAT_BLOCK_CELLS = 1 << 24
 #: (``limit=`` / --limit, usages per word, brings a large index under it)
 CEAT_CONTEXT_BYTES = 1 << 30
 
-# -- corpus passes (corpus/distill.py: static distill) -----------------------------------------
+# -- corpus passes (passes/distill.py: static distill) -----------------------------------------
 #: bytes of distillation's pooling state (layers x words x dim float64 sums, and min / max /
 #: median's arrays): the state is held for the whole pass, so it is bounded, not the corpus
 DISTILL_STATE_BYTES = 3 << 29

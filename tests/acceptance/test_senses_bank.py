@@ -39,7 +39,7 @@ def gold_senses() -> dict[tuple[str, int, int], str]:
 @pytest.fixture(scope="module")
 def index(tmp_path_factory, data_dir):
     need_model("minilm")
-    from contextlens.evaluation.datasets.wordnet import wordnet
+    from contextlens.datasets.wordnet import wordnet
 
     corpora = data_dir / "corpora"
     if not (corpora / "brown_plain.txt").is_file() or not (data_dir / "wordnet").is_dir():

@@ -412,7 +412,7 @@ def test_layer_divergence_encodes_each_sentence_once():
 
 
 def test_distillation_state_is_bounded_by_distill_state_bytes():
-    from contextlens.corpus import distill as d
+    from contextlens.passes import distill as d
 
     assert d.MEMORY_LIMIT == bounds.DISTILL_STATE_BYTES < 2 << 30
 

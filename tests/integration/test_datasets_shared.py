@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from contextlens.evaluation.datasets import (
+from contextlens.datasets import (
     ANALOGY_FILES,
     COARSE_WORDS,
     SIMILARITY_FILES,

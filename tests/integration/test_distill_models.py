@@ -18,8 +18,8 @@ from tests.missing import need, need_model
 torch = need("torch")
 need("transformers")
 
-from contextlens.corpus.distill import distill  # noqa: E402
 from contextlens.encoders.transformer import TransformerEncoder  # noqa: E402
+from contextlens.passes.distill import distill  # noqa: E402
 from contextlens.vectors import EmbeddingTable  # noqa: E402
 from tests.integration.tiny_models import tiny_bert  # noqa: E402
 

@@ -2,8 +2,8 @@
 
 import pytest
 
+from contextlens import datasets
 from contextlens.encoders.registry import resolve_vectors
-from contextlens.evaluation import datasets
 from contextlens.evaluation.lexical import analogy_accuracy, similarity_spearman
 
 

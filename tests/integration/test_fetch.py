@@ -19,7 +19,7 @@ import typer
 from typer.testing import CliRunner
 
 from contextlens.cli import data as data_cli
-from contextlens.evaluation.datasets import load_analogies, load_semcor, load_wic, load_wsd_eval
+from contextlens.datasets import load_analogies, load_semcor, load_wic, load_wsd_eval
 from contextlens.evaluation.fetch import ChecksumError, DatasetFetchError, fetch
 
 WIC_FILES = {

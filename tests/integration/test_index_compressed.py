@@ -15,12 +15,12 @@ from tests.missing import need
 need("lancedb")
 need("faiss")
 
-from contextlens.corpus.rows import EncodedChunk, UsageRow  # noqa: E402
 from contextlens.errors import InputError  # noqa: E402
 from contextlens.index import side_index  # noqa: E402
 from contextlens.index.reader import open_store  # noqa: E402
 from contextlens.index.stats import index_stats  # noqa: E402
 from contextlens.index.store import UsageStore  # noqa: E402
+from contextlens.passes.rows import EncodedChunk, UsageRow  # noqa: E402
 
 DIM = 48  # 12 PQ codes of one byte
 

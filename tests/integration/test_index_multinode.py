@@ -31,9 +31,9 @@ from ray.cluster_utils import Cluster  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from contextlens.cli import app  # noqa: E402
-from contextlens.corpus import ray_engine  # noqa: E402
 from contextlens.index import build_index, open_store  # noqa: E402
 from contextlens.index.build import make_index_encoder  # noqa: E402
+from contextlens.passes import ray_engine  # noqa: E402
 from tests.integration.tiny_models import tiny_model  # noqa: E402
 
 WORDS = ["bank", "spring"]
@@ -214,8 +214,8 @@ def test_no_address_starts_a_cluster_of_its_own_beside_a_running_one(cluster, da
 def test_a_chunk_lost_with_a_node_is_encoded_again_and_other_errors_are_not_retried(monkeypatch):
     from ray.exceptions import NodeDiedError
 
-    from contextlens.corpus.rows import PlannedSentence
     from contextlens.corpus.targets import Occurrence
+    from contextlens.passes.rows import PlannedSentence
 
     enc = object.__new__(ray_engine.RayEncoder)  # the retry logic alone: no cluster
     enc.nodes, enc.retried, enc.retries, enc.layers, enc.dim, enc.lost_node = Counter(), 0, 2, [1], 2, False

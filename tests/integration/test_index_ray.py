@@ -62,8 +62,8 @@ def test_ray_engine_equals_local_engine(tmp_path, local_ray):
 
 
 def test_distillation_on_ray_equals_the_local_one(tmp_path, local_ray):
-    from contextlens.corpus.distill import distill
     from contextlens.encoders.transformer import TransformerEncoder
+    from contextlens.passes.distill import distill
 
     model = str(tiny_bert(tmp_path))
     corpus = tmp_path / "corpus.txt"

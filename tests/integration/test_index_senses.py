@@ -18,11 +18,11 @@ need("lancedb")
 need("faiss")
 
 from contextlens.cli import index  # noqa: E402
-from contextlens.corpus.rows import EncodedChunk, UsageRow  # noqa: E402
 from contextlens.corpus.targets import usage_id  # noqa: E402
 from contextlens.errors import InputError  # noqa: E402
 from contextlens.index import induce_senses  # noqa: E402
 from contextlens.index.store import UsageStore  # noqa: E402
+from contextlens.passes.rows import EncodedChunk, UsageRow  # noqa: E402
 
 DIM = 24
 app = typer.Typer(pretty_exceptions_enable=False)

@@ -19,9 +19,9 @@ need("lancedb")
 need("torch")
 need("transformers")
 
+from contextlens.datasets import DatasetMissingError  # noqa: E402
 from contextlens.encoders import models  # noqa: E402
 from contextlens.errors import InputError  # noqa: E402
-from contextlens.evaluation.datasets import DatasetMissingError  # noqa: E402
 from contextlens.files import cache_dir  # noqa: E402
 from contextlens.index import build_index, induce_senses  # noqa: E402
 
@@ -125,8 +125,9 @@ def test_data_folder_without_semcor(mapped, tmp_path):
 def test_layer_zero_unknown_word_and_unknown_model_are_refused(mapped):
     import numpy as np
 
+    from contextlens.evaluation.wordnet_map import map_centroids, wordnet_candidates
     from contextlens.index import open_store
-    from contextlens.index.wordnet_map import index_encoder, map_centroids, wordnet_candidates
+    from contextlens.index.senses import index_encoder
 
     store = open_store(mapped["db"])
     said = f"{store.path} stores layers 6"

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from contextlens.evaluation import datasets
+from contextlens import datasets
 from contextlens.evaluation.lmms import SOURCES, propagate
 
 

@@ -19,10 +19,10 @@ from contextlens.analysis.neighbours import contextual_neighbours  # noqa: E402
 from contextlens.analysis.occlusion import occlusion_vs_attention  # noqa: E402
 from contextlens.analysis.sentences import compare_sentences  # noqa: E402
 from contextlens.cli import app  # noqa: E402
-from contextlens.corpus.distill import distill  # noqa: E402
 from contextlens.encoders.lm import LanguageModel  # noqa: E402
 from contextlens.encoders.registry import make_encoder  # noqa: E402
 from contextlens.encoders.transformer import TransformerEncoder  # noqa: E402
+from contextlens.passes.distill import distill  # noqa: E402
 from contextlens.static.cooccurrence import count_table  # noqa: E402
 from contextlens.vectors import EmbeddingTable  # noqa: E402
 from contextlens.walkthrough import worked_example_corpus  # noqa: E402

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from contextlens.analysis.probing import TEST_ROWS, TRAIN_ROWS, probe, semcor_rows
-from contextlens.evaluation.datasets import load_semcor
+from contextlens.datasets import load_semcor
 from contextlens.text import tokenize
 from tests.missing import need
 

@@ -14,10 +14,10 @@ from tests.missing import need
 torch = need("torch")
 need("transformers")
 
+from contextlens.encoders.encoding_cache import EncodingCache  # noqa: E402
 from contextlens.encoders.models import random_twin  # noqa: E402
 from contextlens.encoders.transformer import TransformerEncoder  # noqa: E402
 from contextlens.errors import InputError  # noqa: E402
-from contextlens.evaluation.cache import EncodingCache  # noqa: E402
 
 TEXTS = ["I deposited money at the bank.", "We sat on the river bank."]
 

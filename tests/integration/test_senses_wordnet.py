@@ -1,5 +1,5 @@
 """``senses --wordnet``: the clusters of the sense probe matched to WordNet senses by the one
-mapping ``index senses --wordnet`` uses (:func:`contextlens.index.wordnet_map.map_centroids`),
+mapping ``index senses --wordnet`` uses (:func:`contextlens.evaluation.wordnet_map.map_centroids`),
 on the README's six sentences of *bank* (finance × 3, river × 3) with the packaged minilm and
 the shared WordNet and SemCor.
 
@@ -20,8 +20,9 @@ from tests.missing import missing, need, need_model
 need("torch")
 need("transformers")
 
+from contextlens.datasets import DatasetMissingError  # noqa: E402
 from contextlens.errors import InputError  # noqa: E402
-from contextlens.evaluation.datasets import DatasetMissingError  # noqa: E402
+from contextlens.evaluation.wordnet_map import WordNetNamer  # noqa: E402
 from contextlens.files import cache_dir  # noqa: E402
 
 FINANCE = ["The bank approved my loan.", "She opened an account at the bank.", "The bank raised its rates."]
@@ -62,9 +63,9 @@ def probed(tmp_path_factory, data_dir):
             mp.setenv("CONTEXTLENS_CACHE", str(root / "cache"))
             mp.setattr(lmms, "_memo", {})  # nor kept in memory by an earlier test of this process
             encoder = make_encoder(model="minilm")
-            cold = senses(encoder, README, "bank", wordnet=True, data_dir=data_dir)
+            cold = senses(encoder, README, "bank", wordnet=WordNetNamer(data_dir))
             cold_reports, reports[:] = list(reports), []
-            warm = senses(encoder, README, "bank", wordnet=True, data_dir=data_dir)
+            warm = senses(encoder, README, "bank", wordnet=WordNetNamer(data_dir))
             yield {"out": cold, "warm": warm, "cold_reports": cold_reports, "warm_reports": list(reports),
                    "encoder": encoder, "data_dir": data_dir, "root": root, "senses": senses}
     finally:
@@ -114,7 +115,7 @@ def test_same_mapping_as_index_senses(probed):
     import numpy as np
 
     from contextlens.evaluation.runner import make_task_encoder
-    from contextlens.index.wordnet_map import map_centroids, wordnet_candidates
+    from contextlens.evaluation.wordnet_map import map_centroids, wordnet_candidates
 
     out, encoder = probed["out"], probed["encoder"]
     with pytest.MonkeyPatch.context() as mp:
@@ -177,8 +178,8 @@ def test_a_static_encoder_and_layer_zero_get_one_line(probed):
     with pytest.raises(InputError, match="need a transformer"):
         from contextlens import make_encoder
 
-        probed["senses"](make_encoder("average", vectors="glove-6b-50d"), README, "bank", wordnet=True,
-                         data_dir=probed["data_dir"])
+        probed["senses"](make_encoder("average", vectors="glove-6b-50d"), README, "bank",
+                         wordnet=WordNetNamer(probed["data_dir"]))
     from typer.testing import CliRunner
 
     from contextlens.cli import app
@@ -193,10 +194,10 @@ def test_a_static_encoder_and_layer_zero_get_one_line(probed):
 def test_data_folder_without_wordnet_or_semcor(probed, tmp_path):
     senses, encoder = probed["senses"], probed["encoder"]
     with pytest.raises(DatasetMissingError, match=r"wordnet/index\.sense.*CONTEXTLENS_DATA"):
-        senses(encoder, README, "bank", wordnet=True, data_dir=tmp_path)
+        senses(encoder, README, "bank", wordnet=WordNetNamer(tmp_path))
     (tmp_path / "wordnet").symlink_to(probed["data_dir"] / "wordnet")
     with pytest.raises(DatasetMissingError, match=r"semcor3\.0_naf\.tar\.gz"):
-        senses(encoder, README, "bank", wordnet=True, data_dir=tmp_path)
+        senses(encoder, README, "bank", wordnet=WordNetNamer(tmp_path))
     with pytest.raises(InputError, match="no sense in WordNet"):
-        senses(encoder, ["a zqxjv here", "the zqxjv there", "one zqxjv"], "zqxjv", wordnet=True,
-               data_dir=probed["data_dir"])
+        senses(encoder, ["a zqxjv here", "the zqxjv there", "one zqxjv"], "zqxjv",
+               wordnet=WordNetNamer(probed["data_dir"]))

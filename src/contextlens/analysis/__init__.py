@@ -8,10 +8,9 @@ neighbours (:mod:`.neighbours`), attention and what explains a vector (:mod:`.at
 layers know (:mod:`.probing`, :mod:`.cka`, :mod:`.layerstack`), the toy lab's plane (:mod:`.toy`) and
 how to read a causal model's figures (:mod:`.reading`).
 
-Floor: imports ``errors``, ``text``, ``vectors``, ``files``, ``bounds``, ``progress``, ``quiet``,
-``disk_cache``, ``corpus``, ``static`` (a reference table) and :mod:`contextlens.encoders`; never
-views, plots, cli or web. Lazily, inside a function: :mod:`contextlens.evaluation`'s encoding cache
-and dataset readers (probes, CKA, the layer stack), ``index.wordnet_map`` (naming senses by WordNet)
-and torch (patching and gradient faithfulness run the model's own hooks). numpy, SciPy and
-scikit-learn otherwise.
+Floor 5 (ARCHITECTURE.md): imports the floors below it — the single modules, ``vectors``,
+``corpus``, ``datasets`` (the probes' data), ``static`` (a reference table) and
+:mod:`contextlens.encoders` — and never ``passes``, ``evaluation``, ``index`` or anything above
+them: what it needs from above is handed to it (``senses(wordnet=...)`` takes a
+:class:`~contextlens.analysis.senses.SenseNamer`). numpy, SciPy and scikit-learn; never torch.
 """

@@ -22,7 +22,7 @@ reference code):
 (it can be slightly negative for unrelated representations; it needs n ≥ 4).
 
 **Usages** (:func:`layer_cka`): every whitespace token of the sentences (a token's vector is
-the mean of the words contextlens's tokenizer finds in it, :mod:`contextlens.evaluation.targets`),
+the mean of the words contextlens's tokenizer finds in it, :mod:`contextlens.encoders.tokenized`),
 read through the evaluation cache (task ``cka``), so a second model pair over the same
 sentences never encodes again; tokens that either model gives no vector are left out. By
 default the sentences are :func:`corpus_sample`: a seeded sample of the shared corpora.
@@ -185,7 +185,7 @@ def layer_cka(
     """Linear CKA between the layers of ``encoder`` (and those of ``other``, when given) over
     every whitespace token of ``sentences``; ``source`` says where the sentences came from
     (it is reported as is)."""
-    from ..evaluation.cache import EncodingCache
+    from ..encoders.encoding_cache import EncodingCache
     from .probing.run import model_name
 
     sentences = check_texts(sentences)

@@ -1,7 +1,7 @@
 """Every layer's vector of many words in their sentences, through the evaluation cache.
 
-:func:`cached_layers` asks :class:`~contextlens.evaluation.cache.EncodingCache` for
-``(tokens, index)`` items one shard (:data:`~contextlens.evaluation.cache.SHARD` items) at a time,
+:func:`cached_layers` asks :class:`~contextlens.encoders.encoding_cache.EncodingCache` for
+``(tokens, index)`` items one shard (:data:`~contextlens.encoders.encoding_cache.SHARD` items) at a time,
 the shards a whole call would make, and copies each into one ``(layers, items, dim)`` array
 kept in the cache's precision (float16 for a model): 40,000 words of a 30-layer, 576-dim
 model take 1.4 GB instead of the 2.9 GB a whole float32 read would hold. A word the encoder
@@ -27,7 +27,7 @@ def cached_layers(cache, task: str, items: Sequence[tuple[Sequence[str], int]], 
     """``(layers, len(items), dim)`` in ``cache.dtype``: the vector of ``tokens[index]`` at
     every layer of ``cache.layer_ids``, read from (or encoded into) ``cache`` under ``task``,
     reported as the progress step ``what``."""
-    from ..evaluation.cache import SHARD
+    from ..encoders.encoding_cache import SHARD
 
     items = list(items)
     if not items:

@@ -23,7 +23,7 @@ speed. A reference over a static table (a mixing encoder) is computed in memory,
 written: 20,000 words alone take 0.1 s (averaging: a word alone has nothing to mix, so
 it is the table's rows whatever alpha is) to 3 s (self-attention) over glove-6b-50d, so
 no new alpha or scale adds files. A table distilled from a
-corpus (:mod:`contextlens.corpus.distill`) at the same layer is a better reference
+corpus (:mod:`contextlens.passes.distill`) at the same layer is a better reference
 (each word is the mean of its real usages, not the word out of any context): pass it as
 ``reference``.
 

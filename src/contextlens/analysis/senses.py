@@ -41,7 +41,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -383,12 +383,26 @@ def collect_layer(encoder: Encoder, sentences: list[str], word: str, layer: int,
                        first.encoder)
 
 
+class SenseNamer(Protocol):
+    """What :func:`senses` asks of ``wordnet=``: a namer of clusters from a floor above the
+    analyses (:class:`contextlens.evaluation.wordnet_map.WordNetNamer` names them by WordNet
+    senses), so that this module needs neither the evaluation's data nor its models."""
+
+    def prepare(self, encoder: Encoder, word: str, layer: int) -> Any:
+        """Check ``encoder``, ``word`` and ``layer`` (a layer number) before any encoding; return
+        what :meth:`name` needs."""
+
+    def name(self, prepared: Any, layer: int, centroids: np.ndarray) -> dict[str, Any]:
+        """``{"senses": [one list of named senses per centroid], "lemma", "unseen"}`` for the
+        clusters' ``centroids`` (k, dim) at ``layer``."""
+
+
 def senses(
     encoder: Encoder, sentences: Sequence[str], word: str, *, k: int | str = "auto",
     gold: Sequence | None = None, layer: int = -1, occurrence: int | None = None,
     missing: str = "error", projection: str | None = None, method: str = "spectral",
     k_max: int = 8, seed: int = 0, max_sentences: int = MAX_SENTENCES, run: Callable = run_here,
-    wordnet: bool = False, data_dir=None,
+    wordnet: SenseNamer | None = None,
 ) -> dict[str, Any]:
     """Cluster the usages of ``word`` in ``sentences`` (one usage per sentence).
 
@@ -403,15 +417,12 @@ def senses(
     has one entry per input sentence, in input order: its cluster id, or None for a
     skipped sentence.
 
-    ``wordnet=True`` matches each cluster to WordNet senses as ``contextlens index senses
-    --wordnet`` does (:func:`contextlens.index.wordnet_map.map_centroids`: LMMS sense
-    embeddings of the encoder's model at the clustered layer, SemCor propagated through
-    WordNet, and glosses; needs WordNet and SemCor in ``data_dir``, else
-    ``$CONTEXTLENS_DATA``): each cluster gets ``wordnet: [{key, synset, gloss, similarity,
-    semcor_count, source}]`` (the senses nearest its centroid, best first), the result
-    ``wordnet_lemma`` and ``wordnet_unseen: [{key, synset, gloss}]`` (the word's senses
-    with no embedding). The encoder must be a transformer (a model), and the layer
-    contextual; both are checked, with the data, before any encoding.
+    ``wordnet``, a :class:`SenseNamer` (:class:`contextlens.evaluation.wordnet_map.WordNetNamer`:
+    what ``contextlens index senses --wordnet`` does), names each cluster by WordNet senses: each
+    cluster gets ``wordnet: [{key, synset, gloss, similarity, semcor_count, source}]`` (the senses
+    nearest its centroid, best first), the result ``wordnet_lemma`` and ``wordnet_unseen: [{key,
+    synset, gloss}]`` (the word's senses with no embedding). The namer checks the encoder, the
+    layer and its data before any encoding.
     """
     sentences = check_texts(sentences)
     check_int("max_sentences", max_sentences, low=1, high=MAX_SENTENCES_LIMIT,
@@ -431,12 +442,8 @@ def senses(
     if occurrence == "all":
         raise InputError("senses takes one usage per sentence; choose occurrence=0, 1, ...")
     position = encoder.layer_position(layer)  # a layer the encoder lacks fails before any encoding
-    if wordnet:  # the model, the layer, the data and the word checked before any encoding
-        from ..index.wordnet_map import model_encoder, wordnet_candidates, wordnet_model
-
-        said = f"{wordnet_model(encoder)} gives contextual layers {', '.join(map(str, encoder.layer_ids[1:]))}"
-        candidates = wordnet_candidates(word, encoder.layer_ids[position], data_dir, layers_said=said)
-        task = model_encoder(encoder)
+    if wordnet is not None:  # the model, the layer, the data and the word checked before any encoding
+        prepared = wordnet.prepare(encoder, word, encoder.layer_ids[position])
     found = collect_layer(encoder, sentences, word, layer, occurrence=occurrence, missing=missing)
     n = len(found.usages)
     if k == "auto" and n < 3:
@@ -452,13 +459,11 @@ def senses(
         "clusters": _clusters(found.usages, result["labels"], gold_kept),
         "skipped": found.skipped, "encoder": found.encoder,
     }
-    if wordnet:
-        from ..index.wordnet_map import map_centroids
-
+    if wordnet is not None:
         labels = np.array(result["labels"])
         centroids = np.stack([_unit_mean(unit_rows(found.vectors[labels == c]))  # (k, dim)
                               for c in sorted(set(result["labels"]))])
-        mapped = map_centroids(task, candidates, found.layer, centroids)
+        mapped = wordnet.name(prepared, found.layer, centroids)
         for cluster, best in zip(out["clusters"], mapped["senses"], strict=True):
             cluster["wordnet"] = best
         out.update(wordnet_lemma=mapped["lemma"], wordnet_unseen=mapped["unseen"])

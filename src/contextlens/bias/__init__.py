@@ -1,10 +1,9 @@
 """Bias audits on static and contextual vectors: WEAT (Caliskan et al. 2017), SEAT (May et al.
 2019) and CEAT (Guo & Caliskan 2021).
 
-Floor: imports ``errors``, ``files``, ``bounds``, ``progress``, ``vectors``, ``corpus`` and
-:mod:`contextlens.encoders`, with numpy and SciPy; lazily, :mod:`contextlens.index` (CEAT's contexts
-from a usage index) and :mod:`contextlens.evaluation` (the data folder). Never views, plots, cli
-or web.
+Floor 8 (ARCHITECTURE.md): imports :mod:`contextlens.index` (CEAT's contexts from a usage
+index), :mod:`contextlens.encoders`, ``datasets`` (the data folder) and the floors below, with
+numpy and SciPy; never views, plots, cli or web.
 
 >>> from contextlens.bias import get_test, weat_table
 >>> get_test("career_family").description

@@ -143,8 +143,8 @@ def ceat_contexts(words: Sequence[str], *, model: str, db=None, corpus=None, per
                              f"give --model {store.params.get('model')} or another index")
         return contexts_from_index(store, words, limit=limit)
     from ..corpus.reading import iter_lines
+    from ..datasets.registry import resolve_data_dir
     from ..encoders.registry import make_encoder
-    from ..evaluation.datasets.registry import resolve_data_dir
 
     source = corpus if corpus is not None else resolve_data_dir() / "corpora"
     encoder = make_encoder(model=model, attention=False)

@@ -9,8 +9,8 @@ One module per command group, named by it (``static``, ``context``, ``explain``,
 ``bias``, ``index``, ``evaluate``, ``data``, ``models``, ``cache``, ``lab``, ``demo``; ``experiments``:
 the analysis commands at the top level); ``options``, ``tables`` and ``_common`` are shared.
 
-Floor: the top one; it may import any package of contextlens (web only to start the lab), always
-inside the command that needs it, and typer and Rich.
+Floor 11 (ARCHITECTURE.md), the top: it may import any part of contextlens (the lab and the
+walkthrough included), always inside the command that needs it, and typer and Rich.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ def _shown(files: list[str], k: int = 3) -> str:
 @handle_errors
 def list_cmd(data_dir: Path = o.DATA_DIR, as_json: bool = o.JSON) -> None:
     """Which datasets are present and complete in the data directory, with missing files."""
-    from ..evaluation.datasets import DATASETS, dataset_status, resolve_data_dir
+    from ..datasets import DATASETS, dataset_status, resolve_data_dir
 
     root = resolve_data_dir(data_dir)
     rows = dataset_status(root)
@@ -44,7 +44,7 @@ def fetch_cmd(
     as_json: bool = o.JSON,
 ) -> None:
     """Download dataset NAME from its official source into the data directory."""
-    from ..evaluation.datasets import dataset_status, resolve_data_dir
+    from ..datasets import dataset_status, resolve_data_dir
     from ..evaluation.fetch import fetch
 
     root = resolve_data_dir(data_dir)

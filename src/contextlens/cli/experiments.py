@@ -100,6 +100,7 @@ def senses(
     --wordnet, each cluster's nearest WordNet senses and their glosses."""
     from ..analysis.senses import senses as probe_senses
     from ..analysis.usages import read_lines, read_sentences
+    from ..evaluation.wordnet_map import WordNetNamer
 
     o.check_plot(plot)
     o.check_html(html)
@@ -113,7 +114,7 @@ def senses(
     proj = projection or ("pca" if plot or html else None)
     r = probe_senses(encoder, texts, word, k=n_senses, gold=gold, layer=layer, occurrence=occ,
                      missing="skip" if skip_missing else "error", projection=proj, seed=seed,
-                     max_sentences=max_sentences, wordnet=wordnet, data_dir=data_dir)
+                     max_sentences=max_sentences, wordnet=WordNetNamer(data_dir) if wordnet else None)
     def figure(plots):
         kept = [lab for lab in r["labels"] if lab is not None]
         return plots.projection_scatter(r["projection"]["points"], kept,

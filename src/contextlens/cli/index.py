@@ -84,8 +84,8 @@ def build(
         o.check_output(Path(db), folder=True)
     wn = None
     if match == "lemma":
-        from ..evaluation.datasets.registry import resolve_data_dir
-        from ..evaluation.datasets.wordnet import wordnet
+        from ..datasets.registry import resolve_data_dir
+        from ..datasets.wordnet import wordnet
 
         wn = wordnet(resolve_data_dir())
     start = time.perf_counter()

@@ -82,8 +82,8 @@ def lens(
 
 def _tuned(lm, text: str, position, k: int, track, data: dict, data_dir, as_json: bool, plot, html) -> None:
     """``lens --tuned``: the tuned lens (trained once, cached) beside the logit lens."""
+    from ..datasets.registry import resolve_data_dir
     from ..encoders.tuned_lens import tuned_lens_for
-    from ..evaluation.datasets.registry import resolve_data_dir
 
     lens = tuned_lens_for(lm, resolve_data_dir(data_dir) / "corpora")  # its progress: the library's steps
     data["tuned"] = {**lm.lens(text, position, k=k, track=track, tuned=lens).as_dict(), "kl": lens.kl_,

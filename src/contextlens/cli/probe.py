@@ -106,8 +106,8 @@ def cka(
     """
     from ..analysis.cka import corpus_sample, layer_cka
     from ..analysis.usages import read_sentences
+    from ..datasets import resolve_data_dir
     from ..errors import InputError
-    from ..evaluation.datasets import resolve_data_dir
 
     if len(model) not in (1, 2):
         raise InputError(f"give --model once (its layers against each other) or twice (two models), got "

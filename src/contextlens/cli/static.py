@@ -120,7 +120,7 @@ def distill(
     from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 
     from ..analysis.usages import read_lines
-    from ..corpus.distill import distill as distill_tables
+    from ..passes.distill import distill as distill_tables
 
     if layer is not None and layers is not None:
         raise InputError("give --layer (one layer) or --layers (several), not both")

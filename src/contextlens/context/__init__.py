@@ -1,6 +1,6 @@
 """Training-free contextualisers: numpy-only pure functions (attention, averaging).
 
-Floor: imports only ``errors`` of contextlens, and numpy. Nothing here imports from
+Floor 3 (ARCHITECTURE.md): imports only ``errors`` of contextlens, and numpy. Nothing here imports from
 :mod:`contextlens.encoders`; the Encoder classes that use these functions live in
 :mod:`contextlens.encoders.mixing`. The package offers every public name of
 :mod:`~contextlens.context.attention` and :mod:`~contextlens.context.mixers`.

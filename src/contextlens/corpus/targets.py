@@ -77,7 +77,7 @@ class WordMatcher:
     """Maps a corpus word to the target it is a usage of (or None).
 
     ``words``: the targets; ``match``: ``exact``, ``lower`` or ``lemma``; ``wordnet``: an
-    nltk WordNet reader (needed by ``lemma``; see :func:`contextlens.evaluation.datasets.wordnet.wordnet`).
+    nltk WordNet reader (needed by ``lemma``; see :func:`contextlens.datasets.wordnet.wordnet`).
 
     >>> WordMatcher(["Bank"], match="exact")("bank") is None
     True

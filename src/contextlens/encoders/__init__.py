@@ -10,10 +10,11 @@ Around the transformer: its engines (:mod:`.engines`, :mod:`.onnx_engine`, :mod:
 queries and keys (:mod:`.qk`), the blocks inside a layer (:mod:`.blocks`), gradients
 (:mod:`.gradients`) and the language-model readings (:mod:`.lm`, :mod:`.wordprob`, :mod:`.tuned_lens`).
 
-Floor: imports ``errors``, ``text``, ``vectors``, ``files``, ``bounds``, ``progress``, ``quiet``,
-``threads``, ``disk_cache``, :mod:`contextlens.context` (the attention arithmetic),
-``static.pretrained`` (a packaged table, by name) and ``corpus`` (the tuned lens's training text);
-never analysis, evaluation, index, views, plots, cli or web. torch, transformers and onnxruntime are
-imported lazily, inside the functions that run a model, and torch not at all when an ONNX export
-serves it.
+Floor 4 (ARCHITECTURE.md): imports the floors below it (the single modules, ``vectors``,
+``corpus`` for the tuned lens's training text, ``static`` for a packaged table, ``context`` for the
+attention arithmetic); never analysis or anything above. The only part of contextlens that
+imports torch and transformers: lazily, inside the functions that run a model, and torch not at
+all when an ONNX export serves it. Also here: :mod:`.tokenized` (vectors of target words in
+pre-tokenised sentences) and :mod:`.encoding_cache` (those vectors cached on disk), which the
+evaluation tasks, probes and CKA read.
 """

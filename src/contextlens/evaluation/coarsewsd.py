@@ -86,7 +86,7 @@ def _subsample(items: list, limit: int | None, seed: int, floor: int = 5) -> lis
 
 
 def _word_vectors(cache, root, word: str, split: str, layer, progress, limit=None, seed=0):
-    from . import datasets
+    from .. import datasets
 
     items = _subsample(datasets.load_coarsewsd(root, word, split), limit, seed)
     if not items:
@@ -107,7 +107,7 @@ def run_coarsewsd(cache, root, *, split: str = "cv", layer: int = -1, words=None
     ``max_per_word`` caps each word's train items (a stratified sample: a quicker figure)."""
     from sklearn.model_selection import StratifiedKFold
 
-    from . import datasets
+    from .. import datasets
 
     check_choice("CoarseWSD-20 split", split, COARSE_EVAL_SPLITS)
     check_int("folds", folds, low=2, high=100, hint="cross-validation folds")

@@ -89,7 +89,7 @@ def cosimlex_items(items, *, words: bool = False) -> list[tuple[tuple[str, ...],
     pair's words as the file lists them in place of their forms in the contexts (for a
     static table, so that both contexts give the same rows).
 
-    >>> from contextlens.evaluation.datasets.cosimlex import CosimlexItem
+    >>> from contextlens.datasets.cosimlex import CosimlexItem
     >>> it = CosimlexItem("run", "walk", "they ran and walked", "run or walk", ((5, 8), (13, 19)), ((0, 3), (7, 11)),
     ...                   6.8, 2.1)
     >>> [t[i] for t, i in cosimlex_items([it])], [t[i] for t, i in cosimlex_items([it], words=True)]
@@ -115,7 +115,7 @@ def run_cosimlex(cache, root, *, path=None, progress=None, senses: bool = False,
     """Rows ``{split: "cosimlex", method, layer, subtask1_uncentered_pearson,
     subtask2_harmonic_mean, n}`` (``n``: the pairs scored) from ``root/cosimlex/
     cosimlex_en.csv`` or ``path``; see the module docstring for the methods."""
-    from . import datasets
+    from .. import datasets
     from .wsd import view_vectors
 
     items = datasets.load_cosimlex(root, path)
@@ -145,8 +145,8 @@ def run_cosimlex(cache, root, *, path=None, progress=None, senses: bool = False,
 
 def _senses_row(cache, root, items, vectors, ok, sense_view, semcor_limit, progress) -> dict:
     """``cosine+senses`` at ``sense_view``: the mean of the words' cosine and their senses' cosine."""
+    from .. import datasets
     from ..encoders.base import layer_position
-    from . import datasets
     from .lmms import concat_cosines, rank_senses, sense_parts
     from .wsd import parse_view, view_vectors
 

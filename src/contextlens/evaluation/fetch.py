@@ -1,6 +1,6 @@
 """Download a dataset from its official source into the data directory, atomically.
 
-For each :class:`~contextlens.evaluation.datasets.Source` of the dataset: download to a
+For each :class:`~contextlens.datasets.Source` of the dataset: download to a
 temporary folder inside the data directory, check the sha256 (when one is known; else
 compute it and log it as unverified), unpack a zip or tar archive there, find the folder
 holding the expected files, then rename it into place. A failure at any step leaves the
@@ -24,9 +24,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
+from ..datasets.registry import DATASETS, Source, how_to_get
 from ..errors import ContextLensError, check_choice
 from ..files import atomic_output
-from .datasets.registry import DATASETS, Source, how_to_get
 
 __all__ = ["fetch", "DatasetFetchError", "ChecksumError", "sha256_of"]
 

@@ -64,13 +64,13 @@ def gloss_embeddings(cache, graph, rows: Sequence[int] | None, views: Sequence, 
     the encoder's stack, or ``"last4"``).
 
     Cached in the encoder's folder of the evaluation cache (``cache``: an
-    :class:`~contextlens.evaluation.cache.EncodingCache`). All of WordNet is encoded and kept by
+    :class:`~contextlens.encoders.encoding_cache.EncodingCache`). All of WordNet is encoded and kept by
     blocks of :data:`GLOSS_BLOCK` senses in WordNet order (a killed run keeps its finished
     blocks), and later requests read the blocks they touch; a request for some senses,
     while the blocks are not all there, encodes those senses only and keeps them under a
     name made of their sentences. ``progress(done, total)`` counts senses.
     """
-    from .cache import key_of
+    from ..encoders.encoding_cache import key_of
 
     whole = rows is None
     rows = np.arange(len(graph.keys)) if whole else np.asarray(rows, dtype=np.int64)

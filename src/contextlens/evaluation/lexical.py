@@ -177,7 +177,7 @@ def _word_tables(cache, words: Sequence[str], template: str, task: str, progress
 
 
 def key_of_template(template: str) -> str:
-    from .cache import key_of
+    from ..encoders.encoding_cache import key_of
 
     return key_of(template)[:8]
 
@@ -187,7 +187,7 @@ def run_similarity(root, *, table=None, cache=None, names=None, restrict: int | 
     """Rows ``{split: dataset, method, layer, spearman, n, oov}`` for every similarity file
     present (or ``names``): a static ``table`` (gensim rules), else the encoder of
     ``cache`` with each word alone in ``template``, per layer."""
-    from . import datasets
+    from .. import datasets
 
     _check_restrict(restrict)
     files = datasets.available_similarity(root)
@@ -222,7 +222,7 @@ def run_analogy(root, *, table=None, cache=None, restrict: int | None = GENSIM_R
     """Rows ``{split, method, layer, accuracy, n, oov}`` per analogy file present: a static
     ``table`` over its first ``restrict`` keys, else the encoder of ``cache`` with the
     vocabulary of the file's own words (each alone in ``template``), per layer."""
-    from . import datasets
+    from .. import datasets
 
     _check_restrict(restrict)
     rows = []

@@ -121,7 +121,7 @@ class Propagation:
 def propagate(graph, semcor_keys: Sequence[str], semcor_vectors: np.ndarray,
               semcor_counts: Sequence[int] | None = None) -> Propagation:
     """Propagate SemCor sense embeddings to every sense of ``graph`` (a
-    :class:`~contextlens.evaluation.datasets.wordnet.WordNetGraph`), as the module docstring says.
+    :class:`~contextlens.datasets.wordnet.WordNetGraph`), as the module docstring says.
 
     ``semcor_keys`` (m,) with ``semcor_vectors`` (m, dim): the SemCor embeddings (and
     ``semcor_counts``, their occurrences, kept for :meth:`Propagation.counts`); keys the
@@ -131,7 +131,7 @@ def propagate(graph, semcor_keys: Sequence[str], semcor_vectors: np.ndarray,
     ``dog%1``, untagged), *cur* under *dog* (untagged) and *rock*, alone in another
     lexicographer file with its untagged key:
 
-    >>> from contextlens.evaluation.datasets.wordnet import WordNetGraph
+    >>> from contextlens.datasets.wordnet import WordNetGraph
     >>> g = WordNetGraph(("animal%1", "beast%1", "dog%1", "cur%1", "rock%1"), ("animal", "beast", "dog", "cur",
     ...                  "rock"), np.array([0, 0, 1, 2, 3]), ("animal.n.01", "dog.n.01", "cur.n.01", "rock.n.01"),
     ...                  ("a living thing", "a pet", "a bad dog", "a stone"), ("animal beast", "dog", "cur", "rock"),
@@ -234,7 +234,7 @@ def needed_semcor_keys(graph, tagged: Sequence[str], rows: Sequence[int]) -> lis
     file means are over the same synsets), so a few words' senses need a SemCor pass over
     the sentences holding these keys only.
 
-    >>> from contextlens.evaluation.datasets.wordnet import WordNetGraph
+    >>> from contextlens.datasets.wordnet import WordNetGraph
     >>> g = WordNetGraph(("animal%1", "dog%1", "oak%1", "tree%1"), ("animal", "dog", "oak", "tree"),
     ...                  np.array([0, 1, 2, 3]), ("animal.n.01", "dog.n.01", "oak.n.01", "tree.n.01"), ("", "", "", ""),
     ...                  ("animal", "dog", "oak", "tree"), np.array([0, 0, 1, 1]), ("noun.animal", "noun.plant"),
@@ -391,7 +391,7 @@ def sense_parts(cache, root, keys: Sequence[str] | None, views: Sequence, *, ste
     for ``keys`` only (cached by blocks). ``static``: the table of the static step (a
     name, a file or an EmbeddingTable). ``progress(stage, done, total)``.
     """
-    from . import datasets
+    from .. import datasets
 
     for s in steps:
         check_choice("LMMS step", s, STEPS)
@@ -432,7 +432,7 @@ def tagged_keys(root, semcor_limit: int | None = None) -> list[str]:
 
 @functools.lru_cache(maxsize=4)
 def _tagged(root: str, semcor_limit: int | None) -> tuple[str, ...]:
-    from . import datasets
+    from .. import datasets
 
     keys: dict[str, None] = {}
     for i, sent in enumerate(datasets.load_semcor(root)):
@@ -450,7 +450,7 @@ def _propagations(cache, root, graph, views, semcor_limit, only, progress) -> di
     of keys read (5 s for all of SemCor with mpnet)."""
     from pathlib import Path
 
-    from .cache import key_of
+    from ..encoders.encoding_cache import key_of
     from .wsd import semcor_sense_embeddings
 
     reads = "all" if only is None else key_of(sorted(only))

@@ -70,8 +70,8 @@ def evaluate(task: str, *, model=None, vectors=None, method: str = "static", lay
     """Run one task; see the module docstring for the result. ``options`` go to the task
     (``features``, ``semcor_limit``, ``wsd_method`` (lmms | 1nn), ``static``, ``restrict``,
     ``template``, ``words``...); ``engine`` and ``precision`` to the model's encoder."""
-    from . import datasets
-    from .cache import EncodingCache
+    from .. import datasets
+    from ..encoders.encoding_cache import EncodingCache
     from .coarsewsd import run_coarsewsd
     from .cosimlex import run_cosimlex
     from .lexical import GENSIM_RESTRICT, run_analogy, run_similarity
@@ -154,8 +154,8 @@ def evaluate_all(*, model=None, vectors=None, method: str = "static", data_dir=N
                  progress=None, engine: str | None = None, precision: str | None = None, **options) -> dict:
     """Every task whose data is present, rows tagged with their ``task``; tasks whose data
     is missing are listed under ``skipped`` with the reason."""
+    from .. import datasets
     from ..encoders.registry import resolve_vectors
-    from . import datasets
 
     if vectors is not None:
         vectors = resolve_vectors(vectors)  # read once, shared by every task

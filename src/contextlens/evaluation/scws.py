@@ -44,7 +44,7 @@ def scws_rows(u: np.ndarray, v: np.ndarray, ratings, *, split: str = "scws", met
 
 def run_scws(cache, root, *, path=None, progress=None) -> list[dict]:
     """SCWS rows per layer, from ``root/scws/ratings.txt`` or ``path`` (e.g. the sample)."""
-    from . import datasets
+    from .. import datasets
 
     items = datasets.load_scws(root, path)
     if not items:

@@ -51,10 +51,10 @@ def usage_senses(encoder, sentence: str, word: str, *, layer: int = -1, occurren
     (semcor, synset, hypernym, lexname). Needs WordNet 3.0 and SemCor in the data folder
     (``data_dir``, else ``CONTEXTLENS_DATA``). ``progress(stage, done, total)``.
     """
+    from .. import datasets
     from ..analysis.incontext import usage_vectors
+    from ..encoders.encoding_cache import EncodingCache
     from ..errors import check_int
-    from . import datasets
-    from .cache import EncodingCache
 
     top = check_int("top", top, low=1, high=10_000)
     position = encoder.layer_position(layer)  # a layer the encoder lacks fails first

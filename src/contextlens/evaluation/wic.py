@@ -105,7 +105,7 @@ def wic_features(cos: np.ndarray, u: np.ndarray, v: np.ndarray, layer: int, feat
 
 
 def _vectors(cache, root, split: str, progress) -> tuple:
-    from . import datasets
+    from .. import datasets
 
     items = datasets.load_wic(root, split)
     if not items:
@@ -149,7 +149,7 @@ def sense_features(parts, x1: np.ndarray, x2: np.ndarray, candidates: Sequence[S
 
 def _wic_candidates(wn, items) -> list[list[str]]:
     """Each pair's candidate senses: the WordNet senses of its word (or its base form) as its POS."""
-    from . import datasets
+    from .. import datasets
 
     out, memo = [], {}
     for it in items:
@@ -233,7 +233,7 @@ def run_wic(
 
 def _senses(cache, root, data: dict, sense_view, semcor_limit, progress) -> dict:
     """``{split: (n, 4) sense features}`` and ``layer`` (the number of the view used)."""
-    from . import datasets
+    from .. import datasets
     from .lmms import sense_parts
     from .wsd import parse_view, view_vectors
 

@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from ..encoders.base import layer_position
+from ..encoders.tokenized import target_vectors
 from ..errors import EmptyInputError, InputError, check_choice, check_int
-from .targets import target_vectors
 
 __all__ = ["score_wsd", "score_by_pos", "view_vectors", "sense_embeddings", "semcor_sense_embeddings",
            "nearest_sense", "VIEWS", "parse_view", "run_wsd", "WSD_METHODS"]
@@ -200,8 +200,8 @@ def nearest_sense(vector: np.ndarray, candidates: Sequence[str], embeddings: Map
 def semcor_sense_embeddings(cache, root, views, semcor_limit, progress, only_keys=None) -> dict:
     """Sense embeddings per view, from the cache where stored, else one SemCor pass
     (over the sentences holding one of ``only_keys`` when given)."""
-    from . import datasets
-    from .cache import key_of
+    from .. import datasets
+    from ..encoders.encoding_cache import key_of
 
     spec = {"limit": semcor_limit, "root": str(Path(root).resolve())}
     full = {v: key_of({"view": v, **spec}) for v in views}  # a pass over all of SemCor serves any split
@@ -281,7 +281,7 @@ def run_wsd(
     (1-NN over every WordNet sense, SemCor's embeddings propagated: LMMS-1024),
     ``+glosses`` (LMMS-2048), ``+static`` (LMMS-2348; ``static``: the table of the static
     part, default GloVe 6B-50d). ``cache`` is an
-    :class:`~contextlens.evaluation.cache.EncodingCache`; ``progress(stage, done, total)``.
+    :class:`~contextlens.encoders.encoding_cache.EncodingCache`; ``progress(stage, done, total)``.
 
     Only the senses the split can ask for (its lemmas' candidates; with LMMS, the SemCor
     senses their propagation reads, :func:`~contextlens.evaluation.lmms.needed_semcor_keys`)
@@ -289,7 +289,7 @@ def run_wsd(
     semeval2007 with 1-NN: 23,428 of 37,176 sentences); the answers are the same as with
     every sense. ``all_senses=True`` learns every sense of SemCor (one pass that any split
     can reuse from the cache, and that any later request reads)."""
-    from . import datasets
+    from .. import datasets
     from .lmms import DEFAULT_STATIC, SOURCES, rank_senses, sense_parts, static_parts
 
     check_choice("WSD method", method, WSD_METHODS)

@@ -7,6 +7,10 @@
 - :func:`index_stats`: words, usages, model, layers, size on disk.
 
 Needs ``pip install 'contextlens[index]'`` (lancedb, pyarrow).
+
+Floor 7 (ARCHITECTURE.md): builds through :mod:`contextlens.passes`, names senses through
+:mod:`contextlens.evaluation` and clusters with :mod:`contextlens.analysis`; never views, plots,
+bias, cli or web.
 """
 
 import importlib

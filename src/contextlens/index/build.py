@@ -1,11 +1,11 @@
 """Build a usage index: stream the corpus, find the targets, encode them, store them.
 
-The corpus is read by the one corpus pass (:func:`contextlens.corpus.passes.corpus_pass`)
+The corpus is read by the one corpus pass (:func:`contextlens.passes.run.corpus_pass`)
 as a stream of sentences cut into *chunks* of ``chunk_size`` sentences. For each chunk,
 whatever the engine: plan it (find the target usages,
-:func:`contextlens.corpus.encoding.plan_chunk`), encode the sentences that have some with
-the runner (:class:`~contextlens.corpus.encoding.LocalEncoder`, or
-:class:`contextlens.corpus.ray_engine.RayEncoder` on Ray Data), append the usages to the
+:func:`contextlens.passes.encoding.plan_chunk`), encode the sentences that have some with
+the runner (:class:`~contextlens.passes.encoding.LocalEncoder`, or
+:class:`contextlens.passes.ray_engine.RayEncoder` on Ray Data), append the usages to the
 ``usages`` table, *then* commit a checkpoint ``(chunk, sentences done)`` to the ``progress``
 table. Memory holds one chunk at a time, so peak RSS does not grow with the corpus.
 
@@ -19,7 +19,7 @@ Several machines: ``shard="I/N"`` builds only the documents of shard ``I`` of ``
 hash of the document's name: :func:`.shards.shard_of`), so N builds, anywhere, make N
 indexes that :func:`contextlens.index.search_usages` searches as one (``db=[A, B, ...]``).
 On Ray, a chunk whose encoding fails because a node was lost is encoded again
-(:class:`contextlens.corpus.ray_engine.RayEncoder`): nothing of it was written yet.
+(:class:`contextlens.passes.ray_engine.RayEncoder`): nothing of it was written yet.
 """
 
 from __future__ import annotations
@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..corpus.encoding import make_index_encoder, plan_chunk
-from ..corpus.passes import ENGINES, ChunkDone, corpus_pass, make_runner
 from ..corpus.reading import ReadStats, resolve_source
 from ..corpus.targets import LAYOUTS, MATCHES, WordMatcher, count_words, iter_corpus_sentences
 from ..errors import InputError, check_choice, check_int
 from ..files import check_outputs, output_dir
+from ..passes.encoding import make_index_encoder, plan_chunk
+from ..passes.run import ENGINES, ChunkDone, corpus_pass, make_runner
 from .reader import UsageReader
 from .shards import parse_shard, shard_of
 from .store import DTYPES, UsageStore, is_uri, side_setting
@@ -85,7 +85,7 @@ def build_index(
 
     ``words`` or ``all_words=True`` (every alphabetic word seen ``min_count`` times,
     lower-cased). ``layers``: layer numbers to store (0 = embedding row; default: the
-    last layer). ``engine="ray"`` encodes on Ray Data (see :mod:`contextlens.corpus.ray_engine`),
+    last layer). ``engine="ray"`` encodes on Ray Data (see :mod:`contextlens.passes.ray_engine`),
     at ``address`` (None: a local cluster) with ``concurrency`` encoder actors.
     ``encoder``: an already built ``(encoder, layers)`` pair from :func:`make_index_encoder`.
     ``model_engine`` (``torch``, ``onnx``, ``auto``) and ``precision`` (``fp32``, ``bf16``)

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ..corpus.rows import ROW_COLUMNS
 from ..errors import InputError
+from ..passes.rows import ROW_COLUMNS
 from .side_index import RERANK_MIN, CompressedSideIndex, SideIndex, load_side_index, probes_for, side_bytes
 from .store import PROGRESS, RACY_NS, USAGES, WORD_CACHE_BYTES, _Index, _open_checked, _sql_str
 

@@ -89,7 +89,7 @@ def query_encoder(store: UsageReader | ShardedReader, threads: int | None = None
     """The index's encoder (model, layers, precision), loaded once per process (``threads``:
     CPU threads, a process-wide setting; ``engine``: what runs the model; None: the
     library's defaults)."""
-    from ..corpus.encoding import make_index_encoder
+    from ..passes.encoding import make_index_encoder
 
     precision = store.params.get("precision")  # a bf16 index is searched in bf16
     key = (store.params["model"], tuple(store.layers), precision, engine)
@@ -117,8 +117,8 @@ def _query_word(store: UsageReader | ShardedReader, sentence: str, word: str, oc
         if store.params.get("match") != "lemma":
             raise
     from ..corpus.targets import WordMatcher
-    from ..evaluation.datasets.registry import resolve_data_dir
-    from ..evaluation.datasets.wordnet import wordnet
+    from ..datasets.registry import resolve_data_dir
+    from ..datasets.wordnet import wordnet
 
     matcher = WordMatcher([word], match="lemma", wordnet=wordnet(resolve_data_dir()))
     hits = [w for w in words if matcher(w.text) is not None]

@@ -32,14 +32,14 @@ from typing import Any
 import numpy as np
 
 from ..analysis.senses import MAX_CLUSTERED, MAX_SAMPLE, SenseClusterer
-from ..corpus.rows import ROW_COLUMNS
 from ..errors import InputError, check_int
+from ..passes.rows import ROW_COLUMNS
 from ..text import tokenize
 from .reader import UsageReader, open_store
 from .search import _target
 from .store import _sql_str
 
-__all__ = ["induce_senses", "distinctive_words", "context_words", "typical", "centroid", "sample_ids",
+__all__ = ["induce_senses", "index_encoder", "distinctive_words", "context_words", "typical", "centroid", "sample_ids",
            "MAX_MEMBERS"]
 
 log = logging.getLogger(__name__)
@@ -163,8 +163,8 @@ def induce_senses(db: str | os.PathLike | UsageReader, word: str, *, k: int | st
     all ``n_usages`` (= ``n_total``) usages; ``members_listed``: ``"all"``, or
     ``"sample"`` above :data:`MAX_MEMBERS` usages.
 
-    ``wordnet=True`` also maps each sense to WordNet (:mod:`.wordnet_map`; needs WordNet
-    and SemCor in ``data_dir``, see :func:`~contextlens.evaluation.datasets.resolve_data_dir`):
+    ``wordnet=True`` also maps each sense to WordNet (:mod:`contextlens.evaluation.wordnet_map`; needs WordNet
+    and SemCor in ``data_dir``, see :func:`~contextlens.datasets.resolve_data_dir`):
     each sense gets ``wordnet: [{key, synset, gloss, similarity, semcor_count, source}]``
     (its best WordNet senses by cosine with its centroid) and the result ``wordnet_lemma``
     and ``wordnet_unseen: [{key, synset, gloss}]`` (the word's senses with no embedding);
@@ -180,7 +180,7 @@ def induce_senses(db: str | os.PathLike | UsageReader, word: str, *, k: int | st
     col_layer = store.layers[-1] if layer is None else layer
     col = store.layer_column(col_layer)  # a layer the index lacks fails here
     if wordnet:  # data, layer and lemma checked before any work
-        from .wordnet_map import wordnet_candidates
+        from ..evaluation.wordnet_map import wordnet_candidates
 
         candidates = wordnet_candidates(target, col_layer, data_dir,
                                         layers_said=f"{store.path} stores layers {', '.join(map(str, store.layers))}")
@@ -233,7 +233,7 @@ def induce_senses(db: str | os.PathLike | UsageReader, word: str, *, k: int | st
            "k_chosen_by": model.k_chosen_by_, "method": model.method, "silhouette": model.silhouette_,
            "score_by_k": {str(kk): s for kk, s in model.score_by_k_.items()}, "senses": senses}
     if wordnet:
-        from .wordnet_map import index_encoder, map_centroids
+        from ..evaluation.wordnet_map import map_centroids
 
         # (k, dim), in the model's space
         centroids = np.stack([centroid(x, np.flatnonzero(labels == c)) for c in ranked])
@@ -242,3 +242,28 @@ def induce_senses(db: str | os.PathLike | UsageReader, word: str, *, k: int | st
             sense["wordnet"] = best
         out.update(wordnet_lemma=mapped["lemma"], wordnet_unseen=mapped["unseen"])
     return out
+
+
+def index_encoder(store: UsageReader, layer: int):
+    """The all-layers encoder of the index's model (the one the evaluation caches use),
+    checked against what the index stores."""
+    from ..evaluation.runner import make_task_encoder
+
+    model = store.params.get("model")
+    if not model:
+        raise InputError(f"{store.path} records no model: WordNet mapping needs the transformer the index was built "
+                         "with; rebuild the index with `contextlens index build --model ...`")
+    try:
+        encoder = make_task_encoder(model=model)
+    except InputError as e:
+        raise InputError(f"{store.path} was built with model {model!r}, which cannot be loaded here ({e}); WordNet "
+                         "mapping encodes SemCor with the index's own model: install it (`contextlens models "
+                         "install ...`) or use an index built with an available transformer") from None
+    dim = int(store.params.get("dim", encoder.dim))
+    if dim != encoder.dim:
+        raise InputError(f"the model {model!r} loaded here does not give the {dim}-dimensional vectors stored in "
+                         f"{store.path}; WordNet mapping needs the transformer the index was built with")
+    if layer not in encoder.layer_ids:
+        raise InputError(f"layer {layer} of {store.path} does not exist in {model!r} "
+                         f"(layers {encoder.layer_ids[0]}..{encoder.layer_ids[-1]})")
+    return encoder

@@ -4,7 +4,7 @@ LanceDB stays the store of record; a *side index* is derived from one version of
 ``usages`` table and rebuilt from it whenever it is missing or was made from another
 version. It lives in ``<db>/search-v<table version>/``:
 
-- ``rows.arrow``: every usage's :class:`~contextlens.corpus.rows.UsageRow`, sorted by
+- ``rows.arrow``: every usage's :class:`~contextlens.passes.rows.UsageRow`, sorted by
   ``(word, usage_id)``: a usage's *position* in this order is its id in the side index,
   and a word's usages are one contiguous range of positions (``meta.json`` lists them);
 - ``v<layer>.ivf`` per stored layer: a FAISS inverted-file index of the unit vectors,

@@ -10,7 +10,7 @@ Two tables:
   written *after* that chunk's usages (see :mod:`contextlens.index.build`).
 
 The column names are spelled once, as the fields of
-:class:`~contextlens.corpus.rows.UsageRow` (the schema is made from them).
+:class:`~contextlens.passes.rows.UsageRow` (the schema is made from them).
 :class:`UsageStore` writes an index (create, append, commit, roll back, finish);
 :class:`UsageReader` (from :func:`open_store`) reads and searches it.
 
@@ -52,8 +52,8 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from ..corpus.rows import ROW_COLUMNS, EncodedChunk
 from ..errors import FileFormatError, InputError, ask, check_choice, import_optional
+from ..passes.rows import ROW_COLUMNS, EncodedChunk
 from .side_build import build_side_index, write_side_index
 from .side_index import lists_for, side_folder, side_kind
 

@@ -8,8 +8,8 @@ one or many; ``attention``: attention grids; ``geometry``: pair rankings and lay
 ``probes``: what each layer knows); everything is re-exported
 here, so ``from contextlens import plots; plots.save_figure(...)`` is the way to use them.
 
-Floor: imports only ``errors`` and ``files`` of contextlens, with matplotlib and numpy: a figure
-takes the plain data an analysis returns, never an encoder or an Encoding.
+Floor 9 (ARCHITECTURE.md): imports only ``errors`` and ``files`` of contextlens, with matplotlib
+and numpy: a figure takes the plain data an analysis returns, never an encoder or an Encoding.
 """
 
 from ._base import FIGURE_FORMATS, figure_format, save_figure, short

@@ -4,9 +4,10 @@ Build them from a corpus (co-occurrence counts, PPMI, PPMI + SVD, word2vec, fast
 GloVe) with :func:`build_table`, or load a packaged or saved table with
 :func:`load_vectors`. gensim is imported only when word2vec or fastText is trained.
 
-Floor: imports ``errors``, ``files``, ``progress``, ``disk_cache``, ``vectors`` (the
-:class:`~contextlens.vectors.EmbeddingTable` it builds) and ``corpus`` (reading the text); never
-encoders or anything above them. numpy, SciPy and scikit-learn; numba in :mod:`.kernel`.
+Floor 3 (ARCHITECTURE.md): imports ``errors``, ``files``, ``progress``, ``disk_cache``,
+``vectors`` (the :class:`~contextlens.vectors.EmbeddingTable` it builds) and ``corpus`` (reading
+the text); never encoders or anything above them. numpy, SciPy and scikit-learn; numba in
+:mod:`.kernel`.
 """
 
 import importlib

@@ -33,9 +33,9 @@ Modules by subject: :mod:`.attention` (head and model views, the choice of views
 matrix, senses), :mod:`.predict` (lens, occlusion, neighbours), :mod:`.explain`, :mod:`.probes`;
 :mod:`.base`, :mod:`.packing` and :mod:`.pieces` are their plumbing, and ``assets/`` their scripts.
 
-Floor: imports ``errors``, ``text``, ``vectors``, ``files``, :mod:`contextlens.context`,
-:mod:`contextlens.encoders` and :mod:`contextlens.analysis`, with numpy (plotly.js is read from the
-installed ``plotly`` package); never plots, cli or web.
+Floor 9 (ARCHITECTURE.md): imports ``results`` (the one JSON converter), :mod:`contextlens.context`,
+:mod:`contextlens.encoders`, :mod:`contextlens.analysis` and the floors below, with numpy
+(plotly.js is read from the installed ``plotly`` package); never plots, cli or web.
 """
 
 from .attention import AttentionData, attention_data, attention_views, head_view, model_view

@@ -5,8 +5,9 @@ GloVe and the training-free mixers, then a real transformer layer by layer — w
 Markdown report with its figures and a JSON file of the results to ``out_dir``, and
 returns the results; the CLI prints a summary.
 
-Floor: imports ``text``, ``files``, :mod:`contextlens.static`, :mod:`contextlens.encoders`,
-:mod:`contextlens.analysis` and :mod:`contextlens.plots`; only the CLI's ``demo`` imports it.
+Floor 10 (ARCHITECTURE.md): imports ``text``, ``files``, :mod:`contextlens.static`,
+:mod:`contextlens.encoders`, :mod:`contextlens.analysis` and :mod:`contextlens.plots`; only the
+CLI's ``demo`` imports it.
 """
 
 from __future__ import annotations

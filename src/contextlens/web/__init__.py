@@ -5,10 +5,10 @@ scripts at ``/views``), :mod:`.api` (each route over one library call), :mod:`.s
 requests), :mod:`.state` (the encoders and index the lab holds), :mod:`.worker` (a request's work
 in a worker process), :mod:`.limits` and :mod:`.serve`.
 
-Floor: beside the CLI at the top; imports ``errors``, ``text``, ``bounds``,
-:mod:`contextlens.encoders`, :mod:`contextlens.analysis`, :mod:`contextlens.evaluation` (the data
-folder), :mod:`contextlens.index` and :mod:`contextlens.views`, with FastAPI, pydantic and uvicorn;
-never the CLI.
+Floor 10 (ARCHITECTURE.md), beside the walkthrough, under the CLI: imports ``results``,
+:mod:`contextlens.encoders`, :mod:`contextlens.analysis`, :mod:`contextlens.passes` (the index's
+encoder), :mod:`contextlens.index`, :mod:`contextlens.views` and the floors below, with FastAPI,
+pydantic and uvicorn; never the CLI.
 """
 
 from .app import create_app

@@ -21,8 +21,8 @@ from ..analysis.reading import reading_guide
 from ..analysis.senses import senses
 from ..analysis.sublayers import sublayers
 from ..analysis.toy import TOY_AXES, TOY_METHODS, TOY_VECTORS, course_example, toy_compare
+from ..datasets import resolve_data_dir
 from ..errors import InputError
-from ..evaluation.datasets import resolve_data_dir
 from ..index.search import like_usage, search_usages
 from ..index.stats import index_stats
 from ..results import jsonable

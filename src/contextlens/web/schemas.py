@@ -16,8 +16,8 @@ from ..analysis.patching import PATCH_POINTS
 from ..analysis.probing import PROBE_KINDS, PROBE_TASKS
 from ..analysis.toy import MAX_COORD
 from ..bounds import MAX_PATCH_PREDICTIONS
-from ..corpus.rows import UsageRow
 from ..encoders.gradients import MAX_STEPS
+from ..passes.rows import UsageRow
 from .limits import CAPS, utf8_text
 
 ENCODER_HELP = "static | average | attention (over the server's table) or a model: minilm, mpnet, smollm2"
@@ -331,7 +331,7 @@ class IndexResponse(BaseModel):
 
 
 #: a search result: the index's usage row (its columns spelled once, as the fields of
-#: :class:`contextlens.corpus.rows.UsageRow`) and its similarity to the query
+#: :class:`contextlens.passes.rows.UsageRow`) and its similarity to the query
 UsageHit = create_model("UsageHit", __base__=Open, __module__=__name__,
                         **{name: (kind, ...) for name, kind in get_type_hints(UsageRow).items()},
                         similarity=(float, ...))

@@ -25,9 +25,9 @@ from contextlens.analysis.probing.tasks import (
     supersense_of,
     task_labels,
 )
+from contextlens.datasets import DatasetMissingError, load_semcor
 from contextlens.encoders.static import StaticEncoder
 from contextlens.errors import DimensionError, FileFormatError, InputError, UnknownOptionError
-from contextlens.evaluation.datasets import DatasetMissingError, load_semcor
 from contextlens.vectors import EmbeddingTable
 from tests.tiny_semcor import LEXNAMES, tiny_docs, write_semcor
 

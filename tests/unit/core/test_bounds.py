@@ -14,8 +14,8 @@ from contextlens.context.attention import causal_mask, check_scale, random_proje
 from contextlens.corpus.reading import longest_sentence
 from contextlens.encoders.alignment import Alignment, plan_windows
 from contextlens.encoders.mixing import NeighbourAverage, SelfAttention
+from contextlens.encoders.tokenized import target_text
 from contextlens.errors import InputError
-from contextlens.evaluation.targets import target_text
 from contextlens.static.build import build_table
 from contextlens.static.glove import GloVe
 from contextlens.static.ppmi import ppmi, svd_embeddings

@@ -29,7 +29,7 @@ def test_sentences_pairs_words_queries_and_datasets(tmp_path, eol):
     from contextlens.analysis.ranking import read_pairs
     from contextlens.analysis.usages import read_sentences
     from contextlens.corpus.targets import read_word_list
-    from contextlens.evaluation.datasets._io import read_lines
+    from contextlens.datasets._io import read_lines
     from contextlens.index.search import read_queries
 
     kept = [s for s in SENTENCES if s and not s.startswith("#")]

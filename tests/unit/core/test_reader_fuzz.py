@@ -177,7 +177,7 @@ line_text = st.text(st.one_of(st.sampled_from(INSIDE), st.characters(
 def test_every_reader_ends_lines_at_lf_crlf_or_cr_only(tmp_path, lines, breaks, last, block):
     from contextlens.analysis.usages import numbered_lines
     from contextlens.corpus.reading import iter_lines, iter_text_blocks
-    from contextlens.evaluation.datasets._io import read_lines
+    from contextlens.datasets._io import read_lines
     from contextlens.text import split_lines
 
     last = last or lines[-1] == ""  # an unended last line that is empty is no line at all
@@ -243,8 +243,8 @@ def test_mutated_sets_files_give_sets_or_one_clear_error(tmp_path, data):
 # -- distillation checkpoints: damaged anywhere, they resume or give one clear error -------------
 @pytest.fixture(scope="module")
 def checkpoint_bytes(tmp_path_factory) -> tuple[bytes, object]:
-    from contextlens.corpus.distill import distill
     from contextlens.encoders.mixing import NeighbourAverage
+    from contextlens.passes.distill import distill
     from tests.unit.corpus.test_distill import CORPUS, TABLE
 
     encoder, root = NeighbourAverage(TABLE, alpha=0.5), tmp_path_factory.mktemp("ckpt")
@@ -259,7 +259,7 @@ def checkpoint_bytes(tmp_path_factory) -> tuple[bytes, object]:
 
 
 def test_mutated_checkpoints_resume_or_give_one_clear_error(checkpoint_bytes, tmp_path):
-    from contextlens.corpus.distill import distill
+    from contextlens.passes.distill import distill
     from tests.unit.corpus.test_distill import CORPUS
 
     base, encoder = checkpoint_bytes

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from contextlens.corpus.distill import distill, pool_state, sample_key, table_paths
 from contextlens.encoders.mixing import NeighbourAverage
 from contextlens.errors import EmptyInputError, InputError, UnknownOptionError
+from contextlens.passes.distill import distill, pool_state, sample_key, table_paths
 from contextlens.text import tokenize
 from contextlens.vectors import EmbeddingTable
 

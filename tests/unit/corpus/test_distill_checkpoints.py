@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from contextlens.corpus.distill import distill
 from contextlens.encoders.mixing import NeighbourAverage
 from contextlens.errors import InputError
+from contextlens.passes.distill import distill
 from contextlens.vectors import EmbeddingTable
 from tests.unit.corpus.test_distill import CORPUS, TABLE
 
@@ -123,7 +123,7 @@ def test_the_checkpoint_of_another_run_still_says_so(encoder, checkpoint):
 CHILD = textwrap.dedent("""
     import os, signal, sys
     import numpy as np
-    from contextlens.corpus.distill import distill
+    from contextlens.passes.distill import distill
     from contextlens.encoders.mixing import NeighbourAverage
     from tests.unit.corpus.test_distill import CORPUS, TABLE
     from tests.unit.corpus.test_distill_checkpoints import KW

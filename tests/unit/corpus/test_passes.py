@@ -1,13 +1,13 @@
-"""The one corpus pass (contextlens.corpus.passes): resume point, chunk numbers, progress, and
+"""The one corpus pass (contextlens.passes.run): resume point, chunk numbers, progress, and
 the runner closed whatever happens; hand-made runs with a recording runner (no model)."""
 
 import pytest
 
-from contextlens.corpus.encoding import plan_chunk
-from contextlens.corpus.passes import chunks, corpus_pass, make_runner
-from contextlens.corpus.rows import EncodedChunk
 from contextlens.corpus.targets import Sentence, WordMatcher
 from contextlens.errors import InputError
+from contextlens.passes.encoding import plan_chunk
+from contextlens.passes.rows import EncodedChunk
+from contextlens.passes.run import chunks, corpus_pass, make_runner
 
 SENTENCES = [Sentence("d.txt", i, text) for i, text in enumerate(
     ["The bank.", "No target.", "A river bank.", "Banks and a bank.", "Nothing.", "bank"])]

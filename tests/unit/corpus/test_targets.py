@@ -32,7 +32,7 @@ def test_matching_modes():
 
 
 def test_lemma_matching_uses_wordnet_morphy(data_dir):
-    from contextlens.evaluation.datasets.wordnet import wordnet
+    from contextlens.datasets.wordnet import wordnet
 
     m = WordMatcher(["bank", "run", "mouse"], match="lemma", wordnet=wordnet(data_dir))
     forms = [u.form for u in find_usages(Sentence("d", 0, "Banks ran; mice run, a runner banked."), m)]

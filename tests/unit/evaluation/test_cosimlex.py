@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from scipy.stats import pearsonr, spearmanr
 
+from contextlens.datasets import DatasetMissingError, load_cosimlex, marked_spans
+from contextlens.encoders.encoding_cache import EncodingCache
 from contextlens.encoders.static import StaticEncoder
 from contextlens.errors import FileFormatError
-from contextlens.evaluation.cache import EncodingCache
 from contextlens.evaluation.cosimlex import (
     cosimlex_items,
     cosimlex_scores,
@@ -19,7 +20,6 @@ from contextlens.evaluation.cosimlex import (
     run_cosimlex,
     uncentered_pearson,
 )
-from contextlens.evaluation.datasets import DatasetMissingError, load_cosimlex, marked_spans
 from contextlens.vectors import EmbeddingTable
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from contextlens.datasets.wordnet import WordNetGraph
+from contextlens.encoders.encoding_cache import EncodingCache
 from contextlens.encoders.static import StaticEncoder
 from contextlens.errors import EmptyInputError, InputError
-from contextlens.evaluation.cache import EncodingCache
-from contextlens.evaluation.datasets.wordnet import WordNetGraph
 from contextlens.evaluation.lmms import (
     SOURCES,
     SenseParts,
@@ -195,9 +195,9 @@ def test_gloss_embeddings_by_hand_and_cached(tmp_path, monkeypatch):
 def test_wordnet_graph_is_cached_by_content(tmp_path, monkeypatch, caplog):
     import sys
 
-    from contextlens.evaluation.datasets import DATASETS, wordnet_graph
+    from contextlens.datasets import DATASETS, wordnet_graph
 
-    module = sys.modules["contextlens.evaluation.datasets.wordnet"]
+    module = sys.modules["contextlens.datasets.wordnet"]
     root = tmp_path / "data"
     for f in DATASETS["wordnet"].files:
         (root / f).parent.mkdir(parents=True, exist_ok=True)
@@ -245,7 +245,7 @@ def test_wic_sense_features_by_hand():
 
 
 def test_sense_parts_read_the_needed_keys_once_per_session(tmp_path, monkeypatch):
-    import contextlens.evaluation.datasets as datasets
+    import contextlens.datasets as datasets
     import contextlens.evaluation.lmms as lmms
     import contextlens.evaluation.wsd as wsd
 

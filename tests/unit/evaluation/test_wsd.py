@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
+from contextlens.datasets import WsdInstance, WsdSentence
 from contextlens.encoders.static import StaticEncoder
 from contextlens.errors import EmptyInputError, InputError
-from contextlens.evaluation.datasets import WsdInstance, WsdSentence
 from contextlens.evaluation.wsd import nearest_sense, parse_view, score_wsd, sense_embeddings, view_vectors
 from contextlens.vectors import EmbeddingTable
 

@@ -10,11 +10,11 @@ from tests.missing import need
 
 need("lancedb")
 
-from contextlens.corpus.rows import EncodedChunk, UsageRow  # noqa: E402
 from contextlens.errors import FileFormatError, InputError  # noqa: E402
 from contextlens.index.reader import open_store  # noqa: E402
 from contextlens.index.stats import index_stats  # noqa: E402
 from contextlens.index.store import UsageStore  # noqa: E402
+from contextlens.passes.rows import EncodedChunk, UsageRow  # noqa: E402
 
 DIM = 8
 

@@ -180,8 +180,8 @@ def probe(
     """Probe every layer of ``encoder`` for ``task`` (``pos``, ``supersense`` or ``sense``)
     over SemCor in ``data_dir`` (default: ``CONTEXTLENS_DATA``); ``kind``: ``linear`` or
     ``mlp``; ``seed``: the control task's draws (and the MLP's initialisation)."""
-    from ...evaluation.cache import EncodingCache
-    from ...evaluation.datasets import load_semcor, resolve_data_dir
+    from ...datasets import load_semcor, resolve_data_dir
+    from ...encoders.encoding_cache import EncodingCache
 
     check_choice("probe task", task, PROBE_TASKS)
     check_choice("probe", kind, PROBE_KINDS)

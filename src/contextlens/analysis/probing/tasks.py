@@ -1,6 +1,6 @@
 """The probing tasks: words of SemCor 3.0 with a label to read off their vectors.
 
-**Rows** (every task). The tagged terms of SemCor as :func:`~contextlens.evaluation.datasets.load_semcor`
+**Rows** (every task). The tagged terms of SemCor as :func:`~contextlens.datasets.load_semcor`
 reads them from the NAF archive (the rows of the derived ``semcor3.0_annotations.tsv``,
 whose every term is one token: ``tok_start == tok_end``), keeping a term whose token holds
 no ``_`` (a multiword expression) and is one word to contextlens's tokenizer
@@ -10,7 +10,7 @@ below). Rows come in the order of the TSV: documents in name order, sentences by
 tokens in order.
 **Train** = the first :data:`TRAIN_ROWS` (30,000) rows of the documents ``brown1/*``,
 **test** = the first :data:`TEST_ROWS` (10,000) of ``brown2/*``. A row's vector at a layer is
-its word's vector in its sentence (:mod:`contextlens.evaluation.targets`).
+its word's vector in its sentence (:mod:`contextlens.encoders.tokenized`).
 
 **Labels**:
 
@@ -86,7 +86,7 @@ def _is_one_word(token: str) -> bool:
 
 def semcor_rows(sentences: Iterable, *, train: int = TRAIN_ROWS, test: int = TEST_ROWS) -> dict[str, list[ProbeRow]]:
     """``{"train": rows, "test": rows}`` from SemCor sentences (``WsdSentence`` objects,
-    as :func:`~contextlens.evaluation.datasets.load_semcor` yields them, in any order): the first
+    as :func:`~contextlens.datasets.load_semcor` yields them, in any order): the first
     ``train`` rows of the ``brown1`` documents and the first ``test`` of the ``brown2`` ones
     (see the module docstring)."""
     check_int("train rows", train, low=1, hint="rows of brown1 to train the probe on")
@@ -117,8 +117,8 @@ def semcor_rows(sentences: Iterable, *, train: int = TRAIN_ROWS, test: int = TES
 
 def read_lexnames(root: str | Path) -> tuple[str, ...]:
     """WordNet's lexicographer file names, by number (``wordnet/lexnames``: ``00  adj.all  3``)."""
-    from ...evaluation.datasets import require
-    from ...evaluation.datasets._io import numbered
+    from ...datasets import require
+    from ...datasets._io import numbered
 
     (path,) = require(root, "wordnet", "wordnet/lexnames")
     names: dict[int, str] = {}

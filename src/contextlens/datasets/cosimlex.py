@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import EmptyInputError, FileFormatError
+from ..errors import EmptyInputError, FileFormatError
 from ._io import parse_float
 from .registry import DatasetMissingError, how_to_get, require
 

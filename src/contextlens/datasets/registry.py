@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import InputError, check_choice
+from ..errors import InputError, check_choice
 
 __all__ = [
     "DatasetMissingError", "Source", "DatasetSpec", "DATASETS", "resolve_data_dir", "dataset_status",
@@ -240,7 +240,7 @@ def require(root: str | os.PathLike, name: str, *files: str) -> tuple[Path, ...]
     >>> require("/nonexistent", "analogy")
     Traceback (most recent call last):
     ...
-    contextlens.evaluation.datasets.registry.DatasetMissingError: dataset 'analogy' is incomplete in /nonexistent: missing /nonexistent/analogy/questions-words.txt; get them with `contextlens data fetch analogy` (downloads https://raw.githubusercontent.com/tmikolov/word2vec/master/questions-words.txt) or download them by hand in the published layout; point contextlens at another data folder with --data-dir or CONTEXTLENS_DATA
+    contextlens.datasets.registry.DatasetMissingError: dataset 'analogy' is incomplete in /nonexistent: missing /nonexistent/analogy/questions-words.txt; get them with `contextlens data fetch analogy` (downloads https://raw.githubusercontent.com/tmikolov/word2vec/master/questions-words.txt) or download them by hand in the published layout; point contextlens at another data folder with --data-dir or CONTEXTLENS_DATA
     """
     root = Path(root)
     spec = _spec(name)

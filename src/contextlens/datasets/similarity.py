@@ -26,8 +26,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import EmptyInputError, FileFormatError, TextDecodingError
-from ...files import atomic_output
+from ..errors import EmptyInputError, FileFormatError, TextDecodingError
+from ..files import atomic_output
 from ._io import numbered, parse_float
 from .registry import DatasetMissingError, how_to_get
 

@@ -9,8 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from contextlens.errors import EmptyInputError, FileFormatError, TextDecodingError
-from contextlens.evaluation.datasets import (
+from contextlens.datasets import (
     SIMILARITY_FILES,
     DatasetMissingError,
     available_similarity,
@@ -18,6 +17,7 @@ from contextlens.evaluation.datasets import (
     load_analogies,
     load_similarity,
 )
+from contextlens.errors import EmptyInputError, FileFormatError, TextDecodingError
 
 
 def write(path: Path, text: str | bytes) -> Path:

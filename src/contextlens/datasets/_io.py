@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...errors import EmptyInputError
-from ...files import read_text_file
-from ...text import split_lines
+from ..errors import EmptyInputError
+from ..files import read_text_file
+from ..text import split_lines
 
 __all__ = ["read_lines", "numbered", "parse_float"]
 

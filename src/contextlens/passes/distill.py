@@ -9,11 +9,11 @@ Two passes over the corpus (read with :func:`~contextlens.corpus.targets.iter_co
    ``max_usages`` whose seeded hash of ``(sentence number, char span, word)`` is smallest:
    a uniform sample, the same on every run, whatever the batching, found in one pass with
    one bounded heap per word.
-2. **encoding**: the one corpus pass of the usage index (:func:`~contextlens.corpus.passes.corpus_pass`):
+2. **encoding**: the one corpus pass of the usage index (:func:`~contextlens.passes.run.corpus_pass`):
    the sentences holding chosen usages, chunk by chunk, only those words kept
    (``targets=``); each usage's vector at each layer is added to its word's state.
    ``engine="ray"`` encodes each chunk on Ray Data with the usage index's runner
-   (:class:`contextlens.corpus.ray_engine.RayEncoder`: actors load the same model by name);
+   (:class:`contextlens.passes.ray_engine.RayEncoder`: actors load the same model by name);
    the pooling stays here, in the driver, so the checkpoints and the tables are the same.
 
 State, per layer: a float64 sum and a count (``mean``), running minimum and maximum
@@ -47,16 +47,16 @@ from typing import Any
 import numpy as np
 
 from ..bounds import DISTILL_STATE_BYTES
+from ..corpus.reading import ReadStats, resolve_source
+from ..corpus.targets import LAYOUTS, MATCHES, Sentence, WordMatcher, find_usages, iter_corpus_sentences
 from ..encoders.base import Encoder
 from ..errors import EmptyInputError, InputError, LimitError, check_choice, check_int
 from ..files import atomic_output, check_input_file, check_outputs, remove_leftovers
 from ..text import tokenize
 from ..vectors import EmbeddingTable
 from .encoding import CHUNK_SENTENCES
-from .passes import ENGINES, ChunkDone, check_ray_encoder, corpus_pass, make_runner
-from .reading import ReadStats, resolve_source
 from .rows import PlannedSentence
-from .targets import LAYOUTS, MATCHES, Sentence, WordMatcher, find_usages, iter_corpus_sentences
+from .run import ENGINES, ChunkDone, check_ray_encoder, corpus_pass, make_runner
 
 __all__ = ["POOLS", "distill", "DistillResult", "pool_state", "sample_key", "table_paths", "MEMORY_LIMIT"]
 

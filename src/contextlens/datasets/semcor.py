@@ -38,9 +38,9 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from ...disk_cache import DiskCache
-from ...errors import EmptyInputError, FileFormatError, InputError, OutputPathError
-from ...files import atomic_output
+from ..disk_cache import DiskCache
+from ..errors import EmptyInputError, FileFormatError, InputError, OutputPathError
+from ..files import atomic_output
 from .registry import require
 from .wsd import WsdInstance, WsdSentence
 
@@ -134,7 +134,7 @@ def load_semcor(root: str | Path, *, documents: Iterable[str] | None = None) -> 
     restricts the read to those documents (the archive is still streamed: a sample costs
     the decompression, not the parsing). Note that 9,420 of the 234,136 keys of this
     conversion are WordNet 1.6/2.x keys that WordNet 3.0 does not know (see
-    :func:`~contextlens.evaluation.datasets.wordnet.unknown_keys`); they are kept as published.
+    :func:`~contextlens.datasets.wordnet.unknown_keys`); they are kept as published.
     """
     (archive,) = require(root, "semcor", SEMCOR_ARCHIVE)
     if documents is not None:

@@ -6,8 +6,9 @@ reads the files where the published dataset puts them; a missing file raises
 :class:`~contextlens.errors.FileFormatError` (file, line, what was expected), an empty
 one :class:`~contextlens.errors.EmptyInputError`.
 
-Floor: imports only ``errors``, ``files`` and ``text`` of contextlens (nltk's WordNet reader
-lazily); every task of :mod:`contextlens.evaluation`, the probes and the index read through it.
+Floor 2 (ARCHITECTURE.md): imports only ``errors``, ``files``, ``text`` and ``disk_cache`` of
+contextlens (nltk's WordNet reader lazily); every task of :mod:`contextlens.evaluation`, the probes
+and the index read through it.
 
 ============  ===========================================================
 family        loaders

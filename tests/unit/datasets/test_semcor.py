@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from contextlens.errors import EmptyInputError, FileFormatError, InputError
-from contextlens.evaluation.datasets import (
+from contextlens.datasets import (
     SEMCOR_ARCHIVE,
     DatasetMissingError,
     load_semcor,
     semcor,
     universal_tag,
 )
+from contextlens.errors import EmptyInputError, FileFormatError, InputError
 
 DOC1 = """<?xml version='1.0' encoding='UTF-8'?>
 <NAF>

@@ -37,7 +37,7 @@ import numpy as np
 from ..disk_cache import DiskCache
 from ..errors import InputError
 from ..files import atomic_output
-from .targets import Item, layer_positions, target_text, target_vectors
+from .tokenized import Item, layer_positions, target_text, target_vectors
 
 __all__ = ["EncodingCache", "encoder_identity", "key_of", "SHARD"]
 
@@ -80,7 +80,7 @@ def _sha256(path: Path) -> str:
 
 
 class EncodingCache:
-    """Cached :func:`~contextlens.evaluation.targets.target_vectors` for one encoder.
+    """Cached :func:`~contextlens.encoders.tokenized.target_vectors` for one encoder.
 
     Parameters
     ----------

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ...errors import FileFormatError, check_choice
+from ..errors import FileFormatError, check_choice
 from ._io import numbered, read_lines
 from .registry import require
 

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
+from contextlens.encoders.encoding_cache import EncodingCache
 from contextlens.encoders.mixing import NeighbourAverage
 from contextlens.encoders.static import StaticEncoder
+from contextlens.encoders.tokenized import target_text, target_vectors
 from contextlens.errors import InputError
-from contextlens.evaluation.cache import EncodingCache
-from contextlens.evaluation.targets import target_text, target_vectors
 from contextlens.vectors import EmbeddingTable
 
 TABLE = EmbeddingTable(["the", "river", "bank", "u", "s", "money"],

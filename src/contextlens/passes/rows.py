@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .targets import Occurrence
+from ..corpus.targets import Occurrence
 
 __all__ = ["UsageRow", "ROW_COLUMNS", "PlannedSentence", "EncodedChunk"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import FileFormatError
+from ..errors import FileFormatError
 from ._io import numbered, parse_float
 from .registry import DatasetMissingError, how_to_get, require
 

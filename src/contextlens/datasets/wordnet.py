@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...errors import FileFormatError, MissingDependencyError, OutputPathError, check_choice
+from ..errors import FileFormatError, MissingDependencyError, OutputPathError, check_choice
 from .registry import DATASETS, require
 from .wsd import WSD_POS
 
@@ -269,7 +269,7 @@ def graph_from_reader(wn) -> WordNetGraph:
 
 def _graph_copy(folder: Path) -> Path:
     """Where the arrays of the WordNet in ``folder`` are kept: named by its files' content."""
-    from ...disk_cache import DiskCache
+    from ..disk_cache import DiskCache
 
     h = hashlib.sha256()
     for name in _GRAPH_SOURCES:
@@ -280,8 +280,8 @@ def _graph_copy(folder: Path) -> Path:
 
 @functools.lru_cache(maxsize=2)
 def _graph(directory: str) -> WordNetGraph:
-    from ...disk_cache import DiskCache
-    from ...files import atomic_output
+    from ..disk_cache import DiskCache
+    from ..files import atomic_output
 
     try:
         copy = _graph_copy(Path(directory))

@@ -9,10 +9,10 @@ no vector (no piece from the tokenizer, not in a static table) is dropped (and l
 
 A runner is anything with ``encode(planned) -> EncodedChunk``, ``chunk_size`` (sentences
 per chunk and checkpoint) and ``close()``: :class:`LocalEncoder` here, and
-:class:`contextlens.corpus.ray_engine.RayEncoder` on Ray Data. The pass
-(:func:`contextlens.corpus.passes.corpus_pass`) is the same for both.
+:class:`contextlens.passes.ray_engine.RayEncoder` on Ray Data. The pass
+(:func:`contextlens.passes.run.corpus_pass`) is the same for both.
 
->>> from .targets import WordMatcher
+>>> from ..corpus.targets import WordMatcher
 >>> planned = plan_chunk([Sentence("d.txt", 0, "No target."), Sentence("d.txt", 1, "The bank.")],
 ...                      WordMatcher(["bank"]))
 >>> [(p.number, p.text, [u.form for u in p.usages]) for p in planned]
@@ -28,9 +28,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from ..corpus.targets import Sentence, WordMatcher, find_usages
 from ..errors import InputError
 from .rows import EncodedChunk, PlannedSentence, UsageRow
-from .targets import Sentence, WordMatcher, find_usages
 
 __all__ = ["plan_chunk", "encode_planned", "make_index_encoder",
            "stored_layers", "LocalEncoder", "CHUNK_SENTENCES"]

@@ -31,7 +31,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import EmptyInputError, FileFormatError, check_choice
+from ..errors import EmptyInputError, FileFormatError, check_choice
 from ._io import numbered
 from .registry import WSD_EVAL_NAMES, require
 

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from contextlens.errors import EmptyInputError, FileFormatError, InputError, UnknownOptionError
-from contextlens.evaluation.datasets import (
+from contextlens.datasets import (
     DATASETS,
     DatasetMissingError,
     coarsewsd_words,
@@ -23,6 +22,7 @@ from contextlens.evaluation.datasets import (
     require,
     resolve_data_dir,
 )
+from contextlens.errors import EmptyInputError, FileFormatError, InputError, UnknownOptionError
 
 
 def write(path: Path, text: str) -> Path:
@@ -311,7 +311,7 @@ def test_coarsewsd_errors(tmp_path):
 # --- WordNet helpers (the real database is exercised in tests/integration) ---------------
 
 def test_wordnet_missing_and_pos_checked_first(tmp_path):
-    from contextlens.evaluation.datasets import candidate_keys, wordnet
+    from contextlens.datasets import candidate_keys, wordnet
 
     (tmp_path / "wordnet").mkdir()
     (tmp_path / "wordnet/data.noun").write_text("")

@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import FileFormatError, check_choice
+from ..errors import FileFormatError, check_choice
 from ._io import numbered, read_lines
 from .registry import DatasetMissingError, how_to_get, require
 

@@ -36,9 +36,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..encoders.base import layer_position
 from ..errors import EmptyInputError, InputError, check_int
 from ..text import tokenize
+from .base import layer_position
 
 __all__ = ["target_text", "target_vectors", "layer_positions", "Item", "CHUNK"]
 

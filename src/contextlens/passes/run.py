@@ -1,7 +1,7 @@
 """One pass over a corpus: stream → plan → runner (local or Ray) → on_chunk → progress.
 
 The usage index (:func:`contextlens.index.build_index`) and distillation
-(:func:`contextlens.corpus.distill.distill`) read a corpus the same way, and so will
+(:func:`contextlens.passes.distill.distill`) read a corpus the same way, and so will
 whatever comes next: :func:`corpus_pass` skips the sentences an earlier run already did
 (read, not encoded), cuts the rest into chunks of ``chunk_size`` sentences, lets the caller
 ``plan`` each chunk (keep the sentences holding target usages: cheap, no model), has the
@@ -24,10 +24,10 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple, TypeVar
 
+from ..corpus.targets import Sentence
 from ..errors import InputError, check_choice
 from .encoding import LocalEncoder
 from .rows import EncodedChunk, PlannedSentence
-from .targets import Sentence
 
 __all__ = ["ENGINES", "ChunkDone", "PassEnd", "chunks", "corpus_pass", "make_runner", "check_ray_encoder"]
 

@@ -2,12 +2,12 @@
 
 The driver streams the corpus and plans each chunk (finds the target usages: cheap
 tokenising), exactly as the local runner does, so both give the same usages with the same
-ids. A chunk's :class:`~contextlens.corpus.rows.PlannedSentence` s become a Ray Dataset
+ids. A chunk's :class:`~contextlens.passes.rows.PlannedSentence` s become a Ray Dataset
 (as Python objects, pickled by Ray); ``map_batches`` runs an encoder actor class over it
 (one model per actor, ``concurrency`` actors, ``batch_size`` sentences per call, sorted by
-length inside the actor), which runs :func:`~contextlens.corpus.encoding.encode_planned`, the
+length inside the actor), which runs :func:`~contextlens.passes.encoding.encode_planned`, the
 local runner's own function. The driver gathers the batches into one
-:class:`~contextlens.corpus.rows.EncodedChunk` and the pass hands it on (the index writes it and
+:class:`~contextlens.passes.rows.EncodedChunk` and the pass hands it on (the index writes it and
 commits the chunk's checkpoint), as for a local run, so a Ray run resumes like a local one.
 
 Where it runs: ``address=None`` (or ``"local"``) starts a local Ray cluster of its own (the
@@ -104,7 +104,7 @@ class UsageEncoderActor:
 
 class RayEncoder:
     """Encodes planned chunks on Ray Data (the engine protocol of
-    :mod:`contextlens.corpus.encoding`); ``close()`` shuts down a cluster it started.
+    :mod:`contextlens.passes.encoding`); ``close()`` shuts down a cluster it started.
     ``nodes``: usages encoded per node id; ``retried``: chunks encoded again after a node
     was lost (see the module docstring)."""
 
@@ -138,7 +138,7 @@ class RayEncoder:
         self.layers, self.dim = list(params["layers"]), int(params["dim"])
 
     def encode(self, planned: Sequence[PlannedSentence]) -> EncodedChunk:
-        """What :func:`contextlens.corpus.encoding.encode_planned` gives, computed on Ray (a
+        """What :func:`contextlens.passes.encoding.encode_planned` gives, computed on Ray (a
         chunk lost with a node encoded again)."""
         if not planned:
             return EncodedChunk.empty(self.layers, self.dim)

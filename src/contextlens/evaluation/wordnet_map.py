@@ -6,12 +6,13 @@ senses SemCor never tags, with the gloss embedding beside it), computed with the
 that made the clustered vectors, at their layer; each cluster is then matched to the
 senses nearest its centroid (the normalised mean of its members' unit vectors), as LMMS
 matches a usage. :func:`map_centroids` is the one mapping: ``contextlens index senses
---wordnet`` gives it the index's model (:func:`index_encoder`), ``contextlens senses
---wordnet`` the model of the experiment's encoder (:func:`model_encoder`).
+--wordnet`` gives it the index's model (:func:`contextlens.index.senses.index_encoder`),
+``contextlens senses --wordnet`` the model of the experiment's encoder (:func:`model_encoder`,
+through :class:`WordNetNamer`).
 
 The SemCor pass reads the sentences holding the senses the propagation to the word's
 senses needs (a few hundred; a cached pass over all of SemCor serves every word), cached
-with the evaluation caches (the :class:`~contextlens.evaluation.cache.EncodingCache` of the
+with the evaluation caches (the :class:`~contextlens.encoders.encoding_cache.EncodingCache` of the
 all-layers task encoder, shared with ``contextlens eval wsd``); it and the word's glosses
 are encoded once, then read from the cache. Layer numbers agree: layer ``k`` (0 =
 embedding row, 1..L the model's layers) is position ``k`` of that encoder's layer stack.
@@ -30,18 +31,15 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..errors import EmptyInputError, InputError
-from ..evaluation.lmms import SOURCES
+from .lmms import SOURCES
 
-if TYPE_CHECKING:
-    from .reader import UsageReader
-
-__all__ = ["WordNetCandidates", "wordnet_candidates", "index_encoder", "wordnet_model", "model_encoder",
-           "map_centroids", "rank_senses", "TOP"]
+__all__ = ["WordNetCandidates", "wordnet_candidates", "wordnet_model", "model_encoder", "map_centroids",
+           "rank_senses", "WordNetNamer", "TOP"]
 
 log = logging.getLogger(__name__)
 TOP = 3  # WordNet senses shown per cluster
@@ -77,7 +75,7 @@ def wordnet_candidates(word: str, layer: int, data_dir: str | os.PathLike | None
     """The WordNet sense keys of ``word`` (every POS WordNet has it as), after checking
     that ``layer`` is contextual (``layers_said``: which layers there are, for the message)
     and that the data folder holds WordNet and SemCor."""
-    from ..evaluation import datasets
+    from .. import datasets
 
     if int(layer) == 0:
         raise InputError("layer 0 is the model's embedding row: one vector per word form whatever the sense, so "
@@ -98,31 +96,6 @@ def wordnet_candidates(word: str, layer: int, data_dir: str | os.PathLike | None
     return WordNetCandidates(word, lemma, keys, root, wn)
 
 
-def index_encoder(store: UsageReader, layer: int):
-    """The all-layers encoder of the index's model (the one the evaluation caches use),
-    checked against what the index stores."""
-    from ..evaluation.runner import make_task_encoder
-
-    model = store.params.get("model")
-    if not model:
-        raise InputError(f"{store.path} records no model: WordNet mapping needs the transformer the index was built "
-                         "with; rebuild the index with `contextlens index build --model ...`")
-    try:
-        encoder = make_task_encoder(model=model)
-    except InputError as e:
-        raise InputError(f"{store.path} was built with model {model!r}, which cannot be loaded here ({e}); WordNet "
-                         "mapping encodes SemCor with the index's own model: install it (`contextlens models "
-                         "install ...`) or use an index built with an available transformer") from None
-    dim = int(store.params.get("dim", encoder.dim))
-    if dim != encoder.dim:
-        raise InputError(f"the model {model!r} loaded here does not give the {dim}-dimensional vectors stored in "
-                         f"{store.path}; WordNet mapping needs the transformer the index was built with")
-    if layer not in encoder.layer_ids:
-        raise InputError(f"layer {layer} of {store.path} does not exist in {model!r} "
-                         f"(layers {encoder.layer_ids[0]}..{encoder.layer_ids[-1]})")
-    return encoder
-
-
 def wordnet_model(encoder) -> str:
     """The model of ``encoder``, whose SemCor pass and glosses give the sense embeddings;
     a static table or a mixing encoder has none, and is refused."""
@@ -138,7 +111,7 @@ def wordnet_model(encoder) -> str:
 def model_encoder(encoder):
     """The all-layers task encoder of ``encoder``'s model (:func:`wordnet_model`), in its
     engine and precision: its SemCor pass and glosses are the evaluation caches'."""
-    from ..evaluation.runner import make_task_encoder
+    from .runner import make_task_encoder
 
     params = encoder.params()
     return make_task_encoder(model=wordnet_model(encoder), precision=params.get("precision"),
@@ -146,7 +119,7 @@ def model_encoder(encoder):
 
 
 def _model_task_encoder(model: str, layer: int):
-    from ..evaluation.runner import make_task_encoder
+    from .runner import make_task_encoder
 
     encoder = make_task_encoder(model=model)
     if layer not in encoder.layer_ids:
@@ -196,7 +169,7 @@ def map_centroids(model, candidates: WordNetCandidates, layer: int, centroids: n
     (:mod:`contextlens.progress`); ``progress`` gets the number of SemCor sentences read
     (only on a cache miss: the first time per model, layer and word).
     """
-    from ..evaluation.cache import EncodingCache
+    from ..encoders.encoding_cache import EncodingCache
     from ..evaluation.lmms import rank_senses, sense_parts
 
     encoder = _model_task_encoder(model, layer) if isinstance(model, str) else model
@@ -229,3 +202,23 @@ def map_centroids(model, candidates: WordNetCandidates, layer: int, centroids: n
 def _describe(wn, key: str) -> dict[str, str]:
     synset = wn.lemma_from_key(key).synset()
     return {"key": key, "synset": synset.name(), "gloss": synset.definition()}
+
+
+class WordNetNamer:
+    """Names the clusters of :func:`contextlens.analysis.senses.senses` by WordNet senses (its
+    ``wordnet=``; :class:`~contextlens.analysis.senses.SenseNamer`): the encoder's model and the
+    word's senses are checked first (:func:`wordnet_model`, :func:`wordnet_candidates`, with
+    WordNet and SemCor read from ``data_dir``, else ``$CONTEXTLENS_DATA``), then each centroid is
+    matched by :func:`map_centroids`."""
+
+    def __init__(self, data_dir: str | os.PathLike | None = None):
+        self.data_dir = data_dir
+
+    def prepare(self, encoder, word: str, layer: int) -> tuple[Any, WordNetCandidates]:
+        said = f"{wordnet_model(encoder)} gives contextual layers {', '.join(map(str, encoder.layer_ids[1:]))}"
+        candidates = wordnet_candidates(word, layer, self.data_dir, layers_said=said)
+        return model_encoder(encoder), candidates
+
+    def name(self, prepared: tuple[Any, WordNetCandidates], layer: int, centroids: np.ndarray) -> dict[str, Any]:
+        task, candidates = prepared
+        return map_centroids(task, candidates, layer, centroids)
