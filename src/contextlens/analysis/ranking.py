@@ -210,7 +210,7 @@ def rank_pairs(
                 "contextual_spearman": _corr(stats.spearmanr, c, g)}
     n = len(kept)
     result = {
-        "template": template, "layer": first.layer_ids[first.layer_position(layer)], "layer_name": first.layer_name(layer),
+        "template": template, "layer": first.layer_number(layer), "layer_name": first.layer_name(layer),
         "n_pairs": n, "pairs": rows,
         "spearman": _corr(stats.spearmanr, s, c), "kendall_tau": _corr(stats.kendalltau, s, c),
         "inversions": count_inversions(s, c), "comparisons": n * (n - 1) // 2,

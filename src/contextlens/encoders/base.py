@@ -46,6 +46,7 @@ from ..errors import (
     InputError,
     TargetNotFoundError,
     ZeroVectorError,
+    ask,
     check_choice,
     numbered,
 )
@@ -223,22 +224,43 @@ class Encoding:
         """The layer number ``layer`` names (negative: from the top): :func:`layer_number`."""
         return layer_number(self.layer_ids, layer)
 
+    def attention_weights(self) -> np.ndarray:
+        """``attention`` ``(n_layers, heads, n_words, n_words)``, or the one clear error when the
+        encoding has none (a static encoder; only some words kept, which ``meta["attention"]`` says)."""
+        if self.attention is None:
+            why = f" ({self.meta['attention']})" if self.meta.get("attention") else ""
+            raise InputError(f"this encoding ({self.meta.get('encoder', 'unknown encoder')}) gives no attention "
+                             f"weights{why}; {ask('method', 'attention', 'average')}, or a transformer model")
+        return self.attention
+
+    def attention_index(self, layer: int) -> int:
+        """The index in ``attention`` of layer number ``layer`` (negative: from the top): its
+        position in the stack less one, layer 0 (the static row) having no weights.
+
+        >>> enc = Encoding("a b", tokenize("a b"), np.ones((3, 2, 1)), np.full((2, 1, 2, 2), 0.5), layer_ids=(0, 3, 5))
+        >>> enc.attention_index(5), enc.attention_index(-2)
+        (1, 0)
+        >>> enc.attention_index(0)
+        Traceback (most recent call last):
+        ...
+        contextlens.errors.InputError: layer 0 is the static row and has no attention; choose one of 3, 5 (or -1 for the last)
+        """
+        self.attention_weights()
+        pos = self.layer_position(layer)
+        if pos == 0:
+            raise InputError(f"layer 0 is the static row and has no attention; choose one of "
+                             f"{', '.join(map(str, self.layer_ids[1:]))} (or -1 for the last)")
+        return pos - 1
+
     def attention_at(self, layer: int) -> np.ndarray:
         """``(heads, n_words, n_words)``: the attention weights of layer number ``layer``
-        (negative: from the top); a clear error when the encoding has none or the layer is
-        the static row.
+        (negative: from the top), with the errors of :meth:`attention_index`.
 
         >>> enc = Encoding("a b", tokenize("a b"), np.ones((3, 2, 1)), np.full((2, 1, 2, 2), 0.5), layer_ids=(0, 3, 5))
         >>> enc.attention_at(5).shape, enc.attention_at(-2)[0, 0].tolist()
         ((1, 2, 2), [0.5, 0.5])
         """
-        if self.attention is None:
-            raise InputError(f"this encoding ({self.meta.get('encoder', 'unknown encoder')}) has no attention "
-                             "weights; use a mixing or transformer encoder")
-        pos = self.layer_position(layer)
-        if pos == 0:
-            raise InputError(f"layer 0 is the static row and has no weights; choose one of {self.layer_ids[1:]}")
-        return self.attention[pos - 1]
+        return self.attention_weights()[self.attention_index(layer)]
 
     def find(
         self, word: str | None = None, *, occurrence: int | None = None,

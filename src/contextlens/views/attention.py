@@ -136,14 +136,8 @@ def attention_data(encoding: Encoding, parts: Sequence[AttentionParts] | None = 
     and, with ``parts`` (``encoder.attention_parts(text)``: every layer), its pieces'.
     ``threshold``: the smallest weight stored; ``budget``: the most weights stored over
     both levels (the threshold of a level rises to fit)."""
-    if encoding.attention is None:
-        raise InputError(
-            f"this encoding ({encoding.meta.get('encoder', 'unknown encoder')}) has no attention weights"
-            + (f" ({encoding.meta['attention']})" if encoding.meta.get("attention") else "")
-            + "; encode the whole sentence with a self-attention, averaging or transformer encoder"
-        )
+    att = encoding.attention_weights().astype(np.float64)  # (layers, heads, n, n)
     threshold = check_float("threshold", threshold, low=0.0, high=1.0)
-    att = encoding.attention.astype(np.float64)  # (layers, heads, n, n)
     special = None if encoding.special_attention is None else encoding.special_attention.astype(np.float64)
     n = len(encoding.words)
     t = len(parts[0].tokens) if parts else 0
@@ -178,10 +172,7 @@ def head_view(encoding: Encoding, parts: Sequence[AttentionParts] | None = None,
     starting state: all of them can be changed in the view."""
     data = attention_data(encoding, parts, threshold=threshold)
     check_choice("level", level, LEVELS if data.pieces else ("words",))
-    position = encoding.layer_position(layer)
-    if position == 0:
-        raise InputError(f"layer 0 is the static row and has no attention; choose one of {data.layer_ids}")
-    initial = {"layer": position - 1, "heads": _heads(heads, data.heads), "level": level, "specials": bool(specials)}
+    initial = {"layer": encoding.attention_index(layer), "heads": _heads(heads, data.heads), "level": level, "specials": bool(specials)}
     return View("head", {"attention": data, "initial": initial}, title or f"head view: {short(encoding.text)}")
 
 

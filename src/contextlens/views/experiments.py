@@ -15,7 +15,6 @@ build it directly (``layers_view(layer_divergence(...))``, ``senses_view(senses(
 
 from __future__ import annotations
 
-from ..errors import InputError
 from .attention import head_view, model_view
 from .base import View
 from .neuron import neuron_view
@@ -31,16 +30,11 @@ def attention_views(encoder, text: str, word: str | int | None = None, *, layer:
     ``layer``. Sub-word pieces and special tokens are included where the encoder has them."""
     layer = -1 if layer is None else layer
     enc = encoder.encode([text])[0]
-    if enc.attention is None:
-        raise InputError(f"{encoder.name} gives no attention weights to view; use method 'attention' or a "
-                         "transformer model")
-    position = enc.layer_position(layer)
-    if position == 0:
-        raise InputError(f"layer 0 is the static row and has no attention; choose one of {enc.layer_ids[1:]}")
+    index = enc.attention_index(layer)
     parts = encoder.attention_parts(text) if encoder.has_attention_parts else None
     where = {} if occurrence is None else {"occurrence": occurrence}
     out = [head_view(enc, parts, layer=layer, heads="mean" if head is None else [head]),
            model_view(enc, parts, word=word, **where)]
     if parts is not None:
-        out.append(neuron_view(parts[position - 1], head=head or 0, word=word, occurrence=occurrence or 0))
+        out.append(neuron_view(parts[index], head=head or 0, word=word, occurrence=occurrence or 0))
     return out
