@@ -26,7 +26,7 @@ def causal(tmp_path_factory):
 
 def test_the_views_show_byte_level_pieces_as_text(causal):
     enc = causal.encode([TEXT])[0]
-    raw = enc.meta["pieces"]
+    raw = enc.describe()["pieces"]
     assert any(p.startswith("Ġ") for ps in raw for p in ps) and "ĠcafÃ©" in raw[enc.tokens.index("café")]
     head, model, neuron = (v.data for v in views.attention_views(causal, TEXT, "café"))
     tokens = head["attention"]["pieces"]["tokens"]

@@ -139,4 +139,4 @@ def attribute(
     check_encoding(encoder, [text], what="the text", todo="give a shorter text")
     enc = encoder.encode([text])[0]
     found = attention_attribution(enc, word, occurrence=occurrence, layer=layer, head=head, rollout=rollout)
-    return {**found, "encoder": dict(enc.meta)}
+    return {**found, "encoder": enc.describe()}

@@ -126,4 +126,4 @@ def occlusion_vs_attention(encoder: Encoder, text: str, word: str, *, occurrence
     log.info("occlusion vs attention for %r: spearman %s", target.text, [r["spearman_attention"] for r in layers])
     return {"sentence": text, "word": target.text, "index": i,
             "others": [{"word": full.words[j].text, "position": j} for j in others],
-            "layers": layers, "causal": causal, "correlated": scored, "encoder": dict(full.meta)}
+            "layers": layers, "causal": causal, "correlated": scored, "encoder": full.describe()}

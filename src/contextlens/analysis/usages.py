@@ -197,7 +197,7 @@ def usages_in(
         log.info("skipped %d sentence(s) without %r", len(skipped), word)
     vectors = np.stack(rows).astype(np.float64)  # (n_usages, layers + 1, dim)
     first = encodings[usages[0].position - start]
-    return Usages(word, usages, vectors, tuple(first.layer_names), skipped, dict(first.meta), first.layer_ids)
+    return Usages(word, usages, vectors, tuple(first.layer_names), skipped, first.describe(), first.layer_ids)
 
 
 def need_usages(usages: Usages, n: int = 2) -> Usages:

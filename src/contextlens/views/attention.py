@@ -147,7 +147,7 @@ def attention_data(encoding: Encoding, parts: Sequence[AttentionParts] | None = 
     pieces = _piece_level(encoding, parts, threshold, max(1, int(budget * (1 - share)))) if parts else None
     return AttentionData(
         encoding.text, tuple(encoding.layer_ids[1:]), tuple(encoding.layer_names[1:]), int(att.shape[1]),
-        words, pieces, threshold, str(encoding.meta.get("model", encoding.meta.get("encoder", ""))),
+        words, pieces, threshold, encoding.source,
         str(encoding.meta.get("attention", "")),
     )
 
