@@ -240,6 +240,16 @@ def run(model: Internals, **inputs):
     return model.model(**inputs)
 
 
+def next_logits(model: Internals, ids: Sequence[int]) -> np.ndarray:
+    """``(vocab,)`` float32: the next-piece logits after the last of the piece ids ``ids`` (a model
+    loaded with its LM head: ``internals(encoder, head=True)``), the base model run once."""
+    import torch
+
+    with torch.inference_mode():
+        out = run(model, input_ids=_tensor(model, ids))
+        return _numpy(model.head(out.last_hidden_state[0, -1]))
+
+
 def _first(output):
     """A module's main output: the tensor, or the first item of the tuple it returns."""
     return output[0] if isinstance(output, tuple) else output
