@@ -215,7 +215,8 @@ def rank_pairs(
         "spearman": _corr(stats.spearmanr, s, c), "kendall_tau": _corr(stats.kendalltau, s, c),
         "inversions": count_inversions(s, c), "comparisons": n * (n - 1) // 2,
         "moved": sorted((r for r in rows if r["shift"]), key=lambda r: -abs(r["shift"]))[:max(0, top)],
-        "gold": gold, "skipped": skipped, "static_side": static_side(static, first), "encoder": first.describe(),
+        "gold": gold, "skipped": skipped, "static_side": static_side(static, first),
+        "encoder": first.describe(),
     }
     log.info("%d pairs: spearman %s, %d inversions", n, result["spearman"], result["inversions"])
     return result

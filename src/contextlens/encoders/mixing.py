@@ -101,7 +101,8 @@ class _Mixer(Encoder):
             if mixed is None:  # only targets were asked for, and they have no vector here
                 empty = np.zeros((len(self.layer_names), 0, self.dim), dtype=np.float32)
                 mixed = Encoding(text, [], empty, None, self.layer_names,
-                                 {**base.meta, "encoder": self.name, "params": self.params()}, source=base.source)
+                                 {**base.meta, "encoder": self.name, "params": self.params()},
+                                 source=base.source)
             out.append(keep_targets(mixed, text, keep))
         return out
 

@@ -172,7 +172,8 @@ def head_view(encoding: Encoding, parts: Sequence[AttentionParts] | None = None,
     starting state: all of them can be changed in the view."""
     data = attention_data(encoding, parts, threshold=threshold)
     check_choice("level", level, LEVELS if data.pieces else ("words",))
-    initial = {"layer": encoding.attention_index(layer), "heads": _heads(heads, data.heads), "level": level, "specials": bool(specials)}
+    initial = {"layer": encoding.attention_index(layer), "heads": _heads(heads, data.heads), "level": level,
+               "specials": bool(specials)}
     return View("head", {"attention": data, "initial": initial}, title or f"head view: {short(encoding.text)}")
 
 
