@@ -57,7 +57,7 @@ def test_minilm_bank_senses(minilm):
 def test_minilm_reads_every_tricky_word(minilm):
     enc = minilm.encode_one(TRICKY)
     assert enc.tokens == [w.text for w in tokenize(TRICKY)]
-    pieces = dict(zip(enc.tokens, enc.meta["pieces"]))
+    pieces = dict(zip(enc.tokens, enc.describe()["pieces"]))
     assert pieces["café"] == ["cafe"] and pieces["☕"] == ["[UNK]"] and len(pieces["didn't"]) == 3
 
 

@@ -54,7 +54,7 @@ def test_the_cached_export_gives_the_torch_numbers(tiny, kind):
     assert isinstance(enc._tok, standalone.PieceTokenizer)
     for a, b in zip(torch_enc.encode(TEXTS), enc.encode(TEXTS), strict=True):
         assert [w.text for w in a.words] == [w.text for w in b.words]
-        assert a.meta["pieces"] == b.meta["pieces"] and a.meta["piece_ids"] == b.meta["piece_ids"]
+        assert a.pieces == b.pieces
         np.testing.assert_allclose(b.layers, a.layers, atol=1e-5)
         np.testing.assert_allclose(b.embeddings_output, a.embeddings_output, atol=1e-5)
         np.testing.assert_allclose(b.attention, a.attention, atol=1e-5)

@@ -1,6 +1,7 @@
 """TransformerEncoder.encode from two threads at once (one shared encoder, tiny random models):
 each thread gets exactly what it gets alone, the model is never changed, and a pass that
-needs only the first layers still stops early."""
+needs only the first layers still stops early; the same for the hooks that look inside the
+layers (encoders/blocks.py), one of which changes a block's output."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ torch = need("torch")
 need("transformers")
 need("tokenizers")
 
-from contextlens.encoders import hooks  # noqa: E402
+from contextlens.encoders import blocks, hooks  # noqa: E402
 from contextlens.encoders.transformer import TransformerEncoder  # noqa: E402
 from tests.integration.test_transformer_tiny import TEXTS, build  # noqa: E402
 
@@ -82,3 +83,24 @@ def test_a_pass_of_the_first_layers_stops_there(tiny):
     finally:
         handle.remove()
     assert ran == [] and enc.layer_ids == (0, 1)
+
+
+def test_two_threads_look_inside_the_layers_as_each_does_alone(tiny):
+    """Value zeroing (its hook zeroes some values of a block) in one thread, every stage captured in
+    the other: neither sees the other's hooks."""
+    model = blocks.internals(TransformerEncoder(str(tiny["bert"]), engine="torch"))
+    river, money = blocks.read_pieces(model, TEXTS[1]), blocks.read_pieces(model, TEXTS[0])
+
+    def look():
+        return [a for _ in range(3) for cap in [blocks.capture(model, river)]
+                for a in (cap.embedding, cap.attention, cap.ffn, *cap.writes.values())]
+
+    def zero():
+        return [blocks.value_zeroing(model, money, [money.word_pieces[3]]) for _ in range(3)]
+
+    alone = [look(), zero()]
+    for _ in range(ROUNDS):
+        for got, want in zip(together([look, zero]), alone):
+            assert len(got) == len(want)
+            for a, b in zip(got, want):
+                np.testing.assert_allclose(a, b, atol=1e-6)

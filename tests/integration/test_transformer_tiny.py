@@ -210,7 +210,7 @@ def test_keeping_some_words_gives_the_full_runs_rows(encoders):
 def test_pooling_of_a_word_in_many_pieces(pooling, tiny):
     text = "Antidisestablishmentarianism puzzled everyone."
     enc = TransformerEncoder(str(tiny["bert"]), pooling=pooling).encode_one(text)
-    pieces = enc.meta["pieces"][0]
+    pieces = enc.describe()["pieces"][0]
     assert len(pieces) >= 5 and pieces[0] == "anti"
     model = transformers.AutoModel.from_pretrained(tiny["bert"]).eval()
     tok = transformers.AutoTokenizer.from_pretrained(tiny["bert"])
@@ -300,7 +300,7 @@ def test_threads_follow_the_environment(tiny, monkeypatch):
 
 
 def test_meta_describes_the_model(tiny, encoders):
-    meta = encoders["llama"].encode_one("a bank").meta
+    meta = encoders["llama"].encode_one("a bank").describe()
     assert meta["model"] == str(tiny["llama"]) and meta["architecture"] == "LlamaModel"
     assert meta["causal"] is True and meta["pooling"] == "mean" and meta["max_length"] == 64
     assert meta["layers"] == [1, 2] and meta["pieces"] == [["a"], ["Ġbank"]]

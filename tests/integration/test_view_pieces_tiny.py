@@ -26,7 +26,7 @@ def causal(tmp_path_factory):
 
 def test_the_views_show_byte_level_pieces_as_text(causal):
     enc = causal.encode([TEXT])[0]
-    raw = enc.meta["pieces"]
+    raw = enc.describe()["pieces"]
     assert any(p.startswith("Ġ") for ps in raw for p in ps) and "ĠcafÃ©" in raw[enc.tokens.index("café")]
     head, model, neuron = (v.data for v in views.attention_views(causal, TEXT, "café"))
     tokens = head["attention"]["pieces"]["tokens"]
@@ -39,3 +39,17 @@ def test_the_views_show_byte_level_pieces_as_text(causal):
     specials = [t for t, ws in zip(tokens, head["attention"]["pieces"]["token_words"]) if not ws]
     assert specials and set(specials) <= {"<s>", "␣"}
     assert views.input_view([enc]).data["sentences"][0]["pieces"][words.index("café")] == ["café"]
+
+
+def test_the_encoder_record_keeps_the_pieces_where_meta_had_them(causal):
+    """``describe()`` gives the JSON record with ``pieces`` and ``piece_ids`` right after
+    ``skipped`` (where ``meta`` held them); ``meta`` no longer holds them; keeping some words keeps
+    their pieces."""
+    enc = causal.encode([TEXT])[0]
+    record = enc.describe()
+    keys = list(record)
+    assert keys[keys.index("skipped") + 1:keys.index("skipped") + 3] == ["pieces", "piece_ids"]
+    assert "pieces" not in enc.meta and record["piece_ids"] == [list(i) for i in enc.pieces.ids]
+    assert enc.source == causal.name
+    some = enc.select([1, 2], "only two words")
+    assert some.pieces.tokens == enc.pieces.tokens[1:3] and some.describe()["pieces"] == record["pieces"][1:3]

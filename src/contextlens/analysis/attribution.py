@@ -95,12 +95,7 @@ def attention_attribution(
     words, or None), rollout_special (words, or None)}``; ``special`` columns are the share
     each word gave the special tokens.
     """
-    if encoding.attention is None:
-        raise InputError(
-            f"this encoding ({encoding.meta.get('encoder', 'unknown encoder')}) has no attention "
-            f"weights; {ask('method', 'attention', 'average')}, or a transformer model"
-        )
-    att = np.asarray(encoding.attention, dtype=np.float64)  # (layers, heads, n, n)
+    att = np.asarray(encoding.attention_weights(), dtype=np.float64)  # (layers, heads, n, n)
     special = encoding.special_attention  # (layers, heads, n) | None
     n_layers, heads, n = att.shape[:3]
     i = check_int("word index", word, low=0, high=n - 1) if isinstance(word, numbers.Integral) else encoding.find(
@@ -121,10 +116,7 @@ def attention_attribution(
         out["rollout"] = roll[:, i, :n].tolist()
         out["rollout_special"] = None if special is None else roll[:, i, n].tolist()
     if layer is not None:
-        li = encoding.layer_position(layer) - 1
-        if li < 0:
-            raise InputError(f"layer 0 is the static row and has no attention; choose one of "
-                             f"{', '.join(map(str, encoding.layer_ids[1:]))} (or -1 for the last)")
+        li = encoding.attention_index(layer)
         mat = att[li].mean(axis=0) if head is None else att[li, head]  # (n, n)
         spec = None
         if special is not None:
@@ -147,4 +139,4 @@ def attribute(
     check_encoding(encoder, [text], what="the text", todo="give a shorter text")
     enc = encoder.encode([text])[0]
     found = attention_attribution(enc, word, occurrence=occurrence, layer=layer, head=head, rollout=rollout)
-    return {**found, "encoder": dict(enc.meta)}
+    return {**found, "encoder": enc.describe()}

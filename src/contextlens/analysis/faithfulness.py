@@ -39,6 +39,7 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy.special import log_softmax
 
 from ..encoders.base import Encoder
 from ..encoders.models import NoLMHeadError
@@ -249,8 +250,6 @@ def _model_scores(model, encoder, text: str, full, i: int, others: list[int], me
 def _next_word_drop(encoder: Encoder, text: str, full, i: int, others: list[int]) -> dict[str, Any]:
     """The causal LM's predicted next piece after word ``i`` and the drop of its log-probability when
     each of ``others`` is left out of the text up to that word."""
-    import torch
-
     from ..encoders import blocks
 
     model = blocks.internals(encoder, head=True)
@@ -258,13 +257,8 @@ def _next_word_drop(encoder: Encoder, text: str, full, i: int, others: list[int]
     words = tokenize(prefix)
     where = {(w.start, w.end): p for p, w in enumerate(words)}
     texts = [prefix] + [occlude(prefix, where[(full.words[j].start, full.words[j].end)])[0] for j in others]
-    logp = []
-    with torch.inference_mode():
-        for t in texts:
-            ids = model.tokenizer(t, add_special_tokens=True)["input_ids"]
-            out = blocks.run(model, input_ids=torch.tensor([ids], device=model.model.device))
-            logits = model.head(out.last_hidden_state[0, -1]).double()
-            logp.append(torch.log_softmax(logits, -1).cpu().numpy())
+    logp = [log_softmax(blocks.next_logits(model, model.tokenizer(t, add_special_tokens=True)["input_ids"])
+                        .astype(np.float64)) for t in texts]
     best = int(np.argmax(logp[0]))
     drop = [float(logp[0][best] - lp[best]) for lp in logp[1:]]
     return {"piece": model.tokenizer.convert_ids_to_tokens([best])[0],

@@ -299,5 +299,5 @@ def geometry(
                   for w, occ in where.items()],
         "anisotropy_pairs": len(pairs), "anisotropy_exact": bool(exact), "standardized": standardize,
         "layers": layers,
-        "encoder": dict(encodings[0].meta),
+        "encoder": encodings[0].describe(),
     }

@@ -70,7 +70,7 @@ def contextualize(
         "index": i,
         "span": [enc.words[i].start, enc.words[i].end],
         "words": enc.tokens,
-        "encoder": dict(enc.meta),
+        "encoder": enc.describe(),
         "layer": enc.layer_ids[position],
         "layer_name": enc.layer_names[position],
         "weights": word_weights(enc, i, layer=layer) if position else [],
@@ -126,5 +126,5 @@ def compare(
         "layer_ids": list(e1.layer_ids),
         "cosine_by_layer": cosine_by_layer(e1.layers[:, 0], e2.layers[:, 0]),
         "static": side,
-        "encoder": dict(e1.meta),
+        "encoder": e1.describe(),
     }

@@ -95,7 +95,7 @@ def layer_divergence(
         rows.append(row)
         log.info("pair %d: %s", n, [round(c, 3) for c in cos])
     return {"word": word, "layer_names": list(encodings[0].layer_names), "layer_ids": list(encodings[0].layer_ids),
-            "static": static_side(static, encodings[0]), "encoder": dict(encodings[0].meta), "pairs": rows}
+            "static": static_side(static, encodings[0]), "encoder": encodings[0].describe(), "pairs": rows}
 
 
 def usage_pairs(usages: Usages) -> list[dict[str, Any]]:

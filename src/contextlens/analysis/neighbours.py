@@ -373,6 +373,6 @@ def contextual_neighbours(encoder: Encoder, sentence: str, word: str, *, layer: 
     cutoff = kept[-1][1] if len(kept) == k else -np.inf
     left_out = [w for w, c in found if w.lower() in skip and c >= cutoff]
     return {"word": used, "sentence": sentence, "start": enc.words[0].start, "end": enc.words[0].end,
-            "model": enc.meta.get("model") or enc.meta.get("vectors") or enc.meta.get("encoder"),
+            "model": enc.source,
             "layer": enc.layer_ids[position], "layer_name": enc.layer_names[position], "reference": table.name,
             "neighbours": [{"word": w, "cosine": c} for w, c in kept], "forms_left_out": left_out}

@@ -90,9 +90,7 @@ def occlusion_vs_attention(encoder: Encoder, text: str, word: str, *, occurrence
                    todo="give a shorter text: occlusion encodes it once per word, so its cost grows as the square "
                    "of the words")
     full = encoder.encode([text])[0]
-    if full.attention is None:
-        raise InputError(f"{full.meta.get('encoder', 'this encoder')} gives no attention weights to compare "
-                         "with; use a transformer, or the average / attention methods over a table")
+    full.attention_weights()  # the clear error of an encoder with none, before encoding once per word
     i = full.find(word, occurrence=occurrence)
     target = full.words[i]
     words = tokenize(text)
@@ -128,4 +126,4 @@ def occlusion_vs_attention(encoder: Encoder, text: str, word: str, *, occurrence
     log.info("occlusion vs attention for %r: spearman %s", target.text, [r["spearman_attention"] for r in layers])
     return {"sentence": text, "word": target.text, "index": i,
             "others": [{"word": full.words[j].text, "position": j} for j in others],
-            "layers": layers, "causal": causal, "correlated": scored, "encoder": dict(full.meta)}
+            "layers": layers, "causal": causal, "correlated": scored, "encoder": full.describe()}

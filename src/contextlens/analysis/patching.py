@@ -33,7 +33,7 @@ import numpy as np
 
 from ..bounds import MAX_PATCH_PREDICTIONS
 from ..encoders.base import Encoder
-from ..encoders.blocks import PATCH_AT
+from ..encoders.blocks import PATCH_AT, next_logits
 from ..encoders.models import NoLMHeadError
 from ..errors import InputError, check_choice, check_int
 from ..text import locate
@@ -138,10 +138,7 @@ def patch(encoder: Encoder, recipient: str, donor: str, word: str, *, at: str = 
 
 def _predictions(model, rec, don, logits: np.ndarray, rows: list[dict], k: int) -> dict[str, Any]:
     """The causal LM's next words: each text's own, and the donor's best words before and after each patch."""
-    import torch
-
-    with torch.inference_mode():
-        probs_r, probs_d = (_softmax(_last_logits(model, p)) for p in (rec, don))
+    probs_r, probs_d = (_softmax(next_logits(model, p.ids)) for p in (rec, don))
     patched = _softmax(logits)  # (layers, vocab)
     after_r, after_d = _starting(model, rec.text), _starting(model, don.text)
     best_d = _next_words(model, probs_d, after_d, k)
@@ -157,13 +154,3 @@ def _predictions(model, rec, don, logits: np.ndarray, rows: list[dict], k: int) 
                             "patched": [float(p[:size][in_r].sum()) for p in patched]})
     return {"rule": "first piece of each next word (pieces giving one word summed)",
             "recipient": _next_words(model, probs_r, after_r, k), "donor": best_d, "donor_words": donor_words}
-
-
-def _last_logits(model, pieces) -> np.ndarray:
-    """``(vocab,)`` the next-piece logits after a text's last piece."""
-    import torch
-
-    from ..encoders.blocks import run
-
-    out = run(model, input_ids=torch.tensor([list(pieces.ids)], device=model.model.device))
-    return model.head(out.last_hidden_state[0, -1]).detach().float().cpu().numpy()

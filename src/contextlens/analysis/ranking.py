@@ -210,12 +210,13 @@ def rank_pairs(
                 "contextual_spearman": _corr(stats.spearmanr, c, g)}
     n = len(kept)
     result = {
-        "template": template, "layer": first.layer_ids[first.layer_position(layer)], "layer_name": first.layer_name(layer),
+        "template": template, "layer": first.layer_number(layer), "layer_name": first.layer_name(layer),
         "n_pairs": n, "pairs": rows,
         "spearman": _corr(stats.spearmanr, s, c), "kendall_tau": _corr(stats.kendalltau, s, c),
         "inversions": count_inversions(s, c), "comparisons": n * (n - 1) // 2,
         "moved": sorted((r for r in rows if r["shift"]), key=lambda r: -abs(r["shift"]))[:max(0, top)],
-        "gold": gold, "skipped": skipped, "static_side": static_side(static, first), "encoder": dict(first.meta),
+        "gold": gold, "skipped": skipped, "static_side": static_side(static, first),
+        "encoder": first.describe(),
     }
     log.info("%d pairs: spearman %s, %d inversions", n, result["spearman"], result["inversions"])
     return result

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..bounds import check_encoding
-from ..encoders.base import Encoder, Encoding, check_texts, layer_position
+from ..encoders.base import Encoder, Encoding, check_texts, layer_number, layer_position
 from ..errors import (
     AmbiguousTargetError,
     EmptyInputError,
@@ -126,7 +126,7 @@ class Usages:
 
     def layer_id(self, layer: int) -> int:
         """The layer number ``layer`` stands for (-1 → the number of the last layer)."""
-        return self.layer_ids[layer_position(self.layer_ids, layer)]
+        return layer_number(self.layer_ids, layer)
 
     def layer_name(self, layer: int) -> str:
         return self.layer_names[layer_position(self.layer_ids, layer)]
@@ -197,7 +197,7 @@ def usages_in(
         log.info("skipped %d sentence(s) without %r", len(skipped), word)
     vectors = np.stack(rows).astype(np.float64)  # (n_usages, layers + 1, dim)
     first = encodings[usages[0].position - start]
-    return Usages(word, usages, vectors, tuple(first.layer_names), skipped, dict(first.meta), first.layer_ids)
+    return Usages(word, usages, vectors, tuple(first.layer_names), skipped, first.describe(), first.layer_ids)
 
 
 def need_usages(usages: Usages, n: int = 2) -> Usages:

@@ -46,6 +46,7 @@ from ..errors import (
     InputError,
     TargetNotFoundError,
     ZeroVectorError,
+    ask,
     check_choice,
     numbered,
 )
@@ -55,8 +56,8 @@ from .targets import Targets, select_targets
 if TYPE_CHECKING:
     from .qk import AttentionParts
 
-__all__ = ["Encoding", "Encoder", "WordPieces", "layer_position", "layer_number", "check_texts", "SENTENCE_POOLINGS",
-           "word_sentence_vectors"]
+__all__ = ["Encoding", "Encoder", "WordPieces", "layer_position", "layer_number", "check_texts",
+           "SENTENCE_POOLINGS", "word_sentence_vectors"]
 
 #: how a sentence vector pools: the mean, the first piece ([CLS] / BOS), the elementwise max
 SENTENCE_POOLINGS = ("mean", "cls", "max")
@@ -133,8 +134,8 @@ class Encoding:
         embedding-matrix row.
     layer_ids : the layer number of each layer of the stack (default ``0, 1, 2...``): 0 is
         the static row, the others the model's own layer numbers.
-    source : what made it: the model's name (a transformer, a mixer over one), else the
-        encoder's or the table's name.
+    source : what made it, as a user names it: the model's name (a transformer), else the
+        vectors' (table's) name (a static encoder, a mixer over a table), else the encoder's kind.
     pieces : a transformer's :class:`WordPieces` of each word, or None (a word-level encoder).
     sentence_vectors : ``{pooling: (n_layers + 1, dim)}``, the whole sentence pooled at each
         layer (see :meth:`sentence_vector`); empty when the encoder could not compute them
@@ -158,7 +159,8 @@ class Encoding:
     def __post_init__(self) -> None:
         self.words = tuple(self.words)
         if self.pieces is not None and len(self.pieces.ids) != len(self.words):
-            raise DimensionError(f"pieces must hold one entry per word ({len(self.words)}), got {len(self.pieces.ids)}")
+            raise DimensionError(f"pieces must hold one entry per word ({len(self.words)}), "
+                                 f"got {len(self.pieces.ids)}")
         if self.layers.ndim != 3 or self.layers.shape[1] != len(self.words):
             raise DimensionError(
                 f"layers must be (n_layers + 1, {len(self.words)} words, dim), got {self.layers.shape}"
@@ -223,22 +225,57 @@ class Encoding:
         """The layer number ``layer`` names (negative: from the top): :func:`layer_number`."""
         return layer_number(self.layer_ids, layer)
 
-    def attention_at(self, layer: int) -> np.ndarray:
-        """``(heads, n_words, n_words)``: the attention weights of layer number ``layer``
-        (negative: from the top); a clear error when the encoding has none or the layer is
-        the static row.
-
-        >>> enc = Encoding("a b", tokenize("a b"), np.ones((3, 2, 1)), np.full((2, 1, 2, 2), 0.5), layer_ids=(0, 3, 5))
-        >>> enc.attention_at(5).shape, enc.attention_at(-2)[0, 0].tolist()
-        ((1, 2, 2), [0.5, 0.5])
-        """
+    def attention_weights(self) -> np.ndarray:
+        """``attention`` ``(n_layers, heads, n_words, n_words)``, or the one clear error when the
+        encoding has none (a static encoder; only some words kept, which ``meta["attention"]`` says)."""
         if self.attention is None:
-            raise InputError(f"this encoding ({self.meta.get('encoder', 'unknown encoder')}) has no attention "
-                             "weights; use a mixing or transformer encoder")
+            why = f" ({self.meta['attention']})" if self.meta.get("attention") else ""
+            who = self.meta.get("encoder", "unknown encoder")
+            raise InputError(f"this encoding ({who}) gives no attention weights{why}; "
+                             f"{ask('method', 'attention', 'average')}, or a transformer model")
+        return self.attention
+
+    def attention_index(self, layer: int) -> int:
+        """The index in ``attention`` of layer number ``layer`` (negative: from the top): its
+        position in the stack less one, layer 0 (the static row) having no weights.
+
+        >>> att = np.full((2, 1, 2, 2), 0.5)  # (layers, heads, words, words)
+        >>> enc = Encoding("a b", tokenize("a b"), np.ones((3, 2, 1)), att, layer_ids=(0, 3, 5))
+        >>> enc.attention_index(5), enc.attention_index(-2), enc.attention_at(-2)[0, 0].tolist()
+        (1, 0, [0.5, 0.5])
+        """
+        self.attention_weights()
         pos = self.layer_position(layer)
         if pos == 0:
-            raise InputError(f"layer 0 is the static row and has no weights; choose one of {self.layer_ids[1:]}")
-        return self.attention[pos - 1]
+            raise InputError(f"layer 0 is the static row and has no attention; choose one of "
+                             f"{', '.join(map(str, self.layer_ids[1:]))} (or -1 for the last)")
+        return pos - 1
+
+    def attention_at(self, layer: int) -> np.ndarray:
+        """``(heads, n_words, n_words)``: the attention weights of layer number ``layer``
+        (negative: from the top), with the errors of :meth:`attention_index`."""
+        return self.attention_weights()[self.attention_index(layer)]
+
+    def describe(self) -> dict[str, Any]:
+        """The JSON record of the encoder that made this encoding, as every analysis reports it
+        (``"encoder"``): ``meta``, with a transformer's pieces of each word (``pieces``,
+        ``piece_ids``, lists) after ``skipped``.
+
+        >>> enc = Encoding("a b", tokenize("a b"), np.ones((1, 2, 1)), meta={"model": "m", "skipped": {}},
+        ...                pieces=WordPieces((("a",), ("Ġb",)), ((64,), (275,))))
+        >>> enc.describe()
+        {'model': 'm', 'skipped': {}, 'pieces': [['a'], ['Ġb']], 'piece_ids': [[64], [275]]}
+        """
+        if self.pieces is None:
+            return dict(self.meta)
+        pieces = {"pieces": [list(t) for t in self.pieces.tokens],
+                  "piece_ids": [list(i) for i in self.pieces.ids]}
+        out: dict[str, Any] = {}
+        for key, value in self.meta.items():
+            out[key] = value
+            if key == "skipped":
+                out.update(pieces)
+        return out if "pieces" in out else {**out, **pieces}
 
     def find(
         self, word: str | None = None, *, occurrence: int | None = None,
@@ -315,8 +352,10 @@ class Encoding:
         """This encoding restricted to the words at ``indices``; attention is dropped (a
         row over a subset of the words would not sum to 1), ``note`` says why."""
         keep = list(indices)
+        pieces = self.pieces and WordPieces(tuple(self.pieces.tokens[i] for i in keep),
+                                            tuple(self.pieces.ids[i] for i in keep))
         return replace(
-            self, words=[self.words[i] for i in keep], layers=self.layers[:, keep],
+            self, words=[self.words[i] for i in keep], layers=self.layers[:, keep], pieces=pieces,
             attention=None, special_attention=None,
             embeddings_output=None if self.embeddings_output is None else self.embeddings_output[keep],
             meta={**self.meta, "attention": note} if self.attention is not None else dict(self.meta),

@@ -240,6 +240,16 @@ def run(model: Internals, **inputs):
     return model.model(**inputs)
 
 
+def next_logits(model: Internals, ids: Sequence[int]) -> np.ndarray:
+    """``(vocab,)`` float32: the next-piece logits after the last of the piece ids ``ids`` (a model
+    loaded with its LM head: ``internals(encoder, head=True)``), the base model run once."""
+    import torch
+
+    with torch.inference_mode():
+        out = run(model, input_ids=_tensor(model, ids))
+        return _numpy(model.head(out.last_hidden_state[0, -1]))
+
+
 def _first(output):
     """A module's main output: the tensor, or the first item of the tuple it returns."""
     return output[0] if isinstance(output, tuple) else output
@@ -307,16 +317,16 @@ def _stage_hooks(model: Internals, store: dict) -> list:
             store[key] = _block_input(args, kwargs)
         return record
 
-    handles.append(model.blocks[0].register_forward_pre_hook(keep_input("embedding"), with_kwargs=True))
+    handles.append(hooks.place(model.blocks[0], keep_input("embedding"), before=True))
     for k in range(1, model.n_layers + 1):
         if arch.post_ln:
-            handles.append(model.block_part(k, arch.attention).register_forward_hook(keep(("attention", k))))
+            handles.append(hooks.place(model.block_part(k, arch.attention), keep(("attention", k))))
         else:
-            handles.append(model.block_part(k, arch.ffn_norm).register_forward_pre_hook(
-                keep_input(("attention", k)), with_kwargs=True))
-        handles.append(model.blocks[k - 1].register_forward_hook(keep(("block", k))))
+            norm = model.block_part(k, arch.ffn_norm)
+            handles.append(hooks.place(norm, keep_input(("attention", k)), before=True))
+        handles.append(hooks.place(model.blocks[k - 1], keep(("block", k))))
         for stage, path in (("attention", arch.out), ("ffn", arch.ffn_out)):
-            handles.append(model.block_part(k, path).register_forward_hook(keep(("writes", stage, k))))
+            handles.append(hooks.place(model.block_part(k, path), keep(("writes", stage, k))))
     return handles
 
 
@@ -373,7 +383,7 @@ def patched_runs(model: Internals, recipient: Pieces, positions: Sequence[int], 
 
     path = {"attention": arch.out, "ffn": arch.ffn_out}.get(at)
     where = [model.blocks[k - 1] if path is None else model.block_part(k, path) for k in range(1, n + 1)]
-    handles = [module.register_forward_hook(put(k)) for k, module in enumerate(where, 1)]
+    handles = [hooks.place(module, put(k)) for k, module in enumerate(where, 1)]
     with torch.inference_mode(), _hooked(handles):
         out = run(model, input_ids=_tensor(model, recipient.ids, n))
         last = out.last_hidden_state  # (layers, T, dim)
@@ -410,8 +420,7 @@ def value_zeroing(model: Internals, pieces: Pieces, groups: Sequence[Sequence[in
         return record
 
     n, g = model.n_layers, len(groups)
-    handles = [model.blocks[k - 1].register_forward_pre_hook(keep(k), with_kwargs=True)
-               for k in range(1, n + 1)]
+    handles = [hooks.place(model.blocks[k - 1], keep(k), before=True) for k in range(1, n + 1)]
     with torch.inference_mode(), _hooked(handles):
         run(model, input_ids=_tensor(model, pieces.ids))
     rows = torch.ones((g, len(pieces.ids), 1), device=model.model.device)  # 1: keep the piece's value
@@ -424,7 +433,7 @@ def value_zeroing(model: Internals, pieces: Pieces, groups: Sequence[Sequence[in
     out = np.zeros((n, g, len(pieces.ids), model.model.config.hidden_size), dtype=np.float32)
     for k in range(1, n + 1):
         args, kwargs = calls[k]
-        handle = model.block_part(k, model.arch.value).register_forward_hook(zero)
+        handle = hooks.place(model.block_part(k, model.arch.value), zero)
         with torch.inference_mode(), _hooked([handle]):
             h = _first(model.blocks[k - 1](*_expand(args, g), **_expand(kwargs, g)))
             if k == n and model.final_norm is not None:
@@ -455,7 +464,7 @@ def norm_contributions(model: Internals, pieces: Pieces,
         return record
 
     n, arch = model.n_layers, model.arch
-    handles = [model.block_part(k, arch.value).register_forward_hook(keep(k)) for k in range(1, n + 1)]
+    handles = [hooks.place(model.block_part(k, arch.value), keep(k)) for k in range(1, n + 1)]
     with torch.inference_mode(), _hooked(handles):
         out = run(model, input_ids=_tensor(model, pieces.ids), output_attentions=True)
         heads, kv = model.heads, model.kv_heads

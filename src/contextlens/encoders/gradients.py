@@ -39,6 +39,7 @@ import numpy as np
 
 from ..bounds import MAX_STEPS
 from ..errors import check_int
+from . import hooks
 from .blocks import Internals, Pieces, _first, _hooked, _numpy, run
 
 __all__ = ["GradientScores", "gradient_scores", "riemann_alphas", "MAX_STEPS"]
@@ -123,7 +124,7 @@ def _every_layer(model: Internals, embeds) -> dict:
             kept[k] = _first(output)
         return record
 
-    handles = [model.blocks[k - 1].register_forward_hook(keep(k)) for k in range(1, model.n_layers + 1)]
+    handles = [hooks.place(model.blocks[k - 1], keep(k)) for k in range(1, model.n_layers + 1)]
     with torch.enable_grad(), _hooked(handles):
         out = run(model, inputs_embeds=embeds)
     kept[model.n_layers] = out.last_hidden_state  # after the final norm, if any

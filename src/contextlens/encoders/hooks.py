@@ -20,7 +20,7 @@ import threading
 
 from ..errors import InputError
 
-__all__ = ["StopForward", "own_thread", "layer_list", "hook_states"]
+__all__ = ["StopForward", "own_thread", "place", "layer_list", "hook_states"]
 
 
 class StopForward(Exception):
@@ -39,6 +39,15 @@ def own_thread(hook):
         return None
 
     return wrapped
+
+
+def place(module, hook, *, before: bool = False):
+    """``hook`` placed on ``module`` for this thread only (:func:`own_thread`): a forward hook
+    ``hook(module, args, output)``, or with ``before`` a forward pre-hook ``hook(module, args,
+    kwargs)``. Every hook of the project is placed through it; returns the handle, to ``remove()``."""
+    if before:
+        return module.register_forward_pre_hook(own_thread(hook), with_kwargs=True)
+    return module.register_forward_hook(own_thread(hook))
 
 
 def layer_list(model, n: int):
@@ -65,9 +74,8 @@ def hook_states(blocks, layers, store: dict, stop_after: int | None = None) -> l
                 store[k] = output[0] if isinstance(output, tuple) else output
             if k == stop_after:
                 raise StopForward
-        return own_thread(record)
+        return record
 
     wanted = set(layers)
-    handles = [blocks[0].register_forward_pre_hook(own_thread(pre), with_kwargs=True)]
     hooked = sorted(wanted | ({stop_after} if stop_after else set()))
-    return handles + [blocks[k - 1].register_forward_hook(post(k)) for k in hooked]
+    return [place(blocks[0], pre, before=True)] + [place(blocks[k - 1], post(k)) for k in hooked]

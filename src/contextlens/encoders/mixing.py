@@ -101,7 +101,8 @@ class _Mixer(Encoder):
             if mixed is None:  # only targets were asked for, and they have no vector here
                 empty = np.zeros((len(self.layer_names), 0, self.dim), dtype=np.float32)
                 mixed = Encoding(text, [], empty, None, self.layer_names,
-                                 {**base.meta, "encoder": self.name, "params": self.params()})
+                                 {**base.meta, "encoder": self.name, "params": self.params()},
+                                 source=base.source)
             out.append(keep_targets(mixed, text, keep))
         return out
 
@@ -136,7 +137,7 @@ class NeighbourAverage(_Mixer):
         layers = np.stack([x, out]).astype(np.float32)  # (2, words, dim)
         attention = weights[None, None].astype(np.float32)  # (1, 1, words, words)
         meta = {**base.meta, "encoder": self.name, "params": self.params()}
-        return Encoding(base.text, base.words, layers, attention, self.layer_names, meta)
+        return Encoding(base.text, base.words, layers, attention, self.layer_names, meta, source=base.source)
 
 
 class SelfAttention(_Mixer):
@@ -296,7 +297,7 @@ class SelfAttention(_Mixer):
         meta = {**base.meta, "encoder": self.name, "params": self.params()}
         return Encoding(
             base.text, base.words, np.stack([x] + [out for _, out, _ in steps]).astype(np.float32),
-            np.stack([w for _, _, w in steps]).astype(np.float32), self.layer_names, meta,
+            np.stack([w for _, _, w in steps]).astype(np.float32), self.layer_names, meta, source=base.source,
         )
 
     def attention_parts(self, text: str, *, layers=None, pad: int = 0) -> list[AttentionParts]:

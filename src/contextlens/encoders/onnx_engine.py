@@ -47,6 +47,7 @@ import io
 import json
 import logging
 import re
+import threading
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -348,35 +349,41 @@ class OnnxRunner:
         self.exporter = check_choice("exporter", exporter, EXPORTERS)
         self._sessions: dict[bool, object] = {}
         self.paths: dict[bool, Path] = {}
+        self._lock = threading.RLock()  # one loader call and one session per graph, whoever asks first
 
     @property
     def model(self):
         """The HF model (loaded by the loader the first time it is needed: an export)."""
-        if self._model is None:
-            self._model, self.tokenizer = self._loader()
-            self.n_layers = int(self._model.config.num_hidden_layers)
+        with self._lock:
+            if self._model is None:
+                self._model, self.tokenizer = self._loader()
+                self.n_layers = int(self._model.config.num_hidden_layers)
         return self._model
 
     def session(self, attention: bool = False, *, rebuild: bool = False):
         """The onnxruntime session of the plain (or the attention) graph, exported when
-        needed (``rebuild``: exported again whatever the cache holds)."""
-        if rebuild or attention not in self._sessions:
-            settings = ExportSettings(attention=attention, exporter=self.exporter)
-            found = None if rebuild or self.source is None else standalone.find(self.source, asdict(settings))
-            session = None
-            if found is not None:
-                with DiskCache("onnx", found.parent).use(found):
-                    try:
-                        session, path = self._load(found), found
-                    except Exception as e:  # a graph onnxruntime cannot read: exported again below
-                        log.warning("the cached ONNX export %s does not load (%s); rebuilding it", found, e)
-                        rebuild = True
-            if session is None:
-                session, path = self._export_and_load(settings, rebuild)
-            outputs = [o.name for o in session.get_outputs()]
-            self.n_layers = sum(name.startswith("hidden_") for name in outputs) - 1
-            self._sessions[attention], self.paths[attention] = session, path
-        return self._sessions[attention]
+        needed (``rebuild``: exported again whatever the cache holds); made once, under a lock,
+        when two threads first ask at once."""
+        with self._lock:
+            if rebuild or attention not in self._sessions:
+                settings = ExportSettings(attention=attention, exporter=self.exporter)
+                found = None if rebuild or self.source is None else standalone.find(self.source,
+                                                                                      asdict(settings))
+                session = None
+                if found is not None:
+                    with DiskCache("onnx", found.parent).use(found):
+                        try:
+                            session, path = self._load(found), found
+                        except Exception as e:  # a graph onnxruntime cannot read: exported again below
+                            log.warning("the cached ONNX export %s does not load (%s); rebuilding it",
+                                        found, e)
+                            rebuild = True
+                if session is None:
+                    session, path = self._export_and_load(settings, rebuild)
+                outputs = [o.name for o in session.get_outputs()]
+                self.n_layers = sum(name.startswith("hidden_") for name in outputs) - 1
+                self._sessions[attention], self.paths[attention] = session, path
+            return self._sessions[attention]
 
     def _export_and_load(self, settings: ExportSettings, rebuild: bool):
         model = self.model

@@ -34,6 +34,7 @@ import numpy as np
 from ..context.attention import softmax
 from ..errors import DimensionError, InputError, check_int
 from ..text import tokenize
+from . import hooks
 from .alignment import align_pieces
 from .base import layer_position
 
@@ -246,8 +247,9 @@ def transformer_parts(model, tokenizer, blocks, text: str, layers: Sequence[int]
     handles = []
     for k in layers:
         module = blocks[k - 1].get_submodule(path)
-        handles.append(module.register_forward_pre_hook(
-            lambda m, args, kwargs, k=k: store.__setitem__(k, _bound(m, args, kwargs)), with_kwargs=True))
+        def keep(m, args, kwargs, k=k):
+            store[k] = _bound(m, args, kwargs)
+        handles.append(hooks.place(module, keep, before=True))
     input_ids = torch.tensor([ids + [pad_id] * pad], device=model.device)
     mask = torch.tensor([[1] * len(ids) + [0] * pad], device=model.device)
     try:

@@ -420,8 +420,7 @@ class TransformerEncoder(Encoder):
         al: Alignment = plan.alignment
         tokens = [[plan.pieces[p] for p in al.word_pieces[w]] for w in kept]
         ids = [self._tok.convert_tokens_to_ids(t) for t in tokens]
-        meta.update(word_indices=list(kept), skipped={words[w].text: [] for w in plan.missing},
-                    pieces=tokens, piece_ids=ids)  # the JSON record of the encoder; read enc.pieces
+        meta.update(word_indices=list(kept), skipped={words[w].text: [] for w in plan.missing})
         if len(plan.windows) > 1:
             meta.update(windows=[list(s) for s in plan.spans], word_window=[plan.owner[w] for w in kept])
         attention = special = None

@@ -17,7 +17,7 @@ import logging
 
 import numpy as np
 
-from ..encoders.base import layer_position
+from ..encoders.base import layer_number
 from ..errors import EmptyInputError, InputError, check_choice, check_int
 
 __all__ = ["CentroidClassifier", "run_coarsewsd", "COARSE_EVAL_SPLITS"]
@@ -117,7 +117,7 @@ def run_coarsewsd(cache, root, *, split: str = "cv", layer: int = -1, words=None
     words = list(words) if words else datasets.coarsewsd_words(root)
     if not words:
         raise EmptyInputError("no CoarseWSD-20 word folder found")
-    layer = cache.layer_ids[layer_position(cache.layer_ids, layer)]  # -1 → the last layer's number
+    layer = layer_number(cache.layer_ids, layer)  # -1 → the last layer's number
     rows = []
     for word in words:
         x, y, oov = _word_vectors(cache, root, word, "train", layer, progress, max_per_word, seed)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from dataclasses import asdict
 
-from ..encoders.base import layer_position
+from ..encoders.base import layer_number
 from ..errors import InputError, check_choice
 from .references import SOURCES, references
 
@@ -59,7 +59,7 @@ def _keep(rows: list[dict], wanted: list[int] | None, layer_ids) -> list[dict]:
     rows of no layer."""
     if wanted is None:
         return rows
-    norm = {layer_ids[layer_position(layer_ids, k)] for k in wanted}
+    norm = {layer_number(layer_ids, k) for k in wanted}
     return [r for r in rows if r["layer"] is None or r["layer"] in norm]
 
 

@@ -146,14 +146,8 @@ def attention_data(encoding: Encoding, parts: Sequence[AttentionParts] | None = 
     and, with ``parts`` (``encoder.attention_parts(text)``: every layer), its pieces'.
     ``threshold``: the smallest weight stored; ``budget``: the most weights stored over
     both levels (the threshold of a level rises to fit)."""
-    if encoding.attention is None:
-        raise InputError(
-            f"this encoding ({encoding.meta.get('encoder', 'unknown encoder')}) has no attention weights"
-            + (f" ({encoding.meta['attention']})" if encoding.meta.get("attention") else "")
-            + "; encode the whole sentence with a self-attention, averaging or transformer encoder"
-        )
+    att = encoding.attention_weights().astype(np.float64)  # (layers, heads, n, n)
     threshold = check_float("threshold", threshold, low=0.0, high=1.0)
-    att = encoding.attention.astype(np.float64)  # (layers, heads, n, n)
     special = None if encoding.special_attention is None else encoding.special_attention.astype(np.float64)
     n = len(encoding.words)
     t = len(parts[0].tokens) if parts else 0
@@ -163,7 +157,7 @@ def attention_data(encoding: Encoding, parts: Sequence[AttentionParts] | None = 
     pieces = _piece_level(encoding, parts, threshold, max(1, int(budget * (1 - share)))) if parts else None
     return AttentionData(
         encoding.text, tuple(encoding.layer_ids[1:]), tuple(encoding.layer_names[1:]), int(att.shape[1]),
-        words, pieces, threshold, str(encoding.meta.get("model", encoding.meta.get("encoder", ""))),
+        words, pieces, threshold, encoding.source,
         str(encoding.meta.get("attention", "")),
     )
 
@@ -188,10 +182,8 @@ def head_view(encoding: Encoding, parts: Sequence[AttentionParts] | None = None,
     starting state: all of them can be changed in the view."""
     data = attention_data(encoding, parts, threshold=threshold)
     check_choice("level", level, LEVELS if data.pieces else ("words",))
-    position = encoding.layer_position(layer)
-    if position == 0:
-        raise InputError(f"layer 0 is the static row and has no attention; choose one of {data.layer_ids}")
-    initial = {"layer": position - 1, "heads": _heads(heads, data.heads), "level": level, "specials": bool(specials)}
+    initial = {"layer": encoding.attention_index(layer), "heads": _heads(heads, data.heads), "level": level,
+               "specials": bool(specials)}
     return View("head", {"attention": data, "initial": initial}, title or f"head view: {short(encoding.text)}")
 
 
@@ -219,16 +211,11 @@ def attention_views(encoder, text: str, word: str | int | None = None, *, layer:
     (``layers_view(layer_divergence(...))``, ``senses_view(senses(...), texts)``)."""
     layer = -1 if layer is None else layer
     enc = encoder.encode([text])[0]
-    if enc.attention is None:
-        raise InputError(f"{encoder.name} gives no attention weights to view; use method 'attention' or a "
-                         "transformer model")
-    position = enc.layer_position(layer)
-    if position == 0:
-        raise InputError(f"layer 0 is the static row and has no attention; choose one of {enc.layer_ids[1:]}")
+    index = enc.attention_index(layer)
     parts = encoder.attention_parts(text) if encoder.has_attention_parts else None
     where = {} if occurrence is None else {"occurrence": occurrence}
     out = [head_view(enc, parts, layer=layer, heads="mean" if head is None else [head]),
            model_view(enc, parts, word=word, **where)]
     if parts is not None:
-        out.append(neuron_view(parts[position - 1], head=head or 0, word=word, occurrence=occurrence or 0))
+        out.append(neuron_view(parts[index], head=head or 0, word=word, occurrence=occurrence or 0))
     return out

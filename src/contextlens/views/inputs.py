@@ -90,6 +90,6 @@ def input_view(encodings: Sequence[Encoding], *, word: str | None = None, title:
     data = {
         "sentences": [_sentence(e) for e in encodings], "word": word,
         "comparison": None if word is None else _compare(encodings, word),
-        "encoder": str(encodings[0].meta.get("model", encodings[0].meta.get("encoder", ""))),
+        "encoder": encodings[0].source,
     }
     return View("input", data, title or "input stage: pieces, ids, rows")

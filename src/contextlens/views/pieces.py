@@ -98,7 +98,7 @@ def piece_label(piece: str, word: str | None = None, *, continues: bool = False)
 
 
 def word_piece_labels(pieces: Sequence[Sequence[str]], words: Sequence[str]) -> list[list[str]]:
-    """Per word, the labels of its pieces (an Encoding's ``meta["pieces"]``, one list per
+    """Per word, the labels of its pieces (an Encoding's ``pieces.tokens``, one list per
     word of ``words``): every piece after a word's first continues it.
 
     >>> word_piece_labels([["Ġriver", "bank"], ["Ġof"]], ["riverbank", "of"])

@@ -116,7 +116,7 @@ def encode(req: s.EncodeRequest, state: LabState = Depends(lab)):
     encs = encoder.encode(req.sentences)
     return plain({
         "layer_names": list(encs[0].layer_names), "layer_ids": list(encs[0].layer_ids),
-        "encoder": dict(encs[0].meta), **reading_guide(encoder),
+        "encoder": encs[0].describe(), **reading_guide(encoder),
         "sentences": [{"text": e.text, "words": e.tokens, "n_layers": e.n_layers, "dim": e.dim,
                        "heads": None if e.attention is None else int(e.attention.shape[1])} for e in encs],
     })

@@ -295,3 +295,15 @@ def test_a_text_too_long_for_pairwise_weights_is_refused_naming_the_limit(table,
                        rf"layer x 1 head\); use a shorter text"):
         encoder(table).encode([text])
     assert encoder(table).encode([" ".join(["sat bank river"] * 300)])[0].attention.shape == (1, 1, 900, 900)
+
+
+def test_every_word_level_encoder_names_its_source_and_describes_itself(table):
+    """``source`` is the table's name for a static encoder and for a mixer over it (it was empty);
+    ``describe()`` is the JSON record the analyses report: ``meta`` itself, no pieces."""
+    from contextlens.encoders.static import StaticEncoder
+
+    for encoder in (StaticEncoder(table), NeighbourAverage(table), SelfAttention(table, n_layers=2)):
+        enc = encoder.encode_one("Sat bank, river money")
+        assert enc.source == "toy" and enc.pieces is None
+        assert enc.describe() == enc.meta and enc.describe() is not enc.meta
+    assert StaticEncoder(table).encode(["sat bank", "river"], targets=["bank"])[0].source == "toy"
