@@ -230,11 +230,12 @@ def neighbours(
 def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence, reference, k, as_json,
                            html, senses, keep_forms, data_dir) -> None:
     from ..analysis.neighbours import contextual_neighbours, reference_at_layer
+    from ..encoders.base import layer_number
     from ..evaluation.usage_senses import usage_senses
 
     layer = -1 if layer is None else layer
     encoder = o.EncoderChoice(model=model, vectors=vectors, method=method, layer=layer).encoder()
-    number = encoder.layer_ids[encoder.layer_position(layer)]
+    number = layer_number(encoder.layer_ids, layer)
     table = reference_at_layer(reference, number) if reference is not None else None
     with spinner(f"finding the neighbours of {word!r}..."):
         r = contextual_neighbours(encoder, text, word, layer=layer, k=k, occurrence=o.parse_occurrence(occurrence),

@@ -49,7 +49,7 @@ import numpy as np
 from ..bounds import DISTILL_STATE_BYTES
 from ..corpus.reading import ReadStats, resolve_source
 from ..corpus.targets import LAYOUTS, MATCHES, Sentence, WordMatcher, find_usages, iter_corpus_sentences
-from ..encoders.base import Encoder
+from ..encoders.base import Encoder, layer_number
 from ..errors import EmptyInputError, InputError, LimitError, check_choice, check_int
 from ..files import atomic_output, check_input_file, check_outputs, remove_leftovers
 from ..text import tokenize
@@ -236,7 +236,7 @@ def _layers(encoder: Encoder, layers) -> list[int]:
             raise InputError(f"layers must be None, 'all', a layer number or a list of them, got {layers!r}")
         return list(encoder.layer_ids)
     items = [layers] if isinstance(layers, int) else list(layers)
-    return sorted({encoder.layer_ids[encoder.layer_position(k)] for k in items})
+    return sorted({layer_number(encoder.layer_ids, k) for k in items})
 
 
 def _plan(chunk: list[Sentence], first: int, matcher: WordMatcher, index: dict[str, int],
