@@ -44,7 +44,8 @@ from .sets import SET_KEYS, WordSets
 from .stats import _TIE_TOLERANCE, _unit_rows
 from .weat import MIN_WORDS
 
-__all__ = ["DEFAULT_SAMPLES", "default_samples", "ceat_samples", "ceat", "ceat_by_layer", "contexts_from_store"]
+__all__ = ["DEFAULT_SAMPLES", "default_samples", "ceat_samples", "ceat", "ceat_by_layer",
+           "contexts_from_store"]
 
 log = logging.getLogger(__name__)
 DEFAULT_SAMPLES = 10_000  # Guo & Caliskan's N
@@ -107,14 +108,15 @@ def ceat_samples(contexts: Mapping[str, np.ndarray], sets: WordSets, *, samples:
     effects, variances = np.empty(samples), np.empty(samples)
     block = max(1, bounds.CEAT_BLOCK_CELLS // (len(stacks) * dim))  # draws per block
     for start in range(0, samples, block):
-        rows = rng.integers(0, counts, size=(min(block, samples - start), len(counts))) + offsets  # (draws, words)
+        # (draws, words)
+        rows = rng.integers(0, counts, size=(min(block, samples - start), len(counts))) + offsets
         drawn = units[rows]  # (draws, words, dim)
         direction = drawn[:, parts[2] : parts[3]].mean(1) - drawn[:, parts[3] :].mean(1)  # (draws, dim)
         scores = np.einsum("nwd,nd->nw", drawn[:, :n_xy], direction)  # (draws, |X| + |Y|): s(w, A, B)
         std = scores.std(axis=1, ddof=1)
         if np.any(std <= _TIE_TOLERANCE * np.abs(scores).max(axis=1, initial=1.0)):
-            raise InputError("every target word has the same association score in a draw of contexts; the effect "
-                             "size is undefined")
+            raise InputError("every target word has the same association score in a draw of contexts; the "
+                             "effect size is undefined")
         effects[start : start + len(rows)] = (scores[:, :n_x].mean(1) - scores[:, n_x:].mean(1)) / std
         variances[start : start + len(rows)] = std**2
     return effects, variances
@@ -138,7 +140,8 @@ def ceat_by_layer(contexts: Mapping[int, Mapping[str, np.ndarray]], sets: WordSe
     """:func:`ceat` at each layer of ``{layer: {word: (contexts, dim)}}``, in layer order,
     every layer with the same seed (so the same draws of context indices where the words
     have the same contexts at every layer, as from one corpus)."""
-    return [ceat(contexts[layer], sets, model=model, layer=layer, samples=samples, seed=seed, min_words=min_words)
+    return [ceat(contexts[layer], sets, model=model, layer=layer, samples=samples, seed=seed,
+                 min_words=min_words)
             for layer in sorted(contexts)]
 
 

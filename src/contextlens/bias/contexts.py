@@ -27,7 +27,8 @@ from ..encoders.base import Encoder
 from ..errors import InputError, check_int, check_size
 from ..progress import step
 
-__all__ = ["DEFAULT_PER_WORD", "pick_sentences", "contexts_from_corpus", "contexts_from_index", "ceat_contexts"]
+__all__ = ["DEFAULT_PER_WORD", "pick_sentences", "contexts_from_corpus", "contexts_from_index",
+           "ceat_contexts"]
 
 log = logging.getLogger(__name__)
 DEFAULT_PER_WORD = 20
@@ -131,7 +132,8 @@ def ceat_contexts(words: Sequence[str], *, model: str, db=None, corpus=None, per
     ABC and movie-review corpora), at most ``per_word`` (default 20) sentences per word,
     ``seed``-ed. A setting of the other source is refused."""
     if db is not None and (corpus is not None or per_word is not None):
-        raise InputError("the contexts come from the index (--db): drop --corpus and --per-word, or drop --db")
+        raise InputError("the contexts come from the index (--db): "
+                         "drop --corpus and --per-word, or drop --db")
     if db is None and limit is not None:
         raise InputError("--limit bounds the usages read from an index (--db); for a corpus use --per-word")
     if db is not None:

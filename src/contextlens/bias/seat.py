@@ -41,12 +41,13 @@ TEMPLATES_SOURCE = ("May, Wang, Bordia, Bowman & Rudinger (2019), On Measuring S
 
 # May et al.'s word kinds (generate_basic_contexts.py); a word in none of them is a noun
 ADJECTIVES = frozenset(
-    "loyal honest gentle lucky happy ugly rotten soft quiet compromising rational calm kind agreeable servile "
-    "pleasant cautious friendly supportive nice mild demure passive indifferent submissive shrill loud "
-    "argumentative irrational angry abusive obnoxious controlling nagging brash hostile emasculating mean harsh "
-    "sassy aggressive opinionated domineering wonderful terrible horrible nasty awful professional evil".split())
-MASS_NOUNS = frozenset("freedom health love peace cheer heaven loyalty pleasure laughter filth grief hatred poverty "
-                       "agony dynamite teargas joy".split())
+    "loyal honest gentle lucky happy ugly rotten soft quiet compromising rational calm kind agreeable "
+    "servile pleasant cautious friendly supportive nice mild demure passive indifferent submissive shrill "
+    "loud argumentative irrational angry abusive obnoxious controlling nagging brash hostile emasculating "
+    "mean harsh sassy aggressive opinionated domineering wonderful terrible horrible nasty awful "
+    "professional evil".split())
+MASS_NOUNS = frozenset("freedom health love peace cheer heaven loyalty pleasure laughter filth grief hatred "
+                       "poverty agony dynamite teargas joy".split())
 PLURAL_NOUNS = frozenset("parents children cousins relatives".split())
 VERBS = frozenset("pollute kill stink".split())
 PERSON = re.compile(r"\b(?:woman|man|female|male|girl|boy|sister|brother|daughter|son|American)\b")
@@ -126,8 +127,8 @@ def seat(encoder: Encoder, sets: WordSets, *, layer: int = -1, ddof: int = 1,
     vectors = encoder.sentence_vectors(texts)[position]  # (sentences, dim)
     cuts = np.cumsum([0, *sentences.sizes])
     X, Y, A, B = (vectors[a:b] for a, b in zip(cuts, cuts[1:]))
-    r = association_test(X, Y, A, B, ddof=ddof, permutations="default" if permutations is None else permutations,
-                         seed=seed)
+    r = association_test(X, Y, A, B, ddof=ddof, permutations="default" if permutations is None
+                         else permutations, seed=seed)
     model = model_label(encoder)
     log.info("SEAT %s on %s layer %d: d = %.3f over %d sentences", sets.name, model,
              encoder.layer_ids[position], r.effect_size, len(texts))

@@ -61,8 +61,9 @@ def _check_text(text: str, label: str, where: str) -> None:
     """
     bad = next((c for c in text if "\ud800" <= c <= "\udfff"), None)
     if bad is not None:
-        raise InputError(f"{where}: {label} is {_shown(text)}, which holds a lone surrogate (U+{ord(bad):04X}), "
-                         "not a character; write the character itself, or both halves of its \\u escape pair")
+        raise InputError(f"{where}: {label} is {_shown(text)}, which holds a lone surrogate "
+                         f"(U+{ord(bad):04X}), not a character; write the character itself, or both halves "
+                         "of its \\u escape pair")
 
 
 def _check_words(words, key: str, where: str) -> tuple[str, ...]:
@@ -96,7 +97,8 @@ def parse_sets(obj, *, where: str = "the sets", name: str | None = None) -> Word
     contextlens.errors.InputError: the sets: missing "B"; a sets object needs "X", "Y", "A" and "B" (lists of words) and may have "name"
     """
     if not isinstance(obj, dict):
-        raise InputError(f'{where}: expected a JSON object {{"X": [...], "Y": [...], "A": [...], "B": [...]}}, '
+        raise InputError(f'{where}: expected a JSON object {{"X": [...], "Y": [...], "A": [...], "B": '
+                         f'[...]}}, '
                          f"got {type(obj).__name__}")
     hint = 'a sets object needs "X", "Y", "A" and "B" (lists of words) and may have "name"'
     unknown = sorted(set(obj) - {*SET_KEYS, "name"})

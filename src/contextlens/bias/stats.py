@@ -134,7 +134,8 @@ def effect_size(s_x, s_y, *, ddof: int = 1) -> float:
     """
     s_x, s_y = _scores(s_x, "s_x"), _scores(s_y, "s_y")
     if ddof not in (0, 1):
-        raise InputError(f"ddof must be 0 (population std, as WEFE) or 1 (sample std, as Caliskan), got {ddof!r}")
+        raise InputError("ddof must be 0 (population std, as WEFE) or 1 (sample std, as Caliskan), got "
+                         f"{ddof!r}")
     both = np.concatenate([s_x, s_y])
     std = float(np.std(both, ddof=ddof))
     if std <= _TIE_TOLERANCE * float(np.abs(both).max(initial=1.0)):
@@ -164,7 +165,8 @@ def default_permutations(n_words: int) -> int:
     >>> default_permutations(16), default_permutations(20_000)
     (100000, 25000)
     """
-    return max(bounds.MIN_PERMUTATIONS, min(DEFAULT_PERMUTATIONS, bounds.MAX_PERMUTATION_CELLS // max(n_words, 1)))
+    return max(bounds.MIN_PERMUTATIONS,
+               min(DEFAULT_PERMUTATIONS, bounds.MAX_PERMUTATION_CELLS // max(n_words, 1)))
 
 
 def permutation_p_value(s_x, s_y, *, permutations: int | None = None, seed: int = 0,

@@ -124,7 +124,8 @@ def _merged(table: EmbeddingTable, words: Iterable[str], case: str) -> str:
         found = find_words(table, (word,), case=case)[0]
         if found:
             by_key.setdefault(found[0], []).append(word)
-    return "".join(f"; {' and '.join(map(repr, ws))} are both {k!r}" for k, ws in by_key.items() if len(ws) > 1)
+    return "".join(f"; {' and '.join(map(repr, ws))} are both {k!r}" for k,
+                   ws in by_key.items() if len(ws) > 1)
 
 
 def resolve_sets(table: EmbeddingTable, sets: WordSets, *, case: str = "auto", min_words: int = MIN_WORDS
@@ -138,21 +139,23 @@ def resolve_sets(table: EmbeddingTable, sets: WordSets, *, case: str = "auto", m
     found_sets, missing_sets = WordSets(sets.name, *found), WordSets(sets.name, *missing)
     for key, keys, lost in zip(SET_KEYS, found, missing):
         if lost:
-            log.info("%s: %s loses %d word(s) not in %s: %s", sets.name, key, len(lost), table.name, ", ".join(lost))
+            log.info("%s: %s loses %d word(s) not in %s: %s", sets.name, key, len(lost), table.name,
+                     ", ".join(lost))
         least = min_words if key in ("X", "Y") else 1
         if len(keys) < least:
             given = len(getattr(sets, key))
             merged = _merged(table, getattr(sets, key), case)
-            why = (f"{table.name} has only {len(keys)} of its {given} words (missing: {', '.join(lost)}{merged}); "
-                   "use other vectors, or case='lower' (--case lower) for an uncased table" if lost
-                   else f"its {given} words are only {len(keys)} word(s) of {table.name} ({merged[2:]}); give more "
-                   "words" if merged else f"it has only {given}; give more words")
+            why = (f"{table.name} has only {len(keys)} of its {given} words (missing: "
+                   f"{', '.join(lost)}{merged}); use other vectors, or case='lower' (--case lower) for an "
+                   "uncased table" if lost
+                   else f"its {given} words are only {len(keys)} word(s) of {table.name} ({merged[2:]}); "
+                        "give more words" if merged else f"it has only {given}; give more words")
             raise InputError(f"test {sets.name!r}: set {key} needs at least {least} word(s), but {why}")
     for first, second in (("X", "Y"), ("A", "B")):
         both = sorted(set(getattr(found_sets, first)) & set(getattr(found_sets, second)))
         if both:
-            raise InputError(f"test {sets.name!r}: {both[0]!r} stands for a word of both {first} and {second} "
-                             f"in {table.name}; the two sets must not share words")
+            raise InputError(f"test {sets.name!r}: {both[0]!r} stands for a word of both {first} and "
+                             f"{second} in {table.name}; the two sets must not share words")
     return found_sets, missing_sets
 
 
@@ -164,8 +167,8 @@ def weat_table(table: EmbeddingTable, sets: WordSets, *, case: str = "auto", ddo
     default number, stated in the result) and ``seed``."""
     found, missing = resolve_sets(table, sets, case=case, min_words=min_words)
     X, Y, A, B = (table.vectors[[table.index(w) for w in getattr(found, key)]] for key in SET_KEYS)
-    r = association_test(X, Y, A, B, ddof=ddof, permutations="default" if permutations is None else permutations,
-                         seed=seed)
+    r = association_test(X, Y, A, B, ddof=ddof, permutations="default" if permutations is None
+                         else permutations, seed=seed)
     return BiasResult(sets.name, "weat", table.name, 0, r.effect_size, r.p.p, None, *found.sizes, missing,
                       statistic=r.statistic, exact=r.p.exact, permutations=r.p.permutations)
 

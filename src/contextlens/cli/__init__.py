@@ -56,15 +56,17 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what the library does."),
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
-    progress: bool = typer.Option(False, "--progress", help="Show the progress of slow work on stderr even when it "
-                                  "is not a terminal (a log): a line a second with counts and time left."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Show the version."),
+    progress: bool = typer.Option(False, "--progress",
+                                  help="Show the progress of slow work on stderr even when it is not a "
+                                  "terminal (a log): a line a second with counts and time left."),
 ) -> None:
     setup_logging(verbose, progress)
 
 
-for _module in (static, context, experiments, explain, lm, models, data, lab, index, evaluate, demo, bias, cache,
-                probe):
+for _module in (static, context, experiments, explain, lm, models, data, lab, index, evaluate, demo, bias,
+                cache, probe):
     _module.register(app)
 
 

@@ -153,7 +153,8 @@ class ProgressDisplay(logging.Handler):
             from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
             bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(bar_width=20),
-                           TextColumn("{task.fields[count]}"), TimeElapsedColumn(), console=err(), transient=True)
+                           TextColumn("{task.fields[count]}"), TimeElapsedColumn(), console=err(),
+                           transient=True)
             try:
                 bar.start()
             except LiveError:
@@ -195,7 +196,8 @@ def _left(r) -> str:
     if seconds is None:
         return ""
     minutes, secs = divmod(round(seconds), 60)
-    return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d} left" if minutes >= 60 else f"{minutes}:{secs:02d} left"
+    return (f"{minutes // 60}:{minutes % 60:02d}:{secs:02d} left" if minutes >= 60
+            else f"{minutes}:{secs:02d} left")
 
 
 @functools.cache
@@ -256,14 +258,16 @@ def check_text(label: str, value: Any) -> None:
             raise InputError(f"{label}: a path cannot contain a NUL character, got {text!r}")
 
 
-#: the library's parameters whose flag is not ``--NAME VALUE`` (an :func:`~contextlens.errors.ask` in a message)
+#: the library's parameters whose flag is not ``--NAME VALUE`` (an :func:`~contextlens.errors.ask` in a
+#: message)
 CLI_FLAGS = {("missing", "skip"): "add --skip-missing", ("sentences",): "give --sentences FILE or -s TEXT"}
 
 
 def cli_phrase(name: str, values: list) -> str:
     """How the CLI words a message's instruction to set the library parameter ``name``.
 
-    >>> cli_phrase("method", ["attention", "average"]), cli_phrase("missing", ["skip"]), cli_phrase("layer", [])
+    >>> (cli_phrase("method", ["attention", "average"]), cli_phrase("missing", ["skip"]),
+    ...  cli_phrase("layer", []))
     ('use --method attention or average', 'add --skip-missing', 'give --layer')
     """
     if (name, *values) in CLI_FLAGS:
@@ -278,7 +282,8 @@ def handle_errors(fn: Callable) -> Callable:
     user gave) into one clear line on stderr and exit code 2."""
     params = inspect.signature(fn).parameters
     labels = {name: _label(name, p.default) for name, p in params.items()}
-    checks = {name: p.default.check for name, p in params.items() if callable(getattr(p.default, "check", None))}
+    checks = {name: p.default.check for name,
+              p in params.items() if callable(getattr(p.default, "check", None))}
     roles = {name: p.default.path_role for name, p in params.items() if getattr(p.default, "path_role", None)}
 
     @functools.wraps(fn)

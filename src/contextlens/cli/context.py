@@ -12,12 +12,13 @@ from .present import present
 @handle_errors
 def contextualize(
     text: str = o.TEXT, word: str = o.WORD, occurrence: str = o.OCCURRENCE, probe: list[str] = o.PROBE,
-    vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD, alpha: float = o.ALPHA,
+    vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION,
+    method: str = o.METHOD, alpha: float = o.ALPHA,
     window: int = o.WINDOW, include_self: bool = o.INCLUDE_SELF, causal: bool = o.CAUSAL,
-    positions: str = o.POSITIONS, heads: int = o.HEADS, n_layers: int = o.N_LAYERS, projections: str = o.PROJECTIONS,
-    scale: float = o.SCALE, seed: int = o.SEED,
-    layer: int = o.layer_option(help="The layer whose weights and vector to show (0 = the static row, then the "
-                                     "model's own numbers; -1 = the last)."),
+    positions: str = o.POSITIONS, heads: int = o.HEADS, n_layers: int = o.N_LAYERS,
+    projections: str = o.PROJECTIONS, scale: float = o.SCALE, seed: int = o.SEED,
+    layer: int = o.layer_option(help="The layer whose weights and vector to show (0 = the static row, then "
+                                     "the model's own numbers; -1 = the last)."),
     as_json: bool = o.JSON, plot: Path = o.PLOT,
 ) -> None:
     """The weight WORD gave each context word, and how its vector moved toward probes."""
@@ -25,7 +26,8 @@ def contextualize(
 
     o.check_plot(plot)
     encoder = o.EncoderChoice.given(locals()).encoder()
-    r = contextualize_word(encoder, text, word, probes=probe, occurrence=o.parse_occurrence(occurrence), layer=layer)
+    r = contextualize_word(encoder, text, word, probes=probe, occurrence=o.parse_occurrence(occurrence),
+                           layer=layer)
     source = model or f"{method or o.DEFAULT_METHOD} over {vectors or o.DEFAULT_VECTORS}"
     title = f"{r['word']!r} in {text!r} ({model or method or o.DEFAULT_METHOD})"
     if present(r, as_json, plot=plot,
@@ -33,8 +35,8 @@ def contextualize(
         return
     rows = [(w["word"] + (" (itself)" if w["position"] == r["index"] else ""), w["weight"],
              "█" * round(30 * w["weight"])) for w in r["weights"]]
-    out().print(table(f"weights {r['word']!r} gave ({source}, {r['layer_name']})", ["word", "weight", ""], rows,
-                      left="lrl"))
+    out().print(table(f"weights {r['word']!r} gave ({source}, {r['layer_name']})", ["word", "weight", ""],
+                      rows, left="lrl"))
     if r["probes"]:
         out().print(table("cosine to probe words", ["probe", "static", "contextual", "change"],
                           [(p["probe"], p["static_cosine"], p["contextual_cosine"],
@@ -45,11 +47,13 @@ def contextualize(
 def compare(
     text1: str = typer.Argument(..., metavar="TEXT1", help="The first sentence."),
     text2: str = typer.Argument(..., metavar="TEXT2", help="The second sentence."),
-    word: str = o.WORD, vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD,
-    alpha: float = o.ALPHA, window: int = o.WINDOW, include_self: bool = o.INCLUDE_SELF, causal: bool = o.CAUSAL,
-    positions: str = o.POSITIONS, heads: int = o.HEADS, n_layers: int = o.N_LAYERS, projections: str = o.PROJECTIONS,
-    scale: float = o.SCALE, seed: int = o.SEED, static_vectors: str = o.STATIC_VECTORS, as_json: bool = o.JSON,
-    plot: Path = o.PLOT, html: Path = o.HTML,
+    word: str = o.WORD, vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE,
+    precision: str = o.PRECISION, method: str = o.METHOD,
+    alpha: float = o.ALPHA, window: int = o.WINDOW, include_self: bool = o.INCLUDE_SELF,
+    causal: bool = o.CAUSAL, positions: str = o.POSITIONS, heads: int = o.HEADS, n_layers: int = o.N_LAYERS,
+    projections: str = o.PROJECTIONS,
+    scale: float = o.SCALE, seed: int = o.SEED, static_vectors: str = o.STATIC_VECTORS,
+    as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
 ) -> None:
     """Cosine between WORD in TEXT1 and in TEXT2 at every layer (layer 0 = static)."""
     from ..analysis.incontext import compare as compare_usages
@@ -75,8 +79,9 @@ def compare_sentences(
     text1: str = typer.Argument(..., metavar="TEXT1", help="The first sentence."),
     text2: str = typer.Argument(..., metavar="TEXT2", help="The second sentence."),
     model: str = o.MODEL, vectors: str = o.VECTORS, method: str = o.METHOD,
-    pooling: str = o.option("mean", "--pooling", metavar="KIND", help="How a sentence's vectors become one: mean "
-                            "| cls | max (a transformer pools every piece, as sentence-transformers)."),
+    pooling: str = o.option("mean", "--pooling", metavar="KIND",
+                            help="How a sentence's vectors become one: mean | cls | max (a transformer pools "
+                            "every piece, as sentence-transformers)."),
     layer: int = o.LAYER, as_json: bool = o.JSON,
 ) -> None:
     """Cosine between the sentence vectors of TEXT1 and TEXT2 (the last layer: the model's own similarity)."""

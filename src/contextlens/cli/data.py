@@ -39,7 +39,8 @@ def fetch_cmd(
     url: str = o.option(None, "--url", metavar="URL", help="Download from this URL (a mirror) instead of the "
                         "official one."),
     sha256: str = o.option(None, "--sha256", metavar="HEX", help="The expected sha256 of the download."),
-    timeout: float = o.bounded(o.option(30.0, "--timeout", metavar="SECONDS", help="Network timeout in seconds."),
+    timeout: float = o.bounded(o.option(30.0, "--timeout", metavar="SECONDS",
+                                        help="Network timeout in seconds."),
                                0.1, 3600.0, kind=float),
     as_json: bool = o.JSON,
 ) -> None:

@@ -10,12 +10,12 @@ from ._common import add_command, handle_errors, out, say, spinner, table
 
 @handle_errors
 def demo(
-    out_dir: Path = o.writes(o.option(Path("out/demo"), "--out", metavar="DIR", help="Folder for the report and "
-                                      "figures.")),
-    vectors: str = o.reads(o.option(o.DEFAULT_VECTORS, "--vectors", metavar="FILE|NAME", help="Static table for "
-                                    "the polysemy part.")),
-    model: str = o.reads(o.option("minilm", "--model", "-m", metavar="NAME", help="Transformer for part 3 ('none' "
-                                  "skips it).")),
+    out_dir: Path = o.writes(o.option(Path("out/demo"), "--out", metavar="DIR",
+                                      help="Folder for the report and figures.")),
+    vectors: str = o.reads(o.option(o.DEFAULT_VECTORS, "--vectors", metavar="FILE|NAME",
+                                    help="Static table for the polysemy part.")),
+    model: str = o.reads(o.option("minilm", "--model", "-m", metavar="NAME",
+                                  help="Transformer for part 3 ('none' skips it).")),
 ) -> None:
     """Run the walkthrough: the worked 'bank' example, five ambiguous words, a transformer."""
     from ..walkthrough import run
@@ -34,7 +34,8 @@ def demo(
     out().print(table(f"2. cosine between two usages ({p['vectors']}, window 5, self excluded)",
                       ["word", "static", "average", "attention"],
                       [(word, "1.000", e["methods"]["average"]["cosine_between_usages"],
-                        e["methods"]["attention"]["cosine_between_usages"]) for word, e in p["words"].items()]))
+                        e["methods"]["attention"]["cosine_between_usages"]) for word,
+                       e in p["words"].items()]))
     if "transformer" in r:
         _print_transformer(r["transformer"])
     say(f"report: {r['report']}")
@@ -47,7 +48,8 @@ def _print_transformer(r: dict) -> None:
                       zip(same["layer_names"], same["finance_vs_river"], same["finance_vs_finance"])))
     out().print(table("polysemy explorer: mean cosine between usages (top layer)",
                       ["word", "senses", "same sense", "different senses", "spread"],
-                      [(word, ", ".join(e["senses"]), e["mean_same_sense"], e["mean_other_sense"], e["spread"])
+                      [(word, ", ".join(e["senses"]), e["mean_same_sense"], e["mean_other_sense"],
+                        e["spread"])
                        for word, e in r["explorer"].items()], left=2))
     a = r["attention"]
     say(f"attention of bank in {a['sentence']!r} (last layer, mean over heads): "

@@ -40,7 +40,8 @@ def _results_table(result: dict):
 
 def _references_table(refs: list[dict]):
     return table("published reference numbers", ["task", "split", "system", "metric", "value", "source"],
-                 [(r["task"], r["split"], r["system"], r["metric"], f"{r['value']:g}", r["source"]) for r in refs],
+                 [(r["task"], r["split"], r["system"], r["metric"], f"{r['value']:g}", r["source"])
+                  for r in refs],
                  left="llllrl")
 
 
@@ -61,27 +62,33 @@ def _checked_encoder(task: str, model, vectors, method: str, wanted: list[int] |
 @handle_errors
 def eval_(
     task: str = typer.Argument(..., metavar="TASK", help=" | ".join(TASK_CHOICES)),
-    model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, vectors: str = o.reads(o.option(None, "--vectors", metavar="FILE|NAME", help="A static "
-                                                  "table: a vectors file or a packaged name (glove-6b-50d).")),
+    model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION,
+    vectors: str = o.reads(o.option(None, "--vectors", metavar="FILE|NAME",
+                                    help="A static table: a vectors file or a packaged name "
+                                    "(glove-6b-50d).")),
     method: str = o.method_option("static",
                                   also="wsd: also the disambiguation, lmms (LMMS in full, a row per step; "
                                   "default) | 1nn (SemCor's senses only)."),
-    layer: int = o.layer_option(None, help="One layer number (0 = the static / embedding row; negative from the "
+    layer: int = o.layer_option(None,
+                                help="One layer number (0 = the static / embedding row; negative from the "
                                            "top)."),
-    layers: str = o.option(None, "--layers", metavar="N,...", help="'all' (default: every layer) or a comma list "
-                           "of layer numbers: 1,3,6."),
-    split: str = o.option(None, "--split", metavar="NAME", help="wic: dev | test; wsd: semeval2007 | ... | ALL; "
-                          "coarsewsd: cv | test; scws: sample; similarity: dataset names, comma-separated; cosimlex: none."),
+    layers: str = o.option(None, "--layers", metavar="N,...",
+                           help="'all' (default: every layer) or a comma list of layer numbers: 1,3,6."),
+    split: str = o.option(None, "--split", metavar="NAME",
+                          help="wic: dev | test; wsd: semeval2007 | ... | ALL; coarsewsd: cv | test; scws: "
+                          "sample; similarity: dataset names, comma-separated; cosimlex: none."),
     data_dir: Path = o.DATA_DIR,
-    features: str = o.option("cosines", "--features", metavar="KIND", help="wic logistic regression: cosines | "
-                             "full | senses (+ the senses LMMS picks for the two uses); cosimlex: senses adds "
-                             "cosine+senses."),
-    semcor_limit: int = o.bounded(o.option(None, "--semcor-limit", metavar="N", help="wsd: learn senses from the "
+    features: str = o.option("cosines", "--features", metavar="KIND",
+                             help="wic logistic regression: cosines | full | senses (+ the senses LMMS picks "
+                             "for the two uses); cosimlex: senses adds cosine+senses."),
+    semcor_limit: int = o.bounded(o.option(None, "--semcor-limit", metavar="N",
+                                           help="wsd: learn senses from the "
                                            "first N SemCor sentences only."), 1, 10**9),
-    restrict: int = o.bounded(o.option(300000, "--restrict", metavar="N", help="similarity / analogy with static "
-                                       "vectors: the first N words (as gensim's evaluators)."), 1, 10**9),
-    template: str = o.option("{word}", "--template", metavar="TEXT", help="similarity / analogy with a model: the "
-                             "word's context, with {word}."),
+    restrict: int = o.bounded(o.option(300000, "--restrict", metavar="N",
+                                       help="similarity / analogy with static vectors: the first N words (as "
+                                       "gensim's evaluators)."), 1, 10**9),
+    template: str = o.option("{word}", "--template", metavar="TEXT",
+                             help="similarity / analogy with a model: the word's context, with {word}."),
     no_cache: bool = o.flag("--no-cache", help="Encode again; write nothing to the cache."),
     as_json: bool = o.JSON,
 ) -> None:
@@ -93,17 +100,19 @@ def eval_(
     wsd_method = None
     if method in WSD_METHODS:
         if task != "wsd":
-            raise InputError(f"--method {method} is a way to disambiguate senses: it applies to `eval wsd`; for "
-                             f"{task} give --method {o.STATIC_METHODS_HELP} with --vectors, or drop it")
+            raise InputError(f"--method {method} is a way to disambiguate senses: it applies to `eval wsd`; "
+                             f"for {task} give --method {o.STATIC_METHODS_HELP} with --vectors, or drop it")
         wsd_method, method = method, None
     o.check_source(model, vectors, method)
     running = o.check_engine(model, engine, precision)
     method = method or "static"
     if layer is not None and layers is not None:
         raise InputError("give --layer or --layers, not both")
-    wanted = [layer] if layer is not None else (None if layers in (None, "all") else o.parse_ints("--layers", layers))
+    wanted = [layer] if layer is not None else (None if layers in (None, "all")
+                                                else o.parse_ints("--layers", layers))
     if task == "all" and wanted:
-        raise InputError("--layer / --layers choose layers of one task; with 'all' every task reports its own")
+        raise InputError("--layer / --layers choose layers of one task; "
+                         "with 'all' every task reports its own")
     encoder = _checked_encoder(task, model, vectors, method, wanted, running)
     options = {"features": features, "semcor_limit": semcor_limit, "restrict": restrict, "template": template,
                "wsd_method": wsd_method}
@@ -114,7 +123,8 @@ def eval_(
         else:
             result = evaluate(task, model=model, vectors=vectors, method=method, layer=layer,
                               layers=None if layer is not None else wanted, split=split, data_dir=data_dir,
-                              use_cache=not no_cache, progress=progress, encoder=encoder, **running, **options)
+                              use_cache=not no_cache, progress=progress, encoder=encoder, **running,
+                              **options)
     if as_json:
         print_json(result)
         return

@@ -24,9 +24,11 @@ ATTRIBUTIONS_HELP = "all | raw | rollout | flow | norm | value-zeroing | grad-in
 @handle_errors
 def explore(
     words: list[str] = typer.Argument(..., metavar="WORD...", help="The word(s) to explore."),
-    sentences: Path = o.SENTENCES, sentence: list[str] = o.SENTENCE, vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION,
+    sentences: Path = o.SENTENCES, sentence: list[str] = o.SENTENCE, vectors: str = o.VECTORS,
+    model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION,
     method: str = o.METHOD, heads: int = o.HEADS, n_layers: int = o.N_LAYERS, window: int = o.WINDOW,
-    alpha: float = o.ALPHA, include_self: bool = o.INCLUDE_SELF, layer: int = o.LAYER, occurrence: str = o.OCCURRENCE,
+    alpha: float = o.ALPHA, include_self: bool = o.INCLUDE_SELF, layer: int = o.LAYER,
+    occurrence: str = o.OCCURRENCE,
     skip_missing: bool = o.SKIP_MISSING, projection: str = o.PROJECTION, seed: int = o.SEED,
     as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
 ) -> None:
@@ -57,7 +59,8 @@ def explore(
                           left="ll" + "r" * w["n_usages"], widths={1: 50}))
     out().print(table(f"spread = 1 − mean cosine of the usages ({r['layer_name']})",
                       ["word", "usages", "spread", "mean cos", "min cos", "max cos"],
-                      [(w["word"], w["n_usages"], w["spread"], w["mean_cosine"], w["min_cosine"], w["max_cosine"])
+                      [(w["word"], w["n_usages"], w["spread"], w["mean_cosine"], w["min_cosine"],
+                        w["max_cosine"])
                        for w in r["words"]]))
 
 
@@ -78,10 +81,12 @@ def _explore_figure(plots, r: dict, projection: str | None):
 def senses(
     word: str = typer.Argument(..., metavar="WORD", help="The word whose usages to cluster."),
     sentences: Path = o.SENTENCES, sentence: list[str] = o.SENTENCE, k: str = o.k_senses(),
-    labels: Path = o.reads(o.option(None, "--labels", metavar="FILE", help="Gold sense labels, one per sentence, "
-                                    "same order.")),
-    vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD, heads: int = o.HEADS,
-    n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA, include_self: bool = o.INCLUDE_SELF,
+    labels: Path = o.reads(o.option(None, "--labels", metavar="FILE",
+                                    help="Gold sense labels, one per sentence, same order.")),
+    vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION,
+    method: str = o.METHOD, heads: int = o.HEADS,
+    n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA,
+    include_self: bool = o.INCLUDE_SELF,
     layer: int = o.LAYER, occurrence: str = o.OCCURRENCE, skip_missing: bool = o.SKIP_MISSING,
     projection: str = o.PROJECTION, seed: int = o.SEED, as_json: bool = o.JSON, plot: Path = o.PLOT,
     html: Path = o.HTML,
@@ -90,10 +95,11 @@ def senses(
                                             "benchmarks/RESULTS.md for times)."),
                                    1, MAX_SENTENCES_LIMIT, hint="sentences encoded"),
     wordnet: bool = o.flag("--wordnet",
-                           help="Match each cluster to WordNet senses, as `index senses --wordnet` does (LMMS "
-                           "sense embeddings of the model at the clustered layer: SemCor propagated through "
-                           "WordNet, and glosses; needs --model and WordNet and SemCor in the data folder; "
-                           "the first time per model, layer and word reads SemCor, cached)."),
+                           help="Match each cluster to WordNet senses, as `index senses --wordnet` does "
+                                "(LMMS sense embeddings of the model at the clustered layer: SemCor "
+                                "propagated through WordNet, and glosses; needs --model and WordNet and "
+                                "SemCor in the data folder; the first time per model, layer and word reads "
+                                "SemCor, cached)."),
     data_dir: Path = o.DATA_DIR,
 ) -> None:
     """Sense probe: cluster WORD's usages; purity and adjusted Rand index with --labels; with
@@ -136,7 +142,8 @@ def senses(
     out().print(table("clusters", ["cluster", "size", "sentence", "gold"], rows, left=4, widths={2: 70}))
     if wordnet:
         for c in r["clusters"]:
-            say(f"\ncluster {c['id']} ({c['size']} usage{'' if c['size'] == 1 else 's'}): {c['sentences'][0]}")
+            say(f"\ncluster {c['id']} ({c['size']} usage{'' if c['size'] == 1 else 's'}): "
+                f"{c['sentences'][0]}")
             say_wordnet(c["wordnet"])
         say_wordnet_unseen(r)
 
@@ -145,8 +152,10 @@ def senses(
 def layers(
     texts: list[str] = typer.Argument(..., metavar="TEXT1 TEXT2 [--pair TEXT3 TEXT4]...",
                                       help="Two sentences; more pairs after --pair."),
-    word: str = o.WORD, vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD, heads: int = o.HEADS,
-    n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA, include_self: bool = o.INCLUDE_SELF,
+    word: str = o.WORD, vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE,
+    precision: str = o.PRECISION, method: str = o.METHOD, heads: int = o.HEADS,
+    n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA,
+    include_self: bool = o.INCLUDE_SELF,
     static_vectors: str = o.STATIC_VECTORS, as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
 ) -> None:
     """Layer divergence: cosine between WORD in two sentences at every layer (0 = static)."""
@@ -158,16 +167,18 @@ def layers(
     encoder = o.EncoderChoice.given(locals()).encoder()
     r = layer_divergence(encoder, pairs, word, static=o.static_table(static_vectors))
     def figure(plots):
-        series = {f"{p['label']}: {plots.short(p['sentences'][0], 22)} | {plots.short(p['sentences'][1], 22)}":
-                  p["cosine_by_layer"] for p in r["pairs"]}
+        series = {f"{p['label']}: {plots.short(p['sentences'][0], 22)} | "
+                  f"{plots.short(p['sentences'][1], 22)}": p["cosine_by_layer"] for p in r["pairs"]}
         return plots.layer_cosines(series, r["layer_names"], title=f"{word!r}")
 
     if present(r, as_json, plot=plot, figure=figure, html=html, view=lambda views: views.layers_view(r)):
         return
     for p in r["pairs"]:
         say(f"{p['label']}: {p['sentences'][0]!r} vs {p['sentences'][1]!r}")
-    static = [(f"static: {r['static']['vectors']}", *[p["static_cosine"] for p in r["pairs"]])] if static_vectors else []
-    out().print(table(f"cosine between the two usages of {word!r}", ["layer"] + [p["label"] for p in r["pairs"]],
+    static = [(f"static: {r['static']['vectors']}",
+               *[p["static_cosine"] for p in r["pairs"]])] if static_vectors else []
+    out().print(table(f"cosine between the two usages of {word!r}",
+                      ["layer"] + [p["label"] for p in r["pairs"]],
                       [*static, *[(name, *[p["cosine_by_layer"][i] for p in r["pairs"]])
                                   for i, name in enumerate(r["layer_names"])]]))
 
@@ -175,20 +186,24 @@ def layers(
 @handle_errors
 def attention(
     text: str = o.TEXT, word: str = o.WORD,
-    layer: int = o.layer_option(None, help="One layer number (1 = the first mixing layer, -1 = the last): a words × "
-                                           "words map."),
-    head: int = o.bounded(o.option(None, "--head", metavar="N", help="One head of that layer, 0-based (default: "
+    layer: int = o.layer_option(None,
+                                help="One layer number (1 = the first mixing layer, -1 = the last): a words "
+                                     "× words map."),
+    head: int = o.bounded(o.option(None, "--head", metavar="N",
+                                   help="One head of that layer, 0-based (default: "
                                    "the mean over heads)."), 0, o.MAX_HEADS - 1),
     rollout: bool = o.flag("--rollout", help="Add attention rollout (Abnar & Zuidema 2020)."),
-    occlusion: bool = o.flag("--occlusion", help="Leave each other word out in turn: how far WORD's vector moves "
-                             "per layer, beside the attention it gave that word, and their Spearman."),
+    occlusion: bool = o.flag("--occlusion",
+                             help="Leave each other word out in turn: how far WORD's vector moves per layer, "
+                             "beside the attention it gave that word, and their Spearman."),
     attribution: str = o.option(None, "--attribution", metavar="METHOD[,...]", help=f"Attributions beside "
                                 f"occlusion: {ATTRIBUTIONS_HELP}; each method's score for every other word "
                                 "at --layer (default: the last) and its Spearman with occlusion at every "
                                 "layer."),
     steps: int = o.bounded(o.option(32, "--steps", metavar="N", help="--attribution ig: points of the "
                                     "integral."), 1, MAX_STEPS),
-    occurrence: str = o.OCCURRENCE, vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD,
+    occurrence: str = o.OCCURRENCE, vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE,
+    precision: str = o.PRECISION, method: str = o.METHOD,
     heads: int = o.HEADS, n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA,
     include_self: bool = o.INCLUDE_SELF, as_json: bool = o.JSON, plot: Path = o.PLOT, html: Path = o.HTML,
 ) -> None:
@@ -216,12 +231,13 @@ def attention(
                              "heads, rollout and occlusion itself): drop them")
         return _attributions(encoder, text, word, occ, attribution, steps, layer, as_json, plot, html)
     if occlusion:
-        given = [f for f, v in (("--layer", layer), ("--head", head), ("--rollout", rollout or None)) if v is not None]
+        given = [f for f, v in (("--layer", layer), ("--head", head), ("--rollout", rollout or None))
+                 if v is not None]
         if given:
             from ..errors import InputError
 
-            raise InputError(f"{', '.join(given)} do not apply to --occlusion (it reports every layer, the mean "
-                             "over heads and rollout): drop them")
+            raise InputError(f"{', '.join(given)} do not apply to --occlusion (it reports every layer, the "
+                             "mean over heads and rollout): drop them")
         return _occlusion(encoder, text, word, occ, as_json, plot, html)
     r = attribute(encoder, text, word, occurrence=occ, layer=layer, head=head, rollout=rollout)
     def figure(plots):
@@ -305,19 +321,22 @@ def _occlusion(encoder, text: str, word: str, occurrence, as_json: bool, plot: P
         rows += [(f"{x['layer_name']} occlusion", *x["occlusion"], ""),
                  (f"{x['layer_name']} attention", *x["attention"], x["spearman_attention"]),
                  (f"{x['layer_name']} rollout", *x["rollout"], x["spearman_rollout"])]
-    out().print(table(f"leaving each word out: how far {r['word']!r} moves (cosine distance) beside the attention "
-                      "it gave that word", ["layer", *others, "Spearman"], rows))
+    out().print(table(f"leaving each word out: how far {r['word']!r} moves (cosine distance) beside the "
+                      "attention it gave that word", ["layer", *others, "Spearman"], rows))
 
 
 @handle_errors
 def rank(
-    pairs_file: Path = o.reads(typer.Argument(..., metavar="PAIRS", help="Word pairs, 'word1 word2 [score]' per "
-                                              "line.")),
-    template: str = o.option(DEFAULT_TEMPLATE, "--template", metavar="TEXT", help="A neutral sentence with {word}."),
+    pairs_file: Path = o.reads(typer.Argument(..., metavar="PAIRS",
+                                              help="Word pairs, 'word1 word2 [score]' per line.")),
+    template: str = o.option(DEFAULT_TEMPLATE, "--template", metavar="TEXT",
+                             help="A neutral sentence with {word}."),
     layer: int = o.LAYER, top: int = o.top_k(5, "How many most-moved pairs to list.", "--top"),
     skip_missing: bool = o.flag("--skip-missing", help="Skip pairs with a word lacking a vector."),
-    vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD, heads: int = o.HEADS,
-    n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA, include_self: bool = o.INCLUDE_SELF,
+    vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION,
+    method: str = o.METHOD, heads: int = o.HEADS,
+    n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA,
+    include_self: bool = o.INCLUDE_SELF,
     static_vectors: str = o.STATIC_VECTORS, as_json: bool = o.JSON, plot: Path = o.PLOT,
 ) -> None:
     """Static vs contextual ranking of word pairs: Spearman, Kendall tau, inversions."""
@@ -353,20 +372,24 @@ def rank(
 @handle_errors
 def geometry(
     sentences: Path = o.SENTENCES, sentence: list[str] = o.SENTENCE,
-    words: str = o.option(None, "--words", metavar="WORD,...", help="Comma-separated words (default: every word in "
-                          "at least --min-count sentences)."),
-    min_count: int = o.bounded(o.option(2, "--min-count", metavar="N", help="Without --words: the sentences a word "
-                                        "must be in."), 2, 10**9,
+    words: str = o.option(None, "--words", metavar="WORD,...",
+                          help="Comma-separated words (default: every word in at least --min-count "
+                          "sentences)."),
+    min_count: int = o.bounded(o.option(2, "--min-count", metavar="N",
+                                        help="Without --words: the sentences a word must be in."), 2, 10**9,
                          hint="self-similarity compares a word's vectors across sentences: at least 2"),
     n_pairs: int = o.bounded(o.option(1000, "--pairs", metavar="N", help="Random cross-sentence pairs for "
                                       "anisotropy."), 1, 10**6),
-    standardize: bool = o.flag("--standardize", help="Z-score every dimension of a layer first, then measure "
-                               "(Timkey & van Schijndel 2021: removes the rogue dimensions' hold on cosine)."),
-    n_rogue: int = o.bounded(o.option(3, "--rogue", metavar="K", help="The K dimensions that contribute most to "
-                                      "the expected cosine, per layer."), 1, 10_000),
-    seed: int = o.SEED, vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE, precision: str = o.PRECISION, method: str = o.METHOD, heads: int = o.HEADS,
-    n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA, include_self: bool = o.INCLUDE_SELF,
-    as_json: bool = o.JSON, plot: Path = o.PLOT,
+    standardize: bool = o.flag("--standardize",
+                               help="Z-score every dimension of a layer first, then measure (Timkey & van "
+                               "Schijndel 2021: removes the rogue dimensions' hold on cosine)."),
+    n_rogue: int = o.bounded(o.option(3, "--rogue", metavar="K",
+                                      help="The K dimensions that contribute most to the expected cosine, "
+                                      "per layer."), 1, 10_000),
+    seed: int = o.SEED, vectors: str = o.VECTORS, model: str = o.MODEL, engine: str = o.ENGINE,
+    precision: str = o.PRECISION, method: str = o.METHOD, heads: int = o.HEADS,
+    n_layers: int = o.N_LAYERS, window: int = o.WINDOW, alpha: float = o.ALPHA,
+    include_self: bool = o.INCLUDE_SELF, as_json: bool = o.JSON, plot: Path = o.PLOT,
 ) -> None:
     """Self-similarity, intra-sentence similarity, maximum explainable variance and anisotropy per
     layer (Ethayarajh 2019), and the rogue dimensions (Timkey & van Schijndel 2021)."""
@@ -383,16 +406,18 @@ def geometry(
     if present(r, as_json, plot=plot, figure=lambda plots: plots.geometry_lines(r, title=title)):
         return
     out().print(table(
-        f"geometry by layer ({len(r['words'])} words{', standardized' if r['standardized'] else ''}): self- and "
-        "intra-sentence similarity, maximum explainable variance; adj = raw − baseline (anisotropy; for MEV, the "
-        "MEV of random words)",
+        f"geometry by layer ({len(r['words'])} words{', standardized' if r['standardized'] else ''}): self- "
+        "and intra-sentence similarity, maximum explainable variance; adj = raw − baseline (anisotropy; for "
+        "MEV, the MEV of random words)",
         ["layer", "anisotropy", "self", "self adj", "intra", "intra adj", "MEV", "MEV adj"],
-        [(x["name"], x["anisotropy"], x["self_similarity"], x["self_similarity_adjusted"], x["intra_sentence"],
+        [(x["name"], x["anisotropy"], x["self_similarity"], x["self_similarity_adjusted"],
+          x["intra_sentence"],
           x["intra_sentence_adjusted"], x["mev"], x["mev_adjusted"]) for x in r["layers"]]))
     out().print(table(
         "rogue dimensions: the largest contributions to the expected cosine (dimension: share)",
         ["layer", "dimensions"],
-        [(x["name"], ", ".join(f"{d['dimension']}: {fmt(d['share'])}" for d in x["rogue"])) for x in r["layers"]],
+        [(x["name"], ", ".join(f"{d['dimension']}: {fmt(d['share'])}" for d in x["rogue"]))
+         for x in r["layers"]],
         left=2))
 
 

@@ -22,8 +22,9 @@ from ._common import (
 from .present import say_wordnet, say_wordnet_unseen
 
 DB = o.reads(o.option(..., "--db", metavar="DIR", help="The index folder."))
-DBS = o.reads(o.option(..., "--db", metavar="DIR", help="The index folder (or LanceDB URI); repeat it to search "
-                       "several indexes of the same model, layers and words as one (e.g. the shards of a corpus)."))
+DBS = o.reads(o.option(..., "--db", metavar="DIR",
+                       help="The index folder (or LanceDB URI); repeat it to search several indexes of the "
+                       "same model, layers and words as one (e.g. the shards of a corpus)."))
 STORED_LAYER = o.layer_option(None, help="The stored layer number to use (default: the deepest).")
 
 
@@ -44,32 +45,38 @@ def _words(words: str | None, words_file: Path | None, all_words: bool) -> list[
 def build(
     corpus: list[Path] = o.reads(typer.Argument(..., metavar="CORPUS...", help="Text files, .gz files or "
                                                 "directories."), corpus=True),
-    db: str = o.writes(o.option(..., "--db", metavar="DIR", help="The index folder (created; a re-run resumes "
-                                "it), or a LanceDB URI: s3://bucket/path, gs://..., file:///...")),
-    words: str = o.option(None, "--words", metavar="WORD,...", help="Target words, comma-separated: bank,spring."),
-    words_file: Path = o.reads(o.option(None, "--words-file", metavar="FILE", help="A file of target words, one per "
-                                        "line.")),
+    db: str = o.writes(o.option(..., "--db", metavar="DIR",
+                                help="The index folder (created; a re-run resumes it), or a LanceDB URI: "
+                                "s3://bucket/path, gs://..., file:///...")),
+    words: str = o.option(None, "--words", metavar="WORD,...",
+                          help="Target words, comma-separated: bank,spring."),
+    words_file: Path = o.reads(o.option(None, "--words-file", metavar="FILE",
+                                        help="A file of target words, one per line.")),
     all_words: bool = o.flag("--all-words", help="Index every word seen --min-count times."),
     min_count: int = o.bounded(o.option(5, "--min-count", metavar="N", help="With --all-words: the fewest "
                                         "occurrences."), 1, 10**9),
-    model: str = o.reads(o.option("minilm", "--model", "-m", metavar="NAME", help="A packaged model (minilm, mpnet, "
-                                  "smollm2) or a local directory.")),
-    layers: str = o.option(None, "--layers", metavar="N,...", help="Layer numbers to store, comma-separated (0 = "
-                           "the embedding row; default: the last)."),
-    match: str = o.option("lower", "--match", metavar="KIND", help="exact | lower | lemma (WordNet base forms; needs "
-                          "CONTEXTLENS_DATA)."),
-    dtype: str = o.option("float16", "--dtype", metavar="TYPE", help="float16 | float32: how vectors are stored."),
-    layout: str = o.option("lines", "--layout", metavar="KIND", help="lines (one sentence per line) | text (free "
-                           "text, split here)."),
+    model: str = o.reads(o.option("minilm", "--model", "-m", metavar="NAME",
+                                  help="A packaged model (minilm, mpnet, smollm2) or a local directory.")),
+    layers: str = o.option(None, "--layers", metavar="N,...",
+                           help="Layer numbers to store, comma-separated (0 = the embedding row; default: "
+                           "the last)."),
+    match: str = o.option("lower", "--match", metavar="KIND",
+                          help="exact | lower | lemma (WordNet base forms; needs CONTEXTLENS_DATA)."),
+    dtype: str = o.option("float16", "--dtype", metavar="TYPE",
+                          help="float16 | float32: how vectors are stored."),
+    layout: str = o.option("lines", "--layout", metavar="KIND",
+                           help="lines (one sentence per line) | text (free text, split here)."),
     engine: str = o.RUN_ENGINE, model_engine: str = o.MODEL_ENGINE, precision: str = o.PRECISION,
     address: str = o.ADDRESS, concurrency: int = o.CONCURRENCY,
     batch_size: int = o.bounded(o.option(32, "--batch-size", metavar="N", help="Sentences per forward pass "
                                          "(length-sorted)."), 1, MAX_BATCH),
-    compress: bool = o.flag("--compress/--no-compress", default=None, help="A compressed search index (product "
-                            "quantisation, re-ranked from the stored vectors: ~140 bytes per usage instead of "
-                            "~1,900). Default: compressed from 1,000,000 usages x stored layers."),
-    shard: str = o.option(None, "--shard", metavar="I/N", help="Index only the documents of shard I (from 0) of N "
-                          "(by a hash of each file's name); search the N indexes as one with repeated --db."),
+    compress: bool = o.flag("--compress/--no-compress", default=None,
+                            help="A compressed search index (product quantisation, re-ranked from the stored "
+                            "vectors: ~140 bytes per usage instead of ~1,900). Default: compressed from "
+                            "1,000,000 usages x stored layers."),
+    shard: str = o.option(None, "--shard", metavar="I/N",
+                          help="Index only the documents of shard I (from 0) of N (by a hash of each file's "
+                          "name); search the N indexes as one with repeated --db."),
     as_json: bool = o.JSON,
 ) -> None:
     """Build (or resume) a usage index of CORPUS into --db."""
@@ -111,7 +118,8 @@ def build(
     state = "already complete" if result.already_complete else (
         f"resumed at sentence {result.resumed_at:,}" if result.resumed_at else "built")
     say(f"{db}: {result.usages:,} usages of {len(result.words)} words from {result.sentences:,} sentences "
-        f"({state}, {result.seconds:.1f} s){_shard_said(result.params.get('shard'))}; {_search_said(result.search)}")
+        f"({state}, {result.seconds:.1f} s){_shard_said(result.params.get('shard'))}; "
+        f"{_search_said(result.search)}")
     if result.nodes:
         say("usages encoded per Ray node: " + ", ".join(f"{n[:8]} {c:,}" for n, c in result.nodes.items()))
     if result.missing_words:
@@ -124,10 +132,11 @@ def build(
 @handle_errors
 def search(
     sentence: str = typer.Argument(None, metavar="TEXT", help="The query sentence (not with --like-usage)."),
-    db: list[str] = DBS, word: str = o.option(None, "--word", "-w", metavar="WORD", help="The target word in the "
-                                               "sentence."),
+    db: list[str] = DBS, word: str = o.option(None, "--word", "-w", metavar="WORD",
+                                              help="The target word in the sentence."),
     k: int = o.top_k(10, "How many usages."), layer: int = STORED_LAYER,
-    like_usage: str = o.option(None, "--like-usage", metavar="ID", help="Search from a stored usage id instead."),
+    like_usage: str = o.option(None, "--like-usage", metavar="ID",
+                               help="Search from a stored usage id instead."),
     queries: Path = o.reads(o.option(None, "--queries", metavar="FILE", help="A file of searches, one "
                                      "'word<TAB>sentence' per line (the index and model are loaded once).")),
     model: str = o.option(None, "--model", "-m", metavar="NAME", help="The model you expect the index to use "
@@ -142,7 +151,8 @@ def search(
 
     if queries is not None:
         if sentence is not None or word is not None or like_usage is not None:
-            raise InputError("give either --queries FILE or a SENTENCE with --word (or --like-usage ID), not both")
+            raise InputError("give either --queries FILE or a SENTENCE with --word (or --like-usage ID), not "
+                             "both")
         found = search_queries(db, read_queries(queries), k=k, layer=layer, model=model, engine=engine)
         if as_json:
             print_json({"searches": found})
@@ -154,7 +164,8 @@ def search(
         result = like(db, like_usage, k=k, layer=layer, model=model)
     else:
         if sentence is None or word is None:
-            raise InputError('give a SENTENCE and --word (e.g. "We sat on the bank." --word bank), or --like-usage ID')
+            raise InputError('give a SENTENCE and --word (e.g. "We sat on the bank." --word bank), or '
+                             '--like-usage ID')
         result = search_usages(db, sentence, word, k=k, layer=layer, model=model, engine=engine)
     if as_json:
         print_json(result)
@@ -166,7 +177,8 @@ def _print_results(result: dict, prefix: str = "") -> None:
     out().print(table(f"{prefix}usages of {result['word']!r} nearest {result['query']['sentence']!r} "
                       f"({result['model']}, layer {result['layer']})",
                       ["rank", "similarity", "sentence", "doc", "usage id"],
-                      [(i, r["similarity"], r["sentence"], f"{Path(r['doc']).name}:{r['sentence_no']}", r["usage_id"])
+                      [(i, r["similarity"], r["sentence"], f"{Path(r['doc']).name}:{r['sentence_no']}",
+                        r["usage_id"])
                        for i, r in enumerate(result["results"], 1)], left="rrlll"))
 
 
@@ -177,7 +189,8 @@ def senses(
     max_usages: int = o.bounded(o.option(2000, "--max-usages", metavar="N",
                                          help="Cluster at most this many usages (a fixed sample); every "
                                          "other usage joins the nearest sense."),
-                                2, MAX_CLUSTERED, hint="the usages clustered; the others join the nearest sense"),
+                                2, MAX_CLUSTERED,
+                                hint="the usages clustered; the others join the nearest sense"),
     wordnet: bool = o.flag("--wordnet",
                            help="Match each sense to WordNet senses (LMMS sense embeddings of the "
                            "index's model: SemCor propagated through WordNet, and glosses; needs WordNet and "
@@ -218,7 +231,8 @@ def _search_said(search: dict) -> str:
     if not search or search.get("bytes") is None:
         return "searched exactly (no search index yet)"
     per = search["bytes_per_usage"]
-    return f"{search['kind']} search index ({per:,.0f} bytes per usage)" if per else f"{search['kind']} search index"
+    return (f"{search['kind']} search index ({per:,.0f} bytes per usage)" if per
+            else f"{search['kind']} search index")
 
 
 def _shard_said(shard) -> str:
@@ -238,10 +252,10 @@ def stats(db: list[str] = DBS, as_json: bool = o.JSON) -> None:
         print_json(result)
         return
     state = "complete" if result["complete"] else f"incomplete ({result['sentences_done']:,} sentences done)"
-    say(f"{result['db']}: {result['usages']:,} usages of {len(result['words'])} words; model {result['model']}, "
-        f"layers {', '.join(map(str, result['layers']))}, {result['dtype']}; "
-        f"{result['size_bytes'] / 2**20:.1f} MiB on disk ({result['bytes_per_usage'] or 0:,.0f} bytes per usage); "
-        f"{state}{_shard_said(result['shard'])}; {_search_said(result['search'])}, "
+    say(f"{result['db']}: {result['usages']:,} usages of {len(result['words'])} words; model "
+        f"{result['model']}, layers {', '.join(map(str, result['layers']))}, {result['dtype']}; "
+        f"{result['size_bytes'] / 2**20:.1f} MiB on disk ({result['bytes_per_usage'] or 0:,.0f} bytes per "
+        f"usage); {state}{_shard_said(result['shard'])}; {_search_said(result['search'])}, "
         f"{'approximate' if result['ann_index'] else 'exact'}")
     out().print(table("usages per word", ["word", "usages"],
                       [(w, f"{n:,}") for w, n in list(result["words"].items())[:30]]))

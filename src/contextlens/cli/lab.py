@@ -99,7 +99,8 @@ def lab(
         check_choice("engine", engine, ENGINES)  # before the lab serves
     web = create_app(model=model[0] if model else "minilm", vectors=vectors, threads=threads or None,
                      index=(index if len(index) > 1 else index[0]) if index else None,
-                     allowed_hosts=hosts, add_models=model, engine=engine)  # a bad --index or --model fails here
+                     # a bad --index or --model fails here
+                     allowed_hosts=hosts, add_models=model, engine=engine)
     sock = listen(host, port)  # a taken port fails here, in one line
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{sock.getsockname()[1]}/"

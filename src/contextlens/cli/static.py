@@ -24,9 +24,11 @@ from ._common import (
 BUILD_METHODS_HELP = "counts | ppmi | ppmi-svd | word2vec | fasttext | glove"  # static.build.METHODS
 ANALOGY_METHODS_HELP = "3cosadd | 3cosmul"  # vectors.ANALOGY_METHODS
 MAX_DIM = 100_000
-VECTORS = o.reads(o.option(o.DEFAULT_VECTORS, "--vectors", metavar="FILE|NAME", help="A static table: a vectors "
-                           "file (.npz, word2vec text/binary, GloVe text) or a packaged name."))
-CORPUS = o.reads(typer.Argument(..., metavar="CORPUS...", help="Text files, .gz files or directories; one sentence "
+VECTORS = o.reads(o.option(o.DEFAULT_VECTORS, "--vectors", metavar="FILE|NAME",
+                           help="A static table: a vectors file (.npz, word2vec text/binary, GloVe text) or "
+                           "a packaged name."))
+CORPUS = o.reads(typer.Argument(..., metavar="CORPUS...",
+                                help="Text files, .gz files or directories; one sentence "
                                 "per line."), corpus=True)
 
 
@@ -34,27 +36,30 @@ CORPUS = o.reads(typer.Argument(..., metavar="CORPUS...", help="Text files, .gz 
 def build(
     corpus: list[Path] = CORPUS,
     method: str = o.option("ppmi-svd", "--method", metavar="METHOD", help=BUILD_METHODS_HELP + "."),
-    out_path: Path = o.writes(o.option(..., "-o", "--out", metavar="FILE", help="Output file; its suffix picks the "
-                                       "format (.npz, .txt, .bin).")),
+    out_path: Path = o.writes(o.option(..., "-o", "--out", metavar="FILE",
+                                       help="Output file; its suffix picks the format (.npz, .txt, .bin).")),
     window: int = o.bounded(o.option(None, "--window", metavar="N", help="Context window, words each side "
                                      "(default: 5; glove 10)."), 1, o.MAX_WINDOW),
     dim: int = o.bounded(o.option(None, "--dim", metavar="N", help="Vector dimension (default: ppmi-svd 300, "
                                   "word2vec/fasttext 100, glove 50)."), 1, MAX_DIM),
     min_count: int = o.bounded(o.option(5, "--min-count", metavar="N", help="Drop words seen fewer times."),
                                1, 10**9),
-    max_vocab: int = o.bounded(o.option(None, "--max-vocab", metavar="N", help="Keep only the N most frequent "
-                                        "words."), 1, 10**9),
+    max_vocab: int = o.bounded(o.option(None, "--max-vocab", metavar="N",
+                                        help="Keep only the N most frequent words."), 1, 10**9),
     epochs: int = o.bounded(o.option(None, "--epochs", metavar="N", help="Training epochs (default: "
                                      "word2vec/fasttext 5, glove 25)."), 1, 10_000),
-    weighting: str = o.option(None, "--weighting", metavar="KIND", help="Counting: none | harmonic (1/distance) "
+    weighting: str = o.option(None, "--weighting", metavar="KIND",
+                              help="Counting: none | harmonic (1/distance) "
                               "(default: none; glove: harmonic)."),
-    cds: float = o.bounded(o.option(None, "--cds", metavar="X", help="PPMI context-distribution smoothing exponent "
+    cds: float = o.bounded(o.option(None, "--cds", metavar="X",
+                                    help="PPMI context-distribution smoothing exponent "
                                     "(default: 0.75)."), 0.0, 10.0, kind=float),
     shift: float = o.bounded(o.option(None, "--shift", metavar="K", help="PPMI shift k (log k subtracted) "
                                       "(default: 1)."), 1.0, 1e6, kind=float),
     p: float = o.bounded(o.option(None, "--p", metavar="X", help="SVD eigenvalue weighting: W = U·Σ^p "
                                   "(default: 0.5)."), -10.0, 10.0, kind=float),
-    architecture: str = o.option(None, "--architecture", metavar="KIND", help="word2vec/fasttext: skipgram | cbow."),
+    architecture: str = o.option(None, "--architecture", metavar="KIND",
+                                 help="word2vec/fasttext: skipgram | cbow."),
     lower: bool = o.flag("--lower/--keep-case", help="Lower-case the corpus."),
     skip_bad_lines: bool = o.flag("--skip-bad-lines", help="Skip (and count) lines that are not UTF-8."),
     seed: int = o.SEED, as_json: bool = o.JSON,
@@ -92,21 +97,24 @@ def build(
 @handle_errors
 def distill(
     corpus: list[Path] = CORPUS,
-    model: str = o.reads(o.option(..., "--model", "-m", metavar="NAME", help="The encoder whose usages to pool: "
-                                  "minilm, mpnet, smollm2, a local directory or a Hugging Face id.")),
-    out_path: Path = o.writes(o.option(..., "-o", "--out", metavar="FILE", help="Output table (.npz); with several "
-                                       "layers (or pools) one file per layer beside it, named by layer.")),
+    model: str = o.reads(o.option(..., "--model", "-m", metavar="NAME",
+                                  help="The encoder whose usages to pool: minilm, mpnet, smollm2, a local "
+                                  "directory or a Hugging Face id.")),
+    out_path: Path = o.writes(o.option(..., "-o", "--out", metavar="FILE",
+                                       help="Output table (.npz); with several layers (or pools) one file "
+                                       "per layer beside it, named by layer.")),
     layer: int = o.layer_option(None, help="The layer to pool (default: the last; 0 = the embedding row)."),
-    layers: str = o.option(None, "--layers", metavar="all|N,N", help="Several layers: 'all' or a comma list; one "
-                           "table each."),
-    pool: str = o.option("mean", "--pool", metavar="KIND[,KIND]", help="mean | median | min | max, or a comma "
-                         "list (median needs --max-usages)."),
+    layers: str = o.option(None, "--layers", metavar="all|N,N",
+                           help="Several layers: 'all' or a comma list; one table each."),
+    pool: str = o.option("mean", "--pool", metavar="KIND[,KIND]",
+                         help="mean | median | min | max, or a comma list (median needs --max-usages)."),
     min_count: int = o.bounded(o.option(5, "--min-count", metavar="N", help="Drop words with fewer usages."),
                                1, 10**9),
     words: Path = o.reads(o.option(None, "--words", metavar="FILE", help="Only these words, one per line (# "
                                    "comments ignored).")),
-    max_usages: int = o.bounded(o.option(None, "--max-usages", metavar="N", help="Pool at most N usages per word, "
-                                         "a seeded uniform sample (the same on every run)."), 1, 10**9),
+    max_usages: int = o.bounded(o.option(None, "--max-usages", metavar="N",
+                                         help="Pool at most N usages per word, a seeded uniform sample (the "
+                                         "same on every run)."), 1, 10**9),
     engine: str = o.RUN_ENGINE, model_engine: str = o.MODEL_ENGINE, precision: str = o.PRECISION,
     address: str = o.ADDRESS, concurrency: int = o.CONCURRENCY,
     seed: int = o.SEED, as_json: bool = o.JSON,
@@ -130,8 +138,8 @@ def distill(
     vocabulary = read_lines(words, "words") if words is not None else None
     encoder = o.EncoderChoice(model=model, layer=layer, engine=model_engine, precision=precision).encoder()
     with work_bar(
-        TextColumn("[bold]distilling"), BarColumn(), TextColumn("{task.completed:,} sentences, {task.fields[n]:,} "
-                                                                "usages pooled"),
+        TextColumn("[bold]distilling"), BarColumn(),
+        TextColumn("{task.completed:,} sentences, {task.fields[n]:,} usages pooled"),
         TimeElapsedColumn(),
     ) as bar:
         task = bar.add_task("distilling", total=None, n=0, unit="sentences")
@@ -144,8 +152,8 @@ def distill(
         print_json(summary)
         return
     resumed = f", resumed at sentence {r.resumed_at:,}" if r.resumed_at else ""
-    out().print(table(f"{summary['words']:,} words from {r.sentences:,} sentences ({summary['usages']:,} usages, "
-                      f"{r.seconds:.1f} s{resumed})", ["layer", "pool", "words", "dim", "file"],
+    out().print(table(f"{summary['words']:,} words from {r.sentences:,} sentences ({summary['usages']:,} "
+                      f"usages, {r.seconds:.1f} s{resumed})", ["layer", "pool", "words", "dim", "file"],
                       [(t["layer"], t["pool"], t["words"], t["dim"], t["path"]) for t in summary["tables"]],
                       left="rlrrl"))
     if r.missing:
@@ -182,19 +190,22 @@ def _neighbours_table(rows: list[tuple[str, float]], title: str, score: str = "c
 def neighbours(
     word: str = typer.Argument(..., metavar="WORD", help="The word whose nearest neighbours to list."),
     text: str = o.option(None, "--in", metavar="TEXT", help="A sentence WORD is used in: list its contextual "
-                         "neighbours (the reference words nearest this usage at --layer) instead of the table's."),
+                         "neighbours (the reference words nearest this usage at --layer) instead of the "
+                         "table's."),
     vectors: str = o.VECTORS,
     model: str = o.MODEL, method: str = o.METHOD,
-    layer: int = o.layer_option(None, help="With --in: the layer (0 = the static row; default -1, the last)."),
+    layer: int = o.layer_option(None,
+                                help="With --in: the layer (0 = the static row; default -1, the last)."),
     occurrence: str = o.OCCURRENCE,
-    reference: str = o.reads(o.option(None, "--reference", metavar="FILE|NAME", help="With --in: the reference "
-                                      "table at that layer (e.g. one `static distill` wrote; default: 20,000 common "
-                                      "words each encoded alone, built once per model and cached).")),
+    reference: str = o.reads(o.option(None, "--reference", metavar="FILE|NAME",
+                                      help="With --in: the reference table at that layer (e.g. one `static "
+                                      "distill` wrote; default: 20,000 common words each encoded alone, "
+                                      "built once per model and cached).")),
     k: int = o.top_k(10, "How many neighbours."), as_json: bool = o.JSON,
     html: Path = o.HTML,
     senses: bool = o.flag("--senses",
-                          help="With --in: also the WordNet senses of WORD nearest this usage, with "
-                          "their glosses (LMMS sense embeddings; needs WordNet and SemCor in the data folder; the "
+                          help="With --in: also the WordNet senses of WORD nearest this usage, with their "
+                          "glosses (LMMS sense embeddings; needs WordNet and SemCor in the data folder; the "
                           "first time per model and layer encodes SemCor, cached)."),
     keep_forms: bool = o.flag("--keep-forms",
                               help="With --in: keep WORD's own forms (banks, banking for bank) "
@@ -209,20 +220,21 @@ def neighbours(
 
     if text is not None:
         o.check_html(html)
-        return _contextual_neighbours(word, text, vectors, model, method, layer, occurrence, reference, k, as_json,
-                                      html, senses, keep_forms, data_dir)
+        return _contextual_neighbours(word, text, vectors, model, method, layer, occurrence, reference, k,
+                                      as_json, html, senses, keep_forms, data_dir)
     given = [f for f, v in (("--model", model), ("--method", method), ("--layer", layer),
                             ("--occurrence", occurrence), ("--reference", reference), ("--html", html),
                             ("--senses", senses or None), ("--keep-forms", keep_forms or None),
                             ("--data-dir", data_dir))
              if v is not None]
     if given:
-        raise InputError(f"{', '.join(given)} only apply to contextual neighbours: add --in \"a sentence with "
-                         f"{word}\"")
+        raise InputError(f"{', '.join(given)} only apply to contextual neighbours: add --in \"a sentence "
+                         f"with {word}\"")
     vecs = resolve_vectors(vectors or o.DEFAULT_VECTORS)
     rows = vecs.most_similar(word, k=k)
     if as_json:
-        print_json({"word": word, "vectors": vecs.name, "neighbours": [{"word": w, "cosine": s} for w, s in rows]})
+        print_json({"word": word, "vectors": vecs.name, "neighbours": [{"word": w, "cosine": s} for w,
+                                                                       s in rows]})
     else:
         out().print(_neighbours_table(rows, f"nearest to {word!r} in {vecs.name}"))
 
@@ -238,7 +250,8 @@ def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence
     number = layer_number(encoder.layer_ids, layer)
     table = reference_at_layer(reference, number) if reference is not None else None
     with spinner(f"finding the neighbours of {word!r}..."):
-        r = contextual_neighbours(encoder, text, word, layer=layer, k=k, occurrence=o.parse_occurrence(occurrence),
+        r = contextual_neighbours(encoder, text, word, layer=layer, k=k,
+                                  occurrence=o.parse_occurrence(occurrence),
                                   reference=table, keep_forms=keep_forms)
     if senses:
         with stage_progress() as progress:
@@ -266,7 +279,8 @@ def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence
 def _senses_table(rows: list[dict], title: str):
     """Senses with their cosine and gloss."""
     return table(title, ["#", "sense", "cosine", "gloss"],
-                 [(i, s["synset"], f"{s['cosine']:.3f}", s["gloss"]) for i, s in enumerate(rows, 1)], left="llrl")
+                 [(i, s["synset"], f"{s['cosine']:.3f}", s["gloss"]) for i, s in enumerate(rows, 1)],
+                 left="llrl")
 
 
 @handle_errors

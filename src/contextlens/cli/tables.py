@@ -24,8 +24,8 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-__all__ = ["NUMBER", "SENTENCE_MIN", "WORD", "FOLD", "Limits", "is_number", "limits", "fit_widths", "split_columns", "part_title",
-           "wrap_cell", "cut_line", "FitTable"]
+__all__ = ["NUMBER", "SENTENCE_MIN", "WORD", "FOLD", "Limits", "is_number", "limits", "fit_widths",
+           "split_columns", "part_title", "wrap_cell", "cut_line", "FitTable"]
 
 NUMBER = re.compile(r"[-+−]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:e[-+]?\d+)?%?")
 _UNIT = r"(?:\s?(?:[KMGTP]i?B|B|[mµn]?s|min|h))?"  # a size or a duration: "2.7 GiB", "512 B", "0.01 s"
@@ -221,7 +221,8 @@ class FitTable:
 
         t = Table(title=Text(title) if title else None, title_justify="left")
         for i, w in zip(indices, widths):
-            t.add_column(Text("\n".join(wrap_cell(self.columns[i], w))), justify="left" if self.align[i] == "l"
+            t.add_column(Text("\n".join(wrap_cell(self.columns[i], w))),
+                         justify="left" if self.align[i] == "l"
                          else "right", width=w, no_wrap=True, overflow="fold")
         for row in self.rows:
             t.add_row(*[Text(self._cell(row[i], self.limits[i].kind, w)) for i, w in zip(indices, widths)])
@@ -258,4 +259,5 @@ def part_title(title: str, group: Sequence[int], n: int, first: bool) -> str:
     """
     shown = group[1:] or group
     where = f"column {shown[0] + 1}" if len(shown) == 1 else f"columns {shown[0] + 1}–{shown[-1] + 1}"
-    return f"{title} (columns 1–{group[-1] + 1} of {n}; the rest below)" if first else f"(continued: {where} of {n})"
+    return (f"{title} (columns 1–{group[-1] + 1} of {n}; the rest below)" if first
+            else f"(continued: {where} of {n})")

@@ -238,7 +238,8 @@ def _decode(raw: bytes, path: str, offset: int, first_line: int, errors: str,
         if errors == "strict":
             line = first_line + _breaks(raw[: exc.start])
             raise TextDecodingError(
-                path, offset + exc.start, f"line {line}{where}; or skip such lines: errors='skip' (CLI: --skip-bad-lines)"
+                path, offset + exc.start,
+                f"line {line}{where}; or skip such lines: errors='skip' (CLI: --skip-bad-lines)"
             ) from None
     else:
         if nul < 0:

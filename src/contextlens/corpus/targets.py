@@ -94,7 +94,8 @@ class WordMatcher:
         if not self.words:
             raise EmptyInputError("the word list is empty; give target words (e.g. --words bank,spring)")
         if match == "lemma" and wordnet is None:
-            raise InputError("match='lemma' needs WordNet (wordnet=...; the CLI reads $CONTEXTLENS_DATA/wordnet)")
+            raise InputError("match='lemma' needs WordNet (wordnet=...; the CLI reads "
+                             "$CONTEXTLENS_DATA/wordnet)")
         self._targets = frozenset(self.words)
         self._wordnet = wordnet
         self._cache: dict[str, str | None] = {}

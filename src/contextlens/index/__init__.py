@@ -17,9 +17,10 @@ import importlib
 
 # imported when first used: ``index search`` needs neither the sense clustering (SciPy,
 # scikit-learn) nor the build (issue 23: every second of a command's start counts)
-_WHERE = {"build_index": ".build", "BuildResult": ".build", "search_usages": ".search", "like_usage": ".search",
-          "induce_senses": ".senses", "index_stats": ".stats", "open_store": ".reader", "UsageReader": ".reader",
-          "UsageStore": ".store", "IndexMismatchError": ".store"}
+_WHERE = {"build_index": ".build", "BuildResult": ".build", "search_usages": ".search",
+          "like_usage": ".search",
+          "induce_senses": ".senses", "index_stats": ".stats", "open_store": ".reader",
+          "UsageReader": ".reader", "UsageStore": ".store", "IndexMismatchError": ".store"}
 __all__ = list(_WHERE)
 
 

@@ -141,9 +141,11 @@ def build_index(
     writer = _Writer(store, store.count())
     runner = make_runner(engine, enc, stored, address=address, concurrency=concurrency, batch_size=batch_size)
     end = corpus_pass(stream, lambda sentences, _: plan_chunk(sentences, matcher), runner, writer,
-                      done=point["sentences_done"], chunk=point["chunk"], chunk_size=chunk_size, progress=progress)
+                      done=point["sentences_done"], chunk=point["chunk"], chunk_size=chunk_size,
+                      progress=progress)
     if part is not None and not end.done:
-        log.warning("shard %d/%d holds no sentence of this corpus (its documents hash to other shards)", *part)
+        log.warning("shard %d/%d holds no sentence of this corpus (its documents hash to other shards)",
+                    *part)
     store.finish(end.chunk, end.done)
     return _result(store, stats, end.done, point["sentences_done"], started, False, end.nodes)
 

@@ -87,7 +87,8 @@ class UsageReader(_Index):
         try:
             self.write_side(version, self.side_kind(self.table.count_rows()))
         except OSError as e:  # e.g. a read-only folder: search LanceDB directly
-            log.warning("%s: cannot write the side index (%s); searching the table directly (slower)", self.path, e)
+            log.warning("%s: cannot write the side index (%s); searching the table directly (slower)",
+                        self.path, e)
         return self._open_side(version)
 
     def side(self) -> SideIndex | CompressedSideIndex | None:
@@ -98,7 +99,8 @@ class UsageReader(_Index):
         """Whether searches are approximate (a side index of more than one inverted list, or
         a compressed one with more usages than a search re-ranks)."""
         side = self.side()
-        return side is not None and (side.lists > 1 or side.kind == "compressed" and side.meta["rows"] > RERANK_MIN)
+        return side is not None and (side.lists > 1 or side.kind == "compressed"
+                                     and side.meta["rows"] > RERANK_MIN)
 
     def search_structure(self) -> dict[str, Any]:
         """``{kind, bytes, bytes_per_usage}`` of the side index (kind ``exact``, bytes None,

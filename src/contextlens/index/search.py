@@ -16,7 +16,8 @@ A file of queries (``index search --queries FILE``) holds one search per line,
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "q.tsv"
->>> _ = path.write_text("# word, then the sentence\nbank\tWe sat on the bank.\n\nbank\tThe bank lends money.\n")
+>>> _ = path.write_text("# word, then the sentence\nbank\tWe sat on the bank.\n\n"
+...                     "bank\tThe bank lends money.\n")
 >>> [(q.line, q.word, q.sentence) for q in read_queries(path)]
 [(2, 'bank', 'We sat on the bank.'), (4, 'bank', 'The bank lends money.')]
 """
@@ -35,7 +36,8 @@ from .reader import UsageReader, open_store
 from .shards import ShardedReader, open_readers
 from .store import IndexMismatchError, is_uri
 
-__all__ = ["search_usages", "like_usage", "search_queries", "read_queries", "Query", "check_model", "query_encoder"]
+__all__ = ["search_usages", "like_usage", "search_queries", "read_queries", "Query", "check_model",
+           "query_encoder"]
 
 log = logging.getLogger(__name__)
 _ENCODERS: dict[tuple, Any] = {}
@@ -169,7 +171,8 @@ def like_usage(db: Index | list, uid: str, *, k: int = 10, layer: int | None = N
     row = store.get(uid, col_layer)
     rows = [r for r in store.search(row["vector"], word=row["word"], k=k + 1, layer=col_layer)
             if r["usage_id"] != uid][:k]
-    query = {key: row[key] for key in ("usage_id", "sentence", "word", "form", "doc", "sentence_no", "start", "end")}
+    query = {key: row[key] for key in ("usage_id", "sentence", "word", "form", "doc", "sentence_no", "start",
+                                       "end")}
     return {"query": query, "word": row["word"], "layer": col_layer, "model": store.params["model"],
             "results": rows}
 

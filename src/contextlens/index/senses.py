@@ -39,8 +39,8 @@ from .reader import UsageReader, open_store
 from .search import _target
 from .store import _sql_str
 
-__all__ = ["induce_senses", "index_encoder", "distinctive_words", "context_words", "typical", "centroid", "sample_ids",
-           "MAX_MEMBERS"]
+__all__ = ["induce_senses", "index_encoder", "distinctive_words", "context_words", "typical", "centroid",
+           "sample_ids", "MAX_MEMBERS"]
 
 log = logging.getLogger(__name__)
 #: function words left out of the context words (they are frequent everywhere)
@@ -49,7 +49,8 @@ STOPWORDS = frozenset(
     "are was were be been being am do does did done have has had having it its it's this that these those "
     "there here he she they we you i me him her them us my your his their our mine yours not no nor so too "
     "very can could will would shall should may might must which who whom whose what when where why how all "
-    "any both each few more most other some such only own same than just also up down out off again s t".split()
+    "any both each few more most other some such only own same than just also up down out off again "
+    "s t".split()
 )
 MAX_MEMBERS = 200_000  # usages listed as members (about 1 KB each in memory); above, the sample's only
 BATCH = 8_192  # usages read at once from the index
@@ -183,7 +184,8 @@ def induce_senses(db: str | os.PathLike | UsageReader, word: str, *, k: int | st
         from ..evaluation.wordnet_map import wordnet_candidates
 
         candidates = wordnet_candidates(target, col_layer, data_dir,
-                                        layers_said=f"{store.path} stores layers {', '.join(map(str, store.layers))}")
+                                        layers_said=f"{store.path} stores layers "
+                                                    f"{', '.join(map(str, store.layers))}")
     store.refresh()
     total = store.count(target)
     ids = sample_ids(store, target, max_usages)
@@ -223,7 +225,8 @@ def induce_senses(db: str | os.PathLike | UsageReader, word: str, *, k: int | st
         in_c = np.flatnonzero(labels == c)
         senses.append({
             "id": int(c), "size": int(sizes[c]), "share": round(int(sizes[c]) / n_all, 4),
-            "typical": [{"usage_id": rows[i]["usage_id"], "sentence": rows[i]["sentence"], "doc": rows[i]["doc"],
+            "typical": [{"usage_id": rows[i]["usage_id"], "sentence": rows[i]["sentence"],
+                         "doc": rows[i]["doc"],
                          "similarity": round(s, 4)} for i, s in typical(z, in_c, n_sentences)],
             "context_words": [{"word": w, "count": n, "lmi": s} for w, n, s in words.get(int(c), [])],
             "members": sorted(members[c], key=lambda m: (-m["similarity"], m["usage_id"])),
@@ -237,7 +240,8 @@ def induce_senses(db: str | os.PathLike | UsageReader, word: str, *, k: int | st
 
         # (k, dim), in the model's space
         centroids = np.stack([centroid(x, np.flatnonzero(labels == c)) for c in ranked])
-        mapped = map_centroids(index_encoder(store, col_layer), candidates, col_layer, centroids, progress=progress)
+        mapped = map_centroids(index_encoder(store, col_layer), candidates, col_layer, centroids,
+                               progress=progress)
         for sense, best in zip(senses, mapped["senses"]):
             sense["wordnet"] = best
         out.update(wordnet_lemma=mapped["lemma"], wordnet_unseen=mapped["unseen"])
@@ -251,18 +255,20 @@ def index_encoder(store: UsageReader, layer: int):
 
     model = store.params.get("model")
     if not model:
-        raise InputError(f"{store.path} records no model: WordNet mapping needs the transformer the index was built "
-                         "with; rebuild the index with `contextlens index build --model ...`")
+        raise InputError(f"{store.path} records no model: WordNet mapping needs the transformer the index "
+                         "was built with; rebuild the index with `contextlens index build --model ...`")
     try:
         encoder = make_task_encoder(model=model)
     except InputError as e:
-        raise InputError(f"{store.path} was built with model {model!r}, which cannot be loaded here ({e}); WordNet "
-                         "mapping encodes SemCor with the index's own model: install it (`contextlens models "
-                         "install ...`) or use an index built with an available transformer") from None
+        raise InputError(f"{store.path} was built with model {model!r}, which cannot be loaded here ({e}); "
+                         "WordNet mapping encodes SemCor with the index's own model: install it "
+                         "(`contextlens models install ...`) or use an index built with an available "
+                         "transformer") from None
     dim = int(store.params.get("dim", encoder.dim))
     if dim != encoder.dim:
-        raise InputError(f"the model {model!r} loaded here does not give the {dim}-dimensional vectors stored in "
-                         f"{store.path}; WordNet mapping needs the transformer the index was built with")
+        raise InputError(f"the model {model!r} loaded here does not give the {dim}-dimensional vectors "
+                         f"stored in {store.path}; WordNet mapping needs the transformer the index was built "
+                         "with")
     if layer not in encoder.layer_ids:
         raise InputError(f"layer {layer} of {store.path} does not exist in {model!r} "
                          f"(layers {encoder.layer_ids[0]}..{encoder.layer_ids[-1]})")

@@ -58,7 +58,8 @@ def parse_shard(shard) -> tuple[int, int]:
         raise InputError(f"shard {shard!r} is not I/N; {how}")
     i, n = pair
     if not 1 <= n <= MAX_SHARDS or not 0 <= i < n:
-        raise InputError(f"shard {i}/{n} does not exist: I goes from 0 to N-1 and N from 1 to {MAX_SHARDS}; {how}")
+        raise InputError(f"shard {i}/{n} does not exist: I goes from 0 to N-1 and N from 1 to {MAX_SHARDS}; "
+                         f"{how}")
     return i, n
 
 
@@ -112,19 +113,21 @@ class ShardedReader:
         for other in self.readers[1:]:
             differ = [k for k in AGREE if not _same(k, first.params.get(k), other.params.get(k))]
             if differ:
-                said = "; ".join(f"{k}: {_describe(first, k)} in {first.path}, {_describe(other, k)} in {other.path}"
+                said = "; ".join(f"{k}: {_describe(first, k)} in {first.path}, {_describe(other, k)} in "
+                                 f"{other.path}"
                                  for k in differ)
-                raise IndexMismatchError(f"these indexes cannot be searched as one, they differ in {said}; give "
-                                         "indexes built with the same model, layers, match and words")
+                raise IndexMismatchError(f"these indexes cannot be searched as one, they differ in {said}; "
+                                         "give indexes built with the same model, layers, match and words")
         shards = [r.params.get("shard") for r in self.readers if r.params.get("shard")]
         twice = [s for s, c in Counter(shards).items() if c > 1]
         if twice:
-            raise InputError(f"two of these indexes are both shard {twice[0]}: they would hold the same usages; "
-                             "give each shard once")
+            raise InputError(f"two of these indexes are both shard {twice[0]}: they would hold the same "
+                             "usages; give each shard once")
         splits = {s.split("/")[1] for s in shards}
         if len(splits) > 1:
-            raise InputError(f"these indexes are shards of different splits ({', '.join(sorted(shards))}): documents "
-                             "would be in two of them; give the shards of one split (the same N in I/N)")
+            raise InputError(f"these indexes are shards of different splits ({', '.join(sorted(shards))}): "
+                             "documents would be in two of them; give the shards of one split (the same N in "
+                             "I/N)")
         if splits and len(shards) == len(self.readers):
             n = int(splits.pop())
             absent = sorted(set(range(n)) - {int(s.split("/")[0]) for s in shards})
@@ -178,7 +181,8 @@ class ShardedReader:
                exact: bool | None = None) -> list[dict[str, Any]]:
         """The ``k`` usages nearest ``vector`` over every index: each one's ``k`` best,
         merged by cosine (ties: by usage id)."""
-        found = [row for r in self.readers for row in r.search(vector, word=word, k=k, layer=layer, exact=exact)]
+        found = [row for r in self.readers for row in r.search(vector, word=word, k=k, layer=layer,
+                                                               exact=exact)]
         return sorted(found, key=lambda row: (-row["similarity"], row["usage_id"]))[: int(k)]
 
     def get(self, uid: str, layer: int | None = None) -> dict[str, Any]:

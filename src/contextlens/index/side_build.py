@@ -45,7 +45,8 @@ def write_side_index(folder: Path, table, table_version: int, columns: Sequence[
     query = table.search().select([*columns, *vcols]).limit(None)
     data = (query.with_row_id(True) if compressed else query).to_arrow()  # one scan: one row order
     n = data.num_rows
-    order = pc.sort_indices(data.select(["word", "usage_id"]), [("word", "ascending"), ("usage_id", "ascending")])
+    order = pc.sort_indices(data.select(["word", "usage_id"]),
+                            [("word", "ascending"), ("usage_id", "ascending")])
     rows = data.select(list(columns)).take(order).combine_chunks()  # position order
     words = rows.column("word").to_numpy(zero_copy_only=False)
     starts = np.flatnonzero(np.r_[True, words[1:] != words[:-1]]) if n else np.zeros(0, np.int64)
@@ -63,14 +64,16 @@ def write_side_index(folder: Path, table, table_version: int, columns: Sequence[
     positions = np.asarray(order)
     for k, col in zip(layers, vcols):
         log.info("side index (%s): %d usages, layer %d, %d list(s)", kind, n, k, lists)
-        x = data.column(col).combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(-1, dim)  # (n, dim)
+        # (n, dim)
+        x = data.column(col).combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(-1, dim)
         if compressed:
             _write_ivfpq(faiss, x, positions, lists, dim, folder / f"{col}.ivfpq")
             continue
         _write_ivf(faiss, x, positions, lists, dim, folder / f"{col}.ivf")
         if lists > 1:
             _write_hnsw(faiss, x, positions, dim, folder / f"{col}.hnsw")
-    meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "kind": kind, "table_version": int(table_version),
+    meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "kind": kind,
+            "table_version": int(table_version),
             "rows": n, "dim": int(dim), "layers": [int(k) for k in layers], "lists": lists,
             "columns": list(columns), "pq_codes": pq_codes(dim) if compressed else None,
             "words": {str(words[a]): [int(a), int(b)] for a, b in zip(starts, ends)}}
@@ -156,7 +159,8 @@ def _write_ivfpq(faiss, x: np.ndarray, positions: np.ndarray, lists: int, dim: i
     ``PQ_TRAIN_ROWS``; a table of fewer than 256 rows pads its sample with random unit
     vectors (each code book needs 256 points; every usage is then re-ranked anyway)."""
     n = len(positions)
-    index = faiss.IndexIVFPQ(faiss.IndexFlatIP(dim), dim, lists, pq_codes(dim), PQ_BITS, faiss.METRIC_INNER_PRODUCT)
+    index = faiss.IndexIVFPQ(faiss.IndexFlatIP(dim), dim, lists, pq_codes(dim), PQ_BITS,
+                             faiss.METRIC_INNER_PRODUCT)
     index.cp.min_points_per_centroid = index.pq.cp.min_points_per_centroid = 1  # small samples: no warning
     rng = np.random.default_rng(0)
     sample = np.sort(rng.choice(n, min(n, max(TRAIN_PER_LIST * lists, PQ_TRAIN_ROWS)), replace=False))

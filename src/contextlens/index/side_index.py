@@ -81,7 +81,8 @@ from ..errors import import_optional
 
 __all__ = ["SideIndex", "CompressedSideIndex", "open_side_index",
            "load_side_index", "side_folder", "side_kind", "lists_for", "probes_for", "pq_codes", "rerank_for",
-           "ANN_MIN_ROWS", "NPROBES", "MIN_WORD_ROWS_PROBED", "EXACT_MAX_WORD_ROWS", "KINDS", "COMPRESS_MIN_ROWS"]
+           "ANN_MIN_ROWS", "NPROBES", "MIN_WORD_ROWS_PROBED", "EXACT_MAX_WORD_ROWS", "KINDS",
+           "COMPRESS_MIN_ROWS"]
 
 log = logging.getLogger(__name__)
 FORMAT, FORMAT_VERSION = "contextlens-side-index", 3  # 2: the HNSW graph; 3: the kind (full or compressed)
@@ -215,7 +216,8 @@ class SideIndex(_Positions):
     ids: np.ndarray  # (n,) usage ids, sorted (bytes)
     ids_pos: np.ndarray  # (n,) their positions
 
-    def search(self, unit_query: np.ndarray, layer: int, k: int, word: str | None = None) -> tuple[list[int], list[float]]:
+    def search(self, unit_query: np.ndarray, layer: int, k: int,
+               word: str | None = None) -> tuple[list[int], list[float]]:
         """Positions and cosines of the ``k`` nearest usages (of ``word`` when given), best first."""
         q = np.ascontiguousarray(unit_query, dtype=np.float32).reshape(1, -1)  # (1, dim)
         if word is None and layer in self.hnsw:
@@ -234,7 +236,8 @@ class SideIndex(_Positions):
         of tight clusters whose members are almost equidistant."""
         faiss = _faiss()
         s1, p1 = self.hnsw[layer].search(q, k, params=faiss.SearchParametersHNSW(efSearch=max(EF_SEARCH, k)))
-        s2, p2 = self.ivf[layer].search(q, k, params=faiss.SearchParametersIVF(nprobe=probes_for(None, self.lists)))
+        s2, p2 = self.ivf[layer].search(q, k,
+                                        params=faiss.SearchParametersIVF(nprobe=probes_for(None, self.lists)))
         best: dict[int, float] = {}
         for p, s in zip(np.concatenate([p1[0], p2[0]]).tolist(), np.concatenate([s1[0], s2[0]]).tolist()):
             if p >= 0 and s > best.get(p, -np.inf):
@@ -266,7 +269,8 @@ class CompressedSideIndex(_Positions):
     ids_pos: np.ndarray
     hnsw: dict[int, Any] = field(default_factory=dict)  # none: the lists alone
 
-    def search(self, unit_query: np.ndarray, layer: int, k: int, word: str | None = None) -> tuple[list[int], list[float]]:
+    def search(self, unit_query: np.ndarray, layer: int, k: int,
+               word: str | None = None) -> tuple[list[int], list[float]]:
         """Positions and cosines of the ``k`` nearest usages, best first: the PQ index's
         :func:`rerank_for` best, re-scored with the table's vectors (float32 arithmetic)."""
         q = np.ascontiguousarray(unit_query, dtype=np.float32).reshape(1, -1)  # (1, dim)
@@ -316,7 +320,8 @@ class CompressedSideIndex(_Positions):
         return _unit(self._vectors(np.array([position]), layer))[0]
 
 
-def load_side_index(folder: str | os.PathLike, table_version: int, table=None) -> SideIndex | CompressedSideIndex | None:
+def load_side_index(folder: str | os.PathLike, table_version: int,
+                    table=None) -> SideIndex | CompressedSideIndex | None:
     """The side index in ``folder`` made from ``table_version``; None when there is none (or
     it cannot be read: it will be rebuilt). ``table``: the LanceDB table (a compressed side
     index reads vectors and rows from it)."""
@@ -337,7 +342,8 @@ def load_side_index(folder: str | os.PathLike, table_version: int, table=None) -
             ivf = {int(k): faiss.read_index(str(folder / f"v{int(k)}.ivfpq")) for k in meta["layers"]}
             row_ids = np.load(folder / "row_ids.npy", mmap_mode="r")
             parts: list = [ivf.values(), [row_ids]]
-            side: Any = CompressedSideIndex(folder, meta, table, list(meta["columns"]), ivf, row_ids, ids, ids_pos)
+            side: Any = CompressedSideIndex(folder, meta, table, list(meta["columns"]), ivf, row_ids, ids,
+                                            ids_pos)
         else:
             rows = pa.ipc.open_file(pa.memory_map(str(folder / "rows.arrow"))).read_all()
             ivf = {int(k): faiss.read_index(str(folder / f"v{int(k)}.ivf")) for k in meta["layers"]}
@@ -349,14 +355,16 @@ def load_side_index(folder: str | os.PathLike, table_version: int, table=None) -
         if folder.exists():
             log.warning("side index %s unreadable (%s); it will be rebuilt", folder, e)
         return None
-    sizes = [getattr(x, "ntotal", None) or getattr(x, "num_rows", None) or len(x) for part in parts for x in part]
+    sizes = [getattr(x, "ntotal", None) or getattr(x, "num_rows", None) or len(x) for part in parts
+             for x in part]
     if meta["rows"] and any(size != meta["rows"] for size in sizes) or len(ids) != meta["rows"]:
         log.warning("side index %s does not match its meta.json; it will be rebuilt", folder)
         return None
     return side
 
 
-def open_side_index(db: str | os.PathLike, table_version: int, table=None) -> SideIndex | CompressedSideIndex | None:
+def open_side_index(db: str | os.PathLike, table_version: int,
+                    table=None) -> SideIndex | CompressedSideIndex | None:
     """The side index of the index folder ``db`` made from ``table_version`` (see
     :func:`load_side_index`)."""
     return load_side_index(side_folder(db, table_version), table_version, table)

@@ -26,10 +26,11 @@ def index_stats(db) -> dict[str, Any]:
     size = store.size_on_disk()
     p = store.params
     return {
-        "db": str(store.path), "model": p["model"], "layers": store.layers, "dim": p["dim"], "dtype": p["dtype"],
-        "match": p.get("match"), "layout": p.get("layout"), "usages": n, "words": counts,
+        "db": str(store.path), "model": p["model"], "layers": store.layers, "dim": p["dim"],
+        "dtype": p["dtype"], "match": p.get("match"), "layout": p.get("layout"), "usages": n, "words": counts,
         "missing_words": [w for w in p["words"] if w not in counts], "complete": bool(point["done"]),
-        "sentences_done": point["sentences_done"], "ann_index": store.has_ann_index(), "ann_min_rows": ANN_MIN_ROWS,
+        "sentences_done": point["sentences_done"], "ann_index": store.has_ann_index(),
+        "ann_min_rows": ANN_MIN_ROWS,
         "size_bytes": size, "bytes_per_usage": round(size / n, 1) if n else None,
         "search": store.search_structure(), "shard": p.get("shard"),
         "contextlens_version": p.get("contextlens_version"),

@@ -66,7 +66,8 @@ log = logging.getLogger(__name__)
 DTYPES = ("float16", "float32")
 FORMAT, FORMAT_VERSION = "contextlens-usage-index", 1
 USAGES, PROGRESS = "usages", "progress"
-WORD_CACHE_BYTES = 256 * 2**20  # without a side index: words' vectors kept in memory, least recently used dropped
+# without a side index: words' vectors kept in memory, least recently used dropped
+WORD_CACHE_BYTES = 256 * 2**20
 RACY_NS = 2 * 10**9  # a version folder changed this recently may change again within the clock's tick
 CLEANUP_AFTER = timedelta(minutes=5)  # readers refresh on every search; older versions are garbage
 META_KEY = b"contextlens"
@@ -102,7 +103,8 @@ class IndexMismatchError(InputError):
 
 def _lance():
     """``(lancedb, pyarrow)``."""
-    return import_optional("lancedb", "index", "The usage index"), import_optional("pyarrow", "index", "The usage index")
+    return import_optional("lancedb", "index", "The usage index"), import_optional("pyarrow",
+                                                                                   "index", "The usage index")
 
 
 def vector_column(layer: int) -> str:
@@ -123,7 +125,8 @@ def _sql_str(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-_ROW_TYPES = ("string", "string", "string", "string", "int64", "int32", "int32", "string")  # UsageRow's, in order
+# UsageRow's, in order
+_ROW_TYPES = ("string", "string", "string", "string", "int64", "int32", "int32", "string")
 
 
 def usages_schema(params: dict[str, Any]):
@@ -131,7 +134,8 @@ def usages_schema(params: dict[str, Any]):
     vector column per stored layer; ``params`` recorded in its metadata."""
     _, pa = _lance()
     vtype = pa.float16() if params["dtype"] == "float16" else pa.float32()
-    fields = [pa.field(name, getattr(pa, t)(), nullable=name != "usage_id") for name, t in zip(ROW_COLUMNS, _ROW_TYPES)]
+    fields = [pa.field(name, getattr(pa, t)(), nullable=name != "usage_id") for name,
+              t in zip(ROW_COLUMNS, _ROW_TYPES)]
     fields += [pa.field("chunk", pa.int64())]
     fields += [pa.field(vector_column(k), pa.list_(vtype, int(params["dim"]))) for k in params["layers"]]
     return pa.schema(fields, metadata={META_KEY: json.dumps(params).encode()})
@@ -227,8 +231,8 @@ class UsageStore(_Index):
         progress = pa.schema([pa.field("chunk", pa.int64()), pa.field("sentences_done", pa.int64()),
                               pa.field("usages_done", pa.int64()), pa.field("done", pa.bool_()),
                               pa.field("time", pa.float64())])
-        busy = ("already holds an index's tables: another build writing into this --db at the same time? "
-                "Two builds cannot share one --db: wait for the other to finish and run this again (it resumes "
+        busy = ("already holds an index's tables: another build writing into this --db at the same time? Two "
+                "builds cannot share one --db: wait for the other to finish and run this again (it resumes "
                 "or checks that build), or give a new --db folder")
         db = lancedb.connect(str(path))
         existing = _tables(db)
@@ -237,7 +241,8 @@ class UsageStore(_Index):
         elif existing:
             raise FileFormatError(path, None, busy)
         try:
-            db.create_table(PROGRESS, schema=progress)  # first: the usages table (with the parameters) marks an index
+            # first: the usages table (with the parameters) marks an index
+            db.create_table(PROGRESS, schema=progress)
             table = db.create_table(USAGES, schema=usages_schema(params))
         except (ValueError, OSError, RuntimeError) as e:  # another build created them in between
             if not _tables(db):
@@ -268,8 +273,8 @@ class UsageStore(_Index):
                 said.append(f"the words {_listed(store.params.get('words') or [])} (this build: "
                             f"{_listed(params['words'])})")
             raise IndexMismatchError(f"{db} holds an index built with {'; '.join(said)}: an index keeps one "
-                                     "setting of each, so build into a new --db folder (or give these settings "
-                                     "again to resume or check it)")
+                                     "setting of each, so build into a new --db folder (or give these "
+                                     "settings again to resume or check it)")
         return store
 
     def to_arrow(self, chunk: int, encoded: EncodedChunk):
@@ -316,7 +321,8 @@ class UsageStore(_Index):
         self.table.checkout_latest()
         n = self.table.count_rows()
         try:
-            self.table.optimize(cleanup_older_than=CLEANUP_AFTER)  # compact; drop files superseded a while ago
+            # compact; drop files superseded a while ago
+            self.table.optimize(cleanup_older_than=CLEANUP_AFTER)
         except Exception as e:  # compaction is an optimisation; a failure leaves the data intact
             log.warning("compaction of %s skipped: %s", self.path, e)
         ann = lists_for(n) > 1
@@ -355,7 +361,8 @@ def _open_checked(path: str | os.PathLike):
     raises a clear error (and nothing is written)."""
     lancedb, _ = _lance()
     path = str(path) if is_uri(path) else Path(path)
-    missing = InputError(f"{path}: no usage index there; build one with `contextlens index build ... --db {path}`")
+    missing = InputError(f"{path}: no usage index there; build one with `contextlens index build ... --db "
+                         f"{path}`")
     if isinstance(path, Path) and not path.is_dir():
         raise missing
     try:
@@ -364,11 +371,13 @@ def _open_checked(path: str | os.PathLike):
         if not names and not isinstance(path, Path):
             raise missing
         if names == [PROGRESS]:
-            raise FileFormatError(path, None, "the index is being created (its usages table is not there yet): if a "
-                                              "build is running, wait a moment and try again; otherwise run the "
-                                              "build again, it starts this index afresh")
+            raise FileFormatError(path, None,
+                                  "the index is being created (its usages table is not there yet): if a "
+                                              "build is running, wait a moment and try again; otherwise run "
+                                              "the build again, it starts this index afresh")
         if USAGES not in names or PROGRESS not in names:
-            raise FileFormatError(path, None, f"not a contextlens usage index (tables: {', '.join(names) or 'none'}); "
+            raise FileFormatError(path, None,
+                                  f"not a contextlens usage index (tables: {', '.join(names) or 'none'}); "
                                               "give the --db folder of `contextlens index build`")
         table = db.open_table(USAGES)
         raw = (table.schema.metadata or {}).get(META_KEY)
@@ -385,8 +394,9 @@ def _open_checked(path: str | os.PathLike):
     except ValueError:
         raise FileFormatError(path, None, "the index parameters are unreadable; rebuild the index") from None
     if params.get("format") != FORMAT or params.get("format_version", 0) > FORMAT_VERSION:
-        raise FileFormatError(path, None, f"index format {params.get('format')!r} v{params.get('format_version')} "
-                                          f"is not {FORMAT} v{FORMAT_VERSION}; rebuild it with this version")
+        raise FileFormatError(path, None,
+                              f"index format {params.get('format')!r} v{params.get('format_version')} is not "
+                                          f"{FORMAT} v{FORMAT_VERSION}; rebuild it with this version")
     return path, db, table, params
 
 

@@ -116,7 +116,8 @@ class DistillResult:
     params: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"tables": [{"layer": k, "pool": p, "words": len(t), "dim": t.dim, "path": self.paths.get((k, p))}
+        return {"tables": [{"layer": k, "pool": p, "words": len(t), "dim": t.dim,
+                            "path": self.paths.get((k, p))}
                            for (k, p), t in self.tables.items()],
                 "words": len(self.usages), "usages": int(sum(self.usages.values())), "missing": self.missing,
                 "sentences": self.sentences, "encoded_sentences": self.encoded_sentences,
@@ -201,7 +202,8 @@ class _State:
         np.add.at(self.count, rows, 1)
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {k: getattr(self, k) for k in ("count", "sum", "min", "max", "kept") if getattr(self, k) is not None}
+        return {k: getattr(self, k) for k in ("count", "sum", "min", "max", "kept")
+                if getattr(self, k) is not None}
 
     def load(self, arrays) -> None:
         """The state saved in ``arrays`` (an open checkpoint); KeyError, ValueError or
@@ -224,7 +226,8 @@ class _State:
             return self.min[layer, rows]
         if pool == "max":
             return self.max[layer, rows]
-        return np.stack([np.median(self.kept[layer, r, : self.count[r]], axis=0) for r in rows]).astype(np.float32)
+        return np.stack([np.median(self.kept[layer, r, : self.count[r]], axis=0)
+                         for r in rows]).astype(np.float32)
 
 
 def _layers(encoder: Encoder, layers) -> list[int]:
@@ -304,7 +307,8 @@ def distill(
         from .ray_engine import CHUNK_SENTENCES as RAY_CHUNK
 
         check_ray_encoder(encoder)
-    chunk_size = check_int("chunk_size", chunk_size or (RAY_CHUNK if engine == "ray" else CHUNK_SENTENCES), low=1)
+    chunk_size = check_int("chunk_size", chunk_size or (RAY_CHUNK if engine == "ray" else CHUNK_SENTENCES),
+                           low=1)
     seed = check_int("seed", seed)
     if max_usages is not None:
         max_usages = check_int("max_usages", max_usages, low=1)
@@ -314,24 +318,26 @@ def distill(
     positions = [encoder.layer_position(k) for k in layer_ids]
     src = resolve_source(corpus)
     if src.one_shot:
-        raise InputError("distillation reads the corpus twice; give files or a list of lines, not an iterator")
+        raise InputError("distillation reads the corpus twice; "
+                         "give files or a list of lines, not an iterator")
     started = time.perf_counter()
     given = None
     if words is not None:
         given = list(WordMatcher(words, match=match, wordnet=wordnet).words)
         matcher = WordMatcher(given, match=match, wordnet=wordnet)
-    vocab = _vocabulary(iter_corpus_sentences(corpus, layout=layout), matcher if given else _alpha_lower, given,
-                        min_count, max_usages, seed)
+    vocab = _vocabulary(iter_corpus_sentences(corpus, layout=layout), matcher if given else _alpha_lower,
+                        given, min_count, max_usages, seed)
     if not vocab.words:
-        raise EmptyInputError(f"no word has {min_count} usage(s) in the corpus; lower min_count or give more text")
+        raise EmptyInputError(f"no word has {min_count} usage(s) in the corpus; lower min_count or give more "
+                              "text")
     if given is None:
         matcher = WordMatcher(vocab.words, match="lower")
     need = _State.nbytes(len(positions), len(vocab.words), encoder.dim, pools, max_usages)
     if need > memory_limit:
-        raise LimitError(f"pooling {len(vocab.words):,} words × {len(positions)} layer(s) × {encoder.dim} dims "
-                         f"({'/'.join(pools)}) needs {need / 2**30:.1f} GiB, over the limit of "
-                         f"{memory_limit / 2**30:.1f} GiB; give fewer words (words=, a higher min_count), fewer "
-                         "layers, or a smaller max_usages for the median")
+        raise LimitError(f"pooling {len(vocab.words):,} words × {len(positions)} layer(s) × {encoder.dim} "
+                         f"dims ({'/'.join(pools)}) needs {need / 2**30:.1f} GiB, over the limit of "
+                         f"{memory_limit / 2**30:.1f} GiB; give fewer words (words=, a higher min_count), "
+                         "fewer layers, or a smaller max_usages for the median")
     log.info("distilling %d words (%d usages found) from %d sentences, layers %s, %s", len(vocab.words),
              sum(vocab.counts.values()), vocab.sentences, layer_ids, "/".join(pools))
     params = {"encoder": encoder.params(), "layers": layer_ids, "pools": pools, "min_count": min_count,
@@ -347,7 +353,8 @@ def distill(
     stream = iter_corpus_sentences(corpus, layout=layout, stats=ReadStats())
     runner = make_runner(engine, encoder, layer_ids, address=address, concurrency=concurrency,
                          missing=logging.DEBUG)  # a static table lacks many words: not worth a warning each
-    end = corpus_pass(stream, lambda chunk, first: _plan(chunk, first, matcher, index, vocab.thresholds, seed),
+    end = corpus_pass(stream, lambda chunk, first: _plan(chunk, first, matcher, index, vocab.thresholds,
+                                                         seed),
                       runner, _Pooler(state, index, layer_ids, checkpoint, params), done=done,
                       chunk_size=chunk_size, progress=progress)
     result = _result(vocab, state, layer_ids, pools, encoder, params)
@@ -372,7 +379,8 @@ def _resume(checkpoint: Path, params: dict[str, Any], state: _State, sentences: 
     try:
         with np.load(checkpoint, allow_pickle=False) as z:
             if "params" not in z:
-                raise InputError("it holds no 'params': another program's .npz, not a checkpoint of a distillation")
+                raise InputError("it holds no 'params': another program's .npz, not a checkpoint of a "
+                                 "distillation")
             for key in ("params", "done"):
                 shape, dtype = _header(z, key)
                 if shape != () or dtype.kind not in ("U" if key == "params" else "iu"):
@@ -394,7 +402,8 @@ def _resume(checkpoint: Path, params: dict[str, Any], state: _State, sentences: 
             zlib.error) as err:  # truncated, empty, damaged, not an .npz (an .npy, text), a missing array
         raise _unreadable(checkpoint, f"{type(err).__name__}: {err}", start_over) from None
     if not 0 <= done <= sentences:
-        raise _unreadable(checkpoint, f"it says {done:,} sentences were done, but the corpus has {sentences:,}",
+        raise _unreadable(checkpoint,
+                          f"it says {done:,} sentences were done, but the corpus has {sentences:,}",
                           start_over)
     log.info("resuming %s after %d sentences", checkpoint, done)
     return done
@@ -404,7 +413,8 @@ def _header(npz, key: str) -> tuple[tuple[int, ...], np.dtype]:
     """``(shape, dtype)`` of array ``key`` of an open ``.npz``, read from its header alone."""
     with npz.zip.open(f"{key}.npy") as f:
         version = np.lib.format.read_magic(f)
-        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                else np.lib.format.read_array_header_2_0)
         shape, _, dtype = read(f)
     return shape, dtype
 
@@ -431,7 +441,8 @@ def _result(vocab: _Vocabulary, state: _State, layer_ids: list[int], pools: list
         raise EmptyInputError("no usage got a vector from the encoder; check the words and the model")
     keys = [vocab.words[r] for r in rows]
     name = getattr(encoder, "name", "encoder")
-    tables = {(k, p): EmbeddingTable(keys, state.pooled(pos, p, rows), name=f"{name} layer {k} {p} (distilled)")
+    tables = {(k, p): EmbeddingTable(keys, state.pooled(pos, p, rows),
+                                     name=f"{name} layer {k} {p} (distilled)")
               for pos, k in enumerate(layer_ids) for p in pools}
     unencoded = [vocab.words[r] for r in np.flatnonzero(state.count == 0)]
     return DistillResult(tables, {vocab.words[r]: int(state.count[r]) for r in rows}, dict(vocab.counts),

@@ -60,7 +60,8 @@ def make_index_encoder(model: str, layers, batch_size: int = 32, threads: int | 
     contextual = [k for k in stored if k != 0] if stored else None
     chosen = contextual if contextual else ([] if stored else -1)  # default: the last layer only
     running = {k: v for k, v in (("engine", engine), ("precision", precision)) if v is not None}
-    enc = TransformerEncoder(model, layers=chosen, attention=False, batch_size=batch_size, threads=threads, **running)
+    enc = TransformerEncoder(model, layers=chosen, attention=False, batch_size=batch_size, threads=threads,
+                             **running)
     return enc, (stored or [enc.layer_ids[-1]])
 
 

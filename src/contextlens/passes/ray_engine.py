@@ -87,7 +87,8 @@ class UsageEncoderActor:
     ``planned``) into their encoded usages (column ``row``: the :class:`UsageRow` s, and
     one ``(n_usages, dim)`` column per stored layer, named by its layer number)."""
 
-    def __init__(self, model: str, layers: list[int], batch_size: int, threads: int, precision: str | None = None):
+    def __init__(self, model: str, layers: list[int], batch_size: int, threads: int,
+                 precision: str | None = None):
         import ray
 
         self.encoder, self.layers = make_index_encoder(model, layers, batch_size, threads=threads,
@@ -132,9 +133,11 @@ class RayEncoder:
         if cpus < concurrency * num_cpus:
             self.close()
             raise InputError(f"the Ray cluster has {cpus:g} CPU(s): {concurrency} encoder actor(s) need "
-                             f"{concurrency * num_cpus}; {ask('concurrency')} of at most {int(cpus // num_cpus)}, "
-                             "or add nodes (`ray start --address HEAD:6379` on another machine)")
-        self.params, self.concurrency, self.batch_size, self.num_cpus = params, concurrency, batch_size, num_cpus
+                             f"{concurrency * num_cpus}; {ask('concurrency')} of at most "
+                             f"{int(cpus // num_cpus)}, or add nodes (`ray start --address HEAD:6379` on "
+                             "another machine)")
+        self.params, self.concurrency, self.batch_size, self.num_cpus = (params, concurrency, batch_size,
+                                                                         num_cpus)
         self.layers, self.dim = list(params["layers"]), int(params["dim"])
 
     def encode(self, planned: Sequence[PlannedSentence]) -> EncodedChunk:
@@ -159,10 +162,12 @@ class RayEncoder:
             self.retried, self.lost_node = self.retried + 1, True
             log.warning("a chunk of %d sentences was lost with a Ray node or worker (%s); encoding it again "
                         "(%d of %d)", len(planned), lost, attempt + 1, self.retries)
-            gc.collect()  # the failed attempt's actors keep their CPUs until their handles (held in cycles) go
+            # the failed attempt's actors keep their CPUs until their handles (held in cycles) go
+            gc.collect()
         raise AssertionError("unreachable")  # the last attempt returns or raises
 
-    def _batches(self, planned: Sequence[PlannedSentence], elastic: bool = False) -> Iterator[dict[str, np.ndarray]]:
+    def _batches(self, planned: Sequence[PlannedSentence],
+                 elastic: bool = False) -> Iterator[dict[str, np.ndarray]]:
         """The encoded batches of one chunk, as Ray Data hands them back (any order): by
         exactly ``concurrency`` actors, none restarted (a dead one fails the chunk); or, once
         a node was lost (``elastic``), by 1 to as many actors as the cluster has CPUs left
@@ -171,7 +176,8 @@ class RayEncoder:
         keep them from starting."""
         ray = self._ray
         if not elastic:
-            pool, how = ray.data.ActorPoolStrategy(size=self.concurrency), {"max_restarts": 0, "num_cpus": self.num_cpus}
+            pool, how = ray.data.ActorPoolStrategy(size=self.concurrency), {"max_restarts": 0,
+                                                                            "num_cpus": self.num_cpus}
         else:
             most = max(1, min(self.concurrency, int(ray.cluster_resources().get("CPU", 1) // self.num_cpus)))
             pool, how = ray.data.ActorPoolStrategy(min_size=1, max_size=most, initial_size=1), {"num_cpus": 0}

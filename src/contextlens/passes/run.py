@@ -80,8 +80,8 @@ def check_ray_encoder(encoder) -> None:
                          f"encoder pools by {encoder.pooling!r}: use engine='local', or pooling='mean'")
 
 
-def make_runner(engine: str, encoder, layers: Sequence[int], *, address: str | None = None, concurrency: int = 1,
-                batch_size: int | None = None, missing: int = logging.WARNING):
+def make_runner(engine: str, encoder, layers: Sequence[int], *, address: str | None = None,
+                concurrency: int = 1, batch_size: int | None = None, missing: int = logging.WARNING):
     """The runner that encodes a pass's chunks: ``local`` (``encoder`` itself, a usage given
     no vector logged at level ``missing``) or ``ray`` (``encoder``'s model loaded by name on
     ``concurrency`` actors at ``address``, ``batch_size`` sentences per call: by default
@@ -92,7 +92,8 @@ def make_runner(engine: str, encoder, layers: Sequence[int], *, address: str | N
     from .ray_engine import RayEncoder
 
     check_ray_encoder(encoder)
-    params = {"model": encoder.name, "layers": list(layers), "dim": encoder.dim, "precision": encoder.precision}
+    params = {"model": encoder.name, "layers": list(layers), "dim": encoder.dim,
+              "precision": encoder.precision}
     return RayEncoder(params, address=address, concurrency=concurrency,
                       batch_size=encoder.batch_size if batch_size is None else batch_size)
 

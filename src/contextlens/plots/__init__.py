@@ -32,6 +32,7 @@ from .usages import (
 __all__ = [
     "save_figure", "figure_format", "short", "weights_bar", "layer_cosines", "static_vs_contextual",
     "cosine_heatmap", "spread_bars", "projection_scatter", "attention_heads", "attention_matrix",
-    "rank_scatter", "geometry_lines", "effect_sizes", "lens_ranks", "occlusion_lines", "FIGURE_FORMATS", "AXIS_NAMES",
+    "rank_scatter", "geometry_lines", "effect_sizes", "lens_ranks", "occlusion_lines", "FIGURE_FORMATS",
+    "AXIS_NAMES",
     "sublayer_bars", "faithfulness_lines", "patch_lines", "tuned_lens_lines", "probe_lines", "cka_heatmap",
 ]

@@ -89,5 +89,6 @@ def heat(ax, m: np.ndarray, xlabels, ylabels, *, cmap="viridis", vmin=None, vmax
         for (r, c), v in np.ndenumerate(m):
             red, green, blue, _ = im.cmap(im.norm(v))
             light = 0.299 * red + 0.587 * green + 0.114 * blue > 0.5  # text contrasts with the cell
-            ax.text(c, r, f"{v:.2f}", ha="center", va="center", fontsize=7, color="black" if light else "white")
+            ax.text(c, r, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                    color="black" if light else "white")
     return im

@@ -14,7 +14,8 @@ __all__ = ["attention_matrix", "attention_heads"]
 
 
 @plain_text
-def attention_matrix(matrix, words: Sequence[str], *, special: Sequence[float] | None = None, title: str = ""):
+def attention_matrix(matrix, words: Sequence[str], *, special: Sequence[float] | None = None,
+                     title: str = ""):
     """Words × words heatmap (row = the word attending), plus a ``[special]`` column."""
     m = np.asarray(matrix, dtype=np.float64)  # (n, n)
     cols = list(words)

@@ -24,7 +24,8 @@ def effect_sizes(rows: Sequence, *, title: str = ""):
         values = [series[k][0].effect_size for k in labels]
         errors = [[0.0 if r.ci is None else r.effect_size - r.ci[0] for r in (series[k][0] for k in labels)],
                   [0.0 if r.ci is None else r.ci[1] - r.effect_size for r in (series[k][0] for k in labels)]]
-        ax.bar(range(len(labels)), values, yerr=errors, color=["#c44e52" if v > 0 else "#4c72b0" for v in values],
+        ax.bar(range(len(labels)), values, yerr=errors, color=["#c44e52" if v > 0 else "#4c72b0"
+                                                               for v in values],
                capsize=3)
         ax.set_xticks(range(len(labels)), labels, rotation=35, ha="right", fontsize=8)
         ax.set_xlabel(f"layer {layers[0]}")
@@ -35,7 +36,8 @@ def effect_sizes(rows: Sequence, *, title: str = ""):
             x = [r.layer for r in rs]
             y = [r.effect_size for r in rs]
             if all(r.ci is not None for r in rs):
-                ax.errorbar(x, y, yerr=[[r.effect_size - r.ci[0] for r in rs], [r.ci[1] - r.effect_size for r in rs]],
+                ax.errorbar(x, y, yerr=[[r.effect_size - r.ci[0] for r in rs],
+                                        [r.ci[1] - r.effect_size for r in rs]],
                             marker="o", ms=3, capsize=2, label=label)
             else:
                 ax.plot(x, y, marker="o", ms=3, label=label)

@@ -17,7 +17,8 @@ def lens_ranks(result: Mapping, *, title: str = ""):
     layers = result["layers"]
     fig, ax = plt.subplots(figsize=(max(4.0, 0.3 * len(layers) + 2), 3.2))
     for j, word in enumerate(t["word"] for t in layers[0]["tracked"]):
-        ax.plot([x["layer"] for x in layers], [x["tracked"][j]["rank"] for x in layers], marker="o", label=word)
+        ax.plot([x["layer"] for x in layers], [x["tracked"][j]["rank"] for x in layers], marker="o",
+                label=word)
     ax.set_yscale("log")
     ax.invert_yaxis()  # rank 1 on top
     ax.set_xlabel("layer (0 = embedding output)")
@@ -37,7 +38,8 @@ def occlusion_lines(result: Mapping, *, title: str = ""):
     layers = result["layers"]
     fig, ax = plt.subplots(figsize=(max(4.0, 0.5 * len(layers) + 2), 3.2))
     names = [x["layer_name"] for x in layers]
-    for key, label in (("spearman_attention", "attention (mean over heads)"), ("spearman_rollout", "rollout")):
+    for key, label in (("spearman_attention", "attention (mean over heads)"),
+                       ("spearman_rollout", "rollout")):
         ax.plot(range(len(layers)), [float("nan") if x[key] is None else x[key] for x in layers], marker="o",
                 label=label)
     ax.set_xticks(range(len(names)), names, rotation=30, ha="right")

@@ -37,7 +37,8 @@ def probe_lines(result: Mapping, *, title: str = ""):
         ax.spines[["top", "right"]].set_visible(False)
     if expected is not None:
         top.annotate(f"expected layer {expected:.2f}", (expected, 1.0), xycoords=("data", "axes fraction"),
-                     fontsize=8, color="#c44e52", ha="left", va="top", xytext=(3, -2), textcoords="offset points")
+                     fontsize=8, color="#c44e52", ha="left", va="top", xytext=(3, -2),
+                     textcoords="offset points")
     top.set_title(title or f"{result['task']}: {result['model']}", fontsize=10)
     fig.tight_layout()
     return fig

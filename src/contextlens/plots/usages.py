@@ -133,7 +133,8 @@ def projection_scatter(
     fig, ax = plt.subplots(figsize=(6, 4.8))
     for k, g in enumerate(dict.fromkeys(groups)):
         idx = [i for i, x in enumerate(groups) if x == g]
-        ax.scatter(pts[idx, 0], pts[idx, 1], s=50, color=_PALETTE(k % 10), label=f"{group_name} {g}".strip(), zorder=3)
+        ax.scatter(pts[idx, 0], pts[idx, 1], s=50, color=_PALETTE(k % 10), label=f"{group_name} {g}".strip(),
+                   zorder=3)
     if labels is not None and len(labels) <= 30:
         for i, text in enumerate(labels):
             ax.annotate(short(text, 28), pts[i], textcoords="offset points", xytext=(4, 3), fontsize=7)

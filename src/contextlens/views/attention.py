@@ -10,9 +10,10 @@ the weights at or above a threshold (default 0.01: a fainter line is invisible),
 quantised to 1/65535 (:mod:`contextlens.views.packing`), with the share of the weight
 they hold; at most :data:`ENTRY_BUDGET` weights in all, so that a 60-word sentence of a
 12-layer, 12-head model stays under 2 MB even when its attention is spread thin (the
-threshold then rises, and the view says to what); the share each word gives the special tokens ([CLS], [SEP], BOS...) exactly;
-and attention rollout (:func:`~contextlens.analysis.attribution.attention_rollout`),
-which ignores heads, as a row of its own.
+threshold then rises, and the view says to what); the share each word gives the special
+tokens ([CLS], [SEP], BOS...) exactly; and attention rollout
+(:func:`~contextlens.analysis.attribution.attention_rollout`), which ignores heads, as a
+row of its own.
 
 >>> import numpy as np
 >>> from contextlens.encoders.base import Encoding
@@ -21,7 +22,8 @@ which ignores heads, as a row of its own.
 >>> enc = Encoding("bank river", tokenize("bank river"), np.ones((2, 2, 3)), att,
 ...                special_attention=np.array([[[0.2, 0.2]]], dtype=np.float32))
 >>> data = attention_data(enc)
->>> data.words.weights.dense()[0, 0].round(3).tolist(), data.words.special_share.unpack()[0, 0].astype(float).round(3).tolist()
+>>> (data.words.weights.dense()[0, 0].round(3).tolist(),
+...  data.words.special_share.unpack()[0, 0].astype(float).round(3).tolist())
 ([[0.5, 0.3], [0.2, 0.6]], [0.2, 0.2])
 
 :func:`attention_views` is the one choice of views for a sentence: what ``contextlens attention --html``
@@ -54,7 +56,8 @@ __all__ = ["attention_views", "AttentionLevel", "AttentionData", "attention_data
            "DEFAULT_THRESHOLD", "ENTRY_BUDGET"]
 
 DEFAULT_THRESHOLD = 0.01  # weights below it are not drawn (and not stored)
-ENTRY_BUDGET = 350_000  # stored weights at most (the threshold rises to fit): 4 characters each, ~1.4 MB of page
+# stored weights at most (the threshold rises to fit): 4 characters each, ~1.4 MB of page
+ENTRY_BUDGET = 350_000
 LEVELS = ("words", "pieces")
 
 
@@ -127,14 +130,15 @@ def _piece_level(enc: Encoding, parts: Sequence[AttentionParts], threshold, budg
     ids = tuple(p.layer for p in parts)
     if ids != tuple(enc.layer_ids[1:]) or any(p.text != enc.text or p.padding for p in parts):
         raise InputError(
-            f"the attention parts are of layers {ids} of {parts[0].text if parts else ''!r}; the piece view needs "
-            f"every layer of the encoding ({enc.layer_ids[1:]}) of the same sentence, with no padding: "
+            f"the attention parts are of layers {ids} of {parts[0].text if parts else ''!r}; the piece view "
+            f"needs every layer of the encoding ({enc.layer_ids[1:]}) of the same sentence, with no padding: "
             "encoder.attention_parts(text)"
         )
     first = parts[0]
     att = np.stack([p.weights for p in parts]).astype(np.float64)  # (layers, heads, T, T)
     special = np.array(first.special)
-    share = att[..., special].sum(axis=-1)  # (layers, heads, T): to special tokens, which are also tokens here
+    # (layers, heads, T): to special tokens, which are also tokens here
+    share = att[..., special].sum(axis=-1)
     labels, titles = parts_labels(first)
     level = _level(labels, titles, special, first.token_words, att, None, threshold, budget)
     return replace(level, special_share=pack(_with_mean(share), "float32"))
@@ -152,8 +156,8 @@ def attention_data(encoding: Encoding, parts: Sequence[AttentionParts] | None = 
     n = len(encoding.words)
     t = len(parts[0].tokens) if parts else 0
     share = n * n / (n * n + t * t)  # the levels split the budget by their sizes
-    words = _level(encoding.tokens, _word_titles(encoding), [False] * n, [(i,) for i in range(n)], att, special,
-                   threshold, max(1, int(budget * share)))
+    words = _level(encoding.tokens, _word_titles(encoding), [False] * n, [(i,) for i in range(n)], att,
+                   special, threshold, max(1, int(budget * share)))
     pieces = _piece_level(encoding, parts, threshold, max(1, int(budget * (1 - share)))) if parts else None
     return AttentionData(
         encoding.text, tuple(encoding.layer_ids[1:]), tuple(encoding.layer_names[1:]), int(att.shape[1]),
@@ -173,8 +177,8 @@ def _heads(heads, n_heads: int) -> list[int] | str:
 
 
 def head_view(encoding: Encoding, parts: Sequence[AttentionParts] | None = None, *, layer: int = -1,
-              heads="mean", level: str = "words", specials: bool = False, threshold: float = DEFAULT_THRESHOLD,
-              title: str = "") -> View:
+              heads="mean", level: str = "words", specials: bool = False,
+              threshold: float = DEFAULT_THRESHOLD, title: str = "") -> View:
     """Lines from each word to the words it attends to (opacity = weight) at ``layer``,
     for ``heads`` (``"mean"``, ``"all"`` or head numbers); hovering a word keeps its
     lines and prints the weights. ``level`` (``words`` or ``pieces``, which needs
@@ -184,10 +188,12 @@ def head_view(encoding: Encoding, parts: Sequence[AttentionParts] | None = None,
     check_choice("level", level, LEVELS if data.pieces else ("words",))
     initial = {"layer": encoding.attention_index(layer), "heads": _heads(heads, data.heads), "level": level,
                "specials": bool(specials)}
-    return View("head", {"attention": data, "initial": initial}, title or f"head view: {short(encoding.text)}")
+    return View("head", {"attention": data, "initial": initial},
+                title or f"head view: {short(encoding.text)}")
 
 
-def model_view(encoding: Encoding, parts: Sequence[AttentionParts] | None = None, *, word: str | int | None = None,
+def model_view(encoding: Encoding, parts: Sequence[AttentionParts] | None = None, *,
+               word: str | int | None = None,
                level: str = "words", threshold: float = DEFAULT_THRESHOLD, title: str = "", **where) -> View:
     """A grid of thumbnails, one per layer × head (and the mean of the heads), with
     attention rollout as a row of its own: the whole matrix, or with ``word`` the lines
@@ -197,7 +203,8 @@ def model_view(encoding: Encoding, parts: Sequence[AttentionParts] | None = None
     check_choice("level", level, LEVELS if data.pieces else ("words",))
     index = None if word is None else encoding._index(word, where)
     initial = {"word": index, "level": level}
-    return View("model", {"attention": data, "initial": initial}, title or f"model view: {short(encoding.text)}")
+    return View("model", {"attention": data, "initial": initial},
+                title or f"model view: {short(encoding.text)}")
 
 
 def attention_views(encoder, text: str, word: str | int | None = None, *, layer: int | None = -1,

@@ -43,7 +43,8 @@ KINDS = {"head": "attention", "model": "attention", "neuron": "attention", "mask
          "sublayers": "explain", "attributions": "explain", "patch": "explain", "probes": "probes",
          "cka": "probes"}
 FAMILIES = {"attention": ("core.js", "attention.js"), "figures": ("core.js", "figures.js"),
-            "explain": ("core.js", "explain.js"), "probes": ("core.js", "figures.js", "probes.js")}  # probes.js draws its axes with figures.js's layerAxis
+            # probes.js draws its axes with figures.js's layerAxis
+            "explain": ("core.js", "explain.js"), "probes": ("core.js", "figures.js", "probes.js")}
 PLOTLY_FAMILIES = ("figures", "probes")  # the families drawn with Plotly: a page holding one inlines it
 SHARE_ABOVE = 8_000  # characters: a larger top-level part of a view's data is stored once per page
 HEIGHTS = {"head": 640, "model": 720, "neuron": 560, "mask": 560, "input": 480, "projection": 620,
@@ -73,7 +74,9 @@ def _plotly() -> str:
     try:
         import plotly
     except ImportError:
-        raise MissingDependencyError("plotly", "web", "views drawn with Plotly (projection, layers, cosine, senses, lens, occlusion, neighbours, probes, cka)") from None
+        raise MissingDependencyError("plotly", "web",
+                                     "views drawn with Plotly (projection, layers, cosine, senses, lens, "
+                                     "occlusion, neighbours, probes, cka)") from None
     return (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text(encoding="utf-8")
 
 
@@ -204,7 +207,8 @@ class Page(_Renders):
                     digest = hashlib.sha1(text.encode()).hexdigest()[:16]
                     blobs.setdefault(digest, value)
                     d[key] = {"$blob": digest}
-            mounts.append(f'<section class="clv-view" id="clv-{n}" aria-label="{html.escape(view.title or view.kind)}">'
+            mounts.append(f'<section class="clv-view" id="clv-{n}" '
+                          f'aria-label="{html.escape(view.title or view.kind)}">'
                           "</section>")
             data.append(_json_script(d, "clv-data", target=f"clv-{n}"))
         families = list(dict.fromkeys(v.family for v in self.views))

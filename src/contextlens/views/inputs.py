@@ -64,7 +64,8 @@ def _compare(encodings: Sequence[Encoding], word: str) -> list[dict]:
     rows = []
     for (s, i), (t, j) in itertools.combinations(found, 2):
         a, b = encodings[s], encodings[t]
-        stages = [{"name": f"{a.layer_names[0]} (layer 0)", "cosine": cosine_by_layer(a.layers[:1, i], b.layers[:1, j])[0]}]
+        stages = [{"name": f"{a.layer_names[0]} (layer 0)",
+                   "cosine": cosine_by_layer(a.layers[:1, i], b.layers[:1, j])[0]}]
         if a.embeddings_output is not None and b.embeddings_output is not None:
             stages.append({"name": "entering layer 1 (+ positions, LayerNorm)",
                            "cosine": cosine(a.embeddings_output[i], b.embeddings_output[j])})

@@ -19,7 +19,8 @@ browser tests check its numbers against those.
 >>> from contextlens.encoders.qk import AttentionParts
 >>> x = np.array([[[0.5, 0.5], [0.9, 0.1]]])
 >>> parts = AttentionParts("bank loan", ("bank", "loan"), ((0,), (1,)), ("bank", "loan"), 1, "attention 1",
-...                        x, x, 2 ** -0.5, np.tril(np.ones((2, 2), bool)), np.array([[[1.0, 0.0], [0.5, 0.5]]]))
+...                        x, x, 2 ** -0.5, np.tril(np.ones((2, 2), bool)),
+...                        np.array([[[1.0, 0.0], [0.5, 0.5]]]))
 >>> leaked_weight(parts.scores()[0], parts.allowed).round(4).tolist()  # bank, filled with 0, gives loan:
 [0.4125, 0.0]
 """
@@ -55,7 +56,8 @@ def _common(parts: AttentionParts) -> dict:
         "sentence": parts.text, "layer": parts.layer, "layer_name": parts.layer_name, "tokens": labels,
         "titles": titles,
         "token_words": [list(ws) for ws in parts.token_words], "words": list(parts.words),
-        "token_ids": None if parts.token_ids is None else list(parts.token_ids), "special": list(parts.special),
+        "token_ids": None if parts.token_ids is None else list(parts.token_ids),
+        "special": list(parts.special),
         "padding": parts.padding, "heads": parts.heads, "d_head": parts.d_head, "scale": parts.scale,
         "allowed": pack(parts.allowed, "uint8"),
         "bias": None if parts.bias is None else pack(parts.bias),
@@ -81,7 +83,8 @@ def mask_view(parts: AttentionParts, *, head: int = 0, fill: str = "-inf", mask:
     (``fill="0"``, which leaks weight to them); both can be switched in the view."""
     head = _head(parts, head)
     if fill not in ("-inf", "0") or mask not in ("model", "causal", "none"):
-        raise InputError(f"fill must be '-inf' or '0' and mask 'model', 'causal' or 'none', got {fill!r}, {mask!r}")
+        raise InputError(f"fill must be '-inf' or '0' and mask 'model', 'causal' or 'none', got {fill!r}, "
+                         f"{mask!r}")
     scores = parts.scores()  # (heads, T, T)
     if not np.isfinite(scores).all():
         raise InputError("the scores are not all finite; check the vectors")

@@ -76,7 +76,8 @@ def quantise(w) -> Packed:
     """
     arr = np.asarray(w, dtype=np.float64)
     if arr.size and (np.nanmin(arr) < -1e-6 or np.nanmax(arr) > 1 + 1e-6 or np.isnan(arr).any()):
-        raise InputError(f"only weights in [0, 1] can be quantised, got {np.nanmin(arr):g}..{np.nanmax(arr):g}")
+        raise InputError("only weights in [0, 1] can be quantised, got "
+                         f"{np.nanmin(arr):g}..{np.nanmax(arr):g}")
     q = np.rint(np.clip(arr, 0.0, 1.0) * QUANT).astype(np.uint16)
     return Packed("uint16", q.shape, pack(q, "uint16").data, float(QUANT))
 
@@ -133,7 +134,8 @@ def sparsify(w, threshold: float = 0.01, *, budget: int | None = None) -> Sparse
     cut = np.full(len(per), float(threshold))
     if budget is not None and int((per >= threshold).sum()) > budget > 0:
         cap = max(1, min(per.shape[1], budget // len(per)))
-        kth = np.partition(per, per.shape[1] - cap, axis=1)[:, per.shape[1] - cap]  # each matrix's cap-th largest
+        # each matrix's cap-th largest
+        kth = np.partition(per, per.shape[1] - cap, axis=1)[:, per.shape[1] - cap]
         cut = np.maximum(cut, kth)
     flat = a.reshape(-1, a.shape[-1])  # (rows, cols)
     keep = flat >= np.repeat(cut, a.shape[-2])[:, None]
@@ -141,7 +143,8 @@ def sparsify(w, threshold: float = 0.01, *, budget: int | None = None) -> Sparse
     counts = np.bincount(rows, minlength=len(flat))
     total = float(flat.sum())
     return SparseWeights(
-        tuple(int(n) for n in a.shape), float(threshold), tuple(float(t) for t in cut), pack(counts, "uint16"),
+        tuple(int(n) for n in a.shape), float(threshold), tuple(float(t) for t in cut),
+        pack(counts, "uint16"),
         pack(cols, "uint8" if a.shape[-1] <= 256 else "uint16"), quantise(flat[rows, cols]),
         float(flat[rows, cols].sum() / total) if total > 0 else 1.0,
     )

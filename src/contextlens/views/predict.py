@@ -27,7 +27,8 @@ from .usages import _need
 
 __all__ = ["lens_view", "occlusion_view", "neighbours_view"]
 
-OCCLUSION_KEYS = ("layer", "layer_name", "occlusion", "attention", "rollout", "spearman_attention", "spearman_rollout")
+OCCLUSION_KEYS = ("layer", "layer_name", "occlusion", "attention", "rollout", "spearman_attention",
+                  "spearman_rollout")
 
 
 def _as_dict(result: Any) -> Any:
@@ -47,7 +48,8 @@ def lens_view(result: Any, *, title: str = "") -> View:
 
     >>> layer = {"layer": 0, "layer_name": "embedding output", "tracked": [],
     ...          "top": [{"word": "river", "probability": 0.5, "pieces": [" river"]}]}
-    >>> v = lens_view({"model": "m", "text": "the bank of the", "position": 3, "word": "the", "layers": [layer]})
+    >>> v = lens_view({"model": "m", "text": "the bank of the", "position": 3, "word": "the",
+    ...                "layers": [layer]})
     >>> v.title, v.data["layers"][0]["top"][0]["word"]
     ("m: the logit lens after 'the' (word 3) in 'the bank of the'", 'river')
     """
@@ -76,8 +78,9 @@ def occlusion_view(result: Mapping[str, Any], *, title: str = "") -> View:
 
     >>> r = {"sentence": "bank loan river", "word": "bank", "index": 0,
     ...      "others": [{"word": "loan", "position": 1}, {"word": "river", "position": 2}],
-    ...      "layers": [{"layer": 1, "layer_name": "attention 1", "occlusion": [0.2, 0.1], "attention": [0.6, 0.4],
-    ...                  "rollout": [0.5, 0.5], "spearman_attention": 1.0, "spearman_rollout": None}]}
+    ...      "layers": [{"layer": 1, "layer_name": "attention 1", "occlusion": [0.2, 0.1],
+    ...                  "attention": [0.6, 0.4], "rollout": [0.5, 0.5], "spearman_attention": 1.0,
+    ...                  "spearman_rollout": None}]}
     >>> occlusion_view(r).data["layers"][0]["spearman_rollout"] is None
     True
     """
@@ -88,14 +91,14 @@ def occlusion_view(result: Mapping[str, Any], *, title: str = "") -> View:
     for layer in result["layers"]:
         _need(layer, OCCLUSION_KEYS, f"{what} (a layer)")
         if not all(len(layer[k]) == n for k in ("occlusion", "attention", "rollout")):
-            raise InputError(f"{layer['layer_name']}: occlusion, attention and rollout need one value per other "
-                             f"word ({n}); give the dict occlusion_vs_attention returned")
+            raise InputError(f"{layer['layer_name']}: occlusion, attention and rollout need one value per "
+                             f"other word ({n}); give the dict occlusion_vs_attention returned")
     keep = ("sentence", "word", "index", "others", "layers")
     data = jsonable({k: result[k] for k in keep if k in result})
     encoder = result.get("encoder") or {}
     data["model"] = encoder.get("model") or encoder.get("vectors") or encoder.get("encoder")
-    return View("occlusion", data, title or f"leaving each word out: how far {result['word']!r} moves, beside "
-                                            "its attention")
+    return View("occlusion", data,
+                title or f"leaving each word out: how far {result['word']!r} moves, beside its attention")
 
 
 def _span(sentence: str, word: str) -> list[int] | None:
@@ -119,5 +122,6 @@ def neighbours_view(result: Mapping[str, Any], *, title: str = "") -> View:
     data = jsonable({k: result[k] for k in keep if k in result})
     data["span"] = ([result["start"], result["end"]] if "start" in result and "end" in result
                     else _span(result["sentence"], result["word"]))
-    return View("neighbours", data, title or f"nearest to {result['word']!r} as used here, at {result['layer_name']}")
+    return View("neighbours", data,
+                title or f"nearest to {result['word']!r} as used here, at {result['layer_name']}")
 

@@ -9,7 +9,8 @@ layers heatmap of one model, or of two. Both carry the library's numbers as they
 
 >>> row = {"layer": 0, "accuracy": 0.9, "control_accuracy": 0.6, "selectivity": 0.3, "n_train": 10,
 ...        "n_test": 5, "missing": 0}
->>> v = probes_view({"task": "pos", "model": "glove", "rows": [row], "expected_layer": None, "probe": "linear"})
+>>> v = probes_view({"task": "pos", "model": "glove", "rows": [row], "expected_layer": None,
+...                  "probe": "linear"})
 >>> v.kind, v.data["results"][0]["rows"][0]["selectivity"], v.title
 ('probes', 0.3, 'pos probe per layer: glove')
 >>> c = cka_view({"models": ["a", "a"], "layers": [[0, 1], [0, 1]], "matrix": [[1.0, 0.5], [0.5, 1.0]],
@@ -47,7 +48,8 @@ def _probe(result: Any) -> dict[str, Any]:
     r = _as_dict(result, what)
     _need(r, ("task", "model", "rows", "expected_layer"), what)
     if not r["rows"]:
-        raise InputError(f"the {r['task']} probe of {r['model']} has no layers; give the result probe() returned")
+        raise InputError(f"the {r['task']} probe of {r['model']} has no layers; give the result probe() "
+                         "returned")
     for row in r["rows"]:
         _need(row, ROW_KEYS, f"{what} (a layer)")
     keep = ("task", "model", "rows", "expected_layer", "probe", "seed", "labels", "lemmas")
@@ -66,7 +68,8 @@ def probes_view(results: Any, *, title: str = "") -> View:
     tasks = list(dict.fromkeys(r["task"] for r in data))
     models = list(dict.fromkeys(r["model"] for r in data))
     return View("probes", {"results": data},
-                title or f"{', '.join(tasks)} probe{'s' if len(tasks) > 1 else ''} per layer: {', '.join(models)}")
+                title
+                or f"{', '.join(tasks)} probe{'s' if len(tasks) > 1 else ''} per layer: {', '.join(models)}")
 
 
 def cka_view(result: Any, *, title: str = "") -> View:
@@ -79,8 +82,8 @@ def cka_view(result: Any, *, title: str = "") -> View:
     rows, cols = (list(x) for x in r["layers"])
     matrix = [list(row) for row in r["matrix"]]
     if len(r["models"]) != 2 or len(matrix) != len(rows) or any(len(row) != len(cols) for row in matrix):
-        raise InputError(f"this {what} result's matrix is not {len(rows)} × {len(cols)} (its layers); give the "
-                         "result layer_cka() returned")
+        raise InputError(f"this {what} result's matrix is not {len(rows)} × {len(cols)} (its layers); give "
+                         "the result layer_cka() returned")
     keep = ("models", "layers", "matrix", "n_words", "n_sentences", "missing", "debiased", "sentences")
     a, b = r["models"]
     return View("cka", jsonable({k: r[k] for k in keep if k in r}),

@@ -46,13 +46,15 @@ MAX_POINTS = 5000
 def _methods(methods) -> list[str]:
     if methods is None:
         return [m for m in PROJECTIONS if m != "umap" or importlib.util.find_spec("umap") is not None]
-    chosen = [check_choice("projection", m, PROJECTIONS) for m in ([methods] if isinstance(methods, str) else methods)]
+    chosen = [check_choice("projection", m, PROJECTIONS) for m in ([methods] if isinstance(methods, str)
+                                                                   else methods)]
     if not chosen:
         raise InputError(f"choose at least one projection of {', '.join(PROJECTIONS)}")
     return list(dict.fromkeys(chosen))
 
 
-def projection_view(encodings: Sequence[Encoding], *, words: str | Sequence[str] | None = None, layer: int = -1,
+def projection_view(encodings: Sequence[Encoding], *, words: str | Sequence[str] | None = None,
+                    layer: int = -1,
                     methods: Sequence[str] | None = None, neighbours: int = 10, seed: int = 0,
                     title: str = "") -> View:
     """Every usage of ``words`` (None: every word) in ``encodings`` at ``layer``, projected
@@ -67,14 +69,16 @@ def projection_view(encodings: Sequence[Encoding], *, words: str | Sequence[str]
         raise EmptyInputError(f"{len(found)} usage(s) found; a projection needs at least 3 points"
                               + ("" if wanted is None else f" (words: {', '.join(sorted(wanted))})"))
     if len(found) > MAX_POINTS:
-        raise InputError(f"{len(found)} usages; the projection view shows at most {MAX_POINTS}: choose words=")
+        raise InputError(f"{len(found)} usages; the projection view shows at most {MAX_POINTS}: "
+                         "choose words=")
     k = check_int("neighbours", neighbours, low=1, high=100)
     if len({encodings[s].layer_ids for s, _ in found}) != 1:
         raise InputError("the encodings have different layers; encode every sentence with one encoder")
     first = encodings[found[0][0]]
     pos = first.layer_position(layer)
     x = np.stack([encodings[s].layers[pos, i] for s, i in found]).astype(np.float64)  # (n, dim)
-    coords = {m: {str(d): pack(project(x, m, seed=seed, dims=d), "float32") for d in (2, 3)} for m in _methods(methods)}
+    coords = {m: {str(d): pack(project(x, m, seed=seed, dims=d), "float32") for d in (2, 3)}
+              for m in _methods(methods)}
     cos = cosine_matrix(x)  # (n, n)
     np.fill_diagonal(cos, -np.inf)
     k = min(k, len(x) - 1)
@@ -87,8 +91,10 @@ def projection_view(encodings: Sequence[Encoding], *, words: str | Sequence[str]
                    "position": [i for _, i in found]},
         "clusters": clusterer.labels_.tolist(), "k": clusterer.k_, "k_chosen_by": clusterer.k_chosen_by_,
         "cluster_method": clusterer.method, "coords": coords,
-        "neighbours": {"index": pack(nearest, "uint32"), "cosine": pack(np.take_along_axis(cos, nearest, 1), "float64")},
-        "initial": {"method": next(iter(coords)), "dims": 2, "colour": "sentence" if wanted is None or len(wanted) == 1
+        "neighbours": {"index": pack(nearest, "uint32"), "cosine": pack(np.take_along_axis(cos, nearest, 1),
+                                                                        "float64")},
+        "initial": {"method": next(iter(coords)), "dims": 2,
+                    "colour": "sentence" if wanted is None or len(wanted) == 1
                     else "word"},
     }
     return View("projection", data, title or f"usages at {data['layer_name']}")

@@ -47,7 +47,8 @@ ERRORS = {400: {"model": s.ErrorBody, "description": "bad input (unknown word, m
           413: {"model": s.ErrorBody, "description": "the request body is over the size limit"},
           422: {"model": s.ErrorBody, "description": "malformed request or over a limit"}}
 WORKER_ERRORS = {500: {"model": s.ErrorBody, "description": "the worker process of the projection died"},
-                 503: {"model": s.ErrorBody, "description": "the projection took too long, or the lab is stopping"}}
+                 503: {"model": s.ErrorBody,
+                       "description": "the projection took too long, or the lab is stopping"}}
 router = APIRouter(prefix="/api", responses=ERRORS)
 SERVER_KEYS = ("path",)  # what a result may hold that only the server should see
 NO_INDEX_ERROR = {409: {"model": s.ErrorBody, "description": "the lab was started without --index"}}
@@ -90,7 +91,8 @@ def toy_defaults():
             "axes": {w: list(v) for w, v in TOY_AXES.items()}, "methods": list(TOY_METHODS)}
 
 
-@router.get("/toy/course", summary="The course text's 2-D example: vectors, one weight step by step, the comparison")
+@router.get("/toy/course",
+            summary="The course text's 2-D example: vectors, one weight step by step, the comparison")
 def toy_course():
     return plain(course_example())
 
@@ -101,7 +103,8 @@ def toy(req: s.ToyRequest):
                              include_self=req.include_self, scale=req.scale))
 
 
-@router.post("/tokens", response_model=s.TokensResponse, summary="The words of each sentence, with char spans")
+@router.post("/tokens", response_model=s.TokensResponse,
+             summary="The words of each sentence, with char spans")
 def tokens(req: s.TokensRequest, state: LabState = Depends(lab)):
     state.limits.check_sentences(req.sentences)
     return {"sentences": [[{"text": w.text, "start": w.start, "end": w.end} for w in tokenize(t)]
@@ -148,7 +151,8 @@ def compare_route(req: s.CompareRequest, state: LabState = Depends(lab)):
 @router.post("/contextualize", summary="The weights a word gave its neighbours, and cosines to probe words")
 def contextualize_route(req: s.ContextualizeRequest, state: LabState = Depends(lab)):
     state.limits.check_sentences([req.sentence])
-    return plain(contextualize(_encoder(state, req), req.sentence, req.word, probes=req.probes, layer=req.layer))
+    return plain(contextualize(_encoder(state, req), req.sentence, req.word, probes=req.probes,
+                               layer=req.layer))
 
 
 @router.post("/attention", response_model=s.AttentionResponse,
@@ -171,7 +175,8 @@ def attention_views_route(req: s.AttentionViewsRequest, state: LabState = Depend
 
 
 @router.post("/views/lens", response_model=s.ViewResponse,
-             summary="The logit lens: a causal model's next-word predictions read from every layer after a word")
+             summary="The logit lens: a causal model's next-word predictions read from every layer after a "
+                     "word")
 def lens_view_route(req: s.LensViewRequest, state: LabState = Depends(lab)):
     state.limits.check_sentences([req.sentence])
     position = req.position
@@ -186,7 +191,8 @@ def lens_view_route(req: s.LensViewRequest, state: LabState = Depends(lab)):
 
 
 @router.post("/views/occlusion", response_model=s.ViewResponse,
-             summary="Occlusion beside attention: how far the word's vector moves without each other word, per layer")
+             summary="Occlusion beside attention: how far the word's vector moves without each other word, "
+                     "per layer")
 def occlusion_view_route(req: s.OcclusionViewRequest, state: LabState = Depends(lab)):
     state.limits.check_sentences([req.sentence])
     state.limits.check_attention(len(tokenize(req.sentence)))
@@ -233,7 +239,8 @@ def patch_view_route(req: s.PatchViewRequest, state: LabState = Depends(lab)):
 
 
 @router.post("/views/neighbours", response_model=s.ViewResponse,
-             summary="The contextual neighbours view: the reference words nearest the word as used in the sentence")
+             summary="The contextual neighbours view: the reference words nearest the word as used in the "
+                     "sentence")
 def neighbours_view_route(req: s.NeighboursViewRequest, state: LabState = Depends(lab)):
     """The first call for an encoder builds its reference table (20,000 words each encoded
     alone: seconds over the table, minutes for a transformer); it is cached on disk."""
@@ -245,7 +252,8 @@ def neighbours_view_route(req: s.NeighboursViewRequest, state: LabState = Depend
 
 # ---- what layers know (issue 25): probes and CKA, through the evaluation cache ---------------------
 @router.post("/views/probes", response_model=s.ViewResponse,
-             summary="Probes of every layer over SemCor (accuracy, control accuracy, selectivity, expected layer)")
+             summary="Probes of every layer over SemCor (accuracy, control accuracy, selectivity, expected "
+                     "layer)")
 def probes_view_route(req: s.ProbesViewRequest, state: LabState = Depends(lab)):
     """The words' vectors come from the evaluation cache; the first probe of an encoder encodes
     SemCor's 40,000 words (minutes for a transformer), then each task fits two probes per layer."""
@@ -254,7 +262,8 @@ def probes_view_route(req: s.ProbesViewRequest, state: LabState = Depends(lab)):
 
 
 @router.post("/views/cka", response_model=s.ViewResponse,
-             summary="Linear CKA between the layers of an encoder, or of two, over a sample of the shared corpora")
+             summary="Linear CKA between the layers of an encoder, or of two, over a sample of the shared "
+                     "corpora")
 def cka_view_route(req: s.CkaViewRequest, state: LabState = Depends(lab)):
     encoder, other = _encoder(state, req), None if req.other is None else state.encoder(req.other)
     texts = corpus_sample(resolve_data_dir(None), req.sample, seed=req.seed)
@@ -268,13 +277,15 @@ def cka_view_route(req: s.CkaViewRequest, state: LabState = Depends(lab)):
 def senses_route(req: s.SensesRequest, state: LabState = Depends(lab)):
     state.limits.check_sentences(req.sentences)
     result = senses(_encoder(state, req), req.sentences, req.word, k=req.k, layer=req.layer,
-                    occurrence=req.occurrence, missing=req.missing, projection=req.projection, run=state.pool.run)
+                    occurrence=req.occurrence, missing=req.missing, projection=req.projection,
+                    run=state.pool.run)
     result["sentences"] = req.sentences
     return plain(result)
 
 
 # ---- the usage index (contextlens lab --index PATH) ------------------------------------------
-@router.get("/index", response_model=s.IndexResponse, summary="Whether a usage index is loaded, and its statistics")
+@router.get("/index", response_model=s.IndexResponse,
+            summary="Whether a usage index is loaded, and its statistics")
 def index_route(state: LabState = Depends(lab)):
     if state.index is None:
         return {"loaded": False, "hint": NO_INDEX}

@@ -34,7 +34,8 @@ __all__ = ["create_app", "plotly_js", "LOCAL_HOSTS", "api_phrase", "host_name", 
 
 log = logging.getLogger(__name__)
 ASSETS = Path(__file__).parent / "assets"  # the lab's page, scripts and styles (served at /static)
-VIEWS = Path(__file__).parents[1] / "views" / "assets"  # the views' scripts: the lab draws the library's views
+# the views' scripts: the lab draws the library's views
+VIEWS = Path(__file__).parents[1] / "views" / "assets"
 #: the Host names a lab on a loopback address answers to (a page elsewhere cannot rebind its
 #: own name to 127.0.0.1 and read the lab: DNS rebinding)
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
@@ -53,7 +54,8 @@ def plotly_js() -> Path:
     return path
 
 
-#: the library's parameters the lab's page chooses in its encoder list (the request's ``encoder`` or ``model``)
+#: the library's parameters the lab's page chooses in its encoder list (the request's ``encoder`` or
+#: ``model``)
 PICKED = ("model", "method", "encoder")
 
 
@@ -186,7 +188,8 @@ class BodyLimit:
 def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Limits | None = None,
                threads: int | None = 1, index: str | os.PathLike | None = None,
                models: Sequence[str] | None = None, workers: int = 2, worker_timeout: float | None = 300.0,
-               allowed_hosts: Sequence[str] | None = LOCAL_HOSTS, add_models: Sequence[str] = (), engine: str | None = None) -> FastAPI:
+               allowed_hosts: Sequence[str] | None = LOCAL_HOSTS, add_models: Sequence[str] = (),
+               engine: str | None = None) -> FastAPI:
     """The lab app; ``model`` is the default transformer, ``vectors`` the static table.
 
     ``threads``: torch CPU threads for the models (default 1: a lab request is a few short
@@ -209,8 +212,10 @@ def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Lim
 
         store = open_store(index)
         log.info("usage index %s (model %s, layers %s)", store.path, store.params["model"], store.layers)
-    lab_state = LabState(model=model, vectors=vectors, limits=limits, threads=threads, index=store, models=models,
-                         pool=WorkerPool(workers, timeout=worker_timeout), add_models=add_models, engine=engine)
+    lab_state = LabState(model=model, vectors=vectors, limits=limits, threads=threads, index=store,
+                         models=models,
+                         pool=WorkerPool(workers, timeout=worker_timeout), add_models=add_models,
+                         engine=engine)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -219,7 +224,8 @@ def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Lim
         lab_state.close()
 
     # the Swagger / ReDoc pages load their scripts from a CDN: off; the schema is at /openapi.json
-    app = FastAPI(title="contextlens lab", version=__version__, docs_url=None, redoc_url=None, lifespan=lifespan,
+    app = FastAPI(title="contextlens lab", version=__version__, docs_url=None, redoc_url=None,
+                  lifespan=lifespan,
                   description="See how a word's vector goes from static to contextual. The page is at /.")
     app.state.lab = lab_state
     app.include_router(router)
@@ -255,7 +261,8 @@ def create_app(model: str = "minilm", vectors: str = "glove-6b-50d", limits: Lim
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception):
         log.exception("unexpected error on %s", request.url.path)
-        return error(f"internal error ({type(exc).__name__}); the server log has the details", "InternalError", 500)
+        return error(f"internal error ({type(exc).__name__}); the server log has the details",
+                     "InternalError", 500)
 
     @app.get("/", include_in_schema=False)
     def index():

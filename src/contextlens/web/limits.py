@@ -62,7 +62,8 @@ class Limits:
 
     def check_sentences(self, sentences: Sequence[str]) -> None:
         if len(sentences) > self.max_sentences:
-            raise LimitError(f"{len(sentences)} sentences given; the limit is {self.max_sentences} sentences per request")
+            raise LimitError(f"{len(sentences)} sentences given; the limit is {self.max_sentences} sentences "
+                             "per request")
         for i, s in enumerate(sentences):
             if len(s) > self.max_chars:
                 raise LimitError(
@@ -78,8 +79,8 @@ class Limits:
     def check_attention(self, n_words: int) -> None:
         if n_words > self.max_attention_words:
             raise LimitError(
-                f"the sentence has {n_words} words; the limit is {self.max_attention_words} words per sentence "
-                "for attention"
+                f"the sentence has {n_words} words; the limit is {self.max_attention_words} words per "
+                "sentence for attention"
             )
 
 
@@ -95,6 +96,6 @@ def utf8_text(text):
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as err:
-        raise ValueError(f"the text has a lone surrogate (U+{ord(text[err.start]):04X} at character {err.start}), "
-                         "which is not text; send valid UTF-8") from None
+        raise ValueError(f"the text has a lone surrogate (U+{ord(text[err.start]):04X} at character "
+                         f"{err.start}), which is not text; send valid UTF-8") from None
     return text

@@ -28,11 +28,13 @@ Sentences = Annotated[list[Sentence], Field(min_length=1, max_length=CAPS.max_se
 Word = Annotated[str, Field(min_length=1, max_length=CAPS.max_word_chars), BeforeValidator(utf8_text)]
 Name = Annotated[str, Field(min_length=1, max_length=CAPS.max_word_chars), BeforeValidator(utf8_text)]
 Layer = Annotated[int, Field(ge=-CAPS.max_layer, le=CAPS.max_layer,
-                             description="a layer number: 0 = static row, then the model's layers; -1 = the last")]
+                             description="a layer number: 0 = static row, then the model's layers; -1 = the "
+                                         "last")]
 StoredLayer = Annotated[int, Field(ge=0, le=CAPS.max_layer, description="a layer the index stores")]
 Occurrence = Annotated[int, Field(ge=0, le=CAPS.max_occurrence,
                                   description="which occurrence of the word (0-based), if it occurs twice")]
-Results = Annotated[int, Field(ge=1, le=CAPS.max_results, description="how many usages (at most the server's max_results)")]
+Results = Annotated[int, Field(ge=1, le=CAPS.max_results,
+                               description="how many usages (at most the server's max_results)")]
 Coordinate = Annotated[float, Field(ge=-MAX_COORD, le=MAX_COORD)]
 
 
@@ -49,7 +51,8 @@ class Request(BaseModel):
 
 class EncoderOptions(Request):
     encoder: Name = Field("static", description=ENCODER_HELP, examples=["minilm"])
-    alpha: float | None = Field(None, ge=0.0, le=1.0, description="average: the weight a word keeps of itself, 0..1")
+    alpha: float | None = Field(None, ge=0.0, le=1.0,
+                                description="average: the weight a word keeps of itself, 0..1")
     include_self: bool | None = Field(None, description="attention: may a word attend to itself")
     scale: float | None = Field(None, ge=-CAPS.max_scale, le=CAPS.max_scale,
                                 description="attention: multiplies the dot products (default 1/√d)")
@@ -64,7 +67,8 @@ class EncodeRequest(EncoderOptions):
 
 
 class WordRequest(EncoderOptions):
-    sentences: Sentences = Field(..., examples=[["The bank approved my loan.", "We sat on the bank of the river."]])
+    sentences: Sentences = Field(..., examples=[["The bank approved my loan.",
+                                                 "We sat on the bank of the river."]])
     word: Word = Field(..., examples=["bank"])
     missing: Literal["error", "skip"] = Field(
         "error", description="sentences without the word: an error, or left out (listed in skipped)")
@@ -93,7 +97,8 @@ class CompareRequest(EncoderOptions):
 class ContextualizeRequest(EncoderOptions):
     sentence: Sentence = Field(..., examples=["We sat on the bank of the river."])
     word: Word = Field(..., examples=["bank"])
-    probes: list[Word] = Field([], max_length=CAPS.max_probes, description="words of the table to measure the vector against")
+    probes: list[Word] = Field([], max_length=CAPS.max_probes,
+                               description="words of the table to measure the vector against")
     layer: Layer = -1
 
 
@@ -102,7 +107,8 @@ class AttentionViewsRequest(EncoderOptions):
     word: Word = Field(..., examples=["bank"])
     occurrence: Occurrence | None = None
     layer: Layer = -1
-    head: int | None = Field(None, ge=0, le=CAPS.max_head, description="a head, or none for the mean over heads")
+    head: int | None = Field(None, ge=0, le=CAPS.max_head,
+                             description="a head, or none for the mean over heads")
 
 
 class NeighboursViewRequest(EncoderOptions):
@@ -159,23 +165,28 @@ class LensViewRequest(Request):
                         "`contextlens lab --model`)", examples=["smollm2"])
     sentence: Sentence = Field(..., examples=["We sat on the bank of the river."])
     position: int | None = Field(None, ge=0, le=CAPS.max_chars,
-                                 description="the word (0-based) after which to read the predictions; default the last")
-    word: Word | None = Field(None, description="or the word itself, after which to read them (instead of position)")
+                                 description="the word (0-based) after which to read the predictions; "
+                                             "default the last")
+    word: Word | None = Field(
+        None, description="or the word itself, after which to read them (instead of position)")
     occurrence: Occurrence | None = None
     k: Annotated[int, Field(ge=1, le=CAPS.max_neighbours)] = Field(5, description="best next words per layer")
-    track: list[Word] = Field([], max_length=CAPS.max_probes, description="words whose rank to follow layer by layer")
+    track: list[Word] = Field([], max_length=CAPS.max_probes,
+                              description="words whose rank to follow layer by layer")
 
 
 class ProbesViewRequest(EncoderOptions):
     tasks: list[Literal[PROBE_TASKS]] = Field(  # type: ignore[valid-type]
         ["pos"], min_length=1, max_length=len(PROBE_TASKS),
         description="the probe tasks over SemCor: pos, supersense, sense (one probe per layer each)")
-    probe: Literal[PROBE_KINDS] = Field("linear", description="linear (logistic regression) or mlp")  # type: ignore
+    # type: ignore
+    probe: Literal[PROBE_KINDS] = Field("linear", description="linear (logistic regression) or mlp")
 
 
 class CkaViewRequest(EncoderOptions):
     other: Name | None = Field(None, description="a second encoder (default options) whose layers to compare "
-                               "with the first's; none: the first's layers with each other", examples=["mpnet"])
+                               "with the first's; none: the first's layers with each other",
+                               examples=["mpnet"])
     sample: Annotated[int, Field(ge=2, le=DEFAULT_SENTENCES)] = Field(
         200, description="how many sentences of the shared corpora (Brown, ABC, movie reviews) to draw")
     seed: Annotated[int, Field(ge=0, le=2**32 - 1)] = Field(0, description="the seed of the sample")
@@ -187,8 +198,9 @@ class AttentionRequest(AttentionViewsRequest):
 
 
 class ToyRequest(Request):
-    neighbours: list[Annotated[list[Word], Field(max_length=CAPS.max_toy_words)]] = Field([["loan", "money"], ["river", "water"]], min_length=2, max_length=2,
-                                         description="the neighbours of bank in each of the two sentences")
+    neighbours: list[Annotated[list[Word], Field(max_length=CAPS.max_toy_words)]] = Field(
+        [["loan", "money"], ["river", "water"]], min_length=2, max_length=2,
+        description="the neighbours of bank in each of the two sentences")
     vectors: dict[Word, Annotated[list[Coordinate], Field(min_length=2, max_length=2)]] | None = Field(
         None, max_length=CAPS.max_toy_words, description="moved words: {word: [finance, nature]}")
     method: Literal["average", "attention"] = "average"
@@ -210,7 +222,8 @@ class IndexSearchRequest(Request):
 
 
 class IndexLikeRequest(Request):
-    usage_id: Annotated[str, Field(min_length=1, max_length=CAPS.max_id_chars), BeforeValidator(utf8_text)] = Field(
+    usage_id: Annotated[str, Field(min_length=1, max_length=CAPS.max_id_chars),
+                        BeforeValidator(utf8_text)] = Field(
         ..., description="the id of a usage in the index (from a search result)")
     k: Results = 10
     layer: StoredLayer | None = Field(None, description="a layer the index stores (default: its last)")
@@ -232,10 +245,12 @@ class StatusResponse(Open):
     default_model: str
     vectors: str
     encoders: list[str]
-    limits: dict[str, int | float] = Field(..., description="every limit of a request, by name (see limits.py)")
+    limits: dict[str, int | float] = Field(...,
+                                           description="every limit of a request, by name (see limits.py)")
     resources: dict[str, ResourceStatus]
     workers: dict[str, int] = Field(..., description="the worker processes of the projections: running, busy")
-    cache: dict[str, int] = Field(..., description="the encodings kept for every encoder together, and their bytes")
+    cache: dict[str, int] = Field(
+        ..., description="the encodings kept for every encoder together, and their bytes")
 
 
 class WordSpan(BaseModel):
@@ -263,7 +278,8 @@ class EncodeResponse(Open):
     encoder: dict[str, Any]
     causal: bool = Field(..., description="whether a word's vector is computed from the words before it only")
     default_layer: int = Field(..., description="the layer the lab reads by default for this encoder")
-    notes: dict[str, str] = Field(..., description="what a figure of this encoder means, by figure (causal models)")
+    notes: dict[str, str] = Field(
+        ..., description="what a figure of this encoder means, by figure (causal models)")
 
 
 class LayersResponse(Open):
@@ -300,7 +316,8 @@ class AttentionResponse(Open):
 
 
 class ViewsResponse(BaseModel):
-    views: list[dict[str, Any]] = Field(..., description="each view's data, drawn by CLViews.render (/views/*.js)")
+    views: list[dict[str, Any]] = Field(...,
+                                        description="each view's data, drawn by CLViews.render (/views/*.js)")
 
 
 class ViewResponse(BaseModel):
@@ -325,7 +342,9 @@ class IndexStats(Open):
 class IndexResponse(BaseModel):
     loaded: bool
     stats: IndexStats | None = Field(None, description="the library's index_stats (when loaded)")
-    encoder: str | None = Field(None, description="the lab model that encodes queries (None: the index loads its own)")
+    encoder: str | None = Field(None,
+                                description="the lab model that encodes queries (None: the index loads its "
+                                            "own)")
     max_results: int | None = Field(None, description="the largest k a search may ask for")
     hint: str | None = Field(None, description="how to start the lab with an index (when none is loaded)")
 

@@ -42,7 +42,8 @@ def listen(host: str, port: int) -> socket.socket:
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
     except socket.gaierror as err:
-        raise InputError(f"--host {host} is neither an address nor a known host name ({err.strerror})") from None
+        raise InputError(f"--host {host} is neither an address nor a known host name "
+                         f"({err.strerror})") from None
     try:
         return socket.create_server((host, port), family=family, backlog=2048)
     except OSError as err:
@@ -50,7 +51,8 @@ def listen(host: str, port: int) -> socket.socket:
             raise InputError(f"port {port} on {host} is in use (another lab or server?); choose another with "
                              "--port N, or --port 0 for a free one") from None
         if err.errno == errno.EACCES:
-            raise InputError(f"port {port} needs administrator rights; choose one above 1023 (--port 8000)") from None
+            raise InputError(f"port {port} needs administrator rights; "
+                             "choose one above 1023 (--port 8000)") from None
         if err.errno == errno.EADDRNOTAVAIL:
             raise InputError(f"--host {host} is not an address of this machine") from None
         raise InputError(f"cannot listen on {host} port {port}: {err.strerror}") from None

@@ -127,7 +127,8 @@ class SharedEncoder:
         with self._lock:
             if self._closing.is_set():
                 raise LabClosingError("the lab is stopping")
-            if targets is not None:  # some words only (the index's queries): not cached, the cache holds whole sentences
+            # some words only (the index's queries): not cached, the cache holds whole sentences
+            if targets is not None:
                 return self._encoder.encode(texts, targets=targets)
             found = {t: self._cache.get(self._owner, t) for t in dict.fromkeys(texts)}
             todo = [t for t, enc in found.items() if enc is None]
@@ -160,15 +161,18 @@ class LabState:
 
     def __init__(self, model: str = "minilm", vectors: str = "glove-6b-50d", limits: Limits | None = None,
                  threads: int | None = 1, index=None, models: Sequence[str] | None = None,
-                 pool: WorkerPool | None = None, cache_bytes: int = CACHE_BYTES, add_models: Sequence[str] = (), engine: str | None = None):
+                 pool: WorkerPool | None = None, cache_bytes: int = CACHE_BYTES,
+                 add_models: Sequence[str] = (), engine: str | None = None):
         self.model, self.vectors, self.limits = model, vectors, limits or Limits()
-        self.offered = None if models is None else list(models)  # the models offered (None: every installed one)
+        # the models offered (None: every installed one)
+        self.offered = None if models is None else list(models)
         self.added = list(dict.fromkeys(add_models))  # offered too: local folders, hub ids (`lab --model`)
         for name in self.added:
             check_name(name)  # a typo of a packaged name fails here, before the lab serves
         self.index = index  # a UsageReader, or None
         self.index_lock = threading.Lock()  # one index request at a time reads the store
-        self.threads = threads  # torch CPU threads (None: chosen from the cores and the load, contextlens.threads)
+        # torch CPU threads (None: chosen from the cores and the load, contextlens.threads)
+        self.threads = threads
         self.engine = engine  # what runs the transformers (None: the encoder's default)
         self.pool = pool or WorkerPool()  # runs the numeric steps (projections, clustering)
         self.cache = EncodingCache(cache_bytes)
@@ -192,11 +196,13 @@ class LabState:
 
     # ---- what exists -------------------------------------------------------------------
     def models(self) -> list[dict[str, Any]]:
-        rows = [m for m in list_models() if m["installed"] and (self.offered is None or m["name"] in self.offered)]
+        rows = [m for m in list_models() if m["installed"]
+                and (self.offered is None or m["name"] in self.offered)]
         names = {m["name"] for m in rows}
         for name in dict.fromkeys([self.model, *self.added]):
             if name not in names:
-                rows.append({"name": name, "installed": True, "description": "model given to `contextlens lab`"})
+                rows.append({"name": name, "installed": True,
+                             "description": "model given to `contextlens lab`"})
         return rows
 
     def encoder_names(self) -> list[str]:
@@ -214,7 +220,8 @@ class LabState:
             "limits": self.limits.as_dict(),
             "resources": {r: states.get(r, {"state": "not loaded"}) for r in resources},
             "workers": {"running": len(self.pool.pids()), "busy": len(self.pool.pids(busy=True))},
-            "cache": {"encodings": len(self.cache), "bytes": self.cache.nbytes, "max_bytes": self.cache.max_bytes},
+            "cache": {"encodings": len(self.cache), "bytes": self.cache.nbytes,
+                      "max_bytes": self.cache.max_bytes},
         }
 
     # ---- loading -----------------------------------------------------------------------
@@ -244,15 +251,17 @@ class LabState:
         return self._load(self.vectors, lambda: resolve_vectors(self.vectors))
 
     def _model(self, name: str) -> SharedEncoder:
-        return self._load(name, lambda: SharedEncoder(make_encoder(model=name, threads=self.threads, engine=self.engine), self.cache,
+        return self._load(name, lambda: SharedEncoder(make_encoder(model=name, threads=self.threads,
+                                                                   engine=self.engine), self.cache,
                                                       ("model", name), self.closing))
 
     def language_model(self, name: str):
         """``(LanguageModel, lock)`` of the model ``name`` with its language-model head (for the
         logit lens), loaded once beside its encoder; the lock serialises its use."""
         if name in STATIC_METHODS:
-            raise InputError(f"the logit lens reads a causal language model's next-word predictions, and {name} "
-                             f"mixes the rows of a static table, which predict no word: {ask('model', 'smollm2')}")
+            raise InputError("the logit lens reads a causal language model's next-word predictions, and "
+                             f"{name} mixes the rows of a static table, which predict no word: "
+                             f"{ask('model', 'smollm2')}")
         check_choice("model", name, [m["name"] for m in self.models()])
 
         def load():

@@ -44,7 +44,8 @@ __all__ = ["WorkerPool", "WorkerError", "WorkerCrashedError", "WorkerTimeoutErro
 
 log = logging.getLogger(__name__)
 #: imported once by the forkserver, so every worker starts with them
-PRELOAD = ("__main__", "numpy", "scipy.cluster.hierarchy", "sklearn.manifold", "sklearn.metrics", "threadpoolctl",
+PRELOAD = ("__main__", "numpy", "scipy.cluster.hierarchy", "sklearn.manifold", "sklearn.metrics",
+           "threadpoolctl",
            "contextlens.analysis.projection", "contextlens.analysis.senses", "contextlens.web.worker")
 
 
