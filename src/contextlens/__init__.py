@@ -31,7 +31,8 @@ import importlib
 # name -> the module that defines it (imported on first access)
 _LAZY = {
     # the experiments: verb(encoder, text(s), word, *, options)
-    "contextualize": ".analysis.incontext", "compare": ".analysis.incontext", "word_weights": ".analysis.incontext",
+    "contextualize": ".analysis.incontext", "compare": ".analysis.incontext",
+    "word_weights": ".analysis.incontext",
     "explore": ".analysis.explore", "senses": ".analysis.senses", "layer_divergence": ".analysis.layers",
     "attribute": ".analysis.attribution", "rank_pairs": ".analysis.ranking", "geometry": ".analysis.geometry",
     "contextual_neighbours": ".analysis.neighbours", "compare_sentences": ".analysis.sentences",

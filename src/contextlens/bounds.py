@@ -42,7 +42,8 @@ static distill                    words x layers x dim (state)    DISTILL_STATE_
 ================================  ==============================  =======================================
 
 Bounds kept where they were set before (one place each): ``context.attention.WEIGHTS_BUDGET``
-and ``MAX_WORDS`` (attention weights, masks), ``static.cooccurrence.MAX_DENSE_BYTES``, ``static.word2vec.MAX_*``,
+and ``MAX_WORDS`` (attention weights, masks), ``static.cooccurrence.MAX_DENSE_BYTES``,
+``static.word2vec.MAX_*``,
 ``bias.stats.MAX_EXACT``, ``views.usages.MAX_POINTS``, ``analysis.geometry.MAX_PAIRS``;
 corpus passes (``index build``, ``static build``, ``eval``) stream their
 input in chunks.
@@ -60,8 +61,8 @@ __all__ = [
     "MAX_ENCODING_BYTES", "encoding_word_limit", "check_encoding", "PAIR_BLOCK", "MAX_MATRIX_USAGES",
     "MAX_USAGE_PAIRS",
     "MAX_EMBED_POINTS", "ATTENTION_BUDGET", "MAX_K", "MAX_BATCH", "MAX_LAYERS",
-    "MAX_PREDICTIONS", "MAX_PATCH_PREDICTIONS", "MAX_TRACKED", "MAX_LM_PIECES", "LM_CACHE_BYTES", "LM_LENS_ROWS",
-    "MAX_PERMUTATION_CELLS", "MIN_PERMUTATIONS", "PERMUTATION_BLOCK_CELLS",
+    "MAX_PREDICTIONS", "MAX_PATCH_PREDICTIONS", "MAX_TRACKED", "MAX_LM_PIECES", "LM_CACHE_BYTES",
+    "LM_LENS_ROWS", "MAX_PERMUTATION_CELLS", "MIN_PERMUTATIONS", "PERMUTATION_BLOCK_CELLS",
     "MAX_CEAT_CELLS", "MIN_CEAT_SAMPLES", "CEAT_BLOCK_CELLS", "CEAT_CONTEXT_BYTES", "DISTILL_STATE_BYTES",
     "MAX_CLUSTERED", "MAX_SENTENCES", "MAX_SENTENCES_LIMIT", "MAX_STEPS",
 ]
@@ -95,8 +96,8 @@ def check_encoding(encoder, texts: Sequence[str], *, what: str = "the sentences"
     layers, dim = len(encoder.layer_ids), int(encoder.dim)
     name = getattr(encoder, "name", type(encoder).__name__)
     return check_size(what, n, encoding_word_limit(layers, dim), "words",
-                      why=f"{name}: {layers} layer{'s' * (layers != 1)} x {dim} numbers a word; time and memory "
-                      "grow with the words",
+                      why=f"{name}: {layers} layer{'s' * (layers != 1)} x {dim} numbers a word; time and "
+                          "memory grow with the words",
                       todo=todo)
 
 

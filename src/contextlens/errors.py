@@ -48,7 +48,8 @@ def library_phrase(name: str, values: list) -> str:
 
 
 def phrase(message: object, style: Callable[[str, list], str] = library_phrase) -> str:
-    """``message`` (an error, or its text) with each :func:`ask` instruction worded by ``style(name, values)``.
+    """``message`` (an error, or its text) with each :func:`ask` instruction worded by
+    ``style(name, values)``.
 
     >>> phrase(InputError(f"no layer: {ask('layer')}"), lambda name, values: f"use --{name}")
     'no layer: use --layer'
@@ -91,7 +92,8 @@ class ContextLensError(Exception):
         super().__init__(*args)
         self.cli = cli
 
-    def __str__(self) -> str:  # any :func:`ask` instruction in the library's terms (front ends call :func:`phrase`)
+    # any :func:`ask` instruction in the library's terms (front ends call :func:`phrase`)
+    def __str__(self) -> str:
         return phrase(self)
 
 
@@ -230,7 +232,8 @@ def check_int(name: str, value, *, low: int | None = None, high: int | None = No
 
     >>> check_int("window", 5, low=1, high=100)
     5
-    >>> check_int("window", 10**9, low=1, high=100, hint="a window wider than the longest sentence adds nothing")
+    >>> check_int("window", 10**9, low=1, high=100,
+    ...           hint="a window wider than the longest sentence adds nothing")
     Traceback (most recent call last):
     ...
     contextlens.errors.InputError: window must be a whole number from 1 to 100, got 1000000000; a window wider than the longest sentence adds nothing
@@ -246,7 +249,8 @@ def check_int(name: str, value, *, low: int | None = None, high: int | None = No
     return int(value)
 
 
-def check_float(name: str, value, *, low: float | None = None, high: float | None = None, hint: str = "") -> float:
+def check_float(name: str, value, *, low: float | None = None, high: float | None = None,
+                hint: str = "") -> float:
     """Return ``value`` as a float if it is a finite number within ``low..high``, else a
     message naming the bounds (NaN and infinities are never accepted).
 

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from .errors import InputError, OutputPathError, TextDecodingError
 
-__all__ = ["atomic_output", "output_dir", "output_error", "cache_dir", "cache_root", "check_outputs", "same_file",
-           "check_input_file", "read_error", "read_text_file", "remove_leftovers"]
+__all__ = ["atomic_output", "output_dir", "output_error", "cache_dir", "cache_root", "check_outputs",
+           "same_file", "check_input_file", "read_error", "read_text_file", "remove_leftovers"]
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +134,8 @@ def _create_temp(target: Path, suffix: str) -> tuple[Path, int]:
     raise FileExistsError(errno.EEXIST, "no free temporary name", str(target))  # pragma: no cover
 
 
-def remove_leftovers(path: str | os.PathLike, suffix: str | None = None, *, keep: Path | None = None) -> list[Path]:
+def remove_leftovers(path: str | os.PathLike, suffix: str | None = None, *,
+                     keep: Path | None = None) -> list[Path]:
     """Remove the temporary files of :func:`atomic_output` for ``path`` that no live process
     is writing (a run killed mid-write left them), except ``keep``; the ones removed.
 
@@ -236,7 +237,8 @@ def cache_dir(*parts: str) -> Path:
     try:
         return output_dir(Path(cache_root(), *parts))
     except OutputPathError as err:
-        raise OutputPathError(f"{err} (the cache folder: set CONTEXTLENS_CACHE to a folder you can write)") from None
+        raise OutputPathError(f"{err} (the cache folder: set CONTEXTLENS_CACHE to a folder you can "
+                              "write)") from None
 
 
 # -- outputs that are inputs ------------------------------------------------------------
@@ -290,8 +292,8 @@ def check_outputs(
     for i, (label, out) in enumerate(outputs):
         for other_label, other in outputs[:i]:
             if same_file(out, other):
-                raise InputError(f"{other_label} {other} and {label} {out} name the same file; give each output "
-                                 "its own path")
+                raise InputError(f"{other_label} {other} and {label} {out} name the same file; give each "
+                                 "output its own path")
     written = [(label, out, os.stat(out)) for label, out in outputs if out.exists()]
     if not written:  # a path that does not exist yet is no existing input
         return
@@ -304,7 +306,8 @@ def check_outputs(
         for label, out, _ in written:
             if same_file(out, source):
                 raise InputError(f"{label} {out} is the input {in_label} {source} " + (
-                    "(the same folder): writing into it would change that input; choose another folder" if is_dir
+                    "(the same folder): writing into it would change that input; choose another folder"
+                    if is_dir
                     else "(the same file): writing it would destroy that input; choose another output path"))
         if not is_dir:
             continue
@@ -313,8 +316,9 @@ def check_outputs(
                 with contextlib.suppress(OSError):
                     if os.path.samestat(st, os.stat(member)):
                         alias = "" if os.path.realpath(out) == os.path.realpath(member) else f" ({member})"
-                        raise InputError(f"{label} {out} is a file of the input folder {in_label} {source}{alias}: "
-                                         "writing it would destroy that input; choose another output path")
+                        raise InputError(f"{label} {out} is a file of the input folder {in_label} "
+                                         f"{source}{alias}: writing it would destroy that input; choose "
+                                         "another output path")
 
 
 # -- small input files ------------------------------------------------------------------
@@ -338,7 +342,8 @@ def check_input_file(path: str | os.PathLike, what: str = "file", hint: str = ""
     if stat.S_ISDIR(st.st_mode):
         raise InputError(f"{path} is a folder, not a {what}{todo}")
     if not stat.S_ISREG(st.st_mode):
-        raise InputError(f"{path} is not a regular file (a device, a pipe or a socket), so not a {what}{todo}")
+        raise InputError(f"{path} is not a regular file (a device, a pipe or a socket), so not a "
+                         f"{what}{todo}")
     return st
 
 

@@ -54,7 +54,8 @@ class Report(NamedTuple):
 def describe(r: Report) -> str:
     """A report as one plain line (the record's message).
 
-    >>> describe(Report(2, "compiling the counting kernel", "start", 0, 9, "functions", "once, then cached", 0.0))
+    >>> describe(Report(2, "compiling the counting kernel", "start", 0, 9, "functions", "once, then cached",
+    ...                 0.0))
     'compiling the counting kernel: 0 of 9 functions (once, then cached)'
     >>> describe(Report(3, "loading UMAP", "advance", 0, None, "", None, 3.0))
     'loading UMAP: 3 s'

@@ -3,8 +3,9 @@
 UMAP warns that a seed turns parallelism off, tqdm that a notebook lacks ipywidgets:
 true, but not the user's to act on, and in a notebook they stay in the saved outputs.
 :func:`quiet_warnings` goes around the one call that warns, names the libraries whose
-warnings it takes (a folder in the path of the file that warns) and logs each at DEBUG (``contextlens -v`` does not show them; a DEBUG log set-up does). Any other
-warning raised inside is warned again, as the caller's filters say.
+warnings it takes (a folder in the path of the file that warns) and logs each at DEBUG
+(``contextlens -v`` does not show them; a DEBUG log set-up does). Any other warning raised
+inside is warned again, as the caller's filters say.
 """
 
 from __future__ import annotations

@@ -47,11 +47,13 @@ from typing import NamedTuple
 
 from .errors import check_choice, check_int
 
-__all__ = ["ENV", "CORES", "LOAD", "POLICIES", "ThreadChoice", "choose_threads", "usable_cores", "cgroup_quota",
-           "affinity_cores", "load_average", "thread_choice", "last_choice", "describe_threads"]
+__all__ = ["ENV", "CORES", "LOAD", "POLICIES", "ThreadChoice", "choose_threads", "usable_cores",
+           "cgroup_quota", "affinity_cores", "load_average", "thread_choice", "last_choice",
+           "describe_threads"]
 
 ENV = "CONTEXTLENS_THREADS"
-CORES, LOAD = "cores", "load"  # every usable core (onnxruntime) | the usable cores the load leaves free (torch)
+# every usable core (onnxruntime) | the usable cores the load leaves free (torch)
+CORES, LOAD = "cores", "load"
 POLICIES = (CORES, LOAD)
 MAX_THREADS = 1024
 _last: dict[str, ThreadChoice] = {}
@@ -138,8 +140,8 @@ def _ancestors(root: Path, relative: str) -> list[Path]:
     return [root.joinpath(*parts[:n]) for n in range(len(parts), -1, -1)]
 
 
-def cgroup_quota(root: str | os.PathLike = "/sys/fs/cgroup", self_cgroup: str | os.PathLike = "/proc/self/cgroup"
-                 ) -> float | None:
+def cgroup_quota(root: str | os.PathLike = "/sys/fs/cgroup",
+                 self_cgroup: str | os.PathLike = "/proc/self/cgroup") -> float | None:
     """The tightest CPU quota, in CPUs, on this process's cgroup and its parents (v2 or v1),
     or None when there is none (or no cgroup file system). Paths are parameters so that a
     test can give a fake tree."""
@@ -210,7 +212,8 @@ def thread_choice(threads: int | None = None, policy: str = CORES, *, affinity: 
     else:
         count = choose_threads(usable_cores(affinity, quota, machine), load, machine, policy)
         source = "automatic"
-    choice = ThreadChoice(count, source, policy, affinity, quota, None if load is None else round(load, 2), machine)
+    choice = ThreadChoice(count, source, policy, affinity, quota, None if load is None else round(load, 2),
+                          machine)
     _last[policy] = choice
     return choice
 

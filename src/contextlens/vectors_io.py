@@ -330,7 +330,8 @@ def _read_binary(path: Path, limit: int | None) -> Rows:
     for s in range(0, want, step):
         vectors[s:s + step] = buf[at[s:s + step, None] + columns].view("<f4")
     return words, _check_rows(  # an entry begins 1 + len(word) bytes before its vector
-        path, words, vectors, lambda i: (None, f"entry {i + 1} (byte {offsets[i] - 1 - len(words[i].encode())})"))
+        path, words, vectors,
+        lambda i: (None, f"entry {i + 1} (byte {offsets[i] - 1 - len(words[i].encode())})"))
 
 
 _DEFLATE_RATIO = 1100  # deflate expands at most about 1032 times
@@ -353,14 +354,16 @@ def _check_npz_sizes(path: Path, members: Sequence[str]) -> None:
                                       f"from {info.compress_size:,} stored; the archive is damaged")
             with z.open(info) as f:
                 version = npy.read_magic(f)
-                read_header = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}.get(version)
+                read_header = {(1, 0): npy.read_array_header_1_0,
+                               (2, 0): npy.read_array_header_2_0}.get(version)
                 if read_header is None:
                     raise ValueError(f"unsupported .npy version {version} in {info.filename}")
                 shape, _, dtype = read_header(f)
             declared = math.prod(shape) * dtype.itemsize
             if declared > info.file_size:
                 raise FileFormatError(path, None, f"member {info.filename!r} declares {shape} {dtype} "
-                                      f"({declared:,} bytes) but holds {info.file_size:,}; the archive is damaged")
+                                      f"({declared:,} bytes) but holds {info.file_size:,}; the archive is "
+                                      "damaged")
 
 
 _NGRAM_ARRAYS = ("ngram_rows", "ngram_vectors", "ngram_params")
@@ -385,7 +388,8 @@ def _read_npz(path: Path) -> tuple[list[str], np.ndarray, str | None, NgramVecto
     if not len(keys):
         raise EmptyInputError(f"{path} holds no vectors")
     if vectors.shape[1] == 0:
-        raise FileFormatError(path, None, "'vectors' has 0 dimensions; a table needs at least one value per word")
+        raise FileFormatError(path, None,
+                              "'vectors' has 0 dimensions; a table needs at least one value per word")
     words = keys.tolist()
     vectors = _check_rows(path, words, vectors, lambda i: (None, f"key {i}"))
     ngrams = None
@@ -394,7 +398,8 @@ def _read_npz(path: Path) -> tuple[list[str], np.ndarray, str | None, NgramVecto
             min_n, max_n, bucket = (int(x) for x in arrays["ngram_params"])
             ngrams = NgramVectors(min_n, max_n, bucket, arrays["ngram_rows"], arrays["ngram_vectors"])
         except (KeyError, ValueError, TypeError) as exc:
-            raise FileFormatError(path, None, f"damaged fastText n-grams ({exc}); save the table again") from None
+            raise FileFormatError(path, None,
+                                  f"damaged fastText n-grams ({exc}); save the table again") from None
     return words, vectors, str(arrays.get("name", "")) or None, ngrams
 
 

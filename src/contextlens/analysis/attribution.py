@@ -98,16 +98,16 @@ def attention_attribution(
     att = np.asarray(encoding.attention_weights(), dtype=np.float64)  # (layers, heads, n, n)
     special = encoding.special_attention  # (layers, heads, n) | None
     n_layers, heads, n = att.shape[:3]
-    i = check_int("word index", word, low=0, high=n - 1) if isinstance(word, numbers.Integral) else encoding.find(
-        word, occurrence=occurrence)
+    i = (check_int("word index", word, low=0, high=n - 1) if isinstance(word, numbers.Integral)
+         else encoding.find(word, occurrence=occurrence))
     if head is not None:
         check_int("head", head, low=0, high=heads - 1, hint="or None for the mean over heads")
     if head is not None and layer is None:
         raise InputError(f"a head is chosen within a layer; give the layer too ({ask('layer')})")
     out: dict[str, Any] = {
         "sentence": encoding.text, "word": encoding.words[i].text, "index": i, "words": encoding.tokens,
-        "layer_names": list(encoding.layer_names[1:]), "layer_ids": list(encoding.layer_ids[1:]), "heads": heads,
-        "per_head": att[:, :, i, :].tolist(), "mean": att[:, :, i, :].mean(axis=1).tolist(),
+        "layer_names": list(encoding.layer_names[1:]), "layer_ids": list(encoding.layer_ids[1:]),
+        "heads": heads, "per_head": att[:, :, i, :].tolist(), "mean": att[:, :, i, :].mean(axis=1).tolist(),
         "special_share": None if special is None else special[:, :, i].tolist(),
         "special_mean": None if special is None else special[:, :, i].mean(axis=1).tolist(),
     }

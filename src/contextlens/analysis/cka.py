@@ -74,13 +74,14 @@ class _Side:
         if not self.debiased:
             return xty
         n = len(self.x)
-        return xty - n / (n - 2.0) * float(self.rows @ other.rows) + self.total * other.total / ((n - 1.0) * (n - 2.0))
+        return (xty - n / (n - 2.0) * float(self.rows @ other.rows)
+                + self.total * other.total / ((n - 1.0) * (n - 2.0)))
 
 
 def _check(x: np.ndarray, y: np.ndarray, debiased: bool) -> None:
     if x.ndim != 2 or y.ndim != 2 or len(x) != len(y):
-        raise DimensionError(f"CKA needs (n, p) and (n, q) matrices over the same n examples, got {x.shape} and "
-                             f"{y.shape}")
+        raise DimensionError(f"CKA needs (n, p) and (n, q) matrices over the same n examples, got {x.shape} "
+                             f"and {y.shape}")
     if len(x) < (4 if debiased else 2):
         raise EmptyInputError(f"CKA needs at least {4 if debiased else 2} examples, got {len(x)}")
 
@@ -171,7 +172,8 @@ class CkaResult:
     sentences: str
 
     def as_dict(self) -> dict[str, Any]:
-        """``{models, layers: [[...], [...]], matrix, n_words, n_sentences, missing, debiased, sentences}``."""
+        """``{models, layers: [[...], [...]], matrix, n_words, n_sentences, missing, debiased,
+        sentences}``."""
         return {"models": list(self.models), "layers": [list(self.layers[0]), list(self.layers[1])],
                 "matrix": [list(r) for r in self.matrix], "n_words": self.n_words,
                 "n_sentences": self.n_sentences, "missing": self.missing, "debiased": self.debiased,
@@ -205,7 +207,8 @@ def layer_cka(
         keep &= ~np.isnan(stack).any(axis=(0, 2))
     if keep.sum() < (4 if debiased else 2):
         raise InputError(f"only {int(keep.sum())} tokens have a vector in every layer; give more sentences")
-    log.info("CKA over %d of %d tokens (%.1f s to read or encode)", keep.sum(), len(items), time.perf_counter() - t0)
+    log.info("CKA over %d of %d tokens (%.1f s to read or encode)", keep.sum(), len(items),
+             time.perf_counter() - t0)
     t0 = time.perf_counter()
     matrix = cka_matrix([layer[keep] for layer in stacks[0]],
                         None if other is None else [layer[keep] for layer in stacks[1]], debiased=debiased)

@@ -37,7 +37,8 @@ Language Models Obscure Representational Quality", EMNLP), §3:
 0.7071
 >>> max_explainable_variance(np.array([[2.0, 0], [2, 0]])), max_explainable_variance(np.eye(2))
 (1.0, 0.5)
->>> dimension_contributions(np.array([[3.0, 4], [3, -4]]), np.array([[0, 1]])).round(4).tolist()  # 9/25, -16/25
+>>> dimension_contributions(np.array([[3.0, 4], [3, -4]]),
+...                         np.array([[0, 1]])).round(4).tolist()  # 9/25, -16/25
 [0.36, -0.64]
 """
 
@@ -215,7 +216,8 @@ def _choose_words(tokens: list[list[str]], words: Sequence[str] | None, min_coun
             raise InputError(f"self-similarity needs each word in at least 2 sentences; these are in fewer: "
                              f"{', '.join(few)}")
         return words
-    chosen = sorted((w for w, c in counts.items() if c >= max(2, min_count) and any(ch.isalnum() for ch in w)),
+    chosen = sorted((w for w, c in counts.items() if c >= max(2, min_count)
+                     and any(ch.isalnum() for ch in w)),
                     key=lambda w: (-counts[w], w))
     if not chosen:
         raise InputError(f"no word occurs in {max(2, min_count)} or more sentences; give more sentences "
@@ -248,7 +250,8 @@ def geometry(
     check_int("n_pairs", n_pairs, low=1, high=MAX_PAIRS, hint="random word pairs for the anisotropy baseline")
     check_int("n_rogue", n_rogue, low=1, high=MAX_ROGUE, hint="how many rogue dimensions to list per layer")
     standardize = check_bool("standardize", standardize)
-    check_encoding(encoder, sentences, todo="give fewer or shorter sentences (geometry keeps every word's vectors)")
+    check_encoding(encoder, sentences,
+                   todo="give fewer or shorter sentences (geometry keeps every word's vectors)")
     encodings = encoder.encode(sentences, targets=every_word(sentences))  # vectors only
     tokens = [[t.lower() for t in e.tokens] for e in encodings]
     chosen = _choose_words(tokens, words, min_count)
@@ -290,8 +293,8 @@ def geometry(
             "mev": mean_mev, "mev_adjusted": mean_mev - mev_base, "mev_baseline": mev_base,
             "rogue": _rogue(contributions, n_rogue), "per_word": per_word,
         })
-        log.info("layer %d: anisotropy %.3f, self-sim %.3f, intra %.3f, MEV %.3f", layer, base, mean_self, intra,
-                 mean_mev)
+        log.info("layer %d: anisotropy %.3f, self-sim %.3f, intra %.3f, MEV %.3f", layer, base, mean_self,
+                 intra, mean_mev)
     return {
         "layer_names": list(encodings[0].layer_names), "layer_ids": list(encodings[0].layer_ids),
         "n_sentences": len(sentences),

@@ -94,8 +94,8 @@ def usage_vectors(encoder: Encoder, text: str, word: str, occurrence: int | None
         skipped = enc.meta.get("skipped", {})
         hints = next((v for k, v in skipped.items() if k.lower() == word.lower()), [])
         hint = f"; close keys: {', '.join(hints)}" if hints else ""
-        raise TargetNotFoundError(f"{word!r} is in the sentence but not in {enc.meta.get('vectors', 'the table')}"
-                                  f"{hint}")
+        raise TargetNotFoundError(f"{word!r} is in the sentence but not in "
+                                  f"{enc.meta.get('vectors', 'the table')}{hint}")
     return enc
 
 

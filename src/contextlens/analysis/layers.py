@@ -89,12 +89,14 @@ def layer_divergence(
         row = {"label": numbered("pair", n), "sentences": [e1.text, e2.text], "cosine_by_layer": cos,
                **summarise_divergence(cos, e1.layer_ids)}
         if static is not None:
-            a, b = StaticEncoder(static, oov="error").static_vectors([e1.words[idx[0]].text, e2.words[idx[1]].text])
+            a, b = StaticEncoder(static, oov="error").static_vectors([e1.words[idx[0]].text,
+                                                                      e2.words[idx[1]].text])
             row["static_cosine"] = cosine(a, b)
             row["drop"] = row["static_cosine"] - row["final_cosine"]
         rows.append(row)
         log.info("pair %d: %s", n, [round(c, 3) for c in cos])
-    return {"word": word, "layer_names": list(encodings[0].layer_names), "layer_ids": list(encodings[0].layer_ids),
+    return {"word": word, "layer_names": list(encodings[0].layer_names),
+            "layer_ids": list(encodings[0].layer_ids),
             "static": static_side(static, encodings[0]), "encoder": encodings[0].describe(), "pairs": rows}
 
 
@@ -123,7 +125,8 @@ def usage_pairs(usages: Usages) -> list[dict[str, Any]]:
         ua, ub = usages.usages[a], usages.usages[b]
         cos = cosine_by_layer(usages.vectors[a], usages.vectors[b])
         rows.append({"label": f"{labels[a]}–{labels[b]}", "usages": [a, b],
-                     "labels": [labels[a], labels[b]], "indices": [ua.position, ub.position], "occurrences": [ua.occurrence, ub.occurrence],
+                     "labels": [labels[a], labels[b]], "indices": [ua.position, ub.position],
+                     "occurrences": [ua.occurrence, ub.occurrence],
                      "sentences": [ua.sentence, ub.sentence], "cosine_by_layer": cos,
                      **summarise_divergence(cos, usages.layer_ids)})
     return rows
@@ -153,9 +156,9 @@ def usage_divergence(
                                   sentences=sentences, takes_all=True))
     n = len(found)
     if n * (n - 1) // 2 > MAX_USAGE_PAIRS:
-        raise LimitError(f"{word!r} has {n:,} usages here, {n * (n - 1) // 2:,} pairs of them, over the limit "
-                         f"of {MAX_USAGE_PAIRS:,} pairs compared at once: give fewer sentences, or take one "
-                         f"occurrence per sentence ({ask('occurrence', 0)})")
+        raise LimitError(f"{word!r} has {n:,} usages here, {n * (n - 1) // 2:,} pairs of them, over the "
+                         f"limit of {MAX_USAGE_PAIRS:,} pairs compared at once: give fewer sentences, or "
+                         f"take one occurrence per sentence ({ask('occurrence', 0)})")
     pairs = usage_pairs(found)
     log.info("%r: %d usages, %d pairs", word, len(found), len(pairs))
     return {"word": word, "layer_names": list(found.layer_names), "layer_ids": list(found.layer_ids),

@@ -14,8 +14,8 @@ attention sink), and SmolLM2 gives a word alone there almost one vector for ever
 from layer 2 on (mean cosine 0.94 between words at layer 2; the word itself was among its
 usage's 10 nearest reference words for none of 100 usages), while after a line break it
 is among them for all 100 from layer 3 to 14 (84 at layer 21;
-``benchmarks/neighbour_layers.py``). A model's reference is built once and cached on disk (kind ``neighbours`` of
-:mod:`contextlens.disk_cache`: least recently used references go past its bound), every
+``benchmarks/neighbour_layers.py``). A model's reference is built once and cached on disk (kind
+``neighbours`` of :mod:`contextlens.disk_cache`: least recently used references go past its bound), every
 layer at once, one ``.npz`` per layer, built whole and checked by content
 (:func:`reference_table`); its key is what changes a word encoded alone (the model, its
 pooling and layers, the words), not settings that only matter for longer texts or for
@@ -210,21 +210,25 @@ def _alone(encoder: Encoder, words: list[str], advance: Callable[[int], None] = 
     try:
         encoder.encode(list(rows)[:1] or words[:1])
     except InputError as err:
-        log.info("a word alone has no context to mix (%s); the reference is the table row at every layer", err)
+        log.info("a word alone has no context to mix (%s); the reference is the table row at every layer",
+                 err)
         for w in words:
             with contextlib.suppress(InputError):
                 rows[w] = encoder.static_vectors([w])[0]
         if not rows:
-            raise EmptyInputError(f"the encoder's table holds none of the {len(words)} reference words") from None
+            raise EmptyInputError(
+                f"the encoder's table holds none of the {len(words)} reference words") from None
         kept = [w for w in words if w in rows]
-        return np.repeat(np.stack([rows[w] for w in kept])[None], len(encoder.layer_ids), 0), kept, "table rows"
+        return (np.repeat(np.stack([rows[w] for w in kept])[None], len(encoder.layer_ids), 0), kept,
+                "table rows")
     kept = []
     single = [w for w in words if len(tokenize(w)) == 1]  # a reference word is one word of the tokenizer
     prefix = CAUSAL_PREFIX if encoder.causal else ""  # white space: the word is still word 0 of the text
     advance(len(words) - len(single))
     # filled in place: SmolLM2's 20,000 words x 31 layers x 576 numbers are 1.4 GB once (a list of
     # rows stacked at the end held them twice)
-    stack = np.empty((len(encoder.layer_ids), len(single), encoder.dim), dtype=np.float32)  # (layers, words, dim)
+    # (layers, words, dim)
+    stack = np.empty((len(encoder.layer_ids), len(single), encoder.dim), dtype=np.float32)
     for start in range(0, len(single), _CHUNK):
         chunk = single[start : start + _CHUNK]
         for w, enc in zip(chunk, encoder.encode([prefix + w for w in chunk], targets=[[0]] * len(chunk))):
@@ -270,9 +274,11 @@ def is_form(word: str, other: str) -> bool:
     (either way round, any case): both reduce to one stem by the rules of :func:`_stems`.
     A rule of English spelling, not a dictionary: *banco* is not a form of *bank*.
 
-    >>> [w for w in ["banks", "Banking", "banker", "bankers", "banco", "bankrupt", "river"] if is_form("bank", w)]
+    >>> [w for w in ["banks", "Banking", "banker", "bankers", "banco", "bankrupt", "river"]
+    ...  if is_form("bank", w)]
     ['banks', 'Banking', 'banker', 'bankers']
-    >>> is_form("run", "running"), is_form("study", "studies"), is_form("bake", "baked"), is_form("car", "cares")
+    >>> is_form("run", "running"), is_form("study", "studies"), is_form("bake", "baked"), is_form("car",
+    ...                                                                                            "cares")
     (True, True, True, False)
     """
     return bool(_stems(word) & _stems(other))
@@ -300,13 +306,13 @@ def reference_at_layer(path: str | Path, layer: int) -> EmbeddingTable:
             others = sorted(p.name for p in path.parent.glob(f"{stem}.layer*{suffix}"))
             if others:
                 raise InputError(f"no reference table of layer {layer} beside {path} (there are: "
-                                 f"{', '.join(others)}); distil that layer (`contextlens static distill --layers "
-                                 f"{layer}`) or give --layer to match one")
+                                 f"{', '.join(others)}); distil that layer (`contextlens static distill "
+                                 f"--layers {layer}`) or give --layer to match one")
     table = resolve_vectors(str(chosen))
     found = _LAYER_IN_NAME.search(table.name or "")
     if found and int(found.group(1)) != layer:
-        raise InputError(f"{chosen} was distilled at layer {found.group(1)}, the usage is read at layer {layer}; "
-                         f"give --layer {found.group(1)}, or the table of layer {layer}")
+        raise InputError(f"{chosen} was distilled at layer {found.group(1)}, the usage is read at layer "
+                         f"{layer}; give --layer {found.group(1)}, or the table of layer {layer}")
     return table
 
 
@@ -365,7 +371,8 @@ def contextual_neighbours(encoder: Encoder, sentence: str, word: str, *, layer: 
         raise InputError(f"the reference table has dim {table.dim}, the encoder {enc.dim}; give a table of "
                          "this encoder at this layer")
     used = enc.words[0].text
-    forms = [] if keep_forms else [w for w in table.keys if w[:3].lower() == used[:3].lower() and is_form(used, w)]
+    forms = [] if keep_forms else [w for w in table.keys if w[:3].lower() == used[:3].lower()
+                                   and is_form(used, w)]
     found = nearest(table, enc.layers[position, 0], min(k + len(forms), len(table)), center=center,
                     exclude=[used])
     skip = {w.lower() for w in forms}
@@ -374,5 +381,6 @@ def contextual_neighbours(encoder: Encoder, sentence: str, word: str, *, layer: 
     left_out = [w for w, c in found if w.lower() in skip and c >= cutoff]
     return {"word": used, "sentence": sentence, "start": enc.words[0].start, "end": enc.words[0].end,
             "model": enc.source,
-            "layer": enc.layer_ids[position], "layer_name": enc.layer_names[position], "reference": table.name,
+            "layer": enc.layer_ids[position], "layer_name": enc.layer_names[position],
+            "reference": table.name,
             "neighbours": [{"word": w, "cosine": c} for w, c in kept], "forms_left_out": left_out}

@@ -56,7 +56,8 @@ def occlude(text: str, index: int) -> tuple[str, int]:
 def cosine_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``1 − cos`` row by row of two ``(n, dim)`` arrays (0 = the same direction).
 
-    >>> cosine_distance(np.array([[1.0, 0.0], [1.0, 1.0]]), np.array([[2.0, 0.0], [-1.0, -1.0]])).round(12).tolist()
+    >>> cosine_distance(np.array([[1.0, 0.0], [1.0, 1.0]]),
+    ...                 np.array([[2.0, 0.0], [-1.0, -1.0]])).round(12).tolist()
     [0.0, 2.0]
     """
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
@@ -71,7 +72,8 @@ def _spearman(x, y) -> float | None:
     return None if math.isnan(value) else value
 
 
-def occlusion_vs_attention(encoder: Encoder, text: str, word: str, *, occurrence: int | None = None) -> dict[str, Any]:
+def occlusion_vs_attention(encoder: Encoder, text: str, word: str, *,
+                           occurrence: int | None = None) -> dict[str, Any]:
     """Occlusion effects of every other word on ``word`` in ``text``, beside attention.
 
     Returns ``{sentence, word, index, others: [{word, position}], layers: [{layer,
@@ -87,8 +89,8 @@ def occlusion_vs_attention(encoder: Encoder, text: str, word: str, *, occurrence
     """
     n = len(tokenize(text))
     check_encoding(encoder, [text] * n, what=f"occlusion of a {n:,}-word text (encoded once per word)",
-                   todo="give a shorter text: occlusion encodes it once per word, so its cost grows as the square "
-                   "of the words")
+                   todo="give a shorter text: occlusion encodes it once per word, so its cost grows as the "
+                        "square of the words")
     full = encoder.encode([text])[0]
     full.attention_weights()  # the clear error of an encoder with none, before encoding once per word
     i = full.find(word, occurrence=occurrence)
@@ -100,7 +102,8 @@ def occlusion_vs_attention(encoder: Encoder, text: str, word: str, *, occurrence
         raise InputError(f"{text!r} has no other word to leave out; give a sentence")
     texts, spans = [], []
     for j in others:
-        p = next(q for q, w in enumerate(words) if (w.start, w.end) == (full.words[j].start, full.words[j].end))
+        p = next(q for q, w in enumerate(words)
+                 if (w.start, w.end) == (full.words[j].start, full.words[j].end))
         occluded, shift = occlude(text, p)
         moved = shift if p < position else 0
         texts.append(occluded)
@@ -123,7 +126,8 @@ def occlusion_vs_attention(encoder: Encoder, text: str, word: str, *, occurrence
                        "occlusion": effect.tolist(), "attention": att.tolist(), "rollout": rol.tolist(),
                        "spearman_attention": _spearman(effect[scored], att[scored]),
                        "spearman_rollout": _spearman(effect[scored], rol[scored])})
-    log.info("occlusion vs attention for %r: spearman %s", target.text, [r["spearman_attention"] for r in layers])
+    log.info("occlusion vs attention for %r: spearman %s", target.text,
+             [r["spearman_attention"] for r in layers])
     return {"sentence": text, "word": target.text, "index": i,
             "others": [{"word": full.words[j].text, "position": j} for j in others],
             "layers": layers, "causal": causal, "correlated": scored, "encoder": full.describe()}

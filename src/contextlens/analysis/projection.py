@@ -132,7 +132,8 @@ def project(x: np.ndarray, method: str = "pca", *, seed: int = 0, dims: int = 2)
                          f"({dims}-D)")
     n_neighbors = max(2, min(15, len(x) - 1))
     # UMAP's numba code compiles on its first use (27 to 70 s here), then loads from numba's cache; its
-    # warnings (a seed turns parallelism off, no TensorFlow for ParametricUMAP; numba's) are not the user's to act on
+    # warnings (a seed turns parallelism off, no TensorFlow for ParametricUMAP; numba's) are not the user's
+    # to act on
     with step(f"UMAP of {len(x):,} points", once="its first run compiles numba code, later runs load it"), \
             quiet_warnings("umap", "pynndescent", "numba"):
         try:

@@ -56,7 +56,8 @@ def read_pairs(path: str | os.PathLike) -> list[Pair]:
     for n, line in numbered_lines(path, "word pairs"):
         fields = line.split()
         if len(fields) not in (2, 3):
-            raise FileFormatError(path, n, f"expected 'word1 word2 [score]', got {len(fields)} fields: {line!r}")
+            raise FileFormatError(path, n,
+                                  f"expected 'word1 word2 [score]', got {len(fields)} fields: {line!r}")
         score = None
         if len(fields) == 3:
             try:
@@ -146,8 +147,8 @@ def _vectors(encoder: Encoder, words: list[str], template: str, layer: int, miss
     rows, failed = static_rows(static, words) if static is not None else ({}, {})
     if failed and missing == "error":
         w = next(iter(failed))
-        raise UnknownWordError(w, static.suggest(w), where=f"the static table {static.name!r} (remove the pair or "
-                               f"skip such pairs: {ask('missing', 'skip')})")
+        raise UnknownWordError(w, static.suggest(w), where=f"the static table {static.name!r} (remove the "
+                               f"pair or skip such pairs: {ask('missing', 'skip')})")
     check_encoding(encoder, sentences, what="the template sentences", todo="give fewer pairs")
     encodings = encoder.encode(sentences)
     found = {}

@@ -29,8 +29,8 @@ __all__ = ["CAUSAL_NOTES", "CAUSAL_DEPTH", "default_layer", "reading_guide"]
 CAUSAL_NOTES = {
     "usages": "A causal model computes a word's vector from the words before it only, so two sentences that "
               "agree up to the word give it the same vector, whatever follows.",
-    "attention": "A causal model lets each word attend only to itself and the words before it: the weights on "
-                 "later words are zero by its mask, not by choice.",
+    "attention": "A causal model lets each word attend only to itself and the words before it: the weights "
+                 "on later words are zero by its mask, not by choice.",
     "occlusion": "Only the words before the word can move a causal model's vector of it: leaving out a later "
                  "word changes nothing, so the correlations are taken over the earlier words only.",
     "attributions": "A causal model's word sees only the words before it, so only those are scored; "
@@ -38,8 +38,9 @@ CAUSAL_NOTES = {
                     "word when the other word is left out.",
     "patch": "A causal model's patched word changes only what comes after it: besides the cosines, the card "
              "lists the next words after each patched run and how the donor's best next words moved.",
-    "neighbours": "A causal model's last layers hold its guess of the next word more than the word itself, so "
-                  "its neighbours are read by default a third of the way up, where they are most about the word.",
+    "neighbours": "A causal model's last layers hold its guess of the next word more than the word itself, "
+                  "so its neighbours are read by default a third of the way up, where they are most about "
+                  "the word.",
 }
 #: where a causal model's neighbours are most about the word, as a share of its depth (see default_layer)
 CAUSAL_DEPTH = 1 / 3
@@ -71,4 +72,5 @@ def reading_guide(encoder: Encoder) -> dict[str, Any]:
     are read at by default, and what each figure means (``notes``: figure -> one sentence;
     empty for an encoder that reads both sides of a word)."""
     causal = bool(encoder.causal)
-    return {"causal": causal, "default_layer": default_layer(encoder), "notes": dict(CAUSAL_NOTES) if causal else {}}
+    return {"causal": causal, "default_layer": default_layer(encoder),
+            "notes": dict(CAUSAL_NOTES) if causal else {}}

@@ -250,7 +250,8 @@ def _silhouette(x: np.ndarray, labels: np.ndarray) -> float | None:
 def purity(clusters: Sequence[int], gold: Sequence) -> float:
     """Share of items whose gold label is their cluster's most common gold label."""
     if len(clusters) != len(gold) or not len(clusters):
-        raise InputError(f"purity needs as many gold labels as cluster labels, got {len(gold)} and {len(clusters)}")
+        raise InputError(f"purity needs as many gold labels as cluster labels, got {len(gold)} and "
+                         f"{len(clusters)}")
     by_cluster: dict[int, Counter] = {}
     for c, g in zip(clusters, gold, strict=True):
         by_cluster.setdefault(c, Counter())[g] += 1
@@ -447,7 +448,8 @@ def senses(
     found = collect_layer(encoder, sentences, word, layer, occurrence=occurrence, missing=missing)
     n = len(found.usages)
     if k == "auto" and n < 3:
-        raise EmptyInputError(f"only {n} sentence{'' if n == 1 else 's'} contain{'s' if n == 1 else ''} {word!r}: "
+        raise EmptyInputError(f"only {n} sentence{'' if n == 1 else 's'} contain{'s' if n == 1 else ''} "
+                              f"{word!r}: "
                               "telling its senses apart needs at least 3 usages; add sentences that use it")
     positions = [u.position for u in found.usages]
     gold_kept = None if gold is None else [gold[p] for p in positions]

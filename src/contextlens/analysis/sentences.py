@@ -39,5 +39,6 @@ def compare_sentences(encoder: Encoder, text1: str, text2: str, *, pooling: str 
     by_layer = cosine_by_layer(a, b)
     log.info("sentence cosine at layer %s: %.4f", e1.layer_ids[position], by_layer[position])
     return {"sentences": [text1, text2], "pooling": pooling, "layer": e1.layer_ids[position],
-            "layer_name": e1.layer_names[position], "cosine": by_layer[position], "layer_ids": list(e1.layer_ids),
+            "layer_name": e1.layer_names[position], "cosine": by_layer[position],
+            "layer_ids": list(e1.layer_ids),
             "layer_names": list(e1.layer_names), "cosine_by_layer": by_layer, "encoder": e1.describe()}

@@ -68,9 +68,11 @@ def _point(word: str, value) -> tuple[float, float]:
     try:
         x, y = (float(v) for v in value)
     except (TypeError, ValueError):
-        raise InputError(f"the vector of {word!r} must be two numbers [finance, nature], got {value!r}") from None
+        raise InputError(f"the vector of {word!r} must be two numbers [finance, nature], "
+                         f"got {value!r}") from None
     if not all(math.isfinite(v) and abs(v) <= MAX_COORD for v in (x, y)):
-        raise InputError(f"the vector of {word!r} must have finite coordinates within ±{MAX_COORD}, got {value!r}")
+        raise InputError(f"the vector of {word!r} must have finite coordinates within ±{MAX_COORD}, got "
+                         f"{value!r}")
     return x, y
 
 
@@ -87,7 +89,8 @@ def toy_table(vectors: Mapping[str, Sequence[float]] | None = None) -> Embedding
         raise UnknownWordError(unknown[0], where=f"the toy plane (its words: {', '.join(TOY_VECTORS)})")
     rows = {w: _point(w, moved.get(w, v)) for w, v in TOY_VECTORS.items()}
     keys = list(rows) + list(TOY_AXES)
-    return EmbeddingTable(keys, np.array([*rows.values(), *TOY_AXES.values()], dtype=np.float64), name="toy plane")
+    return EmbeddingTable(keys, np.array([*rows.values(), *TOY_AXES.values()], dtype=np.float64),
+                          name="toy plane")
 
 
 def _encoder(table: EmbeddingTable, method: str, alpha: float, include_self: bool, scale: float | None):

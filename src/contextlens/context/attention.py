@@ -213,7 +213,8 @@ def check_window(window: int | None) -> int | None:
     """
     if window is None:
         return None
-    return check_int("window", window, low=0, high=MAX_WINDOW, hint="words each side (None: the whole sentence)")
+    return check_int("window", window, low=0, high=MAX_WINDOW,
+                     hint="words each side (None: the whole sentence)")
 
 
 def check_scale(scale: float | None) -> float | None:
@@ -311,10 +312,12 @@ def multi_head_attention(
         )
     q, k = head_inputs(x, heads, w_q, "w_q"), head_inputs(x, heads, w_k, "w_k")
     if w_v is None and dim % heads:  # every head mixes all dims; each keeps its own share
-        mixed, weights = scaled_dot_product_attention(q, k, x[None], mask=mask, scale=scale)  # (heads, n, dim)
+        # (heads, n, dim)
+        mixed, weights = scaled_dot_product_attention(q, k, x[None], mask=mask, scale=scale)
         parts = np.array_split(np.arange(dim), heads)
         return np.concatenate([mixed[h][:, cols] for h, cols in enumerate(parts)], axis=1), weights
-    out, weights = scaled_dot_product_attention(q, k, head_inputs(x, heads, w_v, "w_v"), mask=mask, scale=scale)
+    out, weights = scaled_dot_product_attention(q, k, head_inputs(x, heads, w_v, "w_v"), mask=mask,
+                                                scale=scale)
     return out.transpose(1, 0, 2).reshape(n, -1), weights  # (n, heads * d_v), (heads, n, n)
 
 
@@ -358,7 +361,8 @@ def random_projections(dim: int, heads: int = 1, d_head: int | None = None, seed
 
 
 def check_weights_size(n_words: int, n_layers: int, heads: int, *, work_bytes: int = 0,
-                       what: str = "the text", todo: str = "use a shorter text", cli_todo: str | None = None) -> None:
+                       what: str = "the text", todo: str = "use a shorter text",
+                       cli_todo: str | None = None) -> None:
     """Refuse a text whose ``(n_layers, heads, n_words, n_words)`` float32 attention weights
     (plus ``work_bytes`` per head and word pair while one layer is computed) would take
     more than ``WEIGHTS_BUDGET`` bytes: they grow with the square of the words, so a long
@@ -375,7 +379,7 @@ def check_weights_size(n_words: int, n_layers: int, heads: int, *, work_bytes: i
     if per_pair * n_words**2 > WEIGHTS_BUDGET:
         most = int((WEIGHTS_BUDGET / per_pair) ** 0.5)
         shape = f"{n_layers} layer{'s' * (n_layers != 1)} x {heads} head{'s' * (heads != 1)}"
-        problem = (f"{what} has {n_words:,} words: its attention weights ({shape} x {n_words:,} x {n_words:,}) "
-                   f"would take {per_pair * n_words**2 / 2**30:.1f} GiB, over the {WEIGHTS_BUDGET >> 20} MiB limit "
-                   f"({most:,} words with {shape})")
+        problem = (f"{what} has {n_words:,} words: its attention weights ({shape} x {n_words:,} x "
+                   f"{n_words:,}) would take {per_pair * n_words**2 / 2**30:.1f} GiB, over the "
+                   f"{WEIGHTS_BUDGET >> 20} MiB limit ({most:,} words with {shape})")
         raise InputError(f"{problem}; {todo}", cli=f"{problem}; {cli_todo}" if cli_todo else None)

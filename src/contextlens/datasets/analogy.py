@@ -51,7 +51,8 @@ def load_analogies(path: str | Path) -> list[AnalogySection]:
             continue
         words = line.split()
         if len(words) != 4:
-            raise FileFormatError(path, line_no, f"expected a question of 4 words 'a b c d', got {len(words)}")
+            raise FileFormatError(path, line_no,
+                                  f"expected a question of 4 words 'a b c d', got {len(words)}")
         if not sections:
             raise FileFormatError(path, line_no, "a question before the first ': section' header")
         sections[-1][2].append(tuple(words))

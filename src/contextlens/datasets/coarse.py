@@ -58,7 +58,8 @@ def coarse_classes(root: str | Path, word: str) -> dict[str, str]:
     try:
         classes = json.loads("\n".join(read_lines(path)))
     except json.JSONDecodeError as e:
-        raise FileFormatError(path, e.lineno, f"expected a JSON object class id → sense name: {e.msg}") from None
+        raise FileFormatError(path, e.lineno,
+                              f"expected a JSON object class id → sense name: {e.msg}") from None
     if not isinstance(classes, dict) or not classes or not all(isinstance(v, str) for v in classes.values()):
         raise FileFormatError(path, None, 'expected a non-empty JSON object like {"0": "bank_bank", ...}')
     return {str(k): v for k, v in classes.items()}
@@ -80,7 +81,8 @@ def load_coarsewsd(root: str | Path, word: str, split: str) -> list[CoarseItem]:
     for line_no, line in numbered(data_path, what=f"CoarseWSD-20 {word} sentences"):
         fields = line.split("\t")
         if len(fields) != 2:
-            raise FileFormatError(data_path, line_no, f"expected 'index<TAB>sentence', got {len(fields)} fields")
+            raise FileFormatError(data_path, line_no,
+                                  f"expected 'index<TAB>sentence', got {len(fields)} fields")
         tokens = tuple(fields[1].split())
         if not fields[0].isdigit() or int(fields[0]) >= len(tokens):
             raise FileFormatError(data_path, line_no, f"target index {fields[0]!r} is not a token position "

@@ -126,8 +126,8 @@ def load_cosimlex(root: str | Path, path: str | Path | None = None, *,
                 if pair is None:
                     raise FileFormatError(file, line_no,
                                           f"context{k} must mark {row['word1']!r} and {row['word2']!r}"
-                                                         f" with <strong>...</strong> (found {len(spans)} marked: "
-                                                         f"{[text[a:b] for a, b in spans]})")
+                                          f" with <strong>...</strong> (found {len(spans)} "
+                                          f"marked: {[text[a:b] for a, b in spans]})")
                 placed.append((text, pair))
             (c1, s1), (c2, s2) = placed
             items.append(CosimlexItem(row["word1"], row["word2"], c1, c2, s1, s2, sims[0], sims[1]))

@@ -140,7 +140,8 @@ DATASETS: dict[str, DatasetSpec] = {s.name: s for s in (
         "Word Sense Disambiguation, Computational Linguistics 2021", "CC BY-NC 4.0", "coarsewsd20",
         files=tuple(f"coarsewsd20/{w}/{f}" for w in COARSE_WORDS
                     for f in ("train.data.txt", "train.gold.txt", "classes_map.txt")),
-        optional=tuple(f"coarsewsd20/{w}/{f}" for w in COARSE_WORDS for f in ("test.data.txt", "test.gold.txt"))
+        optional=tuple(f"coarsewsd20/{w}/{f}" for w in COARSE_WORDS
+                       for f in ("test.data.txt", "test.gold.txt"))
         + ("coarsewsd20/senses.tsv", "coarsewsd20/wn_mappings.tsv"),
         sources=(Source("https://github.com/danlou/bert-disambiguation/archive/refs/heads/master.zip",
                         "coarsewsd20", files=("bank/train.data.txt",), dirname="CoarseWSD-20"),)),
@@ -161,7 +162,8 @@ DATASETS: dict[str, DatasetSpec] = {s.name: s for s in (
                         sha256="4f12a5fe9650184662306f8ae72c7e6bb44c2627e0275e9f9c6eb067e3441a22"),
                  Source("http://clic.cimec.unitn.it/~elia.bruni/resources/MEN.tar.gz", "similarity/men",
                         files=("MEN_dataset_lemma_form.dev",)),
-                 *(Source(_FARUQUI + f, f"similarity/faruqui/{f}", sha256=h) for f, h in _FARUQUI_FILES.items()))),
+                 *(Source(_FARUQUI + f, f"similarity/faruqui/{f}", sha256=h)
+                   for f, h in _FARUQUI_FILES.items()))),
     DatasetSpec(
         "analogy", "Google word analogies (19,544 questions in 14 sections)",
         "Mikolov, Chen, Corrado & Dean, Efficient Estimation of Word Representations in Vector Space, 2013",
@@ -171,9 +173,10 @@ DATASETS: dict[str, DatasetSpec] = {s.name: s for s in (
                         "analogy/questions-words.txt",
                         sha256="8c29b3332afc46f3fb8be04cb5297bf96f39aa7131272dff57869b4485b22a36"),)),
     DatasetSpec(
-        "cosimlex", "CoSimLex English: 340 word pairs rated for similarity in two contexts each (SemEval-2020 "
-        "Task 3)", "Armendariz, Purver, Ulčar, Pollak, Ljubešić & Granroth-Wilding, CoSimLex: A Resource for "
-        "Evaluating Graded Word Similarity in Context, LREC 2020; Armendariz et al., SemEval-2020 Task 3, 2020",
+        "cosimlex", "CoSimLex English: 340 word pairs rated for similarity in two contexts each "
+        "(SemEval-2020 Task 3)", "Armendariz, Purver, Ulčar, Pollak, Ljubešić & Granroth-Wilding, CoSimLex: "
+        "A Resource for Evaluating Graded Word Similarity in Context, LREC 2020; Armendariz et al., "
+        "SemEval-2020 Task 3, 2020",
         "GNU GPL v3 (CLARIN.SI, http://hdl.handle.net/11356/1308)", "cosimlex",
         files=("cosimlex/cosimlex_en.csv",), optional=("cosimlex/cosimlex_hr.csv", "cosimlex/cosimlex_sl.csv",
                                                         "cosimlex/cosimlex_fi.csv")),
@@ -247,6 +250,8 @@ def require(root: str | os.PathLike, name: str, *files: str) -> tuple[Path, ...]
     paths = tuple(root / f for f in (files or spec.files))
     missing = [p for p in paths if not p.exists()]
     if missing:
-        shown = ", ".join(str(p) for p in missing[:6]) + (f" (and {len(missing) - 6} more)" if len(missing) > 6 else "")
-        raise DatasetMissingError(f"dataset {name!r} is incomplete in {root}: missing {shown}; {how_to_get(name)}")
+        shown = ", ".join(str(p) for p in missing[:6]) + (f" (and {len(missing) - 6} more)"
+                                                          if len(missing) > 6 else "")
+        raise DatasetMissingError(f"dataset {name!r} is incomplete in {root}: missing {shown}; "
+                                  f"{how_to_get(name)}")
     return paths

@@ -74,8 +74,10 @@ def load_scws(root: str | Path, path: str | Path | None = None) -> list[ScwsItem
     for line_no, line in numbered(file, what="SCWS pairs"):
         f = line.split("\t")
         if len(f) != _N_FIELDS:
-            raise FileFormatError(file, line_no, f"expected {_N_FIELDS} tab-separated fields (id, word1, POS1, "
-                                                 f"word2, POS2, context1, context2, mean, 10 ratings), got {len(f)}")
+            raise FileFormatError(file, line_no,
+                                  f"expected {_N_FIELDS} tab-separated fields (id, word1, POS1, "
+                                  "word2, POS2, context1, context2, mean, 10 ratings), got "
+                                  f"{len(f)}")
         numbers = [parse_float(x) for x in f[7:]]
         if any(x is None for x in numbers):
             bad = f[7 + numbers.index(None)]

@@ -104,7 +104,8 @@ def _document(doc: str, root: ET.Element, where: str) -> list[WsdSentence]:
         tag = universal_tag(term.get("pos") or "")
         spots = [position.get(t.get("id")) for t in term.iter("target")]
         if tid is None or lemma is None or not spots or None in spots:
-            raise FileFormatError(where, None, f"term {tid!r}: needs an id, a lemma and a span of known <wf> ids")
+            raise FileFormatError(where, None,
+                                  f"term {tid!r}: needs an id, a lemma and a span of known <wf> ids")
         rows = spots[0][0]
         for r, k in spots:
             if r is not rows:
@@ -196,7 +197,8 @@ def _parse(archive: Path, wanted: set[str] | None) -> Iterator[WsdSentence]:
                     continue
                 where = f"{archive}:{member.name}"
                 try:
-                    doc_root = ET.fromstring(tar.extractfile(member).read())  # whole bytes: faster than parse()
+                    # whole bytes: faster than parse()
+                    doc_root = ET.fromstring(tar.extractfile(member).read())
                 except ET.ParseError as e:
                     raise FileFormatError(where, e.position[0], f"not well-formed XML: {e}") from None
                 seen += 1

@@ -31,7 +31,8 @@ from ..files import atomic_output
 from ._io import numbered, parse_float
 from .registry import DatasetMissingError, how_to_get
 
-__all__ = ["SimilarityPair", "load_similarity", "SIMILARITY_FILES", "available_similarity", "gensim_pairs_file"]
+__all__ = ["SimilarityPair", "load_similarity", "SIMILARITY_FILES", "available_similarity",
+           "gensim_pairs_file"]
 
 SIMILARITY_FILES: dict[str, str] = {
     "ws353": "similarity/wordsim353/combined.tab",
@@ -110,9 +111,10 @@ def load_similarity(path: str | Path) -> list[SimilarityPair]:
         f = _fields(line, delimiter)
         score = parse_float(f[col]) if len(f) > col else None
         if len(f) <= col or score is None or not f[0] or not f[1]:
-            raise FileFormatError(path, line_no, f"expected word1, word2 and a numeric score in column {col + 1} "
-                                                 f"({'tab' if delimiter == chr(9) else delimiter or 'space'}-"
-                                                 f"separated), got {line.strip()!r}")
+            raise FileFormatError(path, line_no,
+                                  f"expected word1, word2 and a numeric score in column {col + 1} "
+                                  f"({'tab' if delimiter == chr(9) else delimiter or 'space'}-"
+                                  f"separated), got {line.strip()!r}")
         pairs.append(SimilarityPair(f[0], f[1], score))
     if not pairs:
         raise EmptyInputError(f"{path} holds a header but no word pair")

@@ -87,7 +87,8 @@ def load_wic(root: str | Path, split: str) -> list[WicItem]:
         tokens1, tokens2 = tuple(s1.split()), tuple(s2.split())
         parts = idx.split("-")
         if len(parts) != 2:
-            raise FileFormatError(data_path, line_no, f"expected the indices as i1-i2 (e.g. 2-6), got {idx!r}")
+            raise FileFormatError(data_path, line_no,
+                                  f"expected the indices as i1-i2 (e.g. 2-6), got {idx!r}")
         i1 = _index(data_path, line_no, parts[0], tokens1, 1)
         i2 = _index(data_path, line_no, parts[1], tokens2, 2)
         items.append(WicItem(word, pos, i1, i2, tokens1, tokens2, None))
@@ -144,8 +145,9 @@ def load_wic_tsv(root: str | Path, split: str) -> list[WicTsvItem]:
     for k, (line_no, line) in enumerate(examples):
         fields = line.split("\t")
         if len(fields) != 3:
-            raise FileFormatError(ex_path, line_no, f"expected 3 tab-separated fields (word, index, context), "
-                                                    f"got {len(fields)}")
+            raise FileFormatError(ex_path, line_no,
+                                  f"expected 3 tab-separated fields (word, index, context), "
+                                  f"got {len(fields)}")
         tokens = tuple(fields[2].split())
         index = _index(ex_path, line_no, fields[1], tokens, 1)
         hyp = tuple(h for h in hypernyms[k].split("\t") if h)

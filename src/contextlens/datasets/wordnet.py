@@ -69,8 +69,9 @@ def _open(directory: str):
         try:
             reader = cls(directory, None)
         except (OSError, ValueError, AssertionError, IndexError) as e:
-            raise FileFormatError(directory, None, f"not a WordNet dict folder nltk can read ({e}); it should "
-                                                   "hold the WordNet 3.0 database files") from None
+            raise FileFormatError(directory, None,
+                                  f"not a WordNet dict folder nltk can read ({e}); it should "
+                                  "hold the WordNet 3.0 database files") from None
     log.info("WordNet %s read from %s", reader.get_version(), directory)
     return reader
 

@@ -88,7 +88,8 @@ def _sentences(path: Path) -> list[WsdSentence]:
                         current = (_attr(path, line_no, elem, "id"), [], [], [], [])
                     else:
                         sid, tokens, lemmas, pos, instances = current
-                        out.append(WsdSentence(sid, tuple(tokens), tuple(lemmas), tuple(pos), tuple(instances)))
+                        out.append(WsdSentence(sid, tuple(tokens), tuple(lemmas), tuple(pos),
+                                               tuple(instances)))
                         current = None
                         elem.clear()
                 elif event == "end" and elem.tag in ("wf", "instance"):
@@ -100,7 +101,8 @@ def _sentences(path: Path) -> list[WsdSentence]:
                         raise FileFormatError(path, line_no, f"<{elem.tag}> holds no word")
                     lemma, tag = _attr(path, line_no, elem, "lemma"), _attr(path, line_no, elem, "pos")
                     if elem.tag == "instance":
-                        instances.append(WsdInstance(_attr(path, line_no, elem, "id"), lemma, tag, len(tokens)))
+                        instances.append(WsdInstance(_attr(path, line_no, elem, "id"), lemma, tag,
+                                                     len(tokens)))
                     tokens.append(text)
                     lemmas.append(lemma)
                     pos.append(tag)
@@ -145,6 +147,7 @@ def load_wsd_eval(root: str | Path, name: str) -> tuple[list[WsdSentence], dict[
     extra = sorted(set(gold) - set(ids))
     if no_gold or extra:
         raise FileFormatError(gold_path, None, f"the gold keys do not match {data_path.name}: {len(no_gold)} "
-                                               f"instance(s) without a key (e.g. {no_gold[:3]}), {len(extra)} "
-                                               f"key line(s) for unknown instances (e.g. {extra[:3]})")
+                                               f"instance(s) without a key (e.g. {no_gold[:3]}), "
+                                               f"{len(extra)} key line(s) for unknown instances (e.g. "
+                                               f"{extra[:3]})")
     return sentences, gold

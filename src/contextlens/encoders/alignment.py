@@ -344,9 +344,11 @@ def plan_windows(
     [(0, 10)]
     """
     n = len(alignment.piece_words)
-    check_int("window capacity", capacity, low=1, hint="pieces a window holds (max_length less the special pieces)")
+    check_int("window capacity", capacity, low=1,
+              hint="pieces a window holds (max_length less the special pieces)")
     stride = max(1, capacity // 2) if stride is None else check_int(
-        "stride", stride, low=1, high=capacity, hint="pieces between window starts, at most the window capacity")
+        "stride", stride, low=1, high=capacity,
+        hint="pieces between window starts, at most the window capacity")
     if n <= capacity:
         return [(0, n)]
     ok = _allowed_cuts(alignment)

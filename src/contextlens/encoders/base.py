@@ -185,7 +185,8 @@ class Encoding:
             a >= b for a, b in zip(self.layer_ids, self.layer_ids[1:])
         ):
             raise DimensionError(
-                f"layer_ids must start at 0 and rise, one per layer ({self.layers.shape[0]}), got {self.layer_ids}"
+                f"layer_ids must start at 0 and rise, one per layer ({self.layers.shape[0]}), got "
+                f"{self.layer_ids}"
             )
         if not self.layer_names:
             self.layer_names = ("static",) + tuple(f"layer {i}" for i in self.layer_ids[1:])
@@ -193,8 +194,9 @@ class Encoding:
             raise DimensionError(f"{len(self.layer_names)} layer names for {self.layers.shape[0]} layers")
         for pooling, v in (self.sentence_vectors or {}).items():
             if pooling not in SENTENCE_POOLINGS or v.shape != (self.layers.shape[0], self.dim):
-                raise DimensionError(f"sentence_vectors[{pooling!r}] must be one of {SENTENCE_POOLINGS} with shape "
-                                     f"{(self.layers.shape[0], self.dim)} (layers, dim), got {getattr(v, 'shape', v)}")
+                raise DimensionError(f"sentence_vectors[{pooling!r}] must be one of {SENTENCE_POOLINGS} with "
+                                     f"shape {(self.layers.shape[0], self.dim)} (layers, dim), got "
+                                     f"{getattr(v, 'shape', v)}")
 
     def __repr__(self) -> str:
         text = self.text if len(self.text) <= 40 else self.text[:39] + "…"
@@ -321,7 +323,8 @@ class Encoding:
         """The ``(dim,)`` vector of a word (text or index) at ``layer`` (default: the last)."""
         return self.layers[self.layer_position(layer), self._index(word, where)]
 
-    def sentence_vector(self, pooling: str = "mean", layer: int = -1, *, normalize: bool = True) -> np.ndarray:
+    def sentence_vector(self, pooling: str = "mean", layer: int = -1, *,
+                        normalize: bool = True) -> np.ndarray:
         """The ``(dim,)`` vector of the whole sentence at ``layer``, pooled by ``pooling``
         (``mean``, ``cls``, ``max``), scaled to unit length unless ``normalize=False``:
         with a sentence-transformers model's own pooling (mean for MiniLM and MPNet) it is
@@ -329,7 +332,8 @@ class Encoding:
 
         >>> enc = Encoding("a b", tokenize("a b"), np.array([[[3.0, 0.0], [1.0, 4.0]]]),
         ...                sentence_vectors=word_sentence_vectors(np.array([[[3.0, 0.0], [1.0, 4.0]]])))
-        >>> enc.sentence_vector("mean").round(4).tolist(), enc.sentence_vector("max", normalize=False).tolist()
+        >>> enc.sentence_vector("mean").round(4).tolist(), enc.sentence_vector("max",
+        ...                                                              normalize=False).tolist()
         ([0.7071, 0.7071], [3.0, 4.0])
         """
         check_choice("sentence pooling", pooling, SENTENCE_POOLINGS)
@@ -456,7 +460,8 @@ class Encoder(ABC):
         encodings = self.encode(texts)
         for text, e in zip(texts, encodings):
             if not len(e.words):
-                raise InputError(f"{self.name} finds no word it knows in {text!r}, so it has no sentence vector")
+                raise InputError(f"{self.name} finds no word it knows in {text!r}, so it has no sentence "
+                                 "vector")
         return np.stack([e.layers.mean(axis=1) for e in encodings], axis=1)  # (layers, texts, dim)
 
     def encode_one(self, text: str, *, targets: Targets = None) -> Encoding:
@@ -474,9 +479,10 @@ class Encoder(ABC):
     #: whether :meth:`attention_parts` gives queries and keys (self-attention, transformers)
     has_attention_parts = False
 
-    def attention_parts(self, text: str, *, layers: Sequence[int] | None = None, pad: int = 0) -> list[AttentionParts]:
-        """An optional capability (:attr:`has_attention_parts`): the queries, keys, scale, bias and mask of each of
-        ``layers`` (contextual layer numbers; None = every one) for ``text``, at the level
+    def attention_parts(self, text: str, *, layers: Sequence[int] | None = None,
+                        pad: int = 0) -> list[AttentionParts]:
+        """An optional capability (:attr:`has_attention_parts`): the queries, keys, scale, bias and mask of
+        each of ``layers`` (contextual layer numbers; None = every one) for ``text``, at the level
         where the encoder attends, with ``pad`` padding tokens appended (see
         :class:`~contextlens.encoders.qk.AttentionParts`). Encoders without queries and keys
         say so."""

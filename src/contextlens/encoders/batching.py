@@ -124,9 +124,10 @@ def batches(segments: Sequence[Segment], *, size: int, tokens: int,
         if attention_bytes is not None:
             per_seq, budget = attention_bytes(width)
             if per_seq > 8 * budget:
-                problem = f"the attention weights of a {width}-piece sequence would take {per_seq / 2**30:.1f} GiB"
-                raise InputError(f"{problem}; pass max_length= (e.g. 512: longer texts go through windows) or "
-                                 "attention=False", cli=f"{problem}; give a shorter text")
+                problem = (f"the attention weights of a {width}-piece sequence would take "
+                           f"{per_seq / 2**30:.1f} GiB")
+                raise InputError(f"{problem}; pass max_length= (e.g. 512: longer texts go through windows) "
+                                 "or attention=False", cli=f"{problem}; give a shorter text")
             n = max(1, min(n, budget // per_seq))
         out.append(order[i : i + n])
         i += n

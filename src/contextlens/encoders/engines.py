@@ -29,8 +29,8 @@ import numpy as np
 
 from ..errors import InputError, check_choice
 
-__all__ = ["ENGINES", "PRECISIONS", "AUTO_PICKS_ONNX", "BATCH_TOKENS", "BATCH_SIZE", "LayerFidelity", "resolve_engine",
-           "layer_fidelity", "bf16_instructions", "describe_fidelity"]
+__all__ = ["ENGINES", "PRECISIONS", "AUTO_PICKS_ONNX", "BATCH_TOKENS", "BATCH_SIZE", "LayerFidelity",
+           "resolve_engine", "layer_fidelity", "bf16_instructions", "describe_fidelity"]
 
 log = logging.getLogger(__name__)
 ENGINES = ("torch", "onnx", "auto")

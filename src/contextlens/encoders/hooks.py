@@ -57,7 +57,8 @@ def layer_list(model, n: int):
     for path, module in model.named_modules():
         if isinstance(module, torch.nn.ModuleList) and len(module) == n and n > 0:
             return path, module
-    raise InputError(f"cannot find the {n} layers of {type(model).__name__}; this architecture is not supported")
+    raise InputError(f"cannot find the {n} layers of {type(model).__name__}; this architecture is not "
+                     "supported")
 
 
 def hook_states(blocks, layers, store: dict, stop_after: int | None = None) -> list:

@@ -183,7 +183,8 @@ class LanguageModel:
                         write_marker(tmp, f"lm head: {self.name}")
                 self._runner().session(False)  # exported from the loaded model, found from now on
                 opened = open_cached(self.path, self.name, "causal", self._runner)
-            if opened is not None:  # this run reads the export as every later one will; torch's model is let go
+            # this run reads the export as every later one will; torch's model is let go
+            if opened is not None:
                 self._hf = None
             return opened
         except (OnnxExportError, OSError, InputError) as e:
@@ -194,7 +195,8 @@ class LanguageModel:
         return self._tok.pad_token_id if self._tok.pad_token_id is not None else 0
 
     def _on_onnx(self, pieces: int) -> bool:
-        """Whether a call that runs ``pieces`` pieces in all runs on the ONNX engine (see :data:`ONNX_PIECES`)."""
+        """Whether a call that runs ``pieces`` pieces in all runs on the ONNX engine (see
+        :data:`ONNX_PIECES`)."""
         if self._onnx is None:
             return False
         if self._hf is not None:  # torch is loaded anyway (a tuned lens, a long context): its exact numbers
@@ -342,15 +344,18 @@ class LanguageModel:
         if self._on_onnx(len(context) * 32):  # a search step runs up to tens of paths, each from the start
 
             def probabilities(paths):
-                return self._onnx.next_pieces([context + list(p) for p in paths], self._pad_id())[:, : len(texts)]  # (paths, vocab)
+                return self._onnx.next_pieces(
+                    [context + list(p) for p in paths], self._pad_id())[:, : len(texts)]  # (paths, vocab)
         else:
             probabilities = self._torch_steps(tail, texts)
 
         def canonical(added: str) -> tuple[int, ...]:
             return tuple(self._tok(added, add_special_tokens=False)["input_ids"])
 
-        found = next_words(probabilities, texts, canonical, local_tail(tail), k=k, max_expansions=max_expansions)
-        return Predictions(self.name, text, len(tokenize(tail)), "causal", CAUSAL_RULE, found.words, found.exact)
+        found = next_words(probabilities, texts, canonical, local_tail(tail), k=k,
+                           max_expansions=max_expansions)
+        return Predictions(self.name, text, len(tokenize(tail)), "causal", CAUSAL_RULE, found.words,
+                           found.exact)
 
     def _torch_steps(self, tail: str, texts: list[str]):
         """The torch engine's next-piece probabilities ``paths -> (paths, vocab)`` after ``tail``."""
@@ -436,7 +441,8 @@ class LanguageModel:
         translate = None if tuned is None else tuned.translate
         rows = (len(tracked) + 1) * (len(ids) + max((len(p) for _, p in tracked), default=0))
         if translate is None and self._on_onnx(rows):
-            here, along, end = self._onnx.follow(ids, tracked, local_tail(context), texts, classes, self._pad_id())
+            here, along, end = self._onnx.follow(ids, tracked, local_tail(context), texts, classes,
+                                                 self._pad_id())
         else:  # the torch engine (a tuned lens translates torch states)
             ctx = self._run_context(ids, hidden=True)
             here = self._lens_here(ctx, translate)  # (layers + 1, vocab)
@@ -474,8 +480,10 @@ class LanguageModel:
             word = torch.tensor([j for j, n in enumerate(m) for _ in range(n)])  # (rows,) row -> word
             place = torch.tensor([i for n in m for i in range(n)])  # row -> its piece's position
             last = torch.tensor(np.cumsum(m) - 1)  # (chunk,) each word's last row: is the word over?
-            inner = torch.tensor([r for r in range(len(word)) if r not in set(last.tolist())], dtype=torch.long)
-            following = torch.tensor([p[i + 1] for _, p in chunk for i in range(len(p) - 1)], dtype=torch.long)
+            inner = torch.tensor([r for r in range(len(word)) if r not in set(last.tolist())],
+                                 dtype=torch.long)
+            following = torch.tensor([p[i + 1] for _, p in chunk for i in range(len(p) - 1)],
+                                     dtype=torch.long)
             ends = torch.from_numpy(np.stack([ends_word(tail, added, texts, classes) for added, _ in chunk]))
             for layer in range(self.n_layers + 1):
                 rows = states[layer][word, place][None]  # (1, rows, dim): only the words' own pieces
@@ -496,5 +504,6 @@ class LanguageModel:
         added = (" " if word.strip()[0].isalnum() else "") + word.strip()
         pieces = list(self._tok(added, add_special_tokens=False)["input_ids"])
         if self._ids(context + added)[: len(self._ids(context))] != self._ids(context):
-            raise InputError(f"{word!r} changes how the text before it is cut into pieces; track another word")
+            raise InputError(f"{word!r} changes how the text before it is cut into pieces; "
+                             "track another word")
         return added, pieces

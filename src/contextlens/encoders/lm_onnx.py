@@ -25,7 +25,8 @@ class OnnxLM(NamedTuple):
     head: standalone.LMHead
     side: standalone.Standalone
 
-    def lens(self, sequences: list[list[int]], positions: list[list[int]], pad: int, size: int) -> list[np.ndarray]:
+    def lens(self, sequences: list[list[int]], positions: list[list[int]], pad: int,
+             size: int) -> list[np.ndarray]:
         """per sequence, ``(layers + 1, len(positions), vocab)`` float64
         probabilities through the lens at its ``positions`` (the last layer, already normed
         in the graph, is the model's own distribution)."""
@@ -54,8 +55,9 @@ class OnnxLM(NamedTuple):
     def follow(self, ids: list[int], tracked: list[tuple[str, list[int]]], tail: str, texts, classes,
                pad: int):
         """the lens at the context's last piece ``(layers + 1, vocab)``, and as
-        :meth:`LanguageModel._follow <contextlens.encoders.lm.LanguageModel._follow>` gives them, per tracked word and layer the product of its pieces'
-        probabilities after the first and the probability that the word ends after its last
+        :meth:`LanguageModel._follow <contextlens.encoders.lm.LanguageModel._follow>` gives them,
+        per tracked word and layer the product of its pieces' probabilities after the first and
+        the probability that the word ends after its last
         (only the words' own rows are unembedded, :data:`~contextlens.bounds.LM_LENS_ROWS` at a time)."""
         runner, head = self.runner, self.head
         n, size, top = len(ids), len(texts), self.side.facts.n_layers

@@ -12,8 +12,8 @@ from ..errors import ask
 from .models import NoLMHeadError
 from .wordprob import WordProbability
 
-__all__ = ["Predictions", "TrackedWord", "LensLayer", "LensResult", "not_causal", "CAUSAL_RULE", "MASKED_RULE",
-           "LENS_RULE"]
+__all__ = ["Predictions", "TrackedWord", "LensLayer", "LensResult", "not_causal", "CAUSAL_RULE",
+           "MASKED_RULE", "LENS_RULE"]
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,8 @@ class Predictions:
 
     def as_dict(self) -> dict[str, Any]:
         return {"model": self.model, "text": self.text, "position": self.position, "kind": self.kind,
-                "rule": self.rule, "exact": self.exact, "predictions": [p.as_dict() for p in self.predictions]}
+                "rule": self.rule, "exact": self.exact,
+                "predictions": [p.as_dict() for p in self.predictions]}
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,8 @@ class TrackedWord:
     rank: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {"word": self.word, "pieces": list(self.pieces), "probability": self.probability, "rank": self.rank}
+        return {"word": self.word, "pieces": list(self.pieces), "probability": self.probability,
+                "rank": self.rank}
 
 
 @dataclass(frozen=True)
@@ -92,9 +94,9 @@ def not_causal(name: str, model_type: str) -> NoLMHeadError:
     that says why and what to choose (each front end words the choice: :func:`~contextlens.errors.ask`).
 
     >>> str(not_causal("minilm", "bert"))
-    "the logit lens reads a causal language model's next-word predictions, and minilm (bert) reads the words on \
-both sides of each word, so it predicts no next word: pass model='smollm2'"
+    "the logit lens reads a causal language model's next-word predictions, and minilm (bert) reads the words \
+on both sides of each word, so it predicts no next word: pass model='smollm2'"
     """
     return NoLMHeadError(f"the logit lens reads a causal language model's next-word predictions, and {name} "
-                         f"({model_type}) reads the words on both sides of each word, so it predicts no next word: "
-                         f"{ask('model', 'smollm2')}")
+                         f"({model_type}) reads the words on both sides of each word, so it predicts no next "
+                         f"word: {ask('model', 'smollm2')}")

@@ -239,8 +239,10 @@ def convert_gguf(gguf_path: str | os.PathLike, target: str | os.PathLike, *, reb
         with step(f"de-quantising {gguf_path.name} to float32", once=f"once, then kept in {target}"), \
                 quiet_transformers():
             with step("reading its tokenizer"):
-                tokenizer = transformers.AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
-            with step("reading and de-quantising its weights", unit="tensors") as s, _counting_gguf_tensors(s):
+                tokenizer = transformers.AutoTokenizer.from_pretrained(gguf_path.parent,
+                                                                       gguf_file=gguf_path.name)
+            with step("reading and de-quantising its weights",
+                      unit="tensors") as s, _counting_gguf_tensors(s):
                 model = transformers.AutoModel.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
             model.hf_quantizer = None  # the weights are plain float32 now
             if hasattr(model.config, "quantization_config"):

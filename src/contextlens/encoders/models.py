@@ -54,8 +54,8 @@ from .model_cache import (
 
 __all__ = [
     "DEFAULT_MODEL", "MODELS", "PackagedModel", "ModelNotFoundError", "ModelInstallError",
-    "packaged_name", "typo_of_packaged", "check_name", "is_causal", "install_commands", "install_command", "install",
-    "is_installed", "list_models", "resolve", "load", "require_hf", "max_length_of", "set_threads",
+    "packaged_name", "typo_of_packaged", "check_name", "is_causal", "install_commands", "install_command",
+    "install", "is_installed", "list_models", "resolve", "load", "require_hf", "max_length_of", "set_threads",
     "thread_count", "threads_in_use", "HEADS", "NoLMHeadError", "random_twin",
 ]
 
@@ -123,7 +123,8 @@ def typo_of_packaged(name: str) -> str | None:
     """
     if "/" in name or os.sep in name:
         return None
-    names = {alias: spec.name for spec in MODELS.values() for alias in (spec.name, *spec.aliases) if "/" not in alias}
+    names = {alias: spec.name for spec in MODELS.values() for alias in (spec.name, *spec.aliases)
+             if "/" not in alias}
     close = difflib.get_close_matches(name.strip().lower(), list(names), n=1, cutoff=0.75)
     return names[close[0]] if close else None
 
@@ -243,7 +244,8 @@ def install(name: str, *, prepare: bool = True, capture: bool = True) -> Path | 
         except (subprocess.CalledProcessError, OSError) as e:
             tail = "\n".join((getattr(e, "stderr", "") or "").strip().splitlines()[-5:])
             raise ModelInstallError(
-                f"installing {spec.name!r} failed: `{shlex.join(command)}` ({e}){': ' + tail if tail else ''}; "
+                f"installing {spec.name!r} failed: `{shlex.join(command)}` "
+                f"({e}){': ' + tail if tail else ''}; "
                 "check your connection to the package index and run the command by hand"
             ) from None
     importlib.invalidate_caches()
@@ -314,7 +316,8 @@ def _local_or_hub(name: str) -> Path:
 def _offline(constants) -> bool:
     """HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE, read now (not only when huggingface_hub was imported)."""
     env = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE") or ""
-    return env.strip().lower() in {"1", "true", "yes", "on"} or bool(getattr(constants, "HF_HUB_OFFLINE", False))
+    return (env.strip().lower() in {"1", "true", "yes", "on"}
+            or bool(getattr(constants, "HF_HUB_OFFLINE", False)))
 
 
 class NoLMHeadError(InputError):
@@ -356,7 +359,8 @@ def _load_dir(path: Path, attention: bool, device: str, head: str | None = None,
             raise _no_head(name or str(path), head, f"its checkpoint lacks {', '.join(lacking[:3])}")
     if missing:
         if (path / MARKER).exists():  # a cache build lacking weights is corrupt, not a model to guess
-            raise ModelInstallError(f"{path} lacks {len(missing)} weights ({', '.join(sorted(missing)[:3])}...)")
+            raise ModelInstallError(f"{path} lacks {len(missing)} weights "
+                                    f"({', '.join(sorted(missing)[:3])}...)")
         log.warning("%s lacks %d weights (%s...); they are randomly initialised", path, len(missing),
                     ", ".join(sorted(missing)[:3]))
     if not getattr(tokenizer, "is_fast", False):

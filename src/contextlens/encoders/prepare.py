@@ -6,7 +6,8 @@ attentions) with their stand-alone files, and for a causal LM its head; then it 
 model as a later command will (through the pointer, without loading it with torch) and
 checks every layer (relative to the layer's magnitude, :func:`layers_difference`), the word
 attention and, for a causal LM, the logit lens of :data:`CHECK_TEXTS` against the torch engine:
-the largest difference must be within :data:`TOLERANCE`, else :class:`~contextlens.encoders.onnx_engine.OnnxOutputError`.
+the largest difference must be within :data:`TOLERANCE`, else
+:class:`~contextlens.encoders.onnx_engine.OnnxOutputError`.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ def prepare_onnx(name: str) -> PreparedModel:
         reference = TransformerEncoder(name, engine="torch")
         diff = 0.0
         for a, b in zip(fresh.encode(list(CHECK_TEXTS)), reference.encode(list(CHECK_TEXTS)), strict=True):
-            diff = max(diff, layers_difference(a.layers, b.layers), float(np.abs(a.attention - b.attention).max()))
+            diff = max(diff, layers_difference(a.layers, b.layers),
+                       float(np.abs(a.attention - b.attention).max()))
         lm_diff = None
         if fresh.causal:  # predict and the logit lens, where the checkpoint has a causal-LM head
             try:

@@ -86,7 +86,8 @@ class AttentionParts:
         q, k = np.asarray(self.queries), np.asarray(self.keys)
         t = len(self.tokens)
         if q.ndim != 3 or q.shape != k.shape or q.shape[1] != t:
-            raise DimensionError(f"queries and keys must both be (heads, {t} tokens, d_head), got {q.shape} and {k.shape}")
+            raise DimensionError(f"queries and keys must both be (heads, {t} tokens, d_head), got {q.shape} "
+                                 f"and {k.shape}")
         square = (q.shape[0], t, t)
         if np.shape(self.weights) != square or (self.bias is not None and np.shape(self.bias) != square):
             raise DimensionError(f"weights and bias must be {square}, got {np.shape(self.weights)}, "
@@ -170,7 +171,8 @@ def pick_layers(layer_ids: Sequence[int], layer_names: Sequence[str], layers) ->
 def _bound(module, args, kwargs) -> dict:
     """The arguments a module's forward received, by name."""
     bound = inspect.signature(module.forward).bind_partial(*args, **kwargs)
-    return {**{k: v for k, v in bound.arguments.items() if k != "kwargs"}, **bound.arguments.get("kwargs", {})}
+    return {**{k: v for k, v in bound.arguments.items() if k != "kwargs"},
+            **bound.arguments.get("kwargs", {})}
 
 
 def _split(x, d: int):
@@ -230,17 +232,19 @@ def transformer_parts(model, tokenizer, blocks, text: str, layers: Sequence[int]
 
     kind = model.config.model_type
     if kind not in MODEL_TYPES:
-        raise InputError(f"reading queries and keys of a {kind!r} model is not supported; supported model types: "
-                         f"{', '.join(MODEL_TYPES)}")
+        raise InputError(f"reading queries and keys of a {kind!r} model is not supported; supported model "
+                         f"types: {', '.join(MODEL_TYPES)}")
     pad = check_int("pad", pad, low=0, high=MAX_PAD)
-    enc = tokenizer(text, add_special_tokens=True, return_offsets_mapping=True, return_special_tokens_mask=True)
+    enc = tokenizer(text, add_special_tokens=True, return_offsets_mapping=True,
+                    return_special_tokens_mask=True)
     ids, special = list(enc["input_ids"]), list(enc["special_tokens_mask"])
     if len(ids) + pad > max_length:
-        raise InputError(f"{text[:40]!r}… has {len(ids)} pieces (+ {pad} padding); queries and keys are read from "
-                         f"one window of at most {max_length} pieces: give a shorter text")
+        raise InputError(f"{text[:40]!r}… has {len(ids)} pieces (+ {pad} padding); queries and keys are read "
+                         f"from one window of at most {max_length} pieces: give a shorter text")
     words = tokenize(text)
     al = align_pieces(text, words, enc["offset_mapping"], special)
-    kept = {w: j for j, w in enumerate(w for w, ps in enumerate(al.word_pieces) if ps)}  # as the Encoding keeps them
+    # as the Encoding keeps them
+    kept = {w: j for j, w in enumerate(w for w, ps in enumerate(al.word_pieces) if ps)}
     piece_words = tuple(tuple(kept[w] for w in ws) for ws in al.piece_words)
     path, make = MODEL_TYPES[kind]
     store: dict[int, dict] = {}
@@ -256,14 +260,16 @@ def transformer_parts(model, tokenizer, blocks, text: str, layers: Sequence[int]
         with torch.inference_mode():
             out = model(input_ids=input_ids, attention_mask=mask, output_attentions=True)
             if not out.attentions or out.attentions[0] is None:
-                raise InputError("the model returns no attention weights; create the encoder with attention=True")
+                raise InputError("the model returns no attention weights; create the encoder with "
+                                 "attention=True")
             t = len(ids) + pad
             result = []
             for k, name in zip(layers, names, strict=True):
                 inputs = store[k]
                 q, key, scale, bias = make(blocks[k - 1].get_submodule(path), inputs)
                 result.append(AttentionParts(
-                    text, tuple(tokenizer.convert_ids_to_tokens(ids)) + (tokenizer.pad_token or "[PAD]",) * pad,
+                    text,
+                    tuple(tokenizer.convert_ids_to_tokens(ids)) + (tokenizer.pad_token or "[PAD]",) * pad,
                     piece_words + ((),) * pad, tuple(words[w].text for w in kept), int(k), name,
                     q[0].float().cpu().numpy(), key[0].float().cpu().numpy(), scale,
                     _allowed(inputs.get("attention_mask"), t), out.attentions[k - 1][0].float().cpu().numpy(),

@@ -42,8 +42,8 @@ from ..errors import MissingDependencyError
 from ..files import atomic_output
 
 __all__ = ["ModelFacts", "PieceTokenizer", "Standalone", "LMHead", "FACTS", "TOKENIZER", "EMBEDDING", "HEAD",
-           "SAMPLES", "LAYOUT", "source_key", "pointer", "remember", "find", "open_folder", "write", "facts_of",
-           "pad_batch", "tokenizer_problem", "head_folder", "write_head", "open_head"]
+           "SAMPLES", "LAYOUT", "source_key", "pointer", "remember", "find", "open_folder", "write",
+           "facts_of", "pad_batch", "tokenizer_problem", "head_folder", "write_head", "open_head"]
 
 log = logging.getLogger(__name__)
 LAYOUT = 1  # the stand-alone files' format (part of every key)

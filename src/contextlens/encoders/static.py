@@ -122,4 +122,5 @@ class StaticEncoder(Encoder):
         return Encoding(text, kept, layers, None, ("static",), meta, source=self.table.name or self.name)
 
     def _encode_texts(self, texts: list[str], chosen: list[list[int] | None]) -> list[Encoding]:
-        return [keep_targets(self.lookup(t, required=keep is None), t, keep) for t, keep in zip(texts, chosen)]
+        return [keep_targets(self.lookup(t, required=keep is None), t, keep)
+                for t, keep in zip(texts, chosen)]

@@ -70,7 +70,8 @@ def select_targets(targets: Targets, texts: Sequence[str],
             elif isinstance(item, str):
                 picked.update(i for i, w in enumerate(ws) if w.text.lower() == item.lower())
             else:
-                raise InputError(f"a target must be a word index, a (start, end) span or a string, got {item!r}")
+                raise InputError("a target must be a word index, a (start, end) span or a string, got "
+                                 f"{item!r}")
         chosen.append(sorted(picked))
     return chosen
 

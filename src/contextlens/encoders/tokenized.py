@@ -22,7 +22,8 @@ layer kept, the vector of the word(s) overlapping that span.
 >>> from contextlens.vectors import EmbeddingTable
 >>> from contextlens.encoders.static import StaticEncoder
 >>> table = EmbeddingTable(["river", "bank", "u", "s"], [[1, 0], [0, 1], [2, 0], [0, 2]])
->>> v = target_vectors(StaticEncoder(table), [(("the", "river_bank"), 1), (("in", "U.S."), 1), (("a", "zzz"), 1)])
+>>> v = target_vectors(StaticEncoder(table),
+...                    [(("the", "river_bank"), 1), (("in", "U.S."), 1), (("a", "zzz"), 1)])
 >>> v.shape, v[0, 0].tolist(), v[1, 0].tolist(), bool(np.isnan(v[2]).all())
 ((3, 1, 2), [0.5, 0.5], [1.0, 1.0], True)
 """
@@ -48,7 +49,8 @@ CHUNK = 512  # distinct sentences per encode() call: progress is reported betwee
 _JOIN = re.compile(r"(?<=\S)_(?=\S)")
 
 
-def target_text(tokens: Sequence[str], index: int, *, underscores: bool = True) -> tuple[str, tuple[int, int]]:
+def target_text(tokens: Sequence[str], index: int, *,
+                underscores: bool = True) -> tuple[str, tuple[int, int]]:
     """The sentence (tokens joined by spaces) and the target token's ``(start, end)`` span.
 
     >>> target_text(["Room", "and", "board", "."], 2)

@@ -103,10 +103,12 @@ class TransformerEncoder(Encoder):
         self.attention, self.device = check_bool("attention", attention), str(device)
         self.engine = engines.resolve_engine(engine, precision, device)
         self.precision = precision
-        self._given_batch = None if batch_size is None else check_int("batch_size", batch_size, low=1, high=MAX_BATCH)
+        self._given_batch = None if batch_size is None else check_int(
+            "batch_size", batch_size, low=1, high=MAX_BATCH)
         models.check_name(model)  # a mistyped name is answered before torch loads
         if random_weights is not None:
-            check_int("random_weights", random_weights, low=0, high=2**32 - 1, hint="the seed of the random weights")
+            check_int("random_weights", random_weights, low=0, high=2**32 - 1,
+                      hint="the seed of the random weights")
         self.random_weights = random_weights
         self.name = models.packaged_name(model) or str(model)
         if random_weights is not None:
@@ -127,7 +129,8 @@ class TransformerEncoder(Encoder):
         self.layers = _layer_numbers(layers, self.n_model_layers)
         self.model_max_length = facts.max_length
         self.max_length = self.model_max_length if max_length is None else check_int(
-            "max_length", max_length, low=2, high=self.model_max_length, hint="the model's own maximum is the top")
+            "max_length", max_length, low=2, high=self.model_max_length,
+            hint="the model's own maximum is the top")
         self.stride = None if stride is None else check_int("stride", stride, low=1, high=self.max_length)
         self.causal = facts.causal
         self._pad = facts.pad_id
@@ -209,7 +212,8 @@ class TransformerEncoder(Encoder):
                "attention": self.attention, "batch_size": self.batch_size}
         if self.random_weights is not None:
             out["random_weights"] = self.random_weights
-        return out if self.precision == "fp32" else {**out, "precision": self.precision, "engine": self.engine}
+        return out if self.precision == "fp32" else {**out, "precision": self.precision,
+                                                     "engine": self.engine}
 
     def _meta(self) -> dict[str, Any]:
         return {
@@ -289,7 +293,8 @@ class TransformerEncoder(Encoder):
     def _measure_fidelity(self, texts: list[str], chosen: list) -> list[engines.LayerFidelity] | None:
         """bf16 against fp32 on ``texts``: per layer, the cosines of matching word vectors."""
         plans = self._plans(texts, chosen, attention=False)
-        stacks = {precision: np.concatenate([p.layers for p in self._run(plans, bf16=precision == "bf16")], axis=1)
+        stacks = {precision: np.concatenate([p.layers for p in self._run(plans, bf16=precision == "bf16")],
+                                            axis=1)
                   for precision in ("fp32", "bf16")}  # (layers, words, dim)
         if stacks["fp32"].shape[1] == 0:  # no word kept (targets): measure on the next call
             return None
@@ -298,7 +303,8 @@ class TransformerEncoder(Encoder):
         return fidelity
 
     def _plans(self, texts: list[str], chosen: list, attention: bool) -> list[Plan]:
-        """Each text aligned to its pieces and cut into windows (:func:`~contextlens.encoders.batching.plan_text`)."""
+        """Each text aligned to its pieces and cut into windows
+        (:func:`~contextlens.encoders.batching.plan_text`)."""
         enc = self._tok(texts, add_special_tokens=True, return_offsets_mapping=True,
                         return_special_tokens_mask=True, return_attention_mask=False,
                         return_token_type_ids=False, verbose=False)

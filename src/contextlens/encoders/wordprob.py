@@ -3,12 +3,13 @@
 A *word* is a word of :func:`contextlens.text.tokenize` (the words of every other command),
 never a tokenizer piece. The rules, stated once:
 
-- **next word** (causal LM): ``P(w) = P(p1 | c) · P(p2 | c, p1) ··· P(pn | c, p1..pn-1) · P(end | c, p1..pn)``,
+- **next word** (causal LM):
+  ``P(w) = P(p1 | c) · P(p2 | c, p1) ··· P(pn | c, p1..pn-1) · P(end | c, p1..pn)``,
   the product along the pieces of ``w``'s own (canonical) tokenization, times the
   probability that the next piece ends the word (it starts with white space, is a
   special token, or is a symbol that cannot continue the word; a piece holding only part
-  of a UTF-8 character is not counted, as what it becomes depends on the bytes after it). Without that last factor
-  " Par" would always outrank " Paris" (Pimentel & Meister, *How to Compute the
+  of a UTF-8 character is not counted, as what it becomes depends on the bytes after it).
+  Without that last factor " Par" would always outrank " Paris" (Pimentel & Meister, *How to Compute the
   Probability of a Word*, EMNLP 2024).
 - **fill-mask** (masked LM): one mask is one piece, so a word's probability is its *first*
   piece's probability; pieces that continue a word (WordPiece ``##ing``) are not words,
@@ -106,7 +107,8 @@ def next_word(tail: str, added: str) -> tuple[str, str | None]:
     ``("complete", w)`` (something after ``w`` ends it) or ``("glued", None)`` (``added``
     changed the last word of ``tail``: it is not a next word).
 
-    >>> next_word("river", "'s"), next_word("river", " "), next_word("a", " well-"), next_word("a", " well-known ")
+    >>> next_word("river", "'s"), next_word("river", " "), next_word("a", " well-"), next_word("a",
+    ...                                                                               " well-known ")
     (('glued', None), ('none', None), ('open', 'well'), ('complete', 'well-known'))
     """
     before = tokenize(tail)
@@ -269,7 +271,8 @@ class PieceWords:
 
     @functools.cached_property
     def words(self) -> list[str | None]:
-        """The one word each piece's text holds (None: a continuation, white space, special, or several words)."""
+        """The one word each piece's text holds (None: a continuation, white space, special, or several
+        words)."""
         prefix = getattr(self._tok.backend_tokenizer.model, "continuing_subword_prefix", None)
         tokens = self._tok.convert_ids_to_tokens(list(range(len(self.texts))))
         out: list[str | None] = []

@@ -132,7 +132,8 @@ def run_coarsewsd(cache, root, *, split: str = "cv", layer: int = -1, words=None
             smallest = min(np.unique(y, return_counts=True)[1])
             k = min(folds, smallest)
             if k < 2:
-                raise InputError(f"CoarseWSD-20 {word}: a class has {smallest} example(s); cross-validation needs 2")
+                raise InputError(f"CoarseWSD-20 {word}: a class has {smallest} example(s); cross-validation "
+                                 "needs 2")
             for tr, te in StratifiedKFold(k, shuffle=True, random_state=seed).split(x, y):
                 preds["1nn-centroid"][te] = CentroidClassifier().fit(x[tr], y[tr]).predict(x[te])
                 if len(np.unique(y[tr])) > 1:

@@ -18,7 +18,8 @@ the mean of the last four layers; and, with ``senses=True``, ``cosine+senses``: 
 of that cosine and the cosine between the LMMS senses picked for the two words (the
 LMMS-SP entry's recipe, ``evaluation/eval_gwcs.py`` of github.com/danlou/LMMS).
 
->>> round(uncentered_pearson([1.0, -2.0], [2.0, -3.0]), 4), round(harmonic_correlation([1, 2, 3], [2, 4, 7]), 4)
+>>> round(uncentered_pearson([1.0, -2.0], [2.0, -3.0]), 4), round(harmonic_correlation([1, 2, 3],
+...                                                                             [2, 4, 7]), 4)
 (0.9923, 0.9967)
 """
 
@@ -90,8 +91,8 @@ def cosimlex_items(items, *, words: bool = False) -> list[tuple[tuple[str, ...],
     static table, so that both contexts give the same rows).
 
     >>> from contextlens.datasets.cosimlex import CosimlexItem
-    >>> it = CosimlexItem("run", "walk", "they ran and walked", "run or walk", ((5, 8), (13, 19)), ((0, 3), (7, 11)),
-    ...                   6.8, 2.1)
+    >>> it = CosimlexItem("run", "walk", "they ran and walked", "run or walk", ((5, 8), (13, 19)),
+    ...                   ((0, 3), (7, 11)), 6.8, 2.1)
     >>> [t[i] for t, i in cosimlex_items([it])], [t[i] for t, i in cosimlex_items([it], words=True)]
     (['ran', 'walked', 'run', 'walk'], ['run', 'walk', 'run', 'walk'])
     """
@@ -128,7 +129,8 @@ def run_cosimlex(cache, root, *, path=None, progress=None, senses: bool = False,
     cos1, cos2 = pair_cosines(w1c1, w2c1), pair_cosines(w1c2, w2c2)  # (n, layers)
     ok = ~(np.isnan(cos1) | np.isnan(cos2)).any(axis=1)
     if not ok.any():
-        raise EmptyInputError("no CoSimLex pair has a vector for both words in both contexts; check the vectors")
+        raise EmptyInputError("no CoSimLex pair has a vector for both words in both contexts; check the "
+                              "vectors")
     g1, g2 = np.asarray(gold1)[ok], np.asarray(gold2)[ok]
     rows = [_row("cosine", layer, *cosimlex_scores(cos1[ok, k], cos2[ok, k], g1, g2), int(ok.sum()))
             for k, layer in enumerate(cache.layer_ids)]

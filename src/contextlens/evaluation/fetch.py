@@ -83,7 +83,8 @@ def _download(src: Source, out: Path, root: Path, timeout: float) -> str:
         raise DatasetFetchError(f"cannot reach {src.url} ({reason}): this machine looks offline (or the host "
                                 f"is down); {_by_hand(src, root)}") from None
     if expected is not None and expected.isdigit() and int(expected) != size:
-        raise DatasetFetchError(f"{src.url}: the download stopped after {size} of {expected} bytes; try again")
+        raise DatasetFetchError(f"{src.url}: the download stopped after {size} of {expected} bytes; "
+                                "try again")
     return h.hexdigest()
 
 
@@ -98,7 +99,8 @@ def _unpack(archive: Path, into: Path, url: str) -> bool:
         with zipfile.ZipFile(archive) as z:
             bad = [n for n in z.namelist() if not _safe_member(n)]
             if bad:
-                raise DatasetFetchError(f"{url}: the archive has unsafe member paths (e.g. {bad[0]!r}); not unpacked")
+                raise DatasetFetchError(f"{url}: the archive has unsafe member paths (e.g. {bad[0]!r}); not "
+                                        "unpacked")
             z.extractall(into)
         return True
     if tarfile.is_tarfile(archive):
@@ -106,7 +108,8 @@ def _unpack(archive: Path, into: Path, url: str) -> bool:
             members = t.getmembers()
             bad = [m.name for m in members if not _safe_member(m.name) or m.issym() or m.islnk() or m.isdev()]
             if bad:
-                raise DatasetFetchError(f"{url}: the archive has unsafe members (e.g. {bad[0]!r}); not unpacked")
+                raise DatasetFetchError(f"{url}: the archive has unsafe members (e.g. {bad[0]!r}); not "
+                                        "unpacked")
             keep = [m for m in members if m.isfile() or m.isdir()]
             if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4: refuse anything unsafe a second time
                 t.extractall(into, members=keep, filter="data")
@@ -142,7 +145,8 @@ def _move_into(content: Path, dest: Path) -> None:
             os.replace(path, target)
 
 
-def _install(src: Source, root: Path, timeout: float, report: Callable[[str, str, bool], None] | None) -> Path:
+def _install(src: Source, root: Path, timeout: float,
+             report: Callable[[str, str, bool], None] | None) -> Path:
     dest = root / src.dest
     work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=root))
     try:
@@ -150,8 +154,8 @@ def _install(src: Source, root: Path, timeout: float, report: Callable[[str, str
         log.info("downloading %s", src.url)
         digest = _download(src, download, root, timeout)
         if src.sha256 is not None and digest != src.sha256.lower():
-            raise ChecksumError(f"{src.url}: sha256 {digest} is not the expected {src.sha256}; the file changed "
-                                "or the download is corrupt; nothing was written")
+            raise ChecksumError(f"{src.url}: sha256 {digest} is not the expected {src.sha256}; the file "
+                                "changed or the download is corrupt; nothing was written")
         if src.sha256 is None:
             log.warning("%s: no published checksum to verify; sha256 of the download: %s", src.url, digest)
         if report is not None:
@@ -168,8 +172,9 @@ def _install(src: Source, root: Path, timeout: float, report: Callable[[str, str
         content = _content_dir(unpacked, src)
         if content is None:
             named = f" named {src.dirname!r}" if src.dirname else ""
-            raise DatasetFetchError(f"{src.url}: the archive has no folder{named} holding {', '.join(src.files)}; "
-                                    "it is not the published layout (wrong --url?); nothing was written")
+            raise DatasetFetchError(f"{src.url}: the archive has no folder{named} holding "
+                                    f"{', '.join(src.files)}; it is not the published layout (wrong --url?); "
+                                    "nothing was written")
         if src.pack:
             with atomic_output(dest) as tmp, tarfile.open(tmp, "w:gz") as tar:
                 tar.add(content, arcname=content.name)
@@ -212,8 +217,8 @@ def fetch(
         raise DatasetFetchError(f"cannot create the data directory {root} ({e.strerror}); choose another one "
                                 "with --data-dir or CONTEXTLENS_DATA") from None
     if not os.access(root, os.W_OK):
-        raise DatasetFetchError(f"the data directory {root} is not writable; choose another one with --data-dir "
-                                "or CONTEXTLENS_DATA")
+        raise DatasetFetchError(f"the data directory {root} is not writable; choose another one with "
+                                "--data-dir or CONTEXTLENS_DATA")
     for src in sources:
         _install(src, root, timeout, report)
     return root / spec.folder

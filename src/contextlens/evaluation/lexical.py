@@ -173,7 +173,8 @@ def _word_tables(cache, words: Sequence[str], template: str, task: str, progress
     kept = [w for w, k in zip(words, ok) if k]
     if not kept:
         raise EmptyInputError(f"the encoder gave no vector for any of the {len(words)} words")
-    return [(k, EmbeddingTable(kept, vec[ok, p], name=f"{task} layer {k}")) for p, k in enumerate(cache.layer_ids)]
+    return [(k, EmbeddingTable(kept, vec[ok, p], name=f"{task} layer {k}"))
+            for p, k in enumerate(cache.layer_ids)]
 
 
 def key_of_template(template: str) -> str:
@@ -194,7 +195,8 @@ def run_similarity(root, *, table=None, cache=None, names=None, restrict: int | 
     if names:
         unknown = [n for n in names if n not in datasets.SIMILARITY_FILES]
         if unknown:
-            raise InputError(f"unknown similarity set(s) {unknown}; valid: {', '.join(datasets.SIMILARITY_FILES)}")
+            raise InputError(f"unknown similarity set(s) {unknown}; valid: "
+                             f"{', '.join(datasets.SIMILARITY_FILES)}")
         for n in names:
             if n not in files:
                 datasets.require(root, "similarity", datasets.SIMILARITY_FILES[n])
@@ -236,7 +238,8 @@ def run_analogy(root, *, table=None, cache=None, restrict: int | None = GENSIM_R
         else:
             found = _word_tables(cache, [w for s in sections for q in s.questions for w in q], template,
                                  f"analogy-{name}", progress)
-            wanted = None if layers is None else {found[layer_position(cache.layer_ids, k)][0] for k in layers}
+            wanted = None if layers is None else {found[layer_position(cache.layer_ids, k)][0]
+                                                  for k in layers}
             tables = [(k, t) for k, t in found if wanted is None or k in wanted]
             split, restrict = f"{name} (own vocabulary)", None
         for k, t in tables:

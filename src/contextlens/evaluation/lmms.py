@@ -132,10 +132,12 @@ def propagate(graph, semcor_keys: Sequence[str], semcor_vectors: np.ndarray,
     lexicographer file with its untagged key:
 
     >>> from contextlens.datasets.wordnet import WordNetGraph
-    >>> g = WordNetGraph(("animal%1", "beast%1", "dog%1", "cur%1", "rock%1"), ("animal", "beast", "dog", "cur",
-    ...                  "rock"), np.array([0, 0, 1, 2, 3]), ("animal.n.01", "dog.n.01", "cur.n.01", "rock.n.01"),
-    ...                  ("a living thing", "a pet", "a bad dog", "a stone"), ("animal beast", "dog", "cur", "rock"),
-    ...                  np.array([0, 0, 0, 1]), ("noun.animal", "noun.object"), np.array([[1, 0], [2, 1]]))
+    >>> g = WordNetGraph(("animal%1", "beast%1", "dog%1", "cur%1", "rock%1"),
+    ...                  ("animal", "beast", "dog", "cur", "rock"), np.array([0, 0, 1, 2, 3]),
+    ...                  ("animal.n.01", "dog.n.01", "cur.n.01", "rock.n.01"),
+    ...                  ("a living thing", "a pet", "a bad dog", "a stone"),
+    ...                  ("animal beast", "dog", "cur", "rock"), np.array([0, 0, 0, 1]),
+    ...                  ("noun.animal", "noun.object"), np.array([[1, 0], [2, 1]]))
     >>> p = propagate(g, ["animal%1"], np.array([[2.0, 0.0]]))
     >>> [SOURCES[i] if i >= 0 else None for i in p.source], p.vectors([1, 3]).tolist()
     (['semcor', 'synset', 'hypernym', 'hypernym', None], [[2.0, 0.0], [2.0, 0.0]])
@@ -155,8 +157,8 @@ def propagate(graph, semcor_keys: Sequence[str], semcor_vectors: np.ndarray,
             semcor_row[r] = i
     tagged = np.flatnonzero(semcor_row >= 0)
     if tagged.size == 0:
-        raise EmptyInputError("none of the SemCor sense keys is a key of this WordNet; they cannot be propagated "
-                              "(a WordNet other than 3.0?)")
+        raise EmptyInputError("none of the SemCor sense keys is a key of this WordNet; they cannot be "
+                              "propagated (a WordNet other than 3.0?)")
     # step 1: the synsets SemCor tags, each the mean of its tagged senses (the "base" rows)
     syn_of_tagged = graph.key_synset[tagged]
     base_syn = np.unique(syn_of_tagged)
@@ -236,9 +238,9 @@ def needed_semcor_keys(graph, tagged: Sequence[str], rows: Sequence[int]) -> lis
 
     >>> from contextlens.datasets.wordnet import WordNetGraph
     >>> g = WordNetGraph(("animal%1", "dog%1", "oak%1", "tree%1"), ("animal", "dog", "oak", "tree"),
-    ...                  np.array([0, 1, 2, 3]), ("animal.n.01", "dog.n.01", "oak.n.01", "tree.n.01"), ("", "", "", ""),
-    ...                  ("animal", "dog", "oak", "tree"), np.array([0, 0, 1, 1]), ("noun.animal", "noun.plant"),
-    ...                  np.array([[1, 0], [2, 3]]))
+    ...                  np.array([0, 1, 2, 3]), ("animal.n.01", "dog.n.01", "oak.n.01", "tree.n.01"),
+    ...                  ("", "", "", ""), ("animal", "dog", "oak", "tree"), np.array([0, 0, 1, 1]),
+    ...                  ("noun.animal", "noun.plant"), np.array([[1, 0], [2, 3]]))
     >>> needed_semcor_keys(g, ["animal%1", "tree%1"], [1])  # dog walks up to animal; the tree is not read
     ['animal%1']
     """
@@ -311,7 +313,8 @@ def concat_cosines(query: Sequence[np.ndarray], senses: Sequence[np.ndarray]) ->
     [1.0, 0.7071]
     """
     if len(query) != len(senses) or not query:
-        raise InputError(f"the query has {len(query)} part(s) and the senses {len(senses)}; give one of each per part")
+        raise InputError(f"the query has {len(query)} part(s) and the senses {len(senses)}; give one of each "
+                         "per part")
     q = [_unit(p) for p in query]
     s = [_unit(p) for p in senses]
     num = sum(si @ qi for qi, si in zip(q, s))  # (n,)
@@ -329,7 +332,8 @@ class SenseParts:
     rows: np.ndarray  # (n,) rows of the graph
     propagated: np.ndarray  # (n, dim); NaN rows for senses with none
     source: np.ndarray  # (n,) int8 into SOURCES
-    semcor_count: np.ndarray  # (n,) how often SemCor tags each sense (0: never; the plain 1-NN has the others)
+    # (n,) how often SemCor tags each sense (0: never; the plain 1-NN has the others)
+    semcor_count: np.ndarray
     gloss: np.ndarray | None = None  # (n, dim)
     static: np.ndarray | None = None  # (n, static dim)
     index: dict[str, int] = field(default_factory=dict)
@@ -349,7 +353,8 @@ class SenseParts:
             out.append(self.gloss)
         out.append(np.nan_to_num(self.propagated))
         if any(p is None for p in out):
-            raise InputError(f"these sense embeddings were built without {', '.join(steps)}; build them with it")
+            raise InputError(f"these sense embeddings were built without {', '.join(steps)}; build them with "
+                             "it")
         return out
 
 
@@ -413,8 +418,8 @@ def sense_parts(cache, root, keys: Sequence[str] | None, views: Sequence, *, ste
     out = {}
     for v in views:
         prop = props[v]
-        out[v] = SenseParts([graph.keys[r] for r in rows.tolist()], rows, prop.vectors(rows), prop.source[rows],
-                            prop.counts(rows), gloss=glosses.get(v), static=static_rows)
+        out[v] = SenseParts([graph.keys[r] for r in rows.tolist()], rows, prop.vectors(rows),
+                            prop.source[rows], prop.counts(rows), gloss=glosses.get(v), static=static_rows)
     return out
 
 

@@ -16,12 +16,15 @@ from dataclasses import dataclass
 __all__ = ["Reference", "REFERENCES", "references", "SOURCES"]
 
 SOURCES = {
-    "wic": "Pilehvar & Camacho-Collados (NAACL 2019), WiC: the Word-in-Context Dataset, Table 3 (test accuracy)",
+    "wic": "Pilehvar & Camacho-Collados (NAACL 2019), WiC: the Word-in-Context Dataset, Table 3 "
+           "(test accuracy)",
     "lmms": "Loureiro & Jorge (ACL 2019), Language Modelling Makes Sense, Table 2 (ALL F1)",
     "lmms-repo": "LMMS repository (github.com/danlou/LMMS, branch LMMS_ACL19), README 'WSD Evaluation' table "
                  "(F1 per split of Raganato et al.'s framework; BERT-large-cased)",
-    "raganato": "Raganato, Camacho-Collados & Navigli (EACL 2017), WSD: A Unified Evaluation Framework (MFS on ALL)",
-    "huang": "Huang, Socher, Manning & Ng (ACL 2012), Improving Word Representations via Global Context, Table 4",
+    "raganato": "Raganato, Camacho-Collados & Navigli (EACL 2017), WSD: A Unified Evaluation Framework "
+                "(MFS on ALL)",
+    "huang": "Huang, Socher, Manning & Ng (ACL 2012), Improving Word Representations via Global Context, "
+             "Table 4",
     "glove-gensim": "gensim's evaluate_word_pairs / evaluate_word_analogies on the GloVe 6B-50d vectors "
                     "(Pennington, Socher & Manning, EMNLP 2014)",
 }
@@ -52,7 +55,8 @@ REFERENCES: tuple[Reference, ...] = (
     Reference("wsd", "ALL", "LMMS-1024", "f1", 73.8, "lmms"),
     Reference("wsd", "ALL", "LMMS-2048", "f1", 75.4, "lmms"),
     *(Reference("wsd", split, system, "f1", value, "lmms-repo")
-      for system, values in (("MFS", (66.8, 66.2, 55.2, 63.0, 67.8)), ("LMMS-1024", (75.4, 74.0, 66.4, 72.7, 75.3)),
+      for system, values in (("MFS", (66.8, 66.2, 55.2, 63.0, 67.8)),
+                             ("LMMS-1024", (75.4, 74.0, 66.4, 72.7, 75.3)),
                              ("LMMS-2048", (76.3, 75.6, 68.1, 75.1, 77.0)))
       for split, value in zip(WSD_SPLITS, values)),
     Reference("scws", "ratings", "single-prototype", "spearman", 58.6, "huang"),

@@ -30,7 +30,8 @@ SCWS_SAMPLE = "scws/ratings.sample.txt"
 
 
 def make_task_encoder(model=None, vectors=None, method: str = "static", batch_size: int = 32, *,
-                      engine: str | None = None, precision: str | None = None, random_weights: int | None = None):
+                      engine: str | None = None, precision: str | None = None,
+                      random_weights: int | None = None):
     """A TransformerEncoder over every layer (no attention) for ``model`` (run by
     ``engine`` in ``precision``; None: the encoder's defaults; ``random_weights``: a seed
     for its random-weights twin), else the ``method`` encoder over the ``vectors`` table."""
@@ -139,9 +140,11 @@ def evaluate(task: str, *, model=None, vectors=None, method: str = "static", lay
                            restrict=options.get("restrict", GENSIM_RESTRICT),
                            template=options.get("template", "{word}"), layers=wanted, progress=progress)
     if not rows:
-        raise InputError(f"{task}: no result for layer(s) {wanted}; check --layer against the encoder's layers")
+        raise InputError(f"{task}: no result for layer(s) {wanted}; check --layer against the encoder's "
+                         "layers")
     who = {"model": encoder.name} if model is not None else {
-        "vectors": static_table.name if static_table is not None else encoder.params()["vectors"], "method": method}
+        "vectors": static_table.name if static_table is not None else encoder.params()["vectors"],
+        "method": method}
     return {"task": task, **who, "results": rows,
             "references": _refs(task, (split or "semeval2007") if task == "wsd" else None)}
 
@@ -163,7 +166,8 @@ def evaluate_all(*, model=None, vectors=None, method: str = "static", data_dir=N
     rows, skipped, refs = [], [], []
     for task in TASKS:
         try:
-            needs_encoder = not (vectors is not None and method == "static" and task in ("similarity", "analogy"))
+            needs_encoder = not (vectors is not None and method == "static"
+                                 and task in ("similarity", "analogy"))
             out = evaluate(task, model=model, vectors=vectors, method=method, data_dir=data_dir,
                            use_cache=use_cache, progress=progress,
                            encoder=encoder if needs_encoder else None,

@@ -36,9 +36,10 @@ def scws_rows(u: np.ndarray, v: np.ndarray, ratings, *, split: str = "scws", met
     for k in range(cos.shape[1]):
         ok = ~np.isnan(cos[:, k])
         if ok.sum() < 2:
-            raise EmptyInputError(f"layer {ids[k]}: fewer than 2 SCWS pairs have both vectors; check the vectors")
-        rows.append({"split": split, "method": method, "layer": ids[k], "spearman": spearman(gold[ok], cos[ok, k]),
-                     "n": int(ok.sum()), "oov": int((~ok).sum())})
+            raise EmptyInputError(f"layer {ids[k]}: fewer than 2 SCWS pairs have both vectors; check the "
+                                  "vectors")
+        rows.append({"split": split, "method": method, "layer": ids[k],
+                     "spearman": spearman(gold[ok], cos[ok, k]), "n": int(ok.sum()), "oov": int((~ok).sum())})
     return rows
 
 

@@ -128,7 +128,8 @@ def sense_features(parts, x1: np.ndarray, x2: np.ndarray, candidates: Sequence[S
     >>> from contextlens.evaluation.lmms import SenseParts
     >>> p = SenseParts(["run%1", "run%2"], np.arange(2), np.array([[1.0, 0.0], [0.0, 1.0]]), np.zeros(2, int),
     ...                np.ones(2, bool), gloss=np.array([[1.0, 0.0], [0.0, 1.0]]))
-    >>> sense_features(p, np.array([[1.0, 0.0]]), np.array([[0.0, 2.0]]), [["run%1", "run%2"]]).round(6).tolist()
+    >>> sense_features(p, np.array([[1.0, 0.0]]), np.array([[0.0, 2.0]]),
+    ...                [["run%1", "run%2"]]).round(6).tolist()
     [[0.0, 0.0, 1.0, 1.0]]
     """
     from .lmms import concat_cosines, rank_senses
@@ -176,9 +177,10 @@ def run_wic(
     regression, on the train split(s) and on ``split``; plus the per-layer sweep
     (``method="threshold-sweep"``: threshold fitted on train, accuracy on ``split``).
     ``progress(done, total)`` while encoding, ``progress(stage, done, total)`` for the
-    stages of the sense embeddings. With ``features="senses"``, the senses come from LMMS sense embeddings (propagation
-    and glosses) at layer ``sense_view`` (a layer number, or ``"last4"``; SemCor's first
-    ``semcor_limit`` sentences only, when given), and the rows of ``senses-agree`` are added."""
+    stages of the sense embeddings. With ``features="senses"``, the senses come from LMMS sense
+    embeddings (propagation and glosses) at layer ``sense_view`` (a layer number, or ``"last4"``;
+    SemCor's first ``semcor_limit`` sentences only, when given), and the rows of ``senses-agree``
+    are added."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -227,7 +229,8 @@ def run_wic(
         if extra is not None:
             same = x[:, len(ids)]  # SENSE_FEATURES[0]; NaN (no candidate sense): "different"
             rows.append({"split": name, "method": "senses-agree", "layer": extra["layer"], "n": len(labels),
-                         "oov": int(np.isnan(same).sum()), "accuracy": float(((same == 1.0) == labels).mean())})
+                         "oov": int(np.isnan(same).sum()),
+                         "accuracy": float(((same == 1.0) == labels).mean())})
     return rows
 
 

@@ -78,8 +78,8 @@ def wordnet_candidates(word: str, layer: int, data_dir: str | os.PathLike | None
     from .. import datasets
 
     if int(layer) == 0:
-        raise InputError("layer 0 is the model's embedding row: one vector per word form whatever the sense, so "
-                         f"it cannot be matched to WordNet senses; cluster a contextual layer (--layer, "
+        raise InputError("layer 0 is the model's embedding row: one vector per word form whatever the sense, "
+                         f"so it cannot be matched to WordNet senses; cluster a contextual layer (--layer, "
                          f"{layers_said})")
     root = datasets.resolve_data_dir(data_dir)
     try:
@@ -91,8 +91,9 @@ def wordnet_candidates(word: str, layer: int, data_dir: str | os.PathLike | None
             f"SemCor 3.0 ({datasets.SEMCOR_ARCHIVE}) in the data folder ({_RULE}): {e}") from None
     lemma, keys = datasets.word_senses(wn, word)
     if not keys:
-        raise InputError(f"{word!r} has no sense in WordNet {wn.get_version()} ({root / 'wordnet'}), as a noun, "
-                         "verb, adjective or adverb, nor a base form that has: nothing to map its senses to")
+        raise InputError(f"{word!r} has no sense in WordNet {wn.get_version()} ({root / 'wordnet'}), as a "
+                         "noun, verb, adjective or adverb, nor a base form that has: nothing to map its "
+                         "senses to")
     return WordNetCandidates(word, lemma, keys, root, wn)
 
 
@@ -102,9 +103,9 @@ def wordnet_model(encoder) -> str:
     params = encoder.params()
     if params.get("model") is None:
         raise InputError(f"WordNet senses need a transformer (--model minilm, or another model): the sense "
-                         f"embeddings are made by encoding SemCor and WordNet's glosses with the model itself, and "
-                         f"this encoder ({params.get('encoder', encoder.name)}) is a static table or a mixing "
-                         "method over one; give --model, or drop --wordnet")
+                         "embeddings are made by encoding SemCor and WordNet's glosses with the model "
+                         f"itself, and this encoder ({params.get('encoder', encoder.name)}) is a static "
+                         "table or a mixing method over one; give --model, or drop --wordnet")
     return str(params["model"])
 
 
@@ -185,8 +186,8 @@ def map_centroids(model, candidates: WordNetCandidates, layer: int, centroids: n
         raise InputError(f"no sense embedding can be made for {candidates.lemma!r}: {e}") from None
     seen = [k for k in candidates.keys if parts.source[parts.index[k]] >= 0]
     if not seen:
-        raise InputError(f"none of the {len(candidates.keys)} WordNet senses of {candidates.lemma!r} has a sense "
-                         "embedding: there is nothing to compare with")
+        raise InputError(f"none of the {len(candidates.keys)} WordNet senses of {candidates.lemma!r} has a "
+                         "sense embedding: there is nothing to compare with")
     senses = []
     for c in np.asarray(centroids, dtype=np.float64):
         ranked = rank_senses(parts, c, seen, steps)[:top]
@@ -215,10 +216,12 @@ class WordNetNamer:
         self.data_dir = data_dir
 
     def prepare(self, encoder, word: str, layer: int) -> tuple[Any, WordNetCandidates]:
-        said = f"{wordnet_model(encoder)} gives contextual layers {', '.join(map(str, encoder.layer_ids[1:]))}"
+        said = (f"{wordnet_model(encoder)} gives contextual layers "
+                f"{', '.join(map(str, encoder.layer_ids[1:]))}")
         candidates = wordnet_candidates(word, layer, self.data_dir, layers_said=said)
         return model_encoder(encoder), candidates
 
-    def name(self, prepared: tuple[Any, WordNetCandidates], layer: int, centroids: np.ndarray) -> dict[str, Any]:
+    def name(self, prepared: tuple[Any, WordNetCandidates], layer: int,
+             centroids: np.ndarray) -> dict[str, Any]:
         task, candidates = prepared
         return map_centroids(task, candidates, layer, centroids)

@@ -83,7 +83,8 @@ def parse_view(view) -> int | str:
     try:
         return int(view)
     except (TypeError, ValueError):
-        raise InputError(f"unknown layer view {view!r}; give a layer number or one of: {', '.join(VIEWS)}") from None
+        raise InputError(f"unknown layer view {view!r}; give a layer number or one of: "
+                         f"{', '.join(VIEWS)}") from None
 
 
 def view_vectors(vectors: np.ndarray, view) -> np.ndarray:
@@ -178,7 +179,8 @@ def sense_embeddings(
     return out
 
 
-def nearest_sense(vector: np.ndarray, candidates: Sequence[str], embeddings: Mapping[str, np.ndarray]) -> str | None:
+def nearest_sense(vector: np.ndarray, candidates: Sequence[str],
+                  embeddings: Mapping[str, np.ndarray]) -> str | None:
     """The candidate whose sense embedding has the highest cosine with ``vector``
     (None when no candidate has an embedding, or the vector is missing).
 
@@ -310,8 +312,8 @@ def run_wsd(
     for inst in instances:
         keys = datasets.candidate_keys(wn, inst.lemma, inst.pos)
         if not keys:
-            raise InputError(f"instance {inst.id}: lemma {inst.lemma!r} ({inst.pos}) has no sense in WordNet; "
-                             "check the data file's lemma and pos attributes")
+            raise InputError(f"instance {inst.id}: lemma {inst.lemma!r} ({inst.pos}) has no sense in "
+                             "WordNet; check the data file's lemma and pos attributes")
         candidates.append(keys)
         mfs[inst.id] = [datasets.most_frequent_key(wn, inst.lemma, inst.pos)]
     pos = {inst.id: inst.pos for inst in instances}

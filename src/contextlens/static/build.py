@@ -58,8 +58,8 @@ def _cap_window(corpus, window: int, tokenizer: str, errors: str) -> tuple[objec
     longest = longest_sentence(corpus, tokenizer=tokenizer, errors=errors)
     if window < longest:
         return corpus, window
-    log.info("window %d is wider than the longest sentence (%d tokens): counting with window %d, the same counts",
-             window, longest, max(1, longest - 1))
+    log.info("window %d is wider than the longest sentence (%d tokens): counting with window %d, "
+             "the same counts", window, longest, max(1, longest - 1))
     return corpus, max(1, longest - 1)
 
 

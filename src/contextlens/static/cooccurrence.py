@@ -231,7 +231,8 @@ class _NumpyCounter:
         self.n_sentences += int(is_tok[0]) + int(np.count_nonzero(is_tok[1:] & ~is_tok[:-1]))
         block_counts = np.bincount(ids[is_tok], minlength=len(self.index))
         if len(self.counts) < len(block_counts):
-            self.counts = np.concatenate([self.counts, np.zeros(len(block_counts) - len(self.counts), np.int64)])
+            self.counts = np.concatenate(
+                [self.counts, np.zeros(len(block_counts) - len(self.counts), np.int64)])
         self.counts[: len(block_counts)] += block_counts
         self._store(ids)
 
@@ -328,7 +329,8 @@ def prepare_kernel() -> KernelStatus:
         where = kernel.cache_location()
         done = "compiled and cached" if kernel.COMPILED_AT_IMPORT else "already compiled"
         return KernelStatus(True, kernel.COMPILED_AT_IMPORT, str(where) if where else None,
-                            f"counting kernel: {done}" + (f" in {where}" if where else " (numba cannot cache it)"))
+                            f"counting kernel: {done}"
+                            + (f" in {where}" if where else " (numba cannot cache it)"))
     reason = _KERNEL_FAILURE[0] if _KERNEL_FAILURE else None
     return KernelStatus(False, False, None, f"counting kernel: not available ({reason}); counting uses numpy")
 

@@ -83,7 +83,8 @@ class GloVe:
         check_int("epochs", self.epochs, low=1, high=10_000)
         check_int("batch_size", self.batch_size, low=1, high=1 << 24)
         check_int("seed", self.seed, low=0, high=2**32 - 1)
-        check_float("x_max", self.x_max, low=1e-6, high=1e12, hint="the count where the weight reaches 1 (100 in GloVe)")
+        check_float("x_max", self.x_max, low=1e-6, high=1e12,
+                    hint="the count where the weight reaches 1 (100 in GloVe)")
         check_float("alpha", self.alpha, low=1e-3, high=10.0, hint="the weighting exponent (0.75 in GloVe)")
         check_float("learning_rate", self.learning_rate, low=1e-12, high=10.0)
         check_float("grad_clip", self.grad_clip, low=1e-6, high=1e12)

@@ -57,7 +57,8 @@ def ppmi(counts, alpha: float = 0.75, shift: float = 1.0) -> sp.csr_matrix:
     ``max(PMI − log k, 0)``. Only nonzero counts can have a nonzero PPMI, so the result is
     at most as dense as ``counts``.
     """
-    check_float("alpha", alpha, low=0.01, high=10.0, hint="the context smoothing exponent: 0.75 is usual, 1 is none")
+    check_float("alpha", alpha, low=0.01, high=10.0,
+                hint="the context smoothing exponent: 0.75 is usual, 1 is none")
     check_float("shift", shift, low=1.0, high=1e6, hint="the k of k negative samples; 1 = no shift")
     m = _as_csr(counts)
     m.sum_duplicates()
@@ -98,8 +99,8 @@ def svd_embeddings(matrix, dim: int, p: float = 0.5, seed: int = 0,
     m = _as_csr(matrix)
     limit = min(m.shape)
     most = limit if solver != "arpack" else limit - 1
-    check_int("dim", dim, low=1, high=max(most, 1), hint=f"a {m.shape[0]}x{m.shape[1]} matrix has at most {most} "
-              "singular vectors to keep")
+    check_int("dim", dim, low=1, high=max(most, 1),
+              hint=f"a {m.shape[0]}x{m.shape[1]} matrix has at most {most} singular vectors to keep")
     check_float("p", p, low=0.0, high=1.0, hint="the eigenvalue weight: W = U·Σ^p")
     if solver == "auto":
         solver = "dense" if m.shape[0] * m.shape[1] <= _DENSE_CELLS or dim == limit else "randomized"

@@ -96,7 +96,8 @@ def _load_packaged(name: str) -> EmbeddingTable:
 
 
 def _from_package(name: str, vectors_path: Path, words_path: Path) -> EmbeddingTable:
-    vectors = np.ascontiguousarray(np.load(vectors_path), dtype=np.float32)  # (n, dim); the package's is Fortran-ordered
+    # (n, dim); the package's is Fortran-ordered
+    vectors = np.ascontiguousarray(np.load(vectors_path), dtype=np.float32)
     words = _read_words(words_path)
     if len(words) != len(vectors):
         raise FileFormatError(words_path, None,
@@ -184,7 +185,8 @@ def load_vectors(spec: str | os.PathLike) -> EmbeddingTable:
         raise InputError(f"{spec} is a folder, not a vectors file; give the file itself (.npz, word2vec "
                          f"text or binary, GloVe text) or one of the packaged tables: {', '.join(PACKAGED)}")
     if path.exists():  # a device (/dev/null), a pipe: one line naming it
-        check_input_file(path, "vectors file", f"give a file or one of the packaged tables: {', '.join(PACKAGED)}")
+        check_input_file(path, "vectors file",
+                         f"give a file or one of the packaged tables: {', '.join(PACKAGED)}")
     if isinstance(spec, str) and not path.suffix and os.sep not in spec:
         close = difflib.get_close_matches(spec, list(_PACKAGES), n=1, cutoff=0.5)
         hint = f" (did you mean {close[0]!r}?)" if close else ""

@@ -4,9 +4,9 @@ The corpus streams from disk: one plain, uncompressed, valid UTF-8 file read as 
 (no lower-casing, white-space tokens) goes to gensim's multi-threaded ``corpus_file``
 reader, unless it holds a line break or white space that reader would read otherwise than
 :mod:`contextlens.corpus.reading` (a lone ``\\r`` ends a line here, not there; U+00A0, U+2028 and
-the like separate words here, not there); anything else (``.gz``, a directory, several files, ``lower=True``, the "words"
-tokenizer, ``errors="skip"`` on a file with bad bytes, an in-memory list) is a restartable
-:class:`~contextlens.corpus.reading.SentenceStream` read again on every epoch.
+the like separate words here, not there); anything else (``.gz``, a directory, several files,
+``lower=True``, the "words" tokenizer, ``errors="skip"`` on a file with bad bytes, an in-memory list) is a
+restartable :class:`~contextlens.corpus.reading.SentenceStream` read again on every epoch.
 
 Runs are seeded and word initialisation uses a stable hash (not Python's per-process
 ``hash``), so a run with ``workers=1`` is reproducible; with several worker threads gensim's
@@ -67,8 +67,8 @@ def _stable_hash(text: str) -> int:
 # what gensim's C++ line reader (std::getline, then ``>>`` words) reads otherwise than str.split()
 # of the lines of contextlens.corpus.reading: a lone \r (not a line end there), and the non-ASCII white
 # space and \x1c-\x1f (not word separators there), as UTF-8 bytes
-_GENSIM_DIFFERS = re.compile(rb"\r(?!\n)|[\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
-                             rb"|\xe2\x81\x9f|\xe3\x80\x80")
+_GENSIM_DIFFERS = re.compile(rb"\r(?!\n)|[\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80"
+                             rb"|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80")
 
 
 def _gensim_reads_alike(path: Path) -> bool:
@@ -127,7 +127,8 @@ def _train(kind: str, corpus, *, dim: int, window: int, min_count: int, max_voca
     check_int("min_count", min_count, low=1)
     check_int("epochs", epochs, low=1, high=MAX_EPOCHS)
     check_int("negative", negative, low=1, high=100, hint="negative samples per positive one (5-20 is usual)")
-    check_float("sample", sample, low=0.0, high=1.0, hint="the down-sampling threshold (1e-3 is usual, 0 = none)")
+    check_float("sample", sample, low=0.0, high=1.0,
+                hint="the down-sampling threshold (1e-3 is usual, 0 = none)")
     check_float("learning_rate", learning_rate, low=1e-12, high=1.0)
     check_int("seed", seed, low=0, high=2**32 - 1)
     if max_vocab is not None:
@@ -137,7 +138,8 @@ def _train(kind: str, corpus, *, dim: int, window: int, min_count: int, max_voca
     if kind == "fasttext":  # character n-grams of min_n..max_n characters, hashed into bucket rows
         check_int("min_n", extra["min_n"], low=1, high=32)
         check_int("max_n", extra["max_n"], low=extra["min_n"], high=32, hint="at least min_n")
-        check_int("bucket", extra["bucket"], low=1, high=MAX_BUCKETS, hint="each bucket holds a dim-sized vector")
+        check_int("bucket", extra["bucket"], low=1, high=MAX_BUCKETS,
+                  hint="each bucket holds a dim-sized vector")
     models, CallbackAny2Vec = _gensim()
     workers = workers or os.cpu_count() or 1
 

@@ -112,12 +112,14 @@ def markdown(results: dict[str, Any]) -> list[str]:
     w = results["worked_example"]
     lines = [
         "## 1. The worked example: 16 short phrases about a 'bank'", "",
-        f"16 phrases, window 3, raw co-occurrence counts over the sorted vocabulary ({w['vocabulary']} words).",
+        f"16 phrases, window 3, raw co-occurrence counts over the sorted vocabulary ({w['vocabulary']} "
+        "words).",
         "", "| | cos to money | cos to river |", "|---|---:|---:|",
         f"| static bank | {w['static']['money']:.3f} | {w['static']['river']:.3f} |",
     ]
     for s, cos in w["average"].items():
-        lines.append(f"| bank averaged over '{s}' (self excluded) | {cos['money']:.3f} | {cos['river']:.3f} |")
+        lines.append(f"| bank averaged over '{s}' (self excluded) | {cos['money']:.3f} | "
+                     f"{cos['river']:.3f} |")
     lines += ["", "Attention of bank (q = k = v = the count vectors, self excluded):", ""]
     for s, weights in w["attention"].items():
         lines.append(f"- '{s}': " + ", ".join(f"{k} {v:.3f}" for k, v in weights.items()))
@@ -132,7 +134,8 @@ def markdown(results: dict[str, Any]) -> list[str]:
     for word, e in p["words"].items():
         p1, p2 = e["probes"]
         static = e["methods"]["average"]["probes"][0]
-        lines.append(f"| {word} | static | 1.000 | {p1} {static[p1][0]:.3f} / {p2} {static[p2][0]:.3f} | same |")
+        lines.append(f"| {word} | static | 1.000 | {p1} {static[p1][0]:.3f} / {p2} {static[p2][0]:.3f} | "
+                     "same |")
         for method, m in e["methods"].items():
             a, b = m["probes"]
             lines.append(f"| {word} | {method} | {m['cosine_between_usages']:.3f} | "

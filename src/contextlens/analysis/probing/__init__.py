@@ -14,6 +14,7 @@ from .run import CACHE_TASK, ProbeLayer, ProbeResult, model_name, probe
 from .tasks import PROBE_TASKS, TEST_ROWS, TRAIN_ROWS, ProbeRow, semcor_rows
 
 __all__ = [
-    "probe", "ProbeResult", "ProbeLayer", "PROBE_TASKS", "PROBE_KINDS", "MLP_HIDDEN", "TRAIN_ROWS", "TEST_ROWS",
-    "ProbeRow", "semcor_rows", "probe_accuracy", "control_labels", "expected_layer", "model_name", "CACHE_TASK",
+    "probe", "ProbeResult", "ProbeLayer", "PROBE_TASKS", "PROBE_KINDS", "MLP_HIDDEN", "TRAIN_ROWS",
+    "TEST_ROWS", "ProbeRow", "semcor_rows", "probe_accuracy", "control_labels", "expected_layer",
+    "model_name", "CACHE_TASK",
 ]

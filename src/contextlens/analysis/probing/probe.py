@@ -100,7 +100,8 @@ def probe_accuracy(train_x: np.ndarray, train_y: Sequence, test_x: np.ndarray, t
     return float(np.mean(predicted == test_y))
 
 
-def control_labels(train_labels: Sequence[str], types: Iterable[str], rng: np.random.Generator) -> dict[str, str]:
+def control_labels(train_labels: Sequence[str], types: Iterable[str],
+                   rng: np.random.Generator) -> dict[str, str]:
     """``{type: label}`` for each distinct type of ``types``, taken in sorted order, each a
     label drawn by ``rng.choice`` from the labels of ``train_labels`` (sorted) with their
     frequencies in it as probabilities: one draw per type, all in one call."""

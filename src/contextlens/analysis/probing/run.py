@@ -113,7 +113,8 @@ def model_name(encoder: Encoder) -> str:
     return str(encoder.name)
 
 
-def _split_probe(x_train, x_test, y_train, y_test, c_train, c_test, kind, seed) -> tuple[float, float, int, int]:
+def _split_probe(x_train, x_test, y_train, y_test, c_train, c_test, kind,
+                 seed) -> tuple[float, float, int, int]:
     """Task and control accuracy of one layer over the words that have a vector."""
     keep_train = ~np.isnan(x_train).any(axis=1)
     keep_test = ~np.isnan(x_test).any(axis=1)
@@ -135,7 +136,8 @@ def _sense_probe(x_train, x_test, groups, kind, seed) -> tuple[float, float, int
         if not keep_train.any() or not keep_test.any():
             continue  # the encoder knows none of this lemma's train (or test) words
         xtr, xte = xtr[keep_train], xte[keep_test]
-        accs.append(probe_accuracy(xtr, g["y_train"][keep_train], xte, g["y_test"][keep_test], kind=kind, seed=seed))
+        accs.append(probe_accuracy(xtr, g["y_train"][keep_train], xte, g["y_test"][keep_test], kind=kind,
+                                   seed=seed))
         controls.append(probe_accuracy(xtr, g["c_train"][keep_train], xte, g["c_test"][keep_test], kind=kind,
                                        seed=seed))
         n_train += int(keep_train.sum())
@@ -213,7 +215,8 @@ def probe(
     else:
         y_train = np.array(task_labels(task, train, lexnames))
         y_test = np.array(task_labels(task, test, lexnames))
-        control = control_labels(list(y_train), [_type(r) for r in (*train, *test)], np.random.default_rng(seed))
+        control = control_labels(list(y_train), [_type(r) for r in (*train, *test)],
+                                 np.random.default_rng(seed))
         c_train = np.array([control[_type(r)] for r in train])
         c_test = np.array([control[_type(r)] for r in test])
         in_task = np.arange(len(train) + len(test))

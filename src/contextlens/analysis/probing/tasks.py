@@ -25,7 +25,8 @@ its word's vector in its sentence (:mod:`contextlens.encoders.tokenized`).
   train and at least two in test. Each lemma gets its own probe; the score is the mean
   over lemmas (macro).
 
->>> supersense_of("bank%1:14:00::", ("adj.all", "adj.pert", "adv.all", "noun.Tops") + ("x",) * 10 + ("noun.group",))
+>>> supersense_of("bank%1:14:00::", ("adj.all", "adj.pert", "adv.all", "noun.Tops") + ("x",) * 10
+...               + ("noun.group",))
 'noun.group'
 >>> lemma_of(ProbeRow("d", "d.s1", ("the", "banks"), 1, "bank", "NOUN", "bank%1:14:00::"))
 'bank.NOUN'
@@ -84,7 +85,8 @@ def _is_one_word(token: str) -> bool:
     return "_" not in token and len(tokenize(token)) == 1
 
 
-def semcor_rows(sentences: Iterable, *, train: int = TRAIN_ROWS, test: int = TEST_ROWS) -> dict[str, list[ProbeRow]]:
+def semcor_rows(sentences: Iterable, *, train: int = TRAIN_ROWS,
+                test: int = TEST_ROWS) -> dict[str, list[ProbeRow]]:
     """``{"train": rows, "test": rows}`` from SemCor sentences (``WsdSentence`` objects,
     as :func:`~contextlens.datasets.load_semcor` yields them, in any order): the first
     ``train`` rows of the ``brown1`` documents and the first ``test`` of the ``brown2`` ones
@@ -110,7 +112,8 @@ def semcor_rows(sentences: Iterable, *, train: int = TRAIN_ROWS, test: int = TES
             raise InputError(f"SemCor has no tagged word in documents {SPLITS[split]}*; check the data "
                              "(contextlens data fetch semcor)")
         if len(rows) < limit:
-            log.warning("SemCor's %s documents hold only %d rows (%d asked for)", SPLITS[split], len(rows), limit)
+            log.warning("SemCor's %s documents hold only %d rows (%d asked for)", SPLITS[split], len(rows),
+                        limit)
         out[split] = rows[:limit]
     return out
 

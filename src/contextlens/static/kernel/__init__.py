@@ -211,8 +211,9 @@ def _load() -> bool:
              rows_from_columns, symmetric)
     cold = not all(is_cached(f) for f in steps)
     where = cache_location()
-    report = step("compiling the counting kernel", total=len(steps), unit="functions",
-                  once=f"once, then cached in {where}" if where else None) if cold else contextlib.nullcontext()
+    report = (step("compiling the counting kernel", total=len(steps), unit="functions",
+                   once=f"once, then cached in {where}" if where else None) if cold
+              else contextlib.nullcontext())
     counter = KernelCounter(2, False)
     stages = (lambda: counter.add_block("a b a\n", False, "whitespace"),  # map_tokens, renumber, add_pairs
               lambda: counter.alphabetical(np.arange(2)),

@@ -18,8 +18,8 @@ import numpy as np
 
 from .jit import jit
 
-__all__ = ["SEP", "map_tokens", "rehash_words", "sort_words", "POS", "IDS", "WORDS", "POOL", "TOKENS", "LINES",
-           "IN_LINE", "NEED", "HASH", "START", "LEN", "COUNT"]
+__all__ = ["SEP", "map_tokens", "rehash_words", "sort_words", "POS", "IDS", "WORDS", "POOL", "TOKENS",
+           "LINES", "IN_LINE", "NEED", "HASH", "START", "LEN", "COUNT"]
 
 SEP = -2  # a line break in the id stream
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
