@@ -116,7 +116,7 @@ def parse_size(text: str, *, setting: str = "the size") -> int:
     Traceback (most recent call last):
     ...
     contextlens.errors.InputError: CONTEXTLENS_CACHE_LIMIT_ONNX='lots' is not a size; give bytes with an optional unit, e.g. 4GiB, 500MB, or 0 to keep only what is in use
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     found = _SIZE.fullmatch(str(text))
     unit = _UNITS.get(found.group(2).lower()) if found else None
     value = float(found.group(1)) * unit if found and unit else math.nan

@@ -241,7 +241,7 @@ def check_int(name: str, value, *, low: int | None = None, high: int | None = No
     Traceback (most recent call last):
     ...
     contextlens.errors.InputError: heads must be a whole number >= 1, got True
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     ok = not isinstance(value, bool) and isinstance(value, numbers.Integral)
     if not ok or (low is not None and value < low) or (high is not None and value > high):
         raise InputError(f"{name} must be a whole number{_bounds(low, high)}, got {value!r}"
@@ -296,7 +296,7 @@ def check_size(what: str, value: int, limit: int, unit: str, *, why: str = "", t
     Traceback (most recent call last):
     ...
     contextlens.errors.LimitError: --track has 1,000 words, over the limit of 100 words (each costs a pass over the vocabulary per layer); track fewer words per run
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     if value > limit:
         because = f" ({why})" if why else ""
         raise LimitError(f"{what} has {value:,} {unit}, over the limit of {limit:,} {unit}{because}; {todo}")

@@ -77,7 +77,7 @@ def output_dir(path: str | os.PathLike) -> Path:
     Traceback (most recent call last):
     ...
     contextlens.errors.OutputPathError: cannot write ... is a file, not a folder; give a folder (a new or an existing one)
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     folder = Path(path)
     if folder.exists() and not folder.is_dir():
         raise OutputPathError(f"cannot write {folder}: it is a file, not a folder; give a folder "
@@ -287,7 +287,7 @@ def check_outputs(
     Traceback (most recent call last):
     ...
     contextlens.errors.InputError: -o .../words.txt is the input --words .../words.txt (the same file): writing it would destroy that input; choose another output path
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     outputs = [(label, Path(p)) for label, p in outputs]
     for i, (label, out) in enumerate(outputs):
         for other_label, other in outputs[:i]:
@@ -331,7 +331,7 @@ def check_input_file(path: str | os.PathLike, what: str = "file", hint: str = ""
     Traceback (most recent call last):
     ...
     contextlens.errors.InputError: /dev/null is not a regular file (a device, a pipe or a socket), so not a sets file; give a JSON file
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     todo = f"; {hint}" if hint else ""
     try:
         st = os.stat(path)

@@ -168,7 +168,7 @@ def locate(
     Traceback (most recent call last):
     ...
     contextlens.errors.AmbiguousTargetError: 'bank' occurs 2 times (words 1, 4, at characters 4-8, 16-20); choose one with occurrence=0..1 or a char span
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     if not words:
         raise EmptyInputError("the text has no words; give a non-empty sentence")
     if span is not None:

@@ -98,7 +98,7 @@ def first_bad_value(original: np.ndarray, as_float32: np.ndarray) -> tuple[int, 
     >>> y = np.array([[1.0, 2.0], [3e38, 1.0]], dtype=np.float32)
     >>> first_bad_value(y, y)
     (1, 0, '3e+38, which makes its vector 3e+38 long: beyond 1.8e+19, the longest whose squared length float32 holds (its norm and cosines would overflow)')
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     bad = ~np.isfinite(as_float32)
     if bad.any():
         i, j = (int(v) for v in np.argwhere(bad)[0])

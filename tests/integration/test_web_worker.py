@@ -32,7 +32,8 @@ def pool():
 
 @pytest.mark.parametrize("workers", [0, 2.5, True, "2"])
 def test_a_pool_needs_a_whole_number_of_workers(workers):
-    with pytest.raises(InputError, match="workers must be a whole number >= 1, got .*at least 1 worker process"):
+    with pytest.raises(InputError,
+                       match="workers must be a whole number >= 1, got .*at least 1 worker process"):
         WorkerPool(workers=workers)
 
 

@@ -44,7 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from ..encoders.base import Encoder, check_texts
+from ..encoders.base import Encoder
+from ..encoders.targets import check_texts
 from ..errors import DimensionError, EmptyInputError, InputError, check_int
 from .layerstack import cached_layers
 

@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from ..bounds import MAX_MATRIX_USAGES, check_encoding
-from ..encoders.base import Encoder, check_texts
+from ..encoders.base import Encoder
+from ..encoders.targets import check_texts
 from ..errors import EmptyInputError, InputError, ask, check_choice, check_size
 from .projection import PROJECTIONS, check_points, project, run_here
 from .similarity import cosine_matrix

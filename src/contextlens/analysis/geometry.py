@@ -52,7 +52,8 @@ from typing import Any
 import numpy as np
 
 from ..bounds import PAIR_BLOCK, check_encoding
-from ..encoders.base import Encoder, check_texts
+from ..encoders.base import Encoder
+from ..encoders.targets import check_texts
 from ..errors import DimensionError, EmptyInputError, InputError, ZeroVectorError, ask, check_bool, check_int
 from .usages import every_word
 

@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from ..bounds import MAX_USAGE_PAIRS, check_encoding
-from ..encoders.base import Encoder, check_texts
+from ..encoders.base import Encoder
 from ..encoders.static import StaticEncoder
+from ..encoders.targets import check_texts
 from ..errors import (
     AmbiguousTargetError,
     EmptyInputError,

@@ -29,7 +29,7 @@ and on a busy 2-core machine (load 12) 10 / 64 / 300 points took 0.4–0.6 / 1.0
 Traceback (most recent call last):
 ...
 contextlens.errors.InputError: points [1] have NaN or infinite coordinates; a projection needs finite vectors (check the table or model that made them)
-"""
+"""  # noqa: E501 (a doctest's expected output, printed whole)
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def check_points(x, what: str = "points") -> np.ndarray:
     Traceback (most recent call last):
     ...
     contextlens.errors.InputError: usages [0] have NaN or infinite coordinates; a projection needs finite vectors (check the table or model that made them)
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     x = np.asarray(x, dtype=np.float64)  # (n, dim)
     if x.ndim != 2:
         raise InputError(f"{what} must be an (n, dim) array, got shape {x.shape}")

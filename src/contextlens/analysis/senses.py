@@ -46,7 +46,8 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from ..bounds import MAX_CLUSTERED, MAX_SENTENCES, MAX_SENTENCES_LIMIT
-from ..encoders.base import Encoder, check_texts
+from ..encoders.base import Encoder
+from ..encoders.targets import check_texts
 from ..errors import (
     DimensionError,
     EmptyInputError,

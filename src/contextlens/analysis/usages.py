@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..bounds import check_encoding
-from ..encoders.base import Encoder, Encoding, check_texts, layer_number, layer_position
+from ..encoders.base import Encoder, Encoding, layer_number, layer_position
+from ..encoders.targets import check_texts
 from ..errors import (
     AmbiguousTargetError,
     EmptyInputError,

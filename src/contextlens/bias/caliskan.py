@@ -180,6 +180,6 @@ def get_test(name: str) -> CaliskanTest:
     Traceback (most recent call last):
     ...
     contextlens.errors.UnknownOptionError: unknown WEAT test 'career_famly' (did you mean 'career_family'?); valid values: flowers_insects, instruments_weapons, eur_afr_names, eur_afr_names_bertrand, eur_afr_names_nosek, career_family, math_arts, science_arts, mental_physical_disease, young_old_names, weat1, weat2, weat3, weat4, weat5, weat6, weat7, weat8, weat9, weat10
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     check_choice("WEAT test", name, all_names())
     return TESTS[_ALIASES.get(name, name)]

@@ -58,7 +58,7 @@ def _check_text(text: str, label: str, where: str) -> None:
     Traceback (most recent call last):
     ...
     contextlens.errors.InputError: s.json: "X"[0] is 'caf\udce9', which holds a lone surrogate (U+DCE9), not a character; write the character itself, or both halves of its \u escape pair
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     bad = next((c for c in text if "\ud800" <= c <= "\udfff"), None)
     if bad is not None:
         raise InputError(f"{where}: {label} is {_shown(text)}, which holds a lone surrogate "
@@ -95,7 +95,7 @@ def parse_sets(obj, *, where: str = "the sets", name: str | None = None) -> Word
     Traceback (most recent call last):
     ...
     contextlens.errors.InputError: the sets: missing "B"; a sets object needs "X", "Y", "A" and "B" (lists of words) and may have "name"
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     if not isinstance(obj, dict):
         raise InputError(f'{where}: expected a JSON object {{"X": [...], "Y": [...], "A": [...], "B": '
                          f'[...]}}, '

@@ -207,7 +207,7 @@ def sets_for(test: str | None = None, sets_file=None) -> list[WordSets]:
     Traceback (most recent call last):
     ...
     contextlens.errors.InputError: name a test (see `contextlens bias list`), 'all', or give a sets file (--sets FILE)
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     if (test is None) == (sets_file is None):
         raise InputError("name a test (see `contextlens bias list`), 'all', or give a sets file (--sets FILE)"
                          if test is None else "give either a test name or a sets file (--sets), not both")

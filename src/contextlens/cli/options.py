@@ -344,7 +344,7 @@ def check_output(path: Path | None, *, folder: bool = False) -> None:
     Traceback (most recent call last):
     ...
     contextlens.errors.InputError: cannot write /dev/null/x.npz: /dev/null is not a folder; choose a path in a folder you may write to
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     if path is None:
         return
     import tempfile

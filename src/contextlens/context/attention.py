@@ -210,7 +210,7 @@ def check_window(window: int | None) -> int | None:
     Traceback (most recent call last):
     ...
     contextlens.errors.InputError: window must be a whole number from 0 to 1,000,000, got -1; words each side (None: the whole sentence)
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     if window is None:
         return None
     return check_int("window", window, low=0, high=MAX_WINDOW,
@@ -374,7 +374,7 @@ def check_weights_size(n_words: int, n_layers: int, heads: int, *, work_bytes: i
     Traceback (most recent call last):
     ...
     contextlens.errors.InputError: text 0 has 10,000 words: its attention weights (6 layers x 12 heads x 10,000 x 10,000) would take 26.8 GiB, over the 512 MiB limit (1,365 words with 6 layers x 12 heads); pass attention=False
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     per_pair = heads * (4 * n_layers + work_bytes)
     if per_pair * n_words**2 > WEIGHTS_BUDGET:
         most = int((WEIGHTS_BUDGET / per_pair) ** 0.5)

@@ -36,7 +36,7 @@ def check_alpha(alpha: float) -> float:
     Traceback (most recent call last):
     ...
     contextlens.errors.InputError: alpha must be a finite number from 0 to 1, got 1.5; the weight a word keeps ...
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     return check_float("alpha", alpha, low=0.0, high=1.0, hint="the weight a word keeps of its own vector")
 
 

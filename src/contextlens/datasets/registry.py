@@ -244,7 +244,7 @@ def require(root: str | os.PathLike, name: str, *files: str) -> tuple[Path, ...]
     Traceback (most recent call last):
     ...
     contextlens.datasets.registry.DatasetMissingError: dataset 'analogy' is incomplete in /nonexistent: missing /nonexistent/analogy/questions-words.txt; get them with `contextlens data fetch analogy` (downloads https://raw.githubusercontent.com/tmikolov/word2vec/master/questions-words.txt) or download them by hand in the published layout; point contextlens at another data folder with --data-dir or CONTEXTLENS_DATA
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     root = Path(root)
     spec = _spec(name)
     paths = tuple(root / f for f in (files or spec.files))

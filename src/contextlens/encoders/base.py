@@ -42,21 +42,19 @@ import numpy as np
 
 from ..errors import (
     DimensionError,
-    EmptyInputError,
     InputError,
     TargetNotFoundError,
     ZeroVectorError,
     ask,
     check_choice,
-    numbered,
 )
 from ..text import Word, locate, tokenize
-from .targets import Targets, select_targets
+from .targets import Targets, check_texts, select_targets
 
 if TYPE_CHECKING:
     from .qk import AttentionParts
 
-__all__ = ["Encoding", "Encoder", "WordPieces", "layer_position", "layer_number", "check_texts",
+__all__ = ["Encoding", "Encoder", "WordPieces", "layer_position", "layer_number",
            "SENTENCE_POOLINGS", "word_sentence_vectors"]
 
 #: how a sentence vector pools: the mean, the first piece ([CLS] / BOS), the elementwise max
@@ -364,30 +362,6 @@ class Encoding:
             embeddings_output=None if self.embeddings_output is None else self.embeddings_output[keep],
             meta={**self.meta, "attention": note} if self.attention is not None else dict(self.meta),
         )
-
-
-def check_texts(texts) -> list[str]:
-    """``texts`` as a list of non-empty strings; a single string is an error (it would be
-    read character by character), as is anything that is not a list of strings.
-
-    >>> check_texts(("a bank", "the river"))
-    ['a bank', 'the river']
-    >>> check_texts("a bank")
-    Traceback (most recent call last):
-    ...
-    contextlens.errors.InputError: give a list of sentences, not one string: ['a bank']
-    """
-    if isinstance(texts, str):
-        raise InputError(f"give a list of sentences, not one string: [{texts!r}]")
-    if not isinstance(texts, Sequence):
-        raise InputError(f"give a list of sentences, got {type(texts).__name__}")
-    out = list(texts)
-    for i, text in enumerate(out):
-        if not isinstance(text, str):
-            raise InputError(f"{numbered('sentence', i)} is a {type(text).__name__}, not a string")
-        if not text.strip():
-            raise EmptyInputError(f"{numbered('sentence', i)} is empty; give some words to encode")
-    return out
 
 
 class Encoder(ABC):

@@ -71,7 +71,7 @@ def resolve_engine(engine: str, precision: str, device: str = "cpu") -> str:
     Traceback (most recent call last):
     ...
     contextlens.errors.InputError: precision='bf16' needs engine='torch': onnxruntime's CPU provider has no bf16 MatMul; use engine='torch' or precision='fp32'
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     check_choice("engine", engine, ENGINES)
     check_choice("precision", precision, PRECISIONS)
     on_cpu = str(device) == "cpu"
@@ -129,6 +129,6 @@ def describe_fidelity(fidelity: list[LayerFidelity], words: int) -> str:
 
     >>> describe_fidelity([LayerFidelity(0, 1.0, 1.0), LayerFidelity(1, 0.99991, 0.9971)], 12)
     'bf16 fidelity over 12 words (cosine to fp32, mean / lowest): layer 0 1.00000 / 1.00000, layer 1 0.99991 / 0.99710'
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     parts = ", ".join(f"layer {f.layer} {f.mean_cosine:.5f} / {f.min_cosine:.5f}" for f in fidelity)
     return f"bf16 fidelity over {words} words (cosine to fp32, mean / lowest): {parts}"

@@ -41,10 +41,10 @@ from ..context.attention import (
 from ..context.mixers import check_alpha, neighbour_average
 from ..errors import DimensionError, InputError, check_bool, check_choice, check_int, numbered
 from ..vectors import EmbeddingTable
-from .base import Encoder, Encoding, check_texts
+from .base import Encoder, Encoding
 from .qk import MAX_PAD, AttentionParts, pick_layers
 from .static import StaticEncoder
-from .targets import keep_targets
+from .targets import check_texts, keep_targets
 
 __all__ = ["NeighbourAverage", "SelfAttention", "POSITIONS", "PROJECTIONS"]
 

@@ -139,7 +139,7 @@ def check_name(name: str | os.PathLike) -> None:
     Traceback (most recent call last):
     ...
     contextlens.encoders.model_cache.ModelNotFoundError: unknown model 'minlm' (did you mean 'minilm'?); packaged models: minilm, mpnet, smollm2 ...
-    """
+    """  # noqa: E501 (a doctest's expected output, printed whole)
     name = str(name)
     if packaged_name(name) or Path(name).expanduser().exists():
         return

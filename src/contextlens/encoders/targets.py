@@ -1,5 +1,6 @@
-"""Which words of each text an encoder keeps: ``encode(texts, targets=...)`` resolved once
-(:func:`select_targets`), and a whole-sentence Encoding cut down to them (:func:`keep_targets`)."""
+"""What ``encode(texts, targets=...)`` is given: the texts, checked once (:func:`check_texts`), and
+which words of each it keeps, resolved once (:func:`select_targets`), with a whole-sentence Encoding
+cut down to them (:func:`keep_targets`)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError
+from ..errors import EmptyInputError, InputError, numbered
 from ..text import Word, locate, tokenize
 
 if TYPE_CHECKING:
     from .base import Encoding
 
-__all__ = ["Targets", "select_targets", "keep_targets"]
+__all__ = ["Targets", "check_texts", "select_targets", "keep_targets"]
 
 #: What ``encode(..., targets=)`` accepts: None (every word), a word or a set/list of words
 #: (those words in every text, case-insensitive), or one entry per text: None or a list of
@@ -85,3 +86,27 @@ def keep_targets(enc: Encoding, text: str, keep: list[int] | None) -> Encoding:
     spans = {(w.start, w.end) for i, w in enumerate(tokenize(text)) if i in wanted}
     picked = [j for j, w in enumerate(enc.words) if (w.start, w.end) in spans]
     return enc.select(picked, "not computed: only some words were kept (targets=)")
+
+
+def check_texts(texts) -> list[str]:
+    """``texts`` as a list of non-empty strings; a single string is an error (it would be
+    read character by character), as is anything that is not a list of strings.
+
+    >>> check_texts(("a bank", "the river"))
+    ['a bank', 'the river']
+    >>> check_texts("a bank")
+    Traceback (most recent call last):
+    ...
+    contextlens.errors.InputError: give a list of sentences, not one string: ['a bank']
+    """
+    if isinstance(texts, str):
+        raise InputError(f"give a list of sentences, not one string: [{texts!r}]")
+    if not isinstance(texts, Sequence):
+        raise InputError(f"give a list of sentences, got {type(texts).__name__}")
+    out = list(texts)
+    for i, text in enumerate(out):
+        if not isinstance(text, str):
+            raise InputError(f"{numbered('sentence', i)} is a {type(text).__name__}, not a string")
+        if not text.strip():
+            raise EmptyInputError(f"{numbered('sentence', i)} is empty; give some words to encode")
+    return out

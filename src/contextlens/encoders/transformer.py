@@ -50,8 +50,9 @@ from ..progress import step
 from ..text import tokenize
 from . import engines, hooks, models, standalone
 from .alignment import POOLINGS, Alignment, pool_terms, pooling_weights, window_attention
-from .base import SENTENCE_POOLINGS, Encoder, Encoding, WordPieces, check_texts
+from .base import SENTENCE_POOLINGS, Encoder, Encoding, WordPieces
 from .batching import Plan, Pooled, Segment, batches, plan_text, pool_sentences
+from .targets import check_texts
 
 __all__ = ["TransformerEncoder"]
 

@@ -8,7 +8,7 @@
 Traceback (most recent call last):
 ...
 contextlens.errors.InputError: dim does not apply to method 'counts' (only to ppmi-svd, word2vec, fasttext, glove); leave it out
-"""
+"""  # noqa: E501 (a doctest's expected output, printed whole)
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@
 Traceback (most recent call last):
 ...
 contextlens.errors.UnknownOptionError: unknown packaged table 'glove-50' (did you mean 'glove-6b-50d'?); packaged tables: glove-6b-50d; a path to a vectors file (.npz, word2vec text or binary, GloVe text) works too
-"""
+"""  # noqa: E501 (a doctest's expected output, printed whole)
 
 from __future__ import annotations
 

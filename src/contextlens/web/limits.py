@@ -17,7 +17,7 @@ contextlens.errors.InputError: max_sentences must be a whole number from 1 to 64
 Traceback (most recent call last):
 ...
 ValueError: the text has a lone surrogate (U+D800 at character 4), which is not text; send valid UTF-8
-"""
+"""  # noqa: E501 (a doctest's expected output, printed whole)
 
 from __future__ import annotations
 

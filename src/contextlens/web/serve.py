@@ -18,7 +18,7 @@ Traceback (most recent call last):
 ...
 contextlens.errors.InputError: port ... on 127.0.0.1 is in use (another lab or server?); choose another with --port N, or --port 0 for a free one
 >>> sock.close()
-"""
+"""  # noqa: E501 (a doctest's expected output, printed whole)
 
 from __future__ import annotations
 

@@ -30,9 +30,10 @@ from collections import OrderedDict
 from collections.abc import Hashable, Iterator, Sequence
 from typing import Any
 
-from ..encoders.base import Encoding, check_texts
+from ..encoders.base import Encoding
 from ..encoders.models import check_name, list_models
 from ..encoders.registry import STATIC_METHODS, make_encoder, resolve_vectors
+from ..encoders.targets import check_texts
 from ..errors import InputError, ask, check_choice
 from .limits import Limits
 from .worker import LabClosingError, WorkerPool

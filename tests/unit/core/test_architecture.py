@@ -86,4 +86,4 @@ def test_imports_go_down_the_floors(path):
                          ids=lambda p: str(p.relative_to(SRC.parent)))
 def test_every_package_says_what_it_holds(package):
     doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text(encoding="utf-8")))
-    assert doc and len(doc) > 40, f"{package.name}/__init__.py needs a docstring saying what the package holds"
+    assert doc and len(doc) > 40, f"{package.name}/__init__.py needs a docstring saying what it holds"
