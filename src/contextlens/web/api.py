@@ -158,8 +158,7 @@ def contextualize_route(req: s.ContextualizeRequest, state: LabState = Depends(l
 @router.post("/attention", response_model=s.AttentionResponse,
              summary="Attention of a sentence at a layer (a head or the mean), with rollout")
 def attention(req: s.AttentionRequest, state: LabState = Depends(lab)):
-    state.limits.check_sentences([req.sentence])
-    state.limits.check_attention(len(tokenize(req.sentence)))
+    state.limits.check_attention_sentence(req.sentence)
     return plain(attribute(_encoder(state, req), req.sentence, req.word, occurrence=req.occurrence,
                            layer=req.layer, head=req.head, rollout=req.rollout))
 
@@ -167,8 +166,7 @@ def attention(req: s.AttentionRequest, state: LabState = Depends(lab)):
 @router.post("/views/attention", response_model=s.ViewsResponse,
              summary="The head, model and (queries and keys permitting) neuron views of a sentence")
 def attention_views_route(req: s.AttentionViewsRequest, state: LabState = Depends(lab)):
-    state.limits.check_sentences([req.sentence])
-    state.limits.check_attention(len(tokenize(req.sentence)))
+    state.limits.check_attention_sentence(req.sentence)
     found = attention_views(_encoder(state, req), req.sentence, req.word, layer=req.layer, head=req.head,
                             occurrence=req.occurrence)
     return {"views": [v.data for v in found]}
@@ -194,8 +192,7 @@ def lens_view_route(req: s.LensViewRequest, state: LabState = Depends(lab)):
              summary="Occlusion beside attention: how far the word's vector moves without each other word, "
                      "per layer")
 def occlusion_view_route(req: s.OcclusionViewRequest, state: LabState = Depends(lab)):
-    state.limits.check_sentences([req.sentence])
-    state.limits.check_attention(len(tokenize(req.sentence)))
+    state.limits.check_attention_sentence(req.sentence)
     result = occlusion_vs_attention(_encoder(state, req), req.sentence, req.word, occurrence=req.occurrence)
     return {"view": occlusion_view(plain(result)).data}
 
@@ -206,36 +203,39 @@ def _pair(values: list) -> tuple:
     return (*values, None, None)[:2]
 
 
+def _alone(state: LabState, req, explain, *args, **options) -> dict:
+    """``explain(encoder, *args, **options)`` on the request's encoder, alone on it (it hooks the
+    model's modules), as plain data."""
+    with _encoder(state, req).alone() as encoder:
+        return plain(explain(encoder, *args, **options))
+
+
 @router.post("/views/sublayers", response_model=s.ViewResponse,
              summary="The two blocks of every layer: how far the attention and the feed-forward block "
                      "move the word, and where two usages separate")
 def sublayers_view_route(req: s.SublayersViewRequest, state: LabState = Depends(lab)):
     state.limits.check_sentences(req.sentences)
-    with _encoder(state, req).alone() as encoder:
-        result = sublayers(encoder, *req.sentences, word=req.word, occurrences=_pair(req.occurrences))
-    return {"view": sublayers_view(plain(result), labels=req.labels).data}
+    result = _alone(state, req, sublayers, *req.sentences, word=req.word, occurrences=_pair(req.occurrences))
+    return {"view": sublayers_view(result, labels=req.labels).data}
 
 
 @router.post("/views/attributions", response_model=s.ViewResponse,
              summary="Attributions beside occlusion: each method's score for every other word, every "
                      "layer, with its Spearman correlation with occlusion")
 def attributions_view_route(req: s.AttributionsViewRequest, state: LabState = Depends(lab)):
-    state.limits.check_sentences([req.sentence])
-    state.limits.check_attention(len(tokenize(req.sentence)))
-    with _encoder(state, req).alone() as encoder:
-        result = attributions(encoder, req.sentence, req.word, methods=req.methods, occurrence=req.occurrence,
-                              steps=req.steps)
-    return {"view": attributions_view(plain(result)).data}
+    state.limits.check_attention_sentence(req.sentence)
+    result = _alone(state, req, attributions, req.sentence, req.word, methods=req.methods,
+                    occurrence=req.occurrence, steps=req.steps)
+    return {"view": attributions_view(result).data}
 
 
 @router.post("/views/patch", response_model=s.ViewResponse,
              summary="Patching: the word's state from the donor put into the recipient at each layer in turn")
 def patch_view_route(req: s.PatchViewRequest, state: LabState = Depends(lab)):
     state.limits.check_sentences([req.recipient, req.donor])
-    with _encoder(state, req).alone() as encoder:
-        result = patch(encoder, req.recipient, req.donor, req.word, at=req.at, k=req.k,
-                       occurrences=_pair(req.occurrences))
-    return {"view": patch_view(plain(result)).data}
+    result = _alone(state, req, patch, req.recipient, req.donor, req.word, at=req.at, k=req.k,
+                    occurrences=_pair(req.occurrences))
+    return {"view": patch_view(result).data}
 
 
 @router.post("/views/neighbours", response_model=s.ViewResponse,

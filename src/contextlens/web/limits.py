@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 from ..errors import LimitError, check_int
+from ..text import tokenize
 
 __all__ = ["Limits", "LimitError", "CAPS", "utf8_text"]
 
@@ -75,6 +76,11 @@ class Limits:
         if k > self.max_results:
             raise LimitError(f"k = {k} usages asked; the limit is {self.max_results} usages per search (k <= "
                              f"{self.max_results})")
+
+    def check_attention_sentence(self, sentence: str) -> None:
+        """One sentence whose attention a request draws: its length, then its words."""
+        self.check_sentences([sentence])
+        self.check_attention(len(tokenize(sentence)))
 
     def check_attention(self, n_words: int) -> None:
         if n_words > self.max_attention_words:
