@@ -44,7 +44,8 @@ static distill                    words x layers x dim (state)    DISTILL_STATE_
 Bounds kept where they were set before (one place each): ``context.attention.WEIGHTS_BUDGET``
 and ``MAX_WORDS`` (attention weights, masks), ``static.cooccurrence.MAX_DENSE_BYTES``,
 ``static.word2vec.MAX_*``,
-``bias.stats.MAX_EXACT``, ``views.usages.MAX_POINTS``, ``analysis.geometry.MAX_PAIRS``;
+``bias.stats.MAX_EXACT``, ``views.usages.MAX_POINTS``, ``views.inputs.MAX_INPUT_SENTENCES``,
+``analysis.geometry.MAX_PAIRS``;
 corpus passes (``index build``, ``static build``, ``eval``) stream their
 input in chunks.
 

@@ -24,8 +24,9 @@ def test_mpnet_names_both_senses_of_bank(data_dir):
     need_model("mpnet")
     from contextlens import make_encoder
     from contextlens.analysis.senses import senses
+    from contextlens.evaluation.wordnet_map import WordNetNamer
 
-    out = senses(make_encoder(model="mpnet"), README, "bank", wordnet=True, data_dir=data_dir)
+    out = senses(make_encoder(model="mpnet"), README, "bank", wordnet=WordNetNamer(data_dir))
     assert out["k"] == 2 and out["layer"] == 12
     finance, river = _cluster_of(out, FINANCE), _cluster_of(out, RIVER)
     assert finance["wordnet"][0]["key"] in FINANCE_KEYS, finance["wordnet"]

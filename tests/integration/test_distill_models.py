@@ -50,7 +50,7 @@ def test_minilm_pooled_vector_is_the_mean_of_its_usages(brown200):
 
 CHILD = textwrap.dedent("""
     import os, signal, sys
-    from contextlens.corpus import distill as d
+    from contextlens.passes import distill as d
     from contextlens.encoders.transformer import TransformerEncoder
     corpus, out, model = sys.argv[1:4]
     save, calls = d._save, []

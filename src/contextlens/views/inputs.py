@@ -34,7 +34,7 @@ from .pieces import word_piece_labels
 
 __all__ = ["input_view"]
 
-MAX_SENTENCES = 16
+MAX_INPUT_SENTENCES = 16
 
 
 def _sentence(enc: Encoding) -> dict:
@@ -84,8 +84,8 @@ def input_view(encodings: Sequence[Encoding], *, word: str | None = None, title:
     encodings = list(encodings)
     if not encodings:
         raise EmptyInputError("give at least one encoding (encoder.encode([...]))")
-    if len(encodings) > MAX_SENTENCES:
-        raise InputError(f"{len(encodings)} sentences; the input view shows at most {MAX_SENTENCES}")
+    if len(encodings) > MAX_INPUT_SENTENCES:
+        raise InputError(f"{len(encodings)} sentences; the input view shows at most {MAX_INPUT_SENTENCES}")
     if len({e.layer_ids for e in encodings}) > 1:
         raise InputError("the encodings have different layers; encode every sentence with one encoder")
     data = {
