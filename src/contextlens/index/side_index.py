@@ -320,11 +320,12 @@ class CompressedSideIndex(_Positions):
         return _unit(self._vectors(np.array([position]), layer))[0]
 
 
-def load_side_index(folder: str | os.PathLike, table_version: int,
-                    table=None) -> SideIndex | CompressedSideIndex | None:
+def load_side_index(folder: str | os.PathLike, table_version: int, table=None,
+                    warn: bool = True) -> SideIndex | CompressedSideIndex | None:
     """The side index in ``folder`` made from ``table_version``; None when there is none (or
     it cannot be read: it will be rebuilt). ``table``: the LanceDB table (a compressed side
-    index reads vectors and rows from it)."""
+    index reads vectors and rows from it); ``warn``: log a damaged one as a warning (else at
+    debug: the caller will look again)."""
     import pyarrow as pa
 
     faiss = _faiss()
@@ -353,12 +354,14 @@ def load_side_index(folder: str | os.PathLike, table_version: int,
             side = SideIndex(folder, meta, rows, ivf, hnsw, ids, ids_pos)
     except (OSError, ValueError, KeyError, RuntimeError) as e:  # absent, half-deleted or damaged: rebuilt
         if folder.exists():
-            log.warning("side index %s unreadable (%s); it will be rebuilt", folder, e)
+            log.log(logging.WARNING if warn else logging.DEBUG, "side index %s unreadable (%s); it will be "
+                    "rebuilt", folder, e)
         return None
     sizes = [getattr(x, "ntotal", None) or getattr(x, "num_rows", None) or len(x) for part in parts
              for x in part]
     if meta["rows"] and any(size != meta["rows"] for size in sizes) or len(ids) != meta["rows"]:
-        log.warning("side index %s does not match its meta.json; it will be rebuilt", folder)
+        log.log(logging.WARNING if warn else logging.DEBUG, "side index %s does not match its meta.json; it "
+                "will be rebuilt", folder)
         return None
     return side
 
