@@ -119,3 +119,10 @@ def test_a_search_of_a_fresh_index_does_not_import_lancedb(tmp_path):
     store.append(1, _rows(np.ones((2, DIM)), start=100, layers=(2,)))  # stale: LanceDB answers
     stale = _child(tmp_path / "db")
     assert stale["lancedb"] is True and stale["hits"][0] == "u100"
+
+
+def test_rows_read_as_slices_are_the_rows_taken(tmp_path):
+    _finished(tmp_path / "db", _clustered(300, seed=9), layers=(2,))
+    side = open_store(tmp_path / "db").side()
+    for positions in ([5, 1, 299, 5], list(range(299, 0, -2))):  # a few (slices) and 150 (one take)
+        assert side.rows_at(positions) == side.rows.take(np.asarray(positions)).to_pylist()
