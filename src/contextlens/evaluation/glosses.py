@@ -136,7 +136,7 @@ def gloss_embeddings(cache, graph, rows: Sequence[int] | None, views: Sequence, 
     WordNet after some words), all at once sorted by length, and adds them to their blocks
     after every :data:`GLOSS_BLOCK` senses (a killed run keeps what it encoded). A vector
     is stored in the cache's dtype, so a first run and a rerun give the same numbers.
-    ``progress(done, total)`` counts the senses to encode.
+    ``progress(done, total)`` counts the senses to encode (none: no call).
     """
     whole = rows is None
     n_keys, dim = len(graph.keys), cache.encoder.dim
@@ -177,7 +177,7 @@ def gloss_embeddings(cache, graph, rows: Sequence[int] | None, views: Sequence, 
             missing[v].append(here[~np.isin(here - lo, stored.rows)])
     missing = {v: np.concatenate(m) if m else np.zeros(0, dtype=np.int64) for v, m in missing.items()}
     todo = np.unique(np.concatenate(list(missing.values())))  # encoded once for every view lacking them
-    if progress is not None:
+    if progress is not None and len(todo):  # a request the cache answers whole shows no bar
         progress(0, len(todo))
     for c in range(0, len(todo), GLOSS_BLOCK):  # stored after each part: a killed run keeps its parts
         part = todo[c:c + GLOSS_BLOCK]

@@ -124,3 +124,14 @@ def test_a_row_outside_wordnet_is_refused(setup):
     with pytest.raises(InputError, match="sense row 11 .* 0..10"):
         gloss_embeddings(cache, graph, [3, 11], [0])
     assert enc.texts == 0
+
+
+def test_progress_counts_the_senses_to_encode(setup):
+    graph, enc, cache = setup
+    gloss_embeddings(cache, graph, [0, 1], [0])
+    seen = []
+    gloss_embeddings(cache, graph, None, [0], progress=lambda done, total: seen.append((done, total)))
+    assert seen[0] == (0, 9) and seen[-1] == (9, 9)  # 11 senses, 2 of them cached
+    seen.clear()
+    gloss_embeddings(cache, graph, [3, 0], [0], progress=lambda done, total: seen.append((done, total)))
+    assert seen == []  # all cached: nothing to show
