@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["gloss_text", "gloss_embeddings", "merge_rows", "GLOSS_BLOCK", "GLOSS_VERSION"]
+__all__ = ["gloss_text", "gloss_embeddings", "GLOSS_BLOCK", "GLOSS_VERSION"]
 
 log = logging.getLogger(__name__)
 GLOSS_BLOCK = 2048  # senses per cached block of gloss embeddings (WordNet order)
@@ -94,11 +94,11 @@ def _load_block(cache, graph, block: int, view, dtype: str, size: int) -> _Store
     return _Stored(np.zeros(0, dtype=np.int64), np.zeros((0, cache.encoder.dim), dtype=cache.dtype))
 
 
-def merge_rows(old: _Stored, rows: np.ndarray, vectors: np.ndarray) -> _Stored:
+def _merge_rows(old: _Stored, rows: np.ndarray, vectors: np.ndarray) -> _Stored:
     """``old`` with the senses ``rows`` (offsets, with their ``vectors``) it lacks added,
     in ascending order; a sense it holds keeps its vector.
 
-    >>> m = merge_rows(_Stored(np.array([1, 4]), np.array([[1.0], [4.0]])), np.array([4, 2]),
+    >>> m = _merge_rows(_Stored(np.array([1, 4]), np.array([[1.0], [4.0]])), np.array([4, 2]),
     ...                np.array([[9.0], [2.0]]))
     >>> m.rows.tolist(), m.vectors.ravel().tolist()
     ([1, 2, 4], [1.0, 2.0, 4.0])
@@ -115,7 +115,7 @@ def _save_block(cache, graph, block: int, view, dtype: str, size: int, rows: np.
     """Add the senses ``rows`` (offsets) to what the cache holds of the block, read again
     just before (another run may have added senses meanwhile); a block with every sense is
     stored whole."""
-    stored = merge_rows(_load_block(cache, graph, block, view, dtype, size), rows, vectors)
+    stored = _merge_rows(_load_block(cache, graph, block, view, dtype, size), rows, vectors)
     whole, some = _block_names(graph, block, view, dtype)
     if len(stored.rows) == size:
         cache.save_array("glosses", whole, vectors=stored.vectors)
