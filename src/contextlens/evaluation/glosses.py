@@ -176,7 +176,7 @@ def gloss_embeddings(cache, graph, rows: Sequence[int] | None, views: Sequence, 
             fill(v, lo + stored.rows, stored.vectors)
             missing[v].append(here[~np.isin(here - lo, stored.rows)])
     missing = {v: np.concatenate(m) if m else np.zeros(0, dtype=np.int64) for v, m in missing.items()}
-    todo = np.unique(np.concatenate(list(missing.values())))  # encoded once for every view lacking them
+    todo = np.unique(np.concatenate([np.zeros(0, dtype=np.int64), *missing.values()]))  # once for every view
     if progress is not None and len(todo):  # a request the cache answers whole shows no bar
         progress(0, len(todo))
     for c in range(0, len(todo), GLOSS_BLOCK):  # stored after each part: a killed run keeps its parts
