@@ -105,24 +105,21 @@ NUMPY_KINDS = ("bert", "mpnet", "llama")
 
 def assert_same_parts(got, want, atol: float = 1e-5) -> None:
     """The torch-free parts ``got`` equal the torch ones ``want``: tokens, mask and scale exactly;
-    queries, keys (at the real pieces, measured against the layer's magnitude when above 1, as
-    SmolLM2's are), bias and weights within ``atol``; and their softmax is the model's attention."""
-    from contextlens.encoders.prepare import layers_difference
+    queries and keys at the real pieces (measured against the layer's magnitude when above 1, as
+    SmolLM2's are), bias and weights within ``atol`` (``prepare.parts_difference``); queries and
+    keys at the padding pieces within ``10·atol``; and their softmax is the model's attention."""
+    from contextlens.encoders.prepare import layers_difference, parts_difference
 
     assert len(got) == len(want)
     for a, b in zip(got, want, strict=True):
         assert (a.tokens, a.token_words, a.words, a.token_ids, a.layer, a.layer_name, a.padding) == \
             (b.tokens, b.token_words, b.words, b.token_ids, b.layer, b.layer_name, b.padding)
         assert a.scale == pytest.approx(b.scale, rel=1e-12) and np.array_equal(a.allowed, b.allowed)
-        real = len(a.tokens) - a.padding
-        for x, y in ((a.queries, b.queries), (a.keys, b.keys)):
-            assert layers_difference(x[None, :, :real], y[None, :, :real]) <= atol
-            assert layers_difference(x[None], y[None]) <= 10 * atol  # padding: states no weight depends on
         assert (a.bias is None) == (b.bias is None)
-        if a.bias is not None:
-            np.testing.assert_allclose(a.bias, b.bias, atol=atol)
-        np.testing.assert_allclose(a.weights, b.weights, atol=atol)
+        for x, y in ((a.queries, b.queries), (a.keys, b.keys)):
+            assert layers_difference(x[None], y[None]) <= 10 * atol  # padding: states no weight depends on
         np.testing.assert_allclose(a.softmax(), b.weights, atol=atol)
+    assert parts_difference(got, want) <= atol
 
 
 @pytest.fixture(scope="module")

@@ -324,6 +324,8 @@ def standalone_parts(run, weights, tokenizer, text: str, layers: Sequence[int], 
     numpy ``(1, T, dim)`` and ``(1, heads, T, T)``) gives the states each asked layer receives
     and its own weights; ``weights`` (:class:`~contextlens.encoders.qk_numpy.QKWeights`, read
     from the model's safetensors) turn those states into queries and keys."""
+    from threadpoolctl import threadpool_limits
+
     pad = check_int("pad", pad, low=0, high=MAX_PAD)
     pieces = _pieces(tokenizer, text, max_length=max_length, pad_id=pad_id, pad=pad)
     real = len(pieces.ids)
@@ -332,10 +334,11 @@ def standalone_parts(run, weights, tokenizer, text: str, layers: Sequence[int], 
     states, attentions = run(ids, mask)
     allowed = allowed_of(real, pad, weights.spec.causal)
     result = []
-    for k, name in zip(layers, names, strict=True):
-        q, key, bias = weights.parts(k, states[k - 1][0])
-        result.append(AttentionParts(text, pieces.tokens, pieces.token_words, pieces.words, int(k), name,
-                                     q, key, weights.spec.scale, allowed.copy(),
-                                     np.asarray(attentions[k - 1][0], dtype=np.float32), bias,
-                                     pieces.token_ids, pad))
+    with threadpool_limits(limits=1, user_api="blas"):  # small products: waking BLAS threads cost ~20 ms each
+        for k, name in zip(layers, names, strict=True):
+            q, key, bias = weights.parts(k, states[k - 1][0])
+            result.append(AttentionParts(text, pieces.tokens, pieces.token_words, pieces.words, int(k), name,
+                                         q, key, weights.spec.scale, allowed.copy(),
+                                         np.asarray(attentions[k - 1][0], dtype=np.float32), bias,
+                                         pieces.token_ids, pad))
     return result
