@@ -166,7 +166,7 @@ class TransformerEncoder(Encoder):
 
     def _torch_side(self):
         """``(HF model, transformers tokenizer)``, loaded with torch the first time it is
-        needed: the torch engine, an export, ``attention_parts``."""
+        needed: the torch engine, an export, ``attention_parts`` of a model numpy cannot read."""
         if self._hf is None:
             lazy = self.engine == "onnx"
             with step(f"loading {self.name} with torch") if lazy else contextlib.nullcontext():
