@@ -117,6 +117,7 @@ class TransformerEncoder(Encoder):
         self._source, self._threads, self._hf = model, threads, None
         self.path = models.resolve(model)
         self._runner = None
+        self._qk = None  # the query/key weights read by numpy (False: not readable)
         side = self._onnx_side(threads, fallback=engine == "auto") if self.engine == "onnx" else None
         if side is None:  # the torch engine, or a model whose tokenizer does not stand alone
             hf_model, tokenizer = self._torch_side()
@@ -165,7 +166,7 @@ class TransformerEncoder(Encoder):
 
     def _torch_side(self):
         """``(HF model, transformers tokenizer)``, loaded with torch the first time it is
-        needed: the torch engine, an export, ``attention_parts``."""
+        needed: the torch engine, an export, ``attention_parts`` of a model numpy cannot read."""
         if self._hf is None:
             lazy = self.engine == "onnx"
             with step(f"loading {self.name} with torch") if lazy else contextlib.nullcontext():
@@ -259,15 +260,42 @@ class TransformerEncoder(Encoder):
         return out
 
     def attention_parts(self, text: str, *, layers=None, pad: int = 0) -> list:
-        """Each layer's queries, keys and mask over ``text``'s pieces: :mod:`contextlens.encoders.qk`."""
-        from .qk import pick_layers, transformer_parts
+        """Each layer's queries, keys and mask over ``text``'s pieces: :mod:`contextlens.encoders.qk`.
+        On the ONNX engine, for a model numpy can read (:mod:`~contextlens.encoders.qk_numpy`),
+        without torch; else from the torch model (loaded then, behind its progress line)."""
+        from .qk import pick_layers, standalone_parts, transformer_parts
 
         picked = pick_layers(self.layer_ids, ("embedding row", *(f"layer {k}" for k in self.layers)), layers)
+        text = check_texts([text])[0]
+        numbers, names = [k for k, _ in picked], [n for _, n in picked]
+        weights = self._qk_weights()
+        if weights is not None:
+            if not self.attention:
+                raise InputError("the model returns no attention weights; create the encoder with "
+                                 "attention=True")
+
+            def run(ids, mask):
+                out = self._runner.run(ids, mask, True)
+                return out.hidden_states, out.attentions
+
+            return standalone_parts(run, weights, self._tok, text, numbers, names, max_length=self.max_length,
+                                    pad_id=self._pad, pad=pad)
         model, tokenizer = self._torch_side()
         _, blocks = hooks.layer_list(model, self.n_model_layers)
-        return transformer_parts(model, tokenizer, blocks, check_texts([text])[0],
-                                 [k for k, _ in picked], [n for _, n in picked], max_length=self.max_length,
+        return transformer_parts(model, tokenizer, blocks, text, numbers, names, max_length=self.max_length,
                                  pad_id=self._pad, pad=pad)
+
+    def _qk_weights(self):
+        """The query/key weights numpy computes the parts with, read from the model's
+        safetensors once: on the ONNX engine, for the trained weights (a random twin's are in
+        no file) of a covered model; else None."""
+        if self._runner is None or self.random_weights is not None:
+            return None
+        if self._qk is None:
+            from .qk_numpy import open_weights
+
+            self._qk = open_weights(self.path) or False
+        return self._qk or None
 
     def _encode_texts(self, texts: list[str], chosen: list[list[int] | None]) -> list[Encoding]:
         """With targets, only those words are pooled, windows without them are not run,
