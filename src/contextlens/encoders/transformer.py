@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -50,7 +49,7 @@ from ..progress import step
 from ..text import tokenize
 from . import engines, hooks, models, standalone
 from .alignment import POOLINGS, Alignment, pool_terms, pooling_weights, window_attention
-from .base import SENTENCE_POOLINGS, Encoder, Encoding, WordPieces
+from .base import SENTENCE_POOLINGS, Encoder, Encoding, WordPieces, contextual_layers
 from .batching import Plan, Pooled, Segment, batches, plan_text, pool_sentences
 from .targets import check_texts
 
@@ -128,7 +127,7 @@ class TransformerEncoder(Encoder):
             facts, self._tok, self._embedding = side.facts, side.tokenizer, side.embedding
         self._facts = facts
         self.n_model_layers = facts.n_layers
-        self.layers = _layer_numbers(layers, self.n_model_layers)
+        self.layers = contextual_layers(layers, self.n_model_layers)
         self.model_max_length = facts.max_length
         self.max_length = self.model_max_length if max_length is None else check_int(
             "max_length", max_length, low=2, high=self.model_max_length,
@@ -490,19 +489,3 @@ def _numpy(array) -> np.ndarray:
     if isinstance(array, np.ndarray):
         return array.astype(np.float32, copy=False)
     return array.detach().float().cpu().numpy()
-
-
-def _layer_numbers(layers, n: int) -> tuple[int, ...]:
-    """The contextual layers (1..n) to keep, ascending."""
-    if layers is None or layers == "all":
-        return tuple(range(1, n + 1))
-    items = [layers] if isinstance(layers, numbers.Integral) else layers
-    if isinstance(items, str) or not all(isinstance(k, numbers.Integral) and not isinstance(k, bool)
-                                         for k in items):
-        raise InputError(f"layers must be None, 'all', an int or a list of ints, got {layers!r}")
-    out = set()
-    for k in items:
-        if not -n <= k <= n:
-            raise InputError(f"layer {k} does not exist: the model has layers 0..{n} (or -1..-{n})")
-        out.add(int(k) if k >= 0 else n + 1 + int(k))
-    return tuple(sorted(out - {0}))

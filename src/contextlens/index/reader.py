@@ -44,6 +44,23 @@ __all__ = ["UsageReader", "open_store"]
 log = logging.getLogger(__name__)
 
 
+class _OpenedOnUse:
+    """A reader's LanceDB handle (``attr``), opened by ``_open_lance`` the first time it is read."""
+
+    def __init__(self, attr: str):
+        self.attr = attr
+
+    def __get__(self, reader, owner=None):
+        if reader is None:
+            return self
+        if getattr(reader, self.attr) is None:
+            reader._open_lance()
+        return getattr(reader, self.attr)
+
+    def __set__(self, reader, value) -> None:
+        setattr(reader, self.attr, value)
+
+
 class UsageReader(_Index):
     """Reads and searches one usage index; see :func:`open_store`.
 
@@ -67,26 +84,10 @@ class UsageReader(_Index):
         else:
             raise ValueError("a reader needs the LanceDB table or a side index")
 
-    @property
-    def table(self):
-        """The LanceDB ``usages`` table (opened now if the reader was opened without it)."""
-        if self._table is None:
-            self._open_lance()
-        return self._table
-
-    @table.setter
-    def table(self, table) -> None:
-        self._table = table
-
-    @property
-    def _db(self):
-        if self._lance_db is None:
-            self._open_lance()
-        return self._lance_db
-
-    @_db.setter
-    def _db(self, db) -> None:
-        self._lance_db = db
+    #: the LanceDB ``usages`` table and database, opened on first use if the reader was opened
+    #: from its side index alone
+    table = _OpenedOnUse("_table")
+    _db = _OpenedOnUse("_lance_db")
 
     @property
     def lance_open(self) -> bool:
