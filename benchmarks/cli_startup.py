@@ -14,7 +14,9 @@ busy machine shifts both sides alike:
 - ``index_search``: ``index search --db DB "We sat on the bank of the river." --word bank
   --json`` on a small index (the first 300 Brown sentences with *bank* ... built once,
   before the rounds, in a temporary folder);
-- ``predict``: ``predict "The capital of France is" --model smollm2 -k 5 --json``.
+- ``predict``: ``predict "The capital of France is" --model smollm2 -k 5 --json``;
+- ``attention_html``: ``attention "The bank approved my loan." --word bank --model minilm --html F``
+  (the head, model and neuron views; F in a temporary folder).
 
 With ``--before DIR`` (a source tree, e.g. ``../main/src`` before this change) the same
 commands also run from that tree in the same rounds (``*_before``). Every model command is
@@ -45,11 +47,11 @@ GOALS = {"help": 0.25, "neighbours": 1.0}  # wall seconds above bare
 CPU_GOALS = {"compare": 1.0, "index_search": 1.5, "predict": 2.0}  # CPU seconds above bare (issue 23)
 HEAVY = ("torch", "transformers")
 SENTENCE = "We sat on the bank of the river."
-MODEL_CASES = ("compare", "index_search", "predict")
+MODEL_CASES = ("compare", "index_search", "predict", "attention_html")
 
 
-def cases(before: str | None, db: str | None) -> dict[str, tuple[list[str], str]]:
-    """name -> (python arguments, source tree first on the path)."""
+def cases(before: str | None, db: str | None, folder: str) -> dict[str, tuple[list[str], str]]:
+    """name -> (python arguments, source tree first on the path); files written under ``folder``."""
     py = [sys.executable]
     cl = py + ["-m", "contextlens"]
     out = {
@@ -62,6 +64,8 @@ def cases(before: str | None, db: str | None) -> dict[str, tuple[list[str], str]
     }
     out["predict"] = (cl + ["predict", "The capital of France is", "--model", "smollm2", "-k", "5", "--json"],
                       SRC)
+    out["attention_html"] = (cl + ["attention", "The bank approved my loan.", "--word", "bank", "--model",
+                                   "minilm", "--html", str(Path(folder) / "attention.html")], SRC)
     if db:
         out["index_search"] = (cl + ["index", "search", "--db", db, SENTENCE, "--word", "bank", "--json"],
                                SRC)
@@ -111,8 +115,9 @@ def run_once(argv: list[str], src: str, pycache: str) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def measure(rounds: int, before: str | None, pycache: str, only: list[str] | None, db: str | None) -> dict:
-    todo = cases(before, db)
+def measure(rounds: int, before: str | None, pycache: str, only: list[str] | None, db: str | None,
+            folder: str) -> dict:
+    todo = cases(before, db, folder)
     if only:
         todo = {n: c for n, c in todo.items() if n == "bare" or n.removesuffix("_before") in only}
     names = list(todo)
@@ -217,7 +222,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="cli-startup-pycache-") as pycache, \
             tempfile.TemporaryDirectory(prefix="cli-startup-index-") as folder:
         db = small_index(folder, pycache) if only is None or "index_search" in only else None
-        result = measure(args.rounds, args.before, pycache, only, db)
+        result = measure(args.rounds, args.before, pycache, only, db, folder)
     if args.json:
         print(json.dumps(result))
         return

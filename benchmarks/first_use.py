@@ -28,7 +28,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKED = ROOT / "src" / "contextlens" / "data" / "worked_example.txt"
-KINDS = ("onnx", "models", "neighbours", "encodings", "tables", "numba", "datasets")
 
 #: the library call the install step makes for a case (``contextlens models install``), by case
 INSTALL = {"kernel": "from contextlens.static.cooccurrence import prepare_kernel; prepare_kernel()"}
@@ -44,8 +43,8 @@ CASES = {
     "tables": (["neighbours", "bank", "--json"], ("tables",), "GloVe 6B-50d prepared for memory-mapping"),
     "smollm2": (["predict", "The capital of France is", "--model", "smollm2", "-k", "5", "--json"],
                 ("models", "onnx"), "SmolLM2 de-quantised to float32, and its export"),
-    "ceat": (["bias", "ceat", "weat6", "--model", "minilm", "--json"], (),
-             "CEAT's contexts read from the corpora and encoded (no cache: every run)"),
+    "ceat": (["bias", "ceat", "weat6", "--model", "minilm", "--json"], ("ceat",),
+             "CEAT's contexts read from the corpora and encoded (cached since issue 23: kind ceat)"),
 }
 
 
@@ -63,12 +62,13 @@ def run(args: list[str], env: dict, python: tuple[str, ...] = ("-m", "contextlen
 
 
 def fresh_root(real: Path, cold: tuple[str, ...], into: Path) -> Path:
-    """A cache root whose kinds link to ``real``'s, except the ``cold`` ones (empty)."""
+    """A cache root whose kinds (every folder of ``real``: the kinds of any source tree)
+    link to ``real``'s, except the ``cold`` ones (empty)."""
     root = into / "cache"
     root.mkdir()
-    for kind in KINDS:
-        if kind not in cold and (real / kind).exists():
-            (root / kind).symlink_to(real / kind)
+    for kind in sorted(real.iterdir()) if real.is_dir() else []:
+        if kind.is_dir() and kind.name not in cold and not kind.name.startswith("."):
+            (root / kind.name).symlink_to(kind)
     return root
 
 

@@ -99,6 +99,9 @@ KINDS = {k.name: k for k in (
     CacheKind("search", "search indexes of usage indexes kept in object storage (s3://, gs://...)", 8 * GIB),
     # one affine translator per layer: SmolLM2 30 x 577 x 576 float32, 40 MB
     CacheKind("lenses", "tuned lenses (one affine translator per layer of a causal LM)", 512 * MIB),
+    # weat6 with minilm: 613 sentences x 7 layers x 384 float32, 6.6 MB; mpnet's 13 layers x 768: 25 MB
+    CacheKind("ceat", "CEAT's contexts encoded from a corpus (per encoder, corpus, words, sample and seed)",
+              512 * MIB),
 )}
 
 _UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,

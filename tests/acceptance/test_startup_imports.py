@@ -62,6 +62,21 @@ def test_a_model_command_with_its_export_cached_imports_neither_torch_nor_transf
     assert without_threads(json.loads(second)) == without_threads(json.loads(first))
 
 
+def test_the_neuron_view_with_its_export_cached_imports_neither_torch_nor_transformers(tmp_path):
+    """``attention --html``: the head, model and neuron views; queries and keys computed by numpy
+    from the export's states and the model's safetensors weights (``encoders.qk_numpy``)."""
+    need_model("minilm")
+    page = tmp_path / "attention.html"
+    args = ["attention", LOAN, "--word", "bank", "--model", "minilm", "--html", str(page)]
+    run(args)  # prepares the export with attention (imports torch the first time only)
+    first = page.read_text()
+    page.unlink()
+    _, modules = run(args, importtime=True)
+    assert "contextlens.cli" in modules and "contextlens.encoders.qk_numpy" in modules
+    assert sorted(HEAVY & modules) == []
+    assert '"neuron"' in page.read_text() and page.read_text() == first
+
+
 def without_threads(data):
     """``data`` without its ``threads`` entries (chosen from the machine's load at each run)."""
     if isinstance(data, dict):

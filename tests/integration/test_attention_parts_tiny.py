@@ -96,3 +96,89 @@ def test_limits_and_unsupported_models(encoders, tmp_path):
     no_weights = TransformerEncoder(str(bert.path), attention=False)
     with pytest.raises(InputError, match="attention=True"):
         no_weights.attention_parts(TEXT)
+
+
+# ---- without torch: the ONNX export's states and numpy's q and k -------------------------------
+
+NUMPY_KINDS = ("bert", "mpnet", "llama")
+
+
+def assert_same_parts(got, want, atol: float = 1e-5) -> None:
+    """The torch-free parts ``got`` equal the torch ones ``want``: tokens, mask and scale exactly;
+    queries and keys at the real pieces (measured against the layer's magnitude when above 1, as
+    SmolLM2's are), bias and weights within ``atol`` (``prepare.parts_difference``); queries and
+    keys at the padding pieces within ``10·atol``; and their softmax is the model's attention."""
+    from contextlens.encoders.prepare import layers_difference, parts_difference
+
+    assert len(got) == len(want)
+    for a, b in zip(got, want, strict=True):
+        assert (a.tokens, a.token_words, a.words, a.token_ids, a.layer, a.layer_name, a.padding) == \
+            (b.tokens, b.token_words, b.words, b.token_ids, b.layer, b.layer_name, b.padding)
+        assert a.scale == pytest.approx(b.scale, rel=1e-12) and np.array_equal(a.allowed, b.allowed)
+        assert (a.bias is None) == (b.bias is None)
+        for x, y in ((a.queries, b.queries), (a.keys, b.keys)):
+            assert layers_difference(x[None], y[None]) <= 10 * atol  # padding: states no weight depends on
+        np.testing.assert_allclose(a.softmax(), b.weights, atol=atol)
+    assert parts_difference(got, want) <= atol
+
+
+@pytest.fixture(scope="module")
+def engines(tmp_path_factory):
+    """Per kind: (ONNX encoder, torch encoder) of the same tiny model, both its graphs exported."""
+    root = tmp_path_factory.mktemp("qk-engines")
+    paths = {kind: str(tiny_model(root, kind, init=0.2)) for kind in (*NUMPY_KINDS, "gpt2")}
+    out = {kind: (TransformerEncoder(p, engine="onnx"), TransformerEncoder(p, engine="torch"))
+           for kind, p in paths.items()}
+    for onnx, _ in out.values():
+        onnx.encode([TEXT])  # with attention: the second graph
+    return out
+
+
+@pytest.mark.parametrize("kind", NUMPY_KINDS)
+@pytest.mark.parametrize("pad", [0, 3])
+def test_the_parts_without_torch_equal_the_torch_ones(engines, kind, pad):
+    onnx, torch_enc = engines[kind]
+    fresh = TransformerEncoder(str(onnx.path), engine="onnx")  # its export cached: opened without torch
+    parts = fresh.attention_parts(TEXT, pad=pad)
+    assert fresh._hf is None and fresh._qk  # neither the torch model nor transformers' tokenizer was loaded
+    assert_same_parts(parts, torch_enc.attention_parts(TEXT, pad=pad))
+    assert_same_parts(fresh.attention_parts(TEXT, layers=[-1]), torch_enc.attention_parts(TEXT, layers=[-1]))
+
+
+@pytest.mark.parametrize("kind", NUMPY_KINDS)
+def test_a_long_text_without_torch(engines, kind):
+    """Positions far apart: MPNet's logarithmic buckets, high rotary angles."""
+    onnx, torch_enc = engines[kind]
+    text = " ".join(["The river bank flooded, didn't it?"] * 11)  # ~120 pieces of 128
+    assert_same_parts(onnx.attention_parts(text), torch_enc.attention_parts(text))
+
+
+def test_mpnet_buckets_and_llama_rotary_are_the_models_own():
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+    from transformers.models.mpnet.modeling_mpnet import MPNetEncoder
+
+    from contextlens.encoders.qk_numpy import relative_buckets, rotate
+
+    pos = torch.arange(600)
+    want = MPNetEncoder.relative_position_bucket(pos[None, :] - pos[:, None]).numpy()
+    assert np.array_equal(relative_buckets(600), want)
+    config = transformers.LlamaConfig(hidden_size=64, num_attention_heads=4, rope_theta=10000.0)
+    x = torch.randn(1, 4, 128, 16, generator=torch.Generator().manual_seed(0))
+    cos, sin = LlamaRotaryEmbedding(config)(x, torch.arange(128)[None])
+    rotated, _ = apply_rotary_pos_emb(x, x, cos, sin)
+    np.testing.assert_allclose(rotate(x[0].numpy(), 10000.0), rotated[0].numpy(), atol=2e-6)
+
+
+def test_models_numpy_does_not_read_keep_the_torch_path(engines, tmp_path):
+    gpt2, gpt2_torch = engines["gpt2"]
+    parts = gpt2.attention_parts(TEXT)
+    assert gpt2._qk is False and gpt2._hf is not None  # read from torch, behind "loading … with torch"
+    assert_same_parts(parts, gpt2_torch.attention_parts(TEXT))
+    twin = TransformerEncoder(str(engines["bert"][0].path), engine="onnx", random_weights=1)
+    assert twin._qk_weights() is None  # a random twin's weights are in no file
+    np.testing.assert_allclose(twin.attention_parts(TEXT)[0].softmax(), twin.attention_parts(TEXT)[0].weights,
+                               atol=2e-6)
+    no_weights = TransformerEncoder(str(engines["bert"][0].path), engine="onnx", attention=False)
+    with pytest.raises(InputError, match="attention=True"):
+        no_weights.attention_parts(TEXT)
+    assert no_weights._hf is None

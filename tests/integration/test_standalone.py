@@ -136,6 +136,7 @@ def test_preparing_at_install_exports_and_checks_against_torch(tiny, cache):
 
     done = prepare_onnx(str(tiny["llama"]))
     assert done.standalone and done.max_difference <= TOLERANCE and done.lm_max_difference is None
+    assert done.qk_max_difference <= TOLERANCE  # the neuron view's queries and keys, without torch
     with_attention = {"attention": True, "exporter": "torchscript", "opset": 17}
     assert standalone.find(tiny["llama"], with_attention) is not None
     assert TransformerEncoder(str(tiny["llama"]))._hf is None  # the next command needs no torch

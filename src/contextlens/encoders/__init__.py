@@ -7,9 +7,9 @@ averaging and toy self-attention over a table), :mod:`.transformer` (a real mode
 :mod:`.alignment` turning sub-word pieces into words); :mod:`.registry` builds one from a method name.
 Around the transformer: its engines (:mod:`.engines`, :mod:`.onnx_engine`, :mod:`.standalone`,
 :mod:`.prepare`), the models known by name and their cache (:mod:`.models`, :mod:`.model_cache`),
-queries and keys (:mod:`.qk`), the blocks inside a layer (:mod:`.blocks`), gradients
-(:mod:`.gradients`) and the language-model readings (:mod:`.lm`, :mod:`.lm_lens`, :mod:`.wordprob`,
-:mod:`.tuned_lens`).
+queries and keys (:mod:`.qk`; :mod:`.qk_numpy` without torch), the blocks inside a layer
+(:mod:`.blocks`), gradients (:mod:`.gradients`) and the language-model readings (:mod:`.lm`,
+:mod:`.lm_lens`, :mod:`.wordprob`, :mod:`.tuned_lens`).
 
 Floor 4 (ARCHITECTURE.md): imports the floors below it (the single modules, ``vectors``,
 ``corpus`` for the tuned lens's training text, ``static`` for a packaged table, ``context`` for the

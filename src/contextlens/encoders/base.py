@@ -54,7 +54,7 @@ from .targets import Targets, check_texts, select_targets
 if TYPE_CHECKING:
     from .qk import AttentionParts
 
-__all__ = ["Encoding", "Encoder", "WordPieces", "layer_position", "layer_number",
+__all__ = ["Encoding", "Encoder", "WordPieces", "layer_position", "layer_number", "contextual_layers",
            "SENTENCE_POOLINGS", "word_sentence_vectors"]
 
 #: how a sentence vector pools: the mean, the first piece ([CLS] / BOS), the elementwise max
@@ -95,6 +95,28 @@ def layer_number(layer_ids: Sequence[int], layer: int) -> int:
     (6, 4, 0)
     """
     return tuple(layer_ids)[layer_position(layer_ids, layer)]
+
+
+def contextual_layers(layers, n: int) -> tuple[int, ...]:
+    """The contextual layers (1..n) of an ``n``-layer model that ``layers`` asks to keep, ascending:
+    None or ``"all"`` every one, an int or a list of ints (negative: from the top; 0, the static
+    row, is always kept and so dropped here).
+
+    >>> contextual_layers(None, 3), contextual_layers([-1, 0, 1], 6), contextual_layers(2, 4)
+    ((1, 2, 3), (1, 6), (2,))
+    """
+    if layers is None or layers == "all":
+        return tuple(range(1, n + 1))
+    items = [layers] if isinstance(layers, numbers.Integral) else layers
+    if isinstance(items, str) or not all(isinstance(k, numbers.Integral) and not isinstance(k, bool)
+                                         for k in items):
+        raise InputError(f"layers must be None, 'all', an int or a list of ints, got {layers!r}")
+    out = set()
+    for k in items:
+        if not -n <= k <= n:
+            raise InputError(f"layer {k} does not exist: the model has layers 0..{n} (or -1..-{n})")
+        out.add(int(k) if k >= 0 else n + 1 + int(k))
+    return tuple(sorted(out - {0}))
 
 
 @dataclass(frozen=True)

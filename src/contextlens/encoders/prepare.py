@@ -5,7 +5,9 @@ user's first command is not the one that pays for the export (issue 23 §1).
 attentions) with their stand-alone files, and for a causal LM its head; then it opens the
 model as a later command will (through the pointer, without loading it with torch) and
 checks every layer (relative to the layer's magnitude, :func:`layers_difference`), the word
-attention and, for a causal LM, the logit lens of :data:`CHECK_TEXTS` against the torch engine:
+attention, the queries and keys the neuron view computes without torch (where numpy can read
+the model: :mod:`~contextlens.encoders.qk_numpy`, :func:`parts_difference`) and, for a causal
+LM, the logit lens of :data:`CHECK_TEXTS` against the torch engine:
 the largest difference must be within :data:`TOLERANCE`, else
 :class:`~contextlens.encoders.onnx_engine.OnnxOutputError`.
 """
@@ -20,7 +22,8 @@ import numpy as np
 
 from ..progress import step
 
-__all__ = ["PreparedModel", "prepare_onnx", "CHECK_TEXTS", "TOLERANCE"]
+__all__ = ["PreparedModel", "prepare_onnx", "layers_difference", "parts_difference", "CHECK_TEXTS",
+           "TOLERANCE"]
 
 log = logging.getLogger(__name__)
 CHECK_TEXTS = ("The bank approved my loan.", "We sat on the bank of the river, watching the boats.")
@@ -38,6 +41,7 @@ class PreparedModel:
     max_difference: float
     lm_max_difference: float | None
     seconds: float
+    qk_max_difference: float | None = None  # the neuron view's parts without torch (None: read from torch)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -57,6 +61,31 @@ def layers_difference(got: np.ndarray, want: np.ndarray) -> float:
     return float((np.abs(got - want).max(axis=(1, 2)) / scale).max())
 
 
+def parts_difference(got, want) -> float:
+    """The largest difference of two lists of :class:`~contextlens.encoders.qk.AttentionParts`
+    of the same text: queries and keys at the real (unpadded) pieces as :func:`layers_difference`
+    measures them, the bias and the weights absolutely.
+
+    >>> from contextlens.encoders.qk import AttentionParts
+    >>> x = np.array([[[1.0, 0.0], [0.0, 1.0]]])
+    >>> def parts(q):
+    ...     return AttentionParts("a b", ("a", "b"), ((0,), (1,)), ("a", "b"), 1, "layer 1", q, x, 1.0,
+    ...                           np.ones((2, 2), bool), np.full((1, 2, 2), 0.5))
+    >>> round(parts_difference([parts(x + 2e-6)], [parts(x)]), 9)   # the queries moved by 2e-6
+    2e-06
+    """
+    worst = 0.0
+    for a, b in zip(got, want, strict=True):
+        real = len(a.tokens) - a.padding
+        for x, y in ((a.queries, b.queries), (a.keys, b.keys)):
+            worst = max(worst, layers_difference(x[None, :, :real], y[None, :, :real]))
+        if (a.bias is None) != (b.bias is None):
+            return float("inf")
+        pairs = [(a.weights, b.weights)] + ([] if a.bias is None else [(a.bias, b.bias)])
+        worst = max(worst, *(float(np.abs(np.asarray(p) - np.asarray(q)).max()) for p, q in pairs))
+    return worst
+
+
 def prepare_onnx(name: str) -> PreparedModel:
     """Export ``name`` for the stand-alone ONNX engine and verify it against torch."""
     from .lm import LanguageModel, NoLMHeadError
@@ -73,6 +102,10 @@ def prepare_onnx(name: str) -> PreparedModel:
         for a, b in zip(fresh.encode(list(CHECK_TEXTS)), reference.encode(list(CHECK_TEXTS)), strict=True):
             diff = max(diff, layers_difference(a.layers, b.layers),
                        float(np.abs(a.attention - b.attention).max()))
+        qk_diff = None
+        if fresh._qk_weights() is not None:  # the neuron view's queries and keys, computed without torch
+            qk_diff = parts_difference(fresh.attention_parts(CHECK_TEXTS[1]),
+                                       reference.attention_parts(CHECK_TEXTS[1]))
         lm_diff = None
         if fresh.causal:  # predict and the logit lens, where the checkpoint has a causal-LM head
             try:
@@ -84,10 +117,10 @@ def prepare_onnx(name: str) -> PreparedModel:
                 standalone = standalone and onnx_lm._onnx is not None
                 lm_diff = float(np.abs(onnx_lm.lens_probabilities(CHECK_TEXTS[0])
                                        - torch_lm.lens_probabilities(CHECK_TEXTS[0])).max())
-    worst = max(diff, lm_diff or 0.0)
+    worst = max(diff, lm_diff or 0.0, qk_diff or 0.0)
     if worst > TOLERANCE:
         raise OnnxOutputError(f"the ONNX export of {name} ({fresh._runner.paths[False]}) differs from torch "
                               f"by {worst:.2g} (more than {TOLERANCE:g}); run it with --engine torch and "
                               "report it")
     return PreparedModel(name, standalone, str(fresh._runner.paths[False]), diff, lm_diff,
-                         round(time.perf_counter() - start, 1))
+                         round(time.perf_counter() - start, 1), qk_diff)

@@ -11,7 +11,10 @@ The parts are read at the level where the encoder attends: the words of a traini
 included) of a transformer. For a transformer, :func:`transformer_parts` records what the
 attention module of each asked layer receives (a forward pre-hook: hidden states, mask,
 MPNet's relative position bias, Llama's rotary cos/sin) and computes q and k with that
-module's own projection weights, as its ``forward`` does (:data:`MODEL_TYPES`).
+module's own projection weights, as its ``forward`` does (:data:`MODEL_TYPES`). When the model
+runs on its ONNX export, :func:`standalone_parts` gives the same parts without torch: the
+states each layer receives come from the export's run, and numpy computes q and k from the
+model's safetensors weights (:mod:`contextlens.encoders.qk_numpy`: BERT, MPNet, Llama).
 
 >>> x = np.array([[0.5, 0.5], [0.9, 0.1]])   # bank, loan on (finance, nature)
 >>> parts = AttentionParts("bank loan", ("bank", "loan"), ((0,), (1,)), ("bank", "loan"), 1, "attention 1",
@@ -28,6 +31,7 @@ import inspect
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -38,7 +42,8 @@ from . import hooks
 from .alignment import align_pieces
 from .base import layer_position
 
-__all__ = ["AttentionParts", "MODEL_TYPES", "pick_layers", "transformer_parts", "MAX_PAD"]
+__all__ = ["AttentionParts", "MODEL_TYPES", "pick_layers", "transformer_parts", "standalone_parts",
+           "allowed_of", "MAX_PAD"]
 
 MAX_PAD = 64  # padding tokens one may append to show the padding mask
 
@@ -222,6 +227,35 @@ def _allowed(mask, t: int) -> np.ndarray:
     return m.copy() if m.dtype == bool else m > np.finfo(np.float32).min / 2
 
 
+class _Pieces(NamedTuple):
+    """A text's pieces as :class:`AttentionParts` holds them (``pad`` padding pieces at the end)."""
+
+    ids: list[int]  # the text's own pieces, special tokens included
+    tokens: tuple[str, ...]
+    token_words: tuple[tuple[int, ...], ...]
+    words: tuple[str, ...]
+    token_ids: tuple[int, ...]
+
+
+def _pieces(tokenizer, text: str, *, max_length: int, pad_id: int, pad: int) -> _Pieces:
+    """``text``'s pieces by ``tokenizer`` (transformers' or the stand-alone one), aligned to its
+    words as the Encoding keeps them, with ``pad`` padding pieces; checked to fit one window."""
+    enc = tokenizer(text, add_special_tokens=True, return_offsets_mapping=True,
+                    return_special_tokens_mask=True)
+    ids, special = list(enc["input_ids"]), list(enc["special_tokens_mask"])
+    if len(ids) + pad > max_length:
+        raise InputError(f"{text[:40]!r}… has {len(ids)} pieces (+ {pad} padding); queries and keys are read "
+                         f"from one window of at most {max_length} pieces: give a shorter text")
+    words = tokenize(text)
+    al = align_pieces(text, words, enc["offset_mapping"], special)
+    # as the Encoding keeps them
+    kept = {w: j for j, w in enumerate(w for w, ps in enumerate(al.word_pieces) if ps)}
+    piece_words = tuple(tuple(kept[w] for w in ws) for ws in al.piece_words)
+    return _Pieces(ids, tuple(tokenizer.convert_ids_to_tokens(ids)) + (tokenizer.pad_token or "[PAD]",) * pad,
+                   piece_words + ((),) * pad, tuple(words[w].text for w in kept),
+                   tuple(int(i) for i in ids) + (int(pad_id),) * pad)
+
+
 def transformer_parts(model, tokenizer, blocks, text: str, layers: Sequence[int], names: Sequence[str], *,
                       max_length: int, pad_id: int, pad: int = 0) -> list[AttentionParts]:
     """:class:`AttentionParts` of ``text`` at each of ``layers`` (1-based layer numbers of
@@ -235,17 +269,8 @@ def transformer_parts(model, tokenizer, blocks, text: str, layers: Sequence[int]
         raise InputError(f"reading queries and keys of a {kind!r} model is not supported; supported model "
                          f"types: {', '.join(MODEL_TYPES)}")
     pad = check_int("pad", pad, low=0, high=MAX_PAD)
-    enc = tokenizer(text, add_special_tokens=True, return_offsets_mapping=True,
-                    return_special_tokens_mask=True)
-    ids, special = list(enc["input_ids"]), list(enc["special_tokens_mask"])
-    if len(ids) + pad > max_length:
-        raise InputError(f"{text[:40]!r}… has {len(ids)} pieces (+ {pad} padding); queries and keys are read "
-                         f"from one window of at most {max_length} pieces: give a shorter text")
-    words = tokenize(text)
-    al = align_pieces(text, words, enc["offset_mapping"], special)
-    # as the Encoding keeps them
-    kept = {w: j for j, w in enumerate(w for w, ps in enumerate(al.word_pieces) if ps)}
-    piece_words = tuple(tuple(kept[w] for w in ws) for ws in al.piece_words)
+    pieces = _pieces(tokenizer, text, max_length=max_length, pad_id=pad_id, pad=pad)
+    ids = pieces.ids
     path, make = MODEL_TYPES[kind]
     store: dict[int, dict] = {}
     handles = []
@@ -268,15 +293,52 @@ def transformer_parts(model, tokenizer, blocks, text: str, layers: Sequence[int]
                 inputs = store[k]
                 q, key, scale, bias = make(blocks[k - 1].get_submodule(path), inputs)
                 result.append(AttentionParts(
-                    text,
-                    tuple(tokenizer.convert_ids_to_tokens(ids)) + (tokenizer.pad_token or "[PAD]",) * pad,
-                    piece_words + ((),) * pad, tuple(words[w].text for w in kept), int(k), name,
+                    text, pieces.tokens, pieces.token_words, pieces.words, int(k), name,
                     q[0].float().cpu().numpy(), key[0].float().cpu().numpy(), scale,
                     _allowed(inputs.get("attention_mask"), t), out.attentions[k - 1][0].float().cpu().numpy(),
-                    None if bias is None else bias[0].float().cpu().numpy().copy(),
-                    tuple(int(i) for i in ids) + (int(pad_id),) * pad, pad,
+                    None if bias is None else bias[0].float().cpu().numpy().copy(), pieces.token_ids, pad,
                 ))
     finally:
         for h in handles:
             h.remove()
+    return result
+
+
+def allowed_of(real: int, pad: int, causal: bool) -> np.ndarray:
+    """``(real + pad, real + pad)`` bool: which keys each token may attend to: the ``real``
+    pieces (those up to itself when ``causal``), never the padding.
+
+    >>> allowed_of(2, 1, causal=True).astype(int).tolist()
+    [[1, 0, 0], [1, 1, 0], [1, 1, 0]]
+    """
+    t = real + pad
+    allowed = np.zeros((t, t), dtype=bool)
+    allowed[:, :real] = True
+    return np.tril(allowed) if causal else allowed
+
+
+def standalone_parts(run, weights, tokenizer, text: str, layers: Sequence[int], names: Sequence[str], *,
+                     max_length: int, pad_id: int, pad: int = 0) -> list[AttentionParts]:
+    """:class:`AttentionParts` as :func:`transformer_parts` gives them, without torch: one run
+    of the model's ONNX export (``run(ids, mask)`` → its hidden states and attention weights,
+    numpy ``(1, T, dim)`` and ``(1, heads, T, T)``) gives the states each asked layer receives
+    and its own weights; ``weights`` (:class:`~contextlens.encoders.qk_numpy.QKWeights`, read
+    from the model's safetensors) turn those states into queries and keys."""
+    from threadpoolctl import threadpool_limits
+
+    pad = check_int("pad", pad, low=0, high=MAX_PAD)
+    pieces = _pieces(tokenizer, text, max_length=max_length, pad_id=pad_id, pad=pad)
+    real = len(pieces.ids)
+    ids = np.array([list(pieces.token_ids)], dtype=np.int64)
+    mask = np.array([[1] * real + [0] * pad], dtype=np.int64)
+    states, attentions = run(ids, mask)
+    allowed = allowed_of(real, pad, weights.spec.causal)
+    result = []
+    with threadpool_limits(limits=1, user_api="blas"):  # small products: waking BLAS threads cost ~20 ms each
+        for k, name in zip(layers, names, strict=True):
+            q, key, bias = weights.parts(k, states[k - 1][0])
+            result.append(AttentionParts(text, pieces.tokens, pieces.token_words, pieces.words, int(k), name,
+                                         q, key, weights.spec.scale, allowed.copy(),
+                                         np.asarray(attentions[k - 1][0], dtype=np.float32), bias,
+                                         pieces.token_ids, pad))
     return result

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -50,7 +49,7 @@ from ..progress import step
 from ..text import tokenize
 from . import engines, hooks, models, standalone
 from .alignment import POOLINGS, Alignment, pool_terms, pooling_weights, window_attention
-from .base import SENTENCE_POOLINGS, Encoder, Encoding, WordPieces
+from .base import SENTENCE_POOLINGS, Encoder, Encoding, WordPieces, contextual_layers
 from .batching import Plan, Pooled, Segment, batches, plan_text, pool_sentences
 from .targets import check_texts
 
@@ -117,6 +116,7 @@ class TransformerEncoder(Encoder):
         self._source, self._threads, self._hf = model, threads, None
         self.path = models.resolve(model)
         self._runner = None
+        self._qk = None  # the query/key weights read by numpy (False: not readable)
         side = self._onnx_side(threads, fallback=engine == "auto") if self.engine == "onnx" else None
         if side is None:  # the torch engine, or a model whose tokenizer does not stand alone
             hf_model, tokenizer = self._torch_side()
@@ -127,7 +127,7 @@ class TransformerEncoder(Encoder):
             facts, self._tok, self._embedding = side.facts, side.tokenizer, side.embedding
         self._facts = facts
         self.n_model_layers = facts.n_layers
-        self.layers = _layer_numbers(layers, self.n_model_layers)
+        self.layers = contextual_layers(layers, self.n_model_layers)
         self.model_max_length = facts.max_length
         self.max_length = self.model_max_length if max_length is None else check_int(
             "max_length", max_length, low=2, high=self.model_max_length,
@@ -165,7 +165,7 @@ class TransformerEncoder(Encoder):
 
     def _torch_side(self):
         """``(HF model, transformers tokenizer)``, loaded with torch the first time it is
-        needed: the torch engine, an export, ``attention_parts``."""
+        needed: the torch engine, an export, ``attention_parts`` of a model numpy cannot read."""
         if self._hf is None:
             lazy = self.engine == "onnx"
             with step(f"loading {self.name} with torch") if lazy else contextlib.nullcontext():
@@ -259,15 +259,42 @@ class TransformerEncoder(Encoder):
         return out
 
     def attention_parts(self, text: str, *, layers=None, pad: int = 0) -> list:
-        """Each layer's queries, keys and mask over ``text``'s pieces: :mod:`contextlens.encoders.qk`."""
-        from .qk import pick_layers, transformer_parts
+        """Each layer's queries, keys and mask over ``text``'s pieces: :mod:`contextlens.encoders.qk`.
+        On the ONNX engine, for a model numpy can read (:mod:`~contextlens.encoders.qk_numpy`),
+        without torch; else from the torch model (loaded then, behind its progress line)."""
+        from .qk import pick_layers, standalone_parts, transformer_parts
 
         picked = pick_layers(self.layer_ids, ("embedding row", *(f"layer {k}" for k in self.layers)), layers)
+        text = check_texts([text])[0]
+        numbers, names = [k for k, _ in picked], [n for _, n in picked]
+        weights = self._qk_weights()
+        if weights is not None:
+            if not self.attention:
+                raise InputError("the model returns no attention weights; create the encoder with "
+                                 "attention=True")
+
+            def run(ids, mask):
+                out = self._runner.run(ids, mask, True)
+                return out.hidden_states, out.attentions
+
+            return standalone_parts(run, weights, self._tok, text, numbers, names, max_length=self.max_length,
+                                    pad_id=self._pad, pad=pad)
         model, tokenizer = self._torch_side()
         _, blocks = hooks.layer_list(model, self.n_model_layers)
-        return transformer_parts(model, tokenizer, blocks, check_texts([text])[0],
-                                 [k for k, _ in picked], [n for _, n in picked], max_length=self.max_length,
+        return transformer_parts(model, tokenizer, blocks, text, numbers, names, max_length=self.max_length,
                                  pad_id=self._pad, pad=pad)
+
+    def _qk_weights(self):
+        """The query/key weights numpy computes the parts with, read from the model's
+        safetensors once: on the ONNX engine, for the trained weights (a random twin's are in
+        no file) of a covered model; else None."""
+        if self._runner is None or self.random_weights is not None:
+            return None
+        if self._qk is None:
+            from .qk_numpy import open_weights
+
+            self._qk = open_weights(self.path) or False
+        return self._qk or None
 
     def _encode_texts(self, texts: list[str], chosen: list[list[int] | None]) -> list[Encoding]:
         """With targets, only those words are pooled, windows without them are not run,
@@ -462,19 +489,3 @@ def _numpy(array) -> np.ndarray:
     if isinstance(array, np.ndarray):
         return array.astype(np.float32, copy=False)
     return array.detach().float().cpu().numpy()
-
-
-def _layer_numbers(layers, n: int) -> tuple[int, ...]:
-    """The contextual layers (1..n) to keep, ascending."""
-    if layers is None or layers == "all":
-        return tuple(range(1, n + 1))
-    items = [layers] if isinstance(layers, numbers.Integral) else layers
-    if isinstance(items, str) or not all(isinstance(k, numbers.Integral) and not isinstance(k, bool)
-                                         for k in items):
-        raise InputError(f"layers must be None, 'all', an int or a list of ints, got {layers!r}")
-    out = set()
-    for k in items:
-        if not -n <= k <= n:
-            raise InputError(f"layer {k} does not exist: the model has layers 0..{n} (or -1..-{n})")
-        out.add(int(k) if k >= 0 else n + 1 + int(k))
-    return tuple(sorted(out - {0}))

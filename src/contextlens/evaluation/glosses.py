@@ -3,7 +3,8 @@ github.com/danlou/LMMS, branch LMMS_ACL19): each WordNet sense's sentence ``"<it
 <the synset's lemmas, ' , '-joined> - <definition>"`` (:func:`gloss_text`) encoded by the
 model, the sense's vector being the mean over every word of the sentence at one layer
 view (bert-as-service's ``REDUCE_MEAN``: lemma and definition tokens alike). One sentence
-per sense key: 206,949 for WordNet 3.0; cached by blocks (:func:`gloss_embeddings`).
+per sense key: 206,949 for WordNet 3.0; cached per sense (:func:`gloss_embeddings`), so
+no sense is encoded twice for one encoder and view.
 """
 
 from __future__ import annotations
@@ -11,8 +12,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
+
+from ..errors import InputError
 
 __all__ = ["gloss_text", "gloss_embeddings", "GLOSS_BLOCK", "GLOSS_VERSION"]
 
@@ -42,8 +46,10 @@ def _gloss_texts(graph, rows: Sequence[int]) -> list[str]:
                        graph.definitions[graph.key_synset[r]]) for r in rows]
 
 
-def _encode_glosses(encoder, texts: list[str], views: Sequence, dtype) -> dict:
-    """``{view: (len(texts), dim)}``: each text's mean word vector at each view."""
+def _encode_glosses(encoder, texts: list[str], views: Sequence, dtype,
+                    tick: Callable[[int], None] | None = None) -> dict:
+    """``{view: (len(texts), dim)}``: each text's mean word vector at each view, the texts
+    run longest first (little padding per batch); ``tick(done)`` after each chunk."""
     from .wsd import view_vectors
 
     out = {v: np.zeros((len(texts), encoder.dim), dtype=np.float32) for v in views}
@@ -54,7 +60,67 @@ def _encode_glosses(encoder, texts: list[str], views: Sequence, dtype) -> dict:
             words = np.transpose(enc.layers, (1, 0, 2))  # (words, layers, dim)
             for v in views:
                 out[v][i] = view_vectors(words, v).mean(axis=0) if len(words) else np.nan
+        if tick is not None:
+            tick(c + len(idx))
     return {v: a.astype(dtype) for v, a in out.items()}
+
+
+class _Stored(NamedTuple):
+    """The senses of one block stored at one view: ``rows`` (k,) offsets into the block,
+    ascending, and their ``vectors`` (k, dim) as the cache stores them."""
+
+    rows: np.ndarray
+    vectors: np.ndarray
+
+
+def _block_names(graph, block: int, view, dtype: str) -> tuple[str, str]:
+    """The cache names of one block at one view: the whole block (every sense, in WordNet
+    order, as version 1 stored it) and the block's senses so far (some of them)."""
+    from ..encoders.encoding_cache import key_of
+
+    spec = [str(view), dtype, graph.digest, GLOSS_BLOCK, block]
+    return key_of(["gloss-block", GLOSS_VERSION, *spec]), key_of(["gloss-senses", GLOSS_VERSION, *spec])
+
+
+def _load_block(cache, graph, block: int, view, dtype: str, size: int) -> _Stored:
+    """What the cache holds of one block (``size`` senses) at one view; nothing when absent."""
+    whole, some = _block_names(graph, block, view, dtype)
+    found = cache.load_array("glosses", whole)
+    if found is not None and len(found["vectors"]) == size:
+        return _Stored(np.arange(size), found["vectors"])
+    found = cache.load_array("glosses", some)
+    if found is not None and len(found["rows"]) == len(found["vectors"]):
+        return _Stored(found["rows"].astype(np.int64), found["vectors"])
+    return _Stored(np.zeros(0, dtype=np.int64), np.zeros((0, cache.encoder.dim), dtype=cache.dtype))
+
+
+def _merge_rows(old: _Stored, rows: np.ndarray, vectors: np.ndarray) -> _Stored:
+    """``old`` with the senses ``rows`` (offsets, with their ``vectors``) it lacks added,
+    in ascending order; a sense it holds keeps its vector.
+
+    >>> m = _merge_rows(_Stored(np.array([1, 4]), np.array([[1.0], [4.0]])), np.array([4, 2]),
+    ...                np.array([[9.0], [2.0]]))
+    >>> m.rows.tolist(), m.vectors.ravel().tolist()
+    ([1, 2, 4], [1.0, 2.0, 4.0])
+    """
+    new = ~np.isin(rows, old.rows)
+    all_rows = np.concatenate([old.rows, rows[new]])
+    order = np.argsort(all_rows, kind="stable")
+    vectors = np.concatenate([np.asarray(old.vectors), np.asarray(vectors, dtype=old.vectors.dtype)[new]])
+    return _Stored(all_rows[order], vectors[order])
+
+
+def _save_block(cache, graph, block: int, view, dtype: str, size: int, rows: np.ndarray,
+                vectors: np.ndarray) -> None:
+    """Add the senses ``rows`` (offsets) to what the cache holds of the block, read again
+    just before (another run may have added senses meanwhile); a block with every sense is
+    stored whole."""
+    stored = _merge_rows(_load_block(cache, graph, block, view, dtype, size), rows, vectors)
+    whole, some = _block_names(graph, block, view, dtype)
+    if len(stored.rows) == size:
+        cache.save_array("glosses", whole, vectors=stored.vectors)
+    else:
+        cache.save_array("glosses", some, rows=stored.rows.astype(np.int32), vectors=stored.vectors)
 
 
 def gloss_embeddings(cache, graph, rows: Sequence[int] | None, views: Sequence, *,
@@ -63,64 +129,68 @@ def gloss_embeddings(cache, graph, rows: Sequence[int] | None, views: Sequence, 
     of ``graph`` (None: every sense of WordNet), at each layer view (a layer *index* of
     the encoder's stack, or ``"last4"``).
 
-    Cached in the encoder's folder of the evaluation cache (``cache``: an
-    :class:`~contextlens.encoders.encoding_cache.EncodingCache`). All of WordNet is encoded and kept by
-    blocks of :data:`GLOSS_BLOCK` senses in WordNet order (a killed run keeps its finished
-    blocks), and later requests read the blocks they touch; a request for some senses,
-    while the blocks are not all there, encodes those senses only and keeps them under a
-    name made of their sentences. ``progress(done, total)`` counts senses.
+    Cached per sense in the encoder's folder of the evaluation cache (``cache``: an
+    :class:`~contextlens.encoders.encoding_cache.EncodingCache`), by blocks of
+    :data:`GLOSS_BLOCK` senses in WordNet order: a request encodes only the senses no
+    earlier request encoded (another split's candidates, another word's senses, all of
+    WordNet after some words), all at once sorted by length, and adds them to their blocks
+    after every :data:`GLOSS_BLOCK` senses (a killed run keeps what it encoded). A vector
+    is stored in the cache's dtype, so a first run and a rerun give the same numbers.
+    ``progress(done, total)`` counts the senses to encode (none: no call).
     """
-    from ..encoders.encoding_cache import key_of
-
     whole = rows is None
-    rows = np.arange(len(graph.keys)) if whole else np.asarray(rows, dtype=np.int64)
+    n_keys, dim = len(graph.keys), cache.encoder.dim
+    rows = np.arange(n_keys) if whole else np.asarray(rows, dtype=np.int64).reshape(-1)
+    bad = rows[(rows < 0) | (rows >= n_keys)]
+    if len(bad):
+        raise InputError(f"sense row {int(bad[0])} is not a sense of this WordNet (rows 0..{n_keys - 1}); "
+                         "give rows of its graph (graph.key_row[key])")
     views = list(dict.fromkeys(views))
     dtype = np.dtype(cache.dtype).name
     start = time.perf_counter()
+    out = {v: np.zeros((len(rows), dim), dtype=np.float32) for v in views}
+    wanted = np.unique(rows)
+    order = np.argsort(rows, kind="stable")
+    by_row = rows[order]  # the asked rows ascending; order[i]: where by_row[i] was asked
 
-    def block_name(block: int, view) -> str:
-        return key_of(["gloss-block", GLOSS_VERSION, str(view), dtype, graph.digest, GLOSS_BLOCK, block])
+    def size_of(b: int) -> int:
+        return min((b + 1) * GLOSS_BLOCK, n_keys) - b * GLOSS_BLOCK
 
-    out = {v: np.zeros((len(rows), cache.encoder.dim), dtype=np.float32) for v in views}
-    complete, done = True, 0
-    for b in np.unique(rows // GLOSS_BLOCK).tolist():  # one block in memory at a time
-        lo, hi = b * GLOSS_BLOCK, min((b + 1) * GLOSS_BLOCK, len(graph.keys))
-        stored = {v: cache.load_array("glosses", block_name(b, v)) for v in views}
-        missing = [v for v in views if stored[v] is None]
-        if missing and not whole:
-            complete = False
-            break
-        if missing:
-            fresh = _encode_glosses(cache.encoder, _gloss_texts(graph, range(lo, hi)), missing, cache.dtype)
-            for v in missing:
-                cache.save_array("glosses", block_name(b, v), vectors=fresh[v])
-                stored[v] = {"vectors": fresh[v]}
-        where = np.flatnonzero(rows // GLOSS_BLOCK == b)
+    def fill(view, senses: np.ndarray, vectors: np.ndarray) -> None:
+        """Copy the vectors of ``senses`` (ascending sense rows of one block) to every place
+        of ``rows`` that asks for one of them."""
+        if not len(senses):
+            return
+        lo, hi = np.searchsorted(by_row, [senses[0], senses[-1] + 1])
+        asked = by_row[lo:hi]
+        i = np.minimum(np.searchsorted(senses, asked), len(senses) - 1)
+        hit = senses[i] == asked
+        out[view][order[lo:hi][hit]] = np.asarray(vectors, dtype=np.float32)[i[hit]]
+
+    missing: dict = {v: [] for v in views}  # view -> sense rows the cache lacks
+    for b in np.unique(wanted // GLOSS_BLOCK).tolist():  # one block in memory at a time
+        lo = b * GLOSS_BLOCK
+        here = wanted[(wanted >= lo) & (wanted < lo + size_of(b))]
         for v in views:
-            out[v][where] = np.asarray(stored[v]["vectors"], dtype=np.float32)[rows[where] - lo]
-        done += len(where)
-        if progress is not None:
-            progress(done, len(rows))
-    if not complete:
-        distinct = sorted(set(rows.tolist()))  # named by the set asked for, whatever the order
-        texts = _gloss_texts(graph, distinct)
-        names = {v: key_of(["gloss", GLOSS_VERSION, str(v), dtype, texts]) for v in views}
-        found = {v: cache.load_array("glosses", names[v]) for v in views}
-        missing = [v for v in views if found[v] is None]
-        if missing:
-            fresh = {}
-            for c in range(0, len(texts), GLOSS_BLOCK):  # in parts, for the progress
-                part = _encode_glosses(cache.encoder, texts[c:c + GLOSS_BLOCK], missing, cache.dtype)
-                for v in missing:
-                    fresh.setdefault(v, []).append(part[v])
-                if progress is not None:
-                    progress(min(c + GLOSS_BLOCK, len(texts)), len(texts))
-            for v in missing:
-                found[v] = {"vectors": np.concatenate(fresh[v])}
-                cache.save_array("glosses", names[v], vectors=found[v]["vectors"])
-        at = {r: i for i, r in enumerate(distinct)}
-        take = [at[r] for r in rows.tolist()]
+            stored = _load_block(cache, graph, b, v, dtype, size_of(b))
+            fill(v, lo + stored.rows, stored.vectors)
+            missing[v].append(here[~np.isin(here - lo, stored.rows)])
+    missing = {v: np.concatenate(m) if m else np.zeros(0, dtype=np.int64) for v, m in missing.items()}
+    todo = np.unique(np.concatenate([np.zeros(0, dtype=np.int64), *missing.values()]))  # once for every view
+    if progress is not None and len(todo):  # a request the cache answers whole shows no bar
+        progress(0, len(todo))
+    for c in range(0, len(todo), GLOSS_BLOCK):  # stored after each part: a killed run keeps its parts
+        part = todo[c:c + GLOSS_BLOCK]
+        fresh = _encode_glosses(cache.encoder, _gloss_texts(graph, part.tolist()), views, cache.dtype,
+                                progress and (lambda k, c=c: progress(c + k, len(todo))))
         for v in views:
-            out[v] = np.asarray(found[v]["vectors"], dtype=np.float32)[take]
-    log.info("gloss embeddings of %d senses in %.1f s", len(rows), time.perf_counter() - start)
+            new = np.isin(part, missing[v])
+            senses, vectors = part[new], fresh[v][new]
+            for b in np.unique(senses // GLOSS_BLOCK).tolist():
+                inside = senses // GLOSS_BLOCK == b
+                _save_block(cache, graph, b, v, dtype, size_of(b), senses[inside] - b * GLOSS_BLOCK,
+                            vectors[inside])
+            fill(v, senses, vectors)
+    log.info("gloss embeddings of %d senses (%d encoded) in %.1f s", len(rows), len(todo),
+             time.perf_counter() - start)
     return out

@@ -393,7 +393,7 @@ def sense_parts(cache, root, keys: Sequence[str] | None, views: Sequence, *, ste
     The SemCor pass (one pass gives every view; cached) covers the sentences holding the
     keys the propagation to ``keys`` reads (:func:`needed_semcor_keys`; a cached pass over
     all of SemCor serves too), or all of SemCor for every sense; the glosses are encoded
-    for ``keys`` only (cached by blocks). ``static``: the table of the static step (a
+    for ``keys`` only (cached per sense). ``static``: the table of the static step (a
     name, a file or an EmbeddingTable). ``progress(stage, done, total)``.
     """
     from .. import datasets

@@ -16,14 +16,49 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import FileFormatError, InputError
 from ..passes.rows import ROW_COLUMNS
-from .side_index import RERANK_MIN, CompressedSideIndex, SideIndex, load_side_index, probes_for, side_bytes
-from .store import PROGRESS, RACY_NS, USAGES, WORD_CACHE_BYTES, _Index, _open_checked, _sql_str
+from .side_index import (
+    RERANK_MIN,
+    CompressedSideIndex,
+    SideIndex,
+    load_side_index,
+    probes_for,
+    side_bytes,
+    side_folder,
+)
+from .store import (
+    PROGRESS,
+    RACY_NS,
+    USAGES,
+    WORD_CACHE_BYTES,
+    _Index,
+    _open_checked,
+    _sql_str,
+    check_params,
+    is_uri,
+)
 
 __all__ = ["UsageReader", "open_store"]
 
 log = logging.getLogger(__name__)
+
+
+class _OpenedOnUse:
+    """A reader's LanceDB handle (``attr``), opened by ``_open_lance`` the first time it is read."""
+
+    def __init__(self, attr: str):
+        self.attr = attr
+
+    def __get__(self, reader, owner=None):
+        if reader is None:
+            return self
+        if getattr(reader, self.attr) is None:
+            reader._open_lance()
+        return getattr(reader, self.attr)
+
+    def __set__(self, reader, value) -> None:
+        setattr(reader, self.attr, value)
 
 
 class UsageReader(_Index):
@@ -31,14 +66,42 @@ class UsageReader(_Index):
 
     A complete index is searched through its side index (:mod:`.side_index`), opened once
     per table version (and rebuilt from the table when missing or stale); an index still
-    being built is searched exactly, from LanceDB.
+    being built is searched exactly, from LanceDB. A reader opened from its side index alone
+    (``side``, no ``table``: see :func:`open_store`) opens LanceDB when something first needs
+    the table (a checkpoint, a usage the side index lacks, a newer table version).
     """
 
-    def __init__(self, path: str | os.PathLike, db, table, params: dict[str, Any]):
+    def __init__(self, path: str | os.PathLike, db, table, params: dict[str, Any],
+                 side: SideIndex | None = None):
         super().__init__(path, db, table, params)
         self._seen: dict[str, Any] = {"version": None}  # what one table version holds (see _state)
-        self._stamp, self._version = self._versions_stamp(), table.version
         self._lease = None  # the hold on a side index in the cache (an index in object storage)
+        if table is not None:
+            self._stamp, self._version = self._versions_stamp(), table.version
+        elif side is not None:
+            self._stamp, self._version = None, int(side.meta["table_version"])
+            self._seen = {"version": self._version, "side": side, "counts": {}, "words": OrderedDict()}
+        else:
+            raise ValueError("a reader needs the LanceDB table or a side index")
+
+    #: the LanceDB ``usages`` table and database, opened on first use if the reader was opened
+    #: from its side index alone
+    table = _OpenedOnUse("_table")
+    _db = _OpenedOnUse("_lance_db")
+
+    @property
+    def lance_open(self) -> bool:
+        """Whether LanceDB was opened (a reader opened from its side index alone has not yet)."""
+        return self._table is not None
+
+    def _open_lance(self) -> None:
+        """Open LanceDB and see its latest version (a reader opened from its side index)."""
+        _, db, table, params = _open_checked(self.path)
+        if params != self.params:
+            raise FileFormatError(self.path, None, "the index was replaced while it was read (its parameters "
+                                                   "changed); search it again")
+        self._lance_db, self._table = db, table
+        self._stamp, self._version = self._versions_stamp(), table.version
 
     @classmethod
     def of(cls, index: _Index) -> UsageReader:
@@ -50,7 +113,13 @@ class UsageReader(_Index):
 
     def refresh(self) -> None:
         """See the latest committed data (a build may be appending). Asks LanceDB only when
-        the table's version folder changed since the last look (a stat: microseconds)."""
+        the table's version folder changed since the last look (a stat: microseconds); a
+        reader opened from its side index alone, only when the table has a newer version
+        (its version files listed)."""
+        if not self.lance_open:
+            if latest_version(self.path) != self._version:
+                self._open_lance()
+            return
         stamp = self._versions_stamp()
         if stamp is None or stamp != self._stamp or time.time_ns() - stamp < RACY_NS:
             self.table.checkout_latest()
@@ -233,13 +302,64 @@ def _versions_stamp(path: Path) -> int | None:
         return None
 
 
+def manifest_version(name: str) -> int | None:
+    """The table version a file of Lance's ``_versions`` folder is the manifest of (None for
+    any other file). Lance names a manifest ``<version>.manifest``, or (its V2 naming, so the
+    newest sorts first) ``<2**64 - 1 - version>.manifest`` in 20 digits.
+
+    >>> manifest_version("18446744073709551613.manifest"), manifest_version("3.manifest")
+    (2, 3)
+    >>> manifest_version("latest_version_hint.json"), manifest_version(".tmp-3.manifest")
+    (None, None)
+    """
+    stem, dot, ext = name.partition(".")
+    if ext != "manifest" or not stem.isdigit() or not stem.isascii():
+        return None
+    return 2**64 - 1 - int(stem) if len(stem) == 20 else int(stem)
+
+
+def latest_version(path: Path) -> int | None:
+    """The newest version of the ``usages`` table of the local index folder ``path``, from
+    the names of its manifests (each written whole, under its final name, by a commit);
+    None when there is none to be read."""
+    try:
+        names = os.listdir(path / f"{USAGES}.lance" / "_versions")
+    except OSError:
+        return None
+    return max((v for v in map(manifest_version, names) if v is not None), default=None)
+
+
+def _reader_of_side(path: Path) -> UsageReader | None:
+    """A reader of the complete local index at ``path`` answered from the side index of its
+    table's newest version alone, LanceDB left unopened (``import lancedb`` costs about a
+    second of CPU, the search milliseconds); None when LanceDB must answer: no such side
+    index (missing, stale: a build appended since, unreadable), a compressed one (it reads
+    vectors and rows from the table), or one written before side indexes kept the index's
+    parameters."""
+    version = latest_version(path)
+    if version is None:
+        return None
+    side = load_side_index(side_folder(path, version), version, warn=False)
+    if not isinstance(side, SideIndex) or not isinstance(side.meta.get("index"), dict):
+        return None
+    check_params(path, side.meta["index"])
+    return UsageReader(path, None, None, side.meta["index"], side=side)
+
+
 def open_store(path):
     """Open an existing usage index to read and search it; a missing, foreign or corrupt
     one raises a clear error (and nothing is written). A list of several indexes opens them
-    to be searched as one (:class:`.shards.ShardedReader`)."""
+    to be searched as one (:class:`.shards.ShardedReader`).
+
+    A complete local index whose side index is fresh is opened from it alone (LanceDB when
+    first needed: see :class:`UsageReader`); searches give the same hits either way."""
     if isinstance(path, list | tuple):
         from .shards import ShardedReader, open_readers
 
         readers = open_readers(path)
         return readers[0] if len(readers) == 1 else ShardedReader(readers)
+    if not is_uri(path) and Path(path).is_dir():
+        reader = _reader_of_side(Path(path))
+        if reader is not None:
+            return reader
     return UsageReader(*_open_checked(path))

@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -31,10 +32,12 @@ PQ_TRAIN_ROWS = 65_536  # FAISS trains each code book on at most 256 x 256 point
 
 
 def write_side_index(folder: Path, table, table_version: int, columns: Sequence[str], layers: Sequence[int],
-                     dim: int, kind: str = "full") -> None:
+                     dim: int, kind: str = "full", params: dict[str, Any] | None = None) -> None:
     """Write the side index of ``table`` (a LanceDB table checked out at ``table_version``)
     into the empty folder ``folder``. ``columns``: the usage row columns; ``layers``: the
-    stored layers (column ``v<layer>`` each); ``kind``: ``full`` or ``compressed``."""
+    stored layers (column ``v<layer>`` each); ``kind``: ``full`` or ``compressed``;
+    ``params``: the index's parameters, kept in ``meta.json`` (``index``) so that a search
+    of a complete local index can be answered without opening LanceDB (:mod:`.reader`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -77,11 +80,14 @@ def write_side_index(folder: Path, table, table_version: int, columns: Sequence[
             "rows": n, "dim": int(dim), "layers": [int(k) for k in layers], "lists": lists,
             "columns": list(columns), "pq_codes": pq_codes(dim) if compressed else None,
             "words": {str(words[a]): [int(a), int(b)] for a, b in zip(starts, ends)}}
+    if params is not None:
+        meta["index"] = params
     (folder / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
 
 
 def build_side_index(db: str | os.PathLike, table, table_version: int, columns: Sequence[str],
-                     layers: Sequence[int], dim: int, kind: str = "full") -> Path:
+                     layers: Sequence[int], dim: int, kind: str = "full",
+                     params: dict[str, Any] | None = None) -> Path:
     """Write the side index of ``table`` (a LanceDB table checked out at ``table_version``)
     atomically into :func:`side_folder` of the index folder ``db``; returns the folder.
     See :func:`write_side_index`."""
@@ -90,7 +96,7 @@ def build_side_index(db: str | os.PathLike, table, table_version: int, columns: 
     _remove_orphans(db)
     tmp, trash = Path(tempfile.mkdtemp(prefix=f".{PREFIX}{table_version}.tmp-{os.getpid()}-", dir=db)), None
     try:
-        write_side_index(tmp, table, table_version, columns, layers, dim, kind)
+        write_side_index(tmp, table, table_version, columns, layers, dim, kind, params)
         if final.exists():  # unreadable or of the other kind (why it is rebuilt): moved aside, then removed
             trash = Path(tempfile.mkdtemp(prefix=f".{PREFIX}{table_version}.tmp-{os.getpid()}-", dir=db))
             os.replace(final, trash)

@@ -173,15 +173,17 @@ class _Index:
         return self._search_cache().folder / f"{key}-v{int(version)}"
 
     def write_side(self, version: int, kind: str) -> Path:
-        """Write the side index of table version ``version`` (the table checked out at it)."""
+        """Write the side index of table version ``version`` (the table checked out at it),
+        with the parameters as the table records them (what :func:`_open_checked` reads)."""
         args = (self.table, version, ROW_COLUMNS, self.layers, int(self.params["dim"]))
+        params = json.loads(self.table.schema.metadata[META_KEY])
         if self.local:
-            return build_side_index(self.path, *args, kind=kind)
+            return build_side_index(self.path, *args, kind=kind, params=params)
         from ..build_marker import write_marker
 
         target = self.side_location(version)
         with self._search_cache().building(target, rebuild=True) as tmp:
-            write_side_index(tmp, *args, kind=kind)
+            write_side_index(tmp, *args, kind=kind, params=params)
             write_marker(tmp, str(self.path))
         return target
 
@@ -393,11 +395,16 @@ def _open_checked(path: str | os.PathLike):
         params = json.loads(raw)
     except ValueError:
         raise FileFormatError(path, None, "the index parameters are unreadable; rebuild the index") from None
+    check_params(path, params)
+    return path, db, table, params
+
+
+def check_params(path, params: dict[str, Any]) -> None:
+    """Raise a clear error when ``params`` are not those of an index this version reads."""
     if params.get("format") != FORMAT or params.get("format_version", 0) > FORMAT_VERSION:
         raise FileFormatError(path, None,
                               f"index format {params.get('format')!r} v{params.get('format_version')} is not "
                                           f"{FORMAT} v{FORMAT_VERSION}; rebuild it with this version")
-    return path, db, table, params
 
 
 def _holds_something(db: Path | str) -> bool:
