@@ -189,6 +189,7 @@ class EmbeddingTable:
         self._unit: np.ndarray | None = None
         self._norms: np.ndarray | None = None
         self._fingerprint: str | None = None
+        self._spellings: dict[tuple[str, int], list[str]] | None = None  # suggest()'s keys, built once
 
     @classmethod
     def _checked_elsewhere(cls, keys: Sequence[str], vectors: np.ndarray, *, name: str) -> EmbeddingTable:
@@ -309,7 +310,13 @@ class EmbeddingTable:
     def suggest(self, word: str, n: int = 3) -> list[str]:
         """Keys that look like ``word`` (case variants first, then close spellings)."""
         out = [v for v in (word.lower(), word.capitalize(), word.upper()) if v != word and v in self]
-        pool = [k for k in self._keys if k[:1].lower() == word[:1].lower() and abs(len(k) - len(word)) <= 2]
+        if self._spellings is None:  # the keys by (first letter, length), so that a word's close
+            self._spellings = {}  # spellings are looked for among a few thousand keys, not 400,000
+            for k in self._keys:
+                self._spellings.setdefault((k[:1].lower(), len(k)), []).append(k)
+        first = word[:1].lower()
+        pool = [k for size in range(len(word) - 2, len(word) + 3)
+                for k in self._spellings.get((first, size), ())]
         out += [k for k in difflib.get_close_matches(word, pool, n=n, cutoff=0.7) if k not in out]
         return out[:n]
 

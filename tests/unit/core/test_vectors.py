@@ -236,6 +236,21 @@ def test_suggest_offers_case_variants_then_close_spellings(spelled, word, expect
     assert spelled.suggest(word) == expected
 
 
+def test_suggest_looks_among_the_keys_of_the_same_first_letter_and_near_length():
+    """The keys are grouped once by (first letter, length); the suggestions are those of the rule
+    over every key: same first letter (any case), length within 2, difflib's ratio >= 0.7."""
+    import difflib
+
+    rng = np.random.default_rng(3)
+    keys = sorted({"".join(rng.choice(list("abcAB"), size=int(rng.integers(1, 8)))) for _ in range(400)})
+    table = EmbeddingTable(keys, np.ones((len(keys), 2)), name="letters")
+    for word in ["abca", "Bacab", "ccc", "a", "abcabcab", "", "zz", "ABBA"]:
+        pool = [k for k in keys if k[:1].lower() == word[:1].lower() and abs(len(k) - len(word)) <= 2]
+        case = [v for v in (word.lower(), word.capitalize(), word.upper()) if v != word and v in keys]
+        close = [k for k in difflib.get_close_matches(word, pool, n=3, cutoff=0.7) if k not in case]
+        assert table.suggest(word) == (case + close)[:3], word
+
+
 def test_unknown_word_error_lists_suggestions(spelled):
     with pytest.raises(UnknownWordError) as info:
         spelled.vector("recieve")
