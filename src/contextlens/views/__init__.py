@@ -38,14 +38,21 @@ Floor 9 (ARCHITECTURE.md): imports ``results`` (the one JSON converter), :mod:`c
 (plotly.js is read from the installed ``plotly`` package); never plots, cli or web.
 """
 
-from .attention import AttentionData, attention_data, attention_views, head_view, model_view
-from .base import KINDS, Page, View, check_html_path
-from .explain import attributions_view, patch_view, sublayers_view
-from .inputs import input_view
-from .neuron import leaked_weight, mask_view, neuron_view
-from .predict import lens_view, neighbours_view, occlusion_view
-from .probes import cka_view, probes_view
-from .usages import cosine_view, layers_view, projection_view, senses_view
+import importlib
+
+# name -> the module that defines it, imported on first use (PEP 562): a command that draws one
+# view (``attention --html``) imports that view's module, not every analysis the others read
+_LAZY = {
+    **dict.fromkeys(["AttentionData", "attention_data", "attention_views", "head_view", "model_view"],
+                    ".attention"),
+    **dict.fromkeys(["KINDS", "Page", "View", "check_html_path"], ".base"),
+    **dict.fromkeys(["attributions_view", "patch_view", "sublayers_view"], ".explain"),
+    "input_view": ".inputs",
+    **dict.fromkeys(["leaked_weight", "mask_view", "neuron_view"], ".neuron"),
+    **dict.fromkeys(["lens_view", "neighbours_view", "occlusion_view"], ".predict"),
+    **dict.fromkeys(["cka_view", "probes_view"], ".probes"),
+    **dict.fromkeys(["cosine_view", "layers_view", "projection_view", "senses_view"], ".usages"),
+}
 
 __all__ = [
     "View", "Page", "KINDS", "check_html_path", "attention_views", "AttentionData", "attention_data",
@@ -55,3 +62,15 @@ __all__ = [
     "lens_view", "occlusion_view", "neighbours_view", "sublayers_view", "attributions_view", "patch_view",
     "probes_view", "cka_view",
 ]
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value  # later accesses skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

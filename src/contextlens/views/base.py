@@ -24,6 +24,7 @@ import hashlib
 import html
 import json
 import os
+from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -123,6 +124,13 @@ def check_html_path(path: str | os.PathLike) -> Path:
     if path.suffix.lower() not in (".html", ".htm"):
         raise InputError(f"a view is saved as HTML: give a path ending in .html, got {str(path)!r}")
     return path
+
+
+def need(result: Mapping, keys: Sequence[str], what: str) -> None:
+    """Refuse ``result`` unless it holds ``keys`` (a view takes the result of ``what``)."""
+    missing = [k for k in keys if k not in result]
+    if missing:
+        raise InputError(f"this is not the result of {what} (it lacks {', '.join(missing)})")
 
 
 class _Renders:

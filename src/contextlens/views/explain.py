@@ -23,8 +23,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..results import jsonable
-from .base import View, short
-from .usages import _need
+from .base import View, need, short
 
 __all__ = ["sublayers_view", "attributions_view", "patch_view"]
 
@@ -54,13 +53,13 @@ def sublayers_view(result: Mapping[str, Any], *, title: str = "",
     """
     what = "sublayers"
     result = _mapping(result, what)
-    _need(result, ("word", "sentences", "stages", "start", "rows"), what)
+    need(result, ("word", "sentences", "stages", "start", "rows"), what)
     n = len(result["sentences"])
     labels = [f"S{u}" for u in range(n)] if labels is None or not len(labels) else [str(x) for x in labels]
     if len(labels) != n:
         raise InputError(f"{len(labels)} labels for {n} sentences; give one label per sentence")
     for row in result["rows"]:
-        _need(row, ("layer", "after", "cosine", "moved", "update_norm"), f"{what} (a row)")
+        need(row, ("layer", "after", "cosine", "moved", "update_norm"), f"{what} (a row)")
         if len(row["moved"]) != n or len(row["update_norm"]) != n:
             raise InputError(f"layer {row['layer']} ({row['after']}): moved and update_norm need one value "
                              f"per sentence ({n}); give the dict sublayers returned")
@@ -77,10 +76,10 @@ def attributions_view(result: Mapping[str, Any], *, title: str = "") -> View:
     :func:`~contextlens.analysis.faithfulness.attributions`."""
     what = "attributions"
     result = _mapping(result, what)
-    _need(result, ("sentence", "word", "methods", "context", "layers", "definitions"), what)
+    need(result, ("sentence", "word", "methods", "context", "layers", "definitions"), what)
     n = len(result["context"])
     for layer in result["layers"]:
-        _need(layer, ("layer", "layer_name", "occlusion", "scores", "spearman"), f"{what} (a layer)")
+        need(layer, ("layer", "layer_name", "occlusion", "scores", "spearman"), f"{what} (a layer)")
         bad = [m for m, s in layer["scores"].items() if len(s) != n]
         if len(layer["occlusion"]) != n or bad:
             raise InputError(f"{layer['layer_name']}: every method needs one score per context word ({n}); "
@@ -98,9 +97,9 @@ def patch_view(result: Mapping[str, Any], *, title: str = "") -> View:
     :func:`~contextlens.analysis.patching.patch`."""
     what = "patch"
     result = _mapping(result, what)
-    _need(result, ("word", "at", "recipient", "donor", "unpatched", "rows"), what)
+    need(result, ("word", "at", "recipient", "donor", "unpatched", "rows"), what)
     for row in result["rows"]:
-        _need(row, ("layer", "cosine_to_donor", "cosine_to_recipient"), f"{what} (a row)")
+        need(row, ("layer", "cosine_to_donor", "cosine_to_recipient"), f"{what} (a row)")
     keep = ("model", "word", "at", "point", "recipient", "donor", "pieces", "unpatched", "rows",
             "predictions", "unavailable")
     return View("patch", _keep(result, keep),

@@ -22,8 +22,7 @@ from typing import Any
 from ..errors import InputError
 from ..results import Result, jsonable
 from ..text import tokenize
-from .base import View, short
-from .usages import _need
+from .base import View, need, short
 
 __all__ = ["lens_view", "occlusion_view", "neighbours_view"]
 
@@ -55,15 +54,15 @@ def lens_view(result: Any, *, title: str = "") -> View:
     """
     what = "LanguageModel.lens"
     result = _mapping(_as_dict(result), what)
-    _need(result, ("model", "text", "position", "word", "layers"), what)
+    need(result, ("model", "text", "position", "word", "layers"), what)
     if not result["layers"]:
         raise InputError(f"this {what} result has no layers; run the lens on a model with layers")
     tuned = result.get("tuned")
     for layer in [*result["layers"], *(tuned or {}).get("layers", [])]:
-        _need(layer, ("layer", "layer_name", "top", "tracked"), f"{what} (a layer)")
+        need(layer, ("layer", "layer_name", "top", "tracked"), f"{what} (a layer)")
     if tuned is not None:  # lens --tuned: the tuned lens's layers and both lenses' KL per layer
-        _need(tuned, ("layers", "kl"), f"{what} with tuned=")
-        _need(tuned["kl"], ("layers", "logit", "tuned"), f"{what} with tuned= (its kl)")
+        need(tuned, ("layers", "kl"), f"{what} with tuned=")
+        need(tuned["kl"], ("layers", "logit", "tuned"), f"{what} with tuned= (its kl)")
     keep = ("model", "text", "position", "word", "rule", "lens", "layers", "tuned")
     data = jsonable({k: result[k] for k in keep if k in result})
     return View("lens", data, title or f"{result['model']}: the logit lens after {result['word']!r} (word "
@@ -86,10 +85,10 @@ def occlusion_view(result: Mapping[str, Any], *, title: str = "") -> View:
     """
     what = "occlusion_vs_attention"
     result = _mapping(result, what)
-    _need(result, ("sentence", "word", "others", "layers"), what)
+    need(result, ("sentence", "word", "others", "layers"), what)
     n = len(result["others"])
     for layer in result["layers"]:
-        _need(layer, OCCLUSION_KEYS, f"{what} (a layer)")
+        need(layer, OCCLUSION_KEYS, f"{what} (a layer)")
         if not all(len(layer[k]) == n for k in ("occlusion", "attention", "rollout")):
             raise InputError(f"{layer['layer_name']}: occlusion, attention and rollout need one value per "
                              f"other word ({n}); give the dict occlusion_vs_attention returned")
@@ -115,9 +114,9 @@ def neighbours_view(result: Mapping[str, Any], *, title: str = "") -> View:
     ``start``/``end`` when the result has them, else at its first occurrence."""
     what = "contextual_neighbours"
     result = _mapping(result, what)
-    _need(result, ("word", "sentence", "layer", "layer_name", "neighbours"), what)
+    need(result, ("word", "sentence", "layer", "layer_name", "neighbours"), what)
     for n in result["neighbours"]:
-        _need(n, ("word", "cosine"), f"{what} (a neighbour)")
+        need(n, ("word", "cosine"), f"{what} (a neighbour)")
     keep = ("word", "sentence", "model", "layer", "layer_name", "reference", "neighbours", "start", "end")
     data = jsonable({k: result[k] for k in keep if k in result})
     data["span"] = ([result["start"], result["end"]] if "start" in result and "end" in result

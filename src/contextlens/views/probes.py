@@ -26,8 +26,7 @@ from typing import Any
 
 from ..errors import EmptyInputError, InputError
 from ..results import Result, jsonable
-from .base import View
-from .usages import _need
+from .base import View, need
 
 __all__ = ["probes_view", "cka_view"]
 
@@ -46,12 +45,12 @@ def _probe(result: Any) -> dict[str, Any]:
     """One probe result, checked, as the view's data holds it."""
     what = "probe"
     r = _as_dict(result, what)
-    _need(r, ("task", "model", "rows", "expected_layer"), what)
+    need(r, ("task", "model", "rows", "expected_layer"), what)
     if not r["rows"]:
         raise InputError(f"the {r['task']} probe of {r['model']} has no layers; give the result probe() "
                          "returned")
     for row in r["rows"]:
-        _need(row, ROW_KEYS, f"{what} (a layer)")
+        need(row, ROW_KEYS, f"{what} (a layer)")
     keep = ("task", "model", "rows", "expected_layer", "probe", "seed", "labels", "lemmas")
     return jsonable({k: r[k] for k in keep if k in r})
 
@@ -78,7 +77,7 @@ def cka_view(result: Any, *, title: str = "") -> View:
     ``result``: a :class:`~contextlens.analysis.cka.CkaResult` or its ``as_dict()``."""
     what = "layer_cka"
     r = _as_dict(result, what)
-    _need(r, CKA_KEYS, what)
+    need(r, CKA_KEYS, what)
     rows, cols = (list(x) for x in r["layers"])
     matrix = [list(row) for row in r["matrix"]]
     if len(r["models"]) != 2 or len(matrix) != len(rows) or any(len(row) != len(cols) for row in matrix):

@@ -35,7 +35,7 @@ from ..analysis.similarity import cosine_matrix
 from ..analysis.usages import usage_labels
 from ..encoders.base import Encoding
 from ..errors import EmptyInputError, InputError, check_choice, check_int
-from .base import View
+from .base import View, need
 from .packing import pack
 
 __all__ = ["projection_view", "layers_view", "cosine_view", "senses_view"]
@@ -100,12 +100,6 @@ def projection_view(encodings: Sequence[Encoding], *, words: str | Sequence[str]
     return View("projection", data, title or f"usages at {data['layer_name']}")
 
 
-def _need(result: Mapping, keys: Sequence[str], what: str) -> None:
-    missing = [k for k in keys if k not in result]
-    if missing:
-        raise InputError(f"this is not the result of {what} (it lacks {', '.join(missing)})")
-
-
 def layers_view(result: Mapping[str, Any], *, title: str = "") -> View:
     """Cosine between a word's usages, layer by layer: the result of ``layer_divergence``
     (one line per pair of sentences, its sentences named 0 and 1 in the hovers),
@@ -114,7 +108,7 @@ def layers_view(result: Mapping[str, Any], *, title: str = "") -> View:
     if "pairs" not in result and "cosine_by_layer" in result:
         result = {**result, "pairs": [{"label": "S0–S1", "sentences": result.get("sentences", []),
                                        "labels": ["S0", "S1"], "cosine_by_layer": result["cosine_by_layer"]}]}
-    _need(result, ("word", "layer_names", "pairs"), "layer_divergence, usage_divergence or compare")
+    need(result, ("word", "layer_names", "pairs"), "layer_divergence, usage_divergence or compare")
     data = {"word": result["word"], "layer_names": list(result["layer_names"]),
             "layer_ids": list(result.get("layer_ids") or range(len(result["layer_names"]))),
             "pairs": [{"label": p["label"], "sentences": list(p.get("sentences", [])),
@@ -126,7 +120,7 @@ def layers_view(result: Mapping[str, Any], *, title: str = "") -> View:
 def cosine_view(result: Mapping[str, Any], *, title: str = "") -> View:
     """The cosine matrix of each word's usages at one layer: the result of ``explore``; a
     usage is named as the lab names it (``labels``: S0, or S0 #1 beside another usage of S0)."""
-    _need(result, ("layer", "layer_name", "words"), "explore")
+    need(result, ("layer", "layer_name", "words"), "explore")
     keep = ("word", "matrix", "sentences", "positions", "spread", "mean_cosine", "min_cosine", "max_cosine")
     data = {"layer": result["layer"], "layer_name": result["layer_name"],
             "words": [{**{k: w[k] for k in keep},
@@ -138,7 +132,7 @@ def cosine_view(result: Mapping[str, Any], *, title: str = "") -> View:
 def senses_view(result: Mapping[str, Any], sentences: Sequence[str], *, title: str = "") -> View:
     """The senses of a word: its usages' clusters, listed, and (when ``senses`` was run
     with a projection) as points; ``sentences`` are the ones given to ``senses``."""
-    _need(result, ("word", "layer_name", "k", "labels", "clusters"), "senses")
+    need(result, ("word", "layer_name", "k", "labels", "clusters"), "senses")
     if len(result["labels"]) != len(sentences):
         raise InputError(f"{len(sentences)} sentences for {len(result['labels'])} labels; give the sentences "
                          "that were given to senses()")
