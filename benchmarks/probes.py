@@ -3,7 +3,7 @@ and the papers' geometry, for minilm, mpnet, smollm2, their random-weights twins
 
     python benchmarks/probes.py probes [--models glove,minilm,minilm+random,...]
                                        [--tasks pos,supersense,sense]
-    python benchmarks/probes.py cka [--models minilm,mpnet,smollm2] [--sample 500] [--seed 0]
+    python benchmarks/probes.py cka [--models minilm,mpnet,smollm2] [--sample 500] [--seed 0] [--only M]
     python benchmarks/probes.py geometry [--models minilm,mpnet,smollm2] [--sample 500] [--min-count 5]
     python benchmarks/probes.py speed [--model minilm]
     python benchmarks/probes.py baselines
@@ -81,10 +81,12 @@ def run_probes(models, tasks, out: Path) -> None:
         del enc
 
 
-def run_cka(models, sample: int, seed: int, out: Path) -> None:
+def run_cka(models, sample: int, seed: int, out: Path, only: str | None = None) -> None:
+    """Every model's map and every pair's; ``only``: just the maps that involve that model."""
     texts = corpus_sample(resolve_data_dir(), sample, seed=seed)
     source = f"{sample} sentences of the shared corpora (seed {seed})"
     pairs = [(m, None) for m in models] + [(a, b) for i, a in enumerate(models) for b in models[i + 1:]]
+    pairs = [(a, b) for a, b in pairs if only is None or only in (a, b)]
     for a, b in pairs:
         path = out / f"cka-{a}-{b or a}-{sample}-{seed}.json"
         if path.is_file():
@@ -207,6 +209,7 @@ def main() -> None:
     parser.add_argument("what", choices=("probes", "cka", "geometry", "speed", "baselines", "tables"))
     parser.add_argument("--models", default=None)
     parser.add_argument("--model", default="minilm")
+    parser.add_argument("--only", default=None, help="cka: only the maps that involve this model")
     parser.add_argument("--tasks", default=",".join(PROBE_TASKS))
     parser.add_argument("--sample", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
@@ -217,7 +220,7 @@ def main() -> None:
     if args.what == "probes":
         run_probes(models or list(MODELS), args.tasks.split(","), args.out)
     elif args.what == "cka":
-        run_cka(models or ["minilm", "mpnet", "smollm2"], args.sample, args.seed, args.out)
+        run_cka(models or ["minilm", "mpnet", "smollm2"], args.sample, args.seed, args.out, args.only)
     elif args.what == "geometry":
         run_geometry(models or ["minilm", "mpnet", "smollm2"], args.sample, args.seed, args.min_count,
                      args.out)
