@@ -42,7 +42,7 @@ static distill                    words x layers x dim (state)    DISTILL_STATE_
 probe (/api/views/probes)         SemCor words (train_rows,       MAX_STACK_BYTES (check_stack): every
                                   test_rows; --train-words,       layer of every word is held, in the
                                   --test-words) x layers x dim    cache's precision, and one layer's
-                                                                  float64 features and z-scores
+                                                                  float64 features (PROBE_WORK)
 probe --probe mlp                 its fit: words x dim x 256      none needed: 256 hidden units, at most
                                   units x epochs                  200 epochs, words bounded above
 cka (/api/views/cka)              tokens of the sentences         MAX_STACK_BYTES over both models'
@@ -115,10 +115,11 @@ def check_encoding(encoder, texts: Sequence[str], *, what: str = "the sentences"
 # -- every layer of many words held at once (analysis.probing, analysis.cka) -------------------------
 #: bytes of the layer stacks one probe or CKA call holds: words x layers x dim in the encoding
 #: cache's precision (2 bytes a number for a model, 4 for a table), both models' together for
-#: a CKA pair, and beside them the work on one layer (a probe's float64 features and their
-#: z-scores: words x dim x 16). SemCor's 40,000 probe words take 1.67 GiB with SmolLM2 (31 x 576),
-#: 1.2 GiB with MPNet (13 x 768); the 11,090 tokens of CKA's 500 corpus sentences 0.37 GiB with
-#: SmolLM2. Encoding them takes minutes for a transformer, once: the cache keeps them.
+#: a CKA pair, and beside them the work on one layer (a probe's float64 features and the
+#: scaler's deviations: words x dim x 18). SemCor's 40,000 probe words take 1.72 GiB with
+#: SmolLM2 (31 x 576), 1.26 GiB with MPNet (13 x 768); the 11,090 tokens of CKA's 500 corpus
+#: sentences 0.37 GiB with SmolLM2. Encoding them takes minutes for a transformer, once: the
+#: cache keeps them.
 MAX_STACK_BYTES = 7 << 28
 
 
@@ -126,8 +127,8 @@ def stack_word_limit(word_bytes: Sequence[int]) -> int:
     """The most words whose stacks and work (``word_bytes[i]`` bytes a word each) one call
     may hold.
 
-    >>> stack_word_limit([31 * 576 * 2 + 576 * 16]), stack_word_limit([7 * 384 * 2, 13 * 768 * 2])
-    (41823, 74141)
+    >>> stack_word_limit([31 * 576 * 2 + 576 * 18]), stack_word_limit([7 * 384 * 2, 13 * 768 * 2])
+    (40777, 74141)
     """
     return MAX_STACK_BYTES // sum(word_bytes)
 

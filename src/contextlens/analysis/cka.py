@@ -102,7 +102,7 @@ def _cross(a: _Side, b: _Side) -> float:
     for start in range(0, len(a.x), step):
         x = a.block(start, step)
         product += x.T @ (x if b is a else b.block(start, step))
-    return float(np.sum(product**2))
+    return float(np.einsum("ij,ij->", product, product))
 
 
 def _check(x: np.ndarray, y: np.ndarray, debiased: bool) -> None:
@@ -117,6 +117,40 @@ def _cka(a: _Side, b: _Side) -> float:
     if a.norm == 0 or b.norm == 0:
         return float("nan")  # a constant representation: CKA is undefined
     return float(a.hsic(b, _cross(a, b)) / (a.norm * b.norm))
+
+
+def _blocks(layer: np.ndarray) -> range:
+    """Where the blocks of :data:`~contextlens.bounds.PAIR_BLOCK` numbers of ``layer``'s rows start."""
+    return range(0, len(layer), max(1, PAIR_BLOCK // max(layer.shape[1], 1)))
+
+
+def _keep_rows_with_vectors(layer: np.ndarray, keep: np.ndarray) -> None:
+    """Clear ``keep`` where a row of ``layer`` holds a NaN (no vector), a block at a time.
+
+    >>> keep = np.ones(3, dtype=bool)
+    >>> _keep_rows_with_vectors(np.array([[1.0, 2], [np.nan, 0], [3, 4]]), keep)
+    >>> keep.tolist()
+    [True, False, True]
+    """
+    step = _blocks(layer).step
+    for start in _blocks(layer):
+        keep[start : start + step] &= ~np.isnan(layer[start : start + step]).any(axis=1)
+
+
+def _move_kept_rows_forward(layer: np.ndarray, keep: np.ndarray) -> None:
+    """Move the rows of ``layer`` that ``keep`` marks to its front, in order, in place (a block
+    at a time: a row only ever moves to a lower index, so no row is overwritten unread).
+
+    >>> x = np.array([[1.0], [2], [3], [4]])
+    >>> _move_kept_rows_forward(x, np.array([False, True, False, True]))
+    >>> x[:2].tolist()
+    [[2.0], [4.0]]
+    """
+    step, to = _blocks(layer).step, 0
+    for start in _blocks(layer):
+        rows = start + np.flatnonzero(keep[start : start + step])
+        layer[to : to + len(rows)] = layer[rows]
+        to += len(rows)
 
 
 def linear_cka(x: np.ndarray, y: np.ndarray, *, debiased: bool = False) -> float:
@@ -244,13 +278,13 @@ def layer_cka(
         layer_ids.append(tuple(int(k) for k in cache.layer_ids))
     keep = np.ones(len(items), dtype=bool)
     for layer in (layer for stack in stacks for layer in stack):
-        keep &= ~np.isnan(layer).any(axis=1)
+        _keep_rows_with_vectors(layer, keep)
     n = int(keep.sum())
     if n < (4 if debiased else 2):
         raise InputError(f"only {n} tokens have a vector in every layer; give more sentences")
-    if n < len(items):  # move the tokens kept to the front of each layer: no second copy of the stacks
+    if n < len(items):
         for layer in (layer for stack in stacks for layer in stack):
-            layer[:n] = layer[keep]
+            _move_kept_rows_forward(layer, keep)
     log.info("CKA over %d of %d tokens (%.1f s to read or encode)", n, len(items), time.perf_counter() - t0)
     t0 = time.perf_counter()
     matrix = cka_matrix([layer[:n] for layer in stacks[0]],

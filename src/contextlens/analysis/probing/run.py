@@ -44,8 +44,9 @@ __all__ = ["probe", "ProbeLayer", "ProbeResult", "CACHE_TASK", "model_name"]
 log = logging.getLogger(__name__)
 CACHE_TASK = "probes-semcor"
 #: bytes a number of one layer's words the probe makes beside the stack: the float64
-#: features and their z-scores (:func:`.probe.probe_accuracy`)
-PROBE_WORK = 16
+#: features, z-scored in place (:func:`.probe.probe_accuracy`), and while the scaler is
+#: fitted its float64 deviations and its NaN mask (scikit-learn's ``_incremental_mean_and_var``)
+PROBE_WORK = 18
 
 
 @dataclass(frozen=True)
