@@ -305,6 +305,32 @@ def case_tsne_bound() -> tuple:
     return lambda: project(x, "tsne"), lambda r: f"{len(r)} points"
 
 
+def case_probe_stack() -> tuple:
+    """probe pos with SmolLM2 over SemCor's 40,000 words (98 % of MAX_STACK_BYTES), read from the cache."""
+    from contextlens import bounds
+    from contextlens.analysis.probing import TEST_ROWS, TRAIN_ROWS, probe
+    from contextlens.analysis.probing.run import PROBE_WORK
+    from contextlens.evaluation.runner import make_task_encoder
+
+    enc = make_task_encoder("smollm2")
+    limit = bounds.stack_word_limit([len(enc.layer_ids) * enc.dim * 2 + enc.dim * PROBE_WORK])
+    return (lambda: probe(enc, "pos"),
+            lambda r: f"{TRAIN_ROWS + TEST_ROWS:,} words of {limit:,}; {len(r.rows)} layers, "
+                      f"best {max(x.accuracy for x in r.rows):.3f}")
+
+
+def case_cka_lab() -> tuple:
+    """The lab's largest CKA request: SmolLM2 x MPNet over 500 corpus sentences, read from the cache."""
+    from contextlens.analysis.cka import DEFAULT_SENTENCES, corpus_sample, layer_cka
+    from contextlens.datasets import resolve_data_dir
+    from contextlens.evaluation.runner import make_task_encoder
+
+    a, b = make_task_encoder("smollm2"), make_task_encoder("mpnet")
+    texts = corpus_sample(resolve_data_dir(None), DEFAULT_SENTENCES, seed=0)
+    return (lambda: layer_cka(a, texts, other=b),
+            lambda r: f"{r.n_words:,} tokens, {len(r.matrix)} x {len(r.matrix[0])} layers")
+
+
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 

@@ -3,8 +3,9 @@ and the papers' geometry, for minilm, mpnet, smollm2, their random-weights twins
 
     python benchmarks/probes.py probes [--models glove,minilm,minilm+random,...]
                                        [--tasks pos,supersense,sense]
-    python benchmarks/probes.py cka [--models minilm,mpnet,smollm2] [--sample 500] [--seed 0]
+    python benchmarks/probes.py cka [--models minilm,mpnet,smollm2] [--sample 500] [--seed 0] [--only M]
     python benchmarks/probes.py geometry [--models minilm,mpnet,smollm2] [--sample 500] [--min-count 5]
+    python benchmarks/probes.py massive [--model smollm2] [--pairs 3-8,5-20] [--sample 500] [--seed 0]
     python benchmarks/probes.py speed [--model minilm]
     python benchmarks/probes.py baselines
     python benchmarks/probes.py tables
@@ -81,10 +82,12 @@ def run_probes(models, tasks, out: Path) -> None:
         del enc
 
 
-def run_cka(models, sample: int, seed: int, out: Path) -> None:
+def run_cka(models, sample: int, seed: int, out: Path, only: str | None = None) -> None:
+    """Every model's map and every pair's; ``only``: just the maps that involve that model."""
     texts = corpus_sample(resolve_data_dir(), sample, seed=seed)
     source = f"{sample} sentences of the shared corpora (seed {seed})"
     pairs = [(m, None) for m in models] + [(a, b) for i, a in enumerate(models) for b in models[i + 1:]]
+    pairs = [(a, b) for a, b in pairs if only is None or only in (a, b)]
     for a, b in pairs:
         path = out / f"cka-{a}-{b or a}-{sample}-{seed}.json"
         if path.is_file():
@@ -108,6 +111,39 @@ def run_geometry(models, sample: int, seed: int, min_count: int, out: Path) -> N
                 layer.pop("per_word")
             _save(path, r)
             _log(f"geometry {spec}{' standardized' if standardize else ''}: {len(r['words'])} words")
+
+
+def massive(model: str, sample: int, seed: int, pairs: str) -> None:
+    """Why a causal model's CKA map has blocks of 1.00: per layer, the median norm of the
+    tokens' vectors, of the sentences' first tokens, and the largest; then linear CKA of some
+    layer pairs over every token, without the first tokens, and without them on z-scored
+    dimensions. The vectors are the ``cka`` run's, read from the evaluation cache."""
+    import numpy as np
+
+    from contextlens.analysis.cka import CACHE_TASK, linear_cka
+    from contextlens.analysis.layerstack import cached_layers
+    from contextlens.encoders.encoding_cache import EncodingCache
+
+    texts = corpus_sample(resolve_data_dir(), sample, seed=seed)
+    items = [(tuple(s.split()), i) for s in texts for i in range(len(s.split()))]
+    stack = cached_layers(EncodingCache(encoder(model)), CACHE_TASK, items)
+    first = np.array([i == 0 for _, i in items])
+    print("| layer | median norm | median norm, first tokens | largest norm |\n|---|---:|---:|---:|")
+    for k, layer in enumerate(stack):
+        norms = np.linalg.norm(layer.astype(np.float32), axis=1)
+        print(f"| {k} | {np.median(norms):.1f} | {np.median(norms[first]):.1f} | {norms.max():.1f} |")
+
+    def z(x):
+        x = x.astype(np.float64)
+        return (x - x.mean(0)) / (x.std(0) + 1e-12)
+
+    print("\n| layers | every token | without the first tokens | z-scored, without the first |\n"
+          "|---|---:|---:|---:|")
+    for pair in pairs.split(","):
+        a, b = (int(k) for k in pair.split("-"))
+        x, y = stack[a], stack[b]
+        print(f"| {a} × {b} | {linear_cka(x, y):.3f} | {linear_cka(x[~first], y[~first]):.3f} | "
+              f"{linear_cka(z(x[~first]), z(y[~first])):.3f} |")
 
 
 def speed(model: str) -> None:
@@ -204,9 +240,12 @@ def tables(out: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=("probes", "cka", "geometry", "speed", "baselines", "tables"))
+    parser.add_argument("what", choices=("probes", "cka", "geometry", "massive", "speed", "baselines",
+                                         "tables"))
     parser.add_argument("--models", default=None)
     parser.add_argument("--model", default="minilm")
+    parser.add_argument("--only", default=None, help="cka: only the maps that involve this model")
+    parser.add_argument("--pairs", default="3-8,5-20,15-25,2-15,11-20", help="massive: layer pairs a-b,...")
     parser.add_argument("--tasks", default=",".join(PROBE_TASKS))
     parser.add_argument("--sample", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
@@ -217,10 +256,12 @@ def main() -> None:
     if args.what == "probes":
         run_probes(models or list(MODELS), args.tasks.split(","), args.out)
     elif args.what == "cka":
-        run_cka(models or ["minilm", "mpnet", "smollm2"], args.sample, args.seed, args.out)
+        run_cka(models or ["minilm", "mpnet", "smollm2"], args.sample, args.seed, args.out, args.only)
     elif args.what == "geometry":
         run_geometry(models or ["minilm", "mpnet", "smollm2"], args.sample, args.seed, args.min_count,
                      args.out)
+    elif args.what == "massive":
+        massive(args.model, args.sample, args.seed, args.pairs)
     elif args.what == "speed":
         speed(args.model)
     elif args.what == "baselines":

@@ -39,6 +39,16 @@ bias ceat draws                   samples x words x dim           default fitted
 bias ceat --corpus / --db         sentences / usages x layers     MAX_ENCODING_BYTES / CEAT_CONTEXT_BYTES
 static distill                    words x layers x dim (state)    DISTILL_STATE_BYTES; the corpus in
                                                                   chunks with checkpoints
+probe (/api/views/probes)         SemCor words (train_rows,       MAX_STACK_BYTES (check_stack): every
+                                  test_rows; --train-words,       layer of every word is held, in the
+                                  --test-words) x layers x dim    cache's precision, and one layer's
+                                                                  float64 features (PROBE_WORK)
+probe --probe mlp                 its fit: words x dim x 256      none needed: 256 hidden units, at most
+                                  units x epochs                  200 epochs, words bounded above
+cka (/api/views/cka)              tokens of the sentences         MAX_STACK_BYTES over both models'
+                                  (--sample, --sentences) x       stacks; layer pairs compared
+                                  layers x dim, of 1 or 2 models  PAIR_BLOCK numbers of rows at a time
+cka's corpus sample               lines of the corpora            two passes, the chosen lines kept
 ================================  ==============================  =======================================
 
 Bounds kept where they were set before (one place each): ``context.attention.WEIGHTS_BUDGET``
@@ -65,7 +75,8 @@ __all__ = [
     "MAX_PREDICTIONS", "MAX_PATCH_PREDICTIONS", "MAX_TRACKED", "MAX_LM_PIECES", "LM_CACHE_BYTES",
     "LM_LENS_ROWS", "MAX_PERMUTATION_CELLS", "MIN_PERMUTATIONS", "PERMUTATION_BLOCK_CELLS",
     "MAX_CEAT_CELLS", "MIN_CEAT_SAMPLES", "CEAT_BLOCK_CELLS", "CEAT_CONTEXT_BYTES", "DISTILL_STATE_BYTES",
-    "MAX_CLUSTERED", "MAX_SENTENCES", "MAX_SENTENCES_LIMIT", "MAX_STEPS",
+    "MAX_CLUSTERED", "MAX_SENTENCES", "MAX_SENTENCES_LIMIT", "MAX_STEPS", "MAX_STACK_BYTES",
+    "stack_word_limit", "check_stack",
 ]
 
 # -- encoding many sentences (analysis: explore, geometry, layers, rank, ...; bias: seat, ceat) -------
@@ -100,6 +111,48 @@ def check_encoding(encoder, texts: Sequence[str], *, what: str = "the sentences"
                       why=f"{name}: {layers} layer{'s' * (layers != 1)} x {dim} numbers a word; time and "
                           "memory grow with the words",
                       todo=todo)
+
+
+# -- every layer of many words held at once (analysis.probing, analysis.cka) -------------------------
+#: bytes of the layer stacks one probe or CKA call holds: words x layers x dim in the encoding
+#: cache's precision (2 bytes a number for a model, 4 for a table), both models' together for
+#: a CKA pair, and beside them the work on one layer (a probe's float64 features and the
+#: scaler's deviations: words x dim x 18). SemCor's 40,000 probe words take 1.72 GiB with
+#: SmolLM2 (31 x 576), 1.26 GiB with MPNet (13 x 768); the 11,090 tokens of CKA's 500 corpus
+#: sentences 0.37 GiB with SmolLM2. Encoding them takes minutes for a transformer, once: the
+#: cache keeps them.
+MAX_STACK_BYTES = 7 << 28
+
+
+def stack_word_limit(word_bytes: Sequence[int]) -> int:
+    """The most words whose stacks and work (``word_bytes[i]`` bytes a word each) one call
+    may hold.
+
+    >>> stack_word_limit([31 * 576 * 2 + 576 * 18]), stack_word_limit([7 * 384 * 2, 13 * 768 * 2])
+    (40777, 74141)
+    """
+    return MAX_STACK_BYTES // sum(word_bytes)
+
+
+def check_stack(caches: Sequence, n: int, *, what: str, todo: str, unit: str = "words",
+                work: int = 0) -> int:
+    """``n`` if every layer of ``n`` words of the encoders of ``caches`` (evaluation caches:
+    :class:`~contextlens.encoders.encoding_cache.EncodingCache`, whose ``dtype`` is what
+    their vectors are held in), and ``work`` bytes a word for each encoder's dimension (what
+    is made of one layer at a time), fit :data:`MAX_STACK_BYTES`, else a LimitError before
+    any work, naming each encoder's cost per word and what to do."""
+    import numpy as np
+
+    sizes, why = [], []
+    for cache in caches:
+        enc = cache.encoder
+        layers, dim, item = len(enc.layer_ids), int(enc.dim), np.dtype(cache.dtype).itemsize
+        sizes.append(layers * dim * item + dim * work)
+        why.append(f"{getattr(enc, 'name', type(enc).__name__)}: {layers} layer{'s' * (layers != 1)} x {dim} "
+                   f"numbers x {item} bytes a {unit[:-1]}" + (f", and {work} bytes a number of one layer's "
+                                                               "work" if work else ""))
+    return check_size(what, n, stack_word_limit(sizes), unit,
+                      why="; ".join(why) + "; every layer of every word held at once", todo=todo)
 
 
 #: usages whose cosine matrix a result holds (explore): n x n numbers, 4 million at the bound

@@ -316,6 +316,72 @@ text = " ".join(["the"] * (side - 1) + ["bank"])
                    "limit of 16,384 words", "grows as the square of the words")
 
 
+# ---- every layer of many words held at once: probes and CKA ------------------------------------
+@pytest.fixture(scope="module")
+def wide_semcor(tmp_path_factory):
+    """A SemCor of 1,200 train and 320 test words (four tagged words a sentence)."""
+    from tests.tiny_semcor import sentence, write_semcor
+
+    four = sentence("the", "bank", "ran", "red", "fast")
+    return write_semcor(tmp_path_factory.mktemp("semcor"), {"brown1/br-a01": [four] * 300,
+                                                            "brown2/br-e01": [four] * 80})
+
+
+STACK_SETUP = '''
+import numpy as np
+from contextlens import bounds
+from contextlens.analysis.cka import layer_cka
+from contextlens.analysis.probing import probe
+from contextlens.analysis.probing.run import PROBE_WORK
+from contextlens.encoders.static import StaticEncoder
+from contextlens.vectors import EmbeddingTable
+def wide(dim):
+    words = ["the", "bank", "ran", "red", "fast", "river", "sat", "of"]
+    rng = np.random.default_rng(0)
+    return StaticEncoder(EmbeddingTable(words, rng.normal(size=(len(words), dim)).astype(np.float32),
+                                        name="wide"))
+probed = wide(65_536)
+limit = bounds.MAX_STACK_BYTES // (65_536 * (4 + PROBE_WORK))  # float32 table rows and one layer's work
+def run_probe(train_rows):
+    r = probe(probed, "pos", data_dir={data!r}, train_rows=train_rows, use_cache=False)
+    return [r.rows[0].n_train, r.rows[0].n_test]
+compared = wide(2048)
+np.ones((512, 2048)).T @ np.ones((512, 2048))  # BLAS allocates its buffers before the cap
+tokens = bounds.MAX_STACK_BYTES // (2048 * 4)
+def sentences(n):
+    """Sentences of 8 tokens, ``n`` tokens in all."""
+    words = "the bank ran by the red river fast".split() * (n // 8 + 1)
+    return [" ".join(words[i:i + 8]) for i in range(0, n, 8)]
+def run_cka(n):
+    r = layer_cka(compared, sentences(n), use_cache=False)
+    return [r.n_words, r.matrix[0][0]]
+'''
+
+
+def test_probe_holds_at_most_max_stack_bytes(wide_semcor):
+    # before: nothing bounded the words x layers x dim a probe holds (SmolLM2's 40,000 words:
+    # 1.4 GB of float16, then a float32 and two float64 copies of each layer); the words of a
+    # 65,536-wide table just over the bound ran out of memory under the cap
+    setup = STACK_SETUP.format(data=str(wide_semcor))
+    over, at = capped(setup, "run_probe(1200)", "run_probe(limit - 320)")
+    limit = bounds.MAX_STACK_BYTES // (65_536 * 22)
+    one_line_limit(over, "the probe's train and test words has 1,520 words", f"limit of {limit:,} words",
+                   "static: 1 layer x 65536 numbers x 4 bytes a word", "--train-words N --test-words N")
+    assert at == {"result": [limit - 320, 320]}
+
+
+def test_cka_holds_at_most_max_stack_bytes():
+    # before: CKA kept every layer's tokens, a copy of them without the dropped tokens and a
+    # float64 centred copy of each (the bound's 229,376 tokens of a 2,048-wide table: 1.75 GiB,
+    # then 1.5 and 3 more); now one copy, the dropped tokens squeezed out in place and the rest
+    # centred PAIR_BLOCK numbers at a time
+    over, at = capped(STACK_SETUP.format(data=""), "run_cka(tokens + 8)", "run_cka(tokens)")
+    one_line_limit(over, f"the sentences has {bounds.MAX_STACK_BYTES // 8192 + 8:,} tokens",
+                   f"limit of {bounds.MAX_STACK_BYTES // 8192:,} tokens", "2048 numbers x 4 bytes a token",
+                   "cka --sample N")
+    assert at == {"result": [bounds.MAX_STACK_BYTES // 8192 * 7 // 8, 1.0]}  # "by" has no vector
+
+
 # ---- all pairs compared, in blocks ------------------------------------------------------------
 def test_anisotropy_pairs_and_rank_inversions_are_compared_in_blocks():
     # before: 10 million anisotropy pairs gathered two (pairs, dim) float64 arrays at once

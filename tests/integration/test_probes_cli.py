@@ -61,6 +61,14 @@ def test_probe_a_table(files):
     assert "expected layer (Tenney et al. 2019): –" in table.stdout
 
 
+def test_probe_reads_as_many_words_as_asked(files):
+    r = run_json("probe", "pos", "--vectors", files / "toy.npz", "--data-dir", files / "data",
+                 "--train-words", 5, "--test-words", 3)
+    (row,) = r["rows"]
+    assert (r["train_rows"], r["test_rows"]) == (5, 3)
+    assert row["n_train"] + row["n_test"] + row["missing"] == 8
+
+
 def test_probe_a_model_and_its_twin(files, models):
     trained = run_json("probe", "supersense", "--model", models["bert"], "--engine", "torch", "--data-dir",
                        files / "data", "--probe", "mlp")
@@ -82,6 +90,10 @@ def test_probe_a_model_and_its_twin(files, models):
     (["probe", "pos"], "give exactly one of a model (--model) or vectors (--vectors)"),
     (["probe", "pos", "--vectors", "x.npz", "--engine", "onnx"], "--engine applies to a transformer"),
     (["probe", "pos", "--vectors", "x.npz", "--seed", "-1"], "--seed must be a whole number from 0"),
+    (["probe", "pos", "--vectors", "x.npz", "--train-words", "0"],
+     "--train-words must be a whole number from 1"),
+    (["probe", "pos", "--vectors", "x.npz", "--test-words", "2000000"],
+     "--test-words must be a whole number"),
     (["cka"], "give --model once (its layers against each other) or twice (two models), got 0"),
     (["cka", "-m", "a", "-m", "b", "-m", "c"], "got 3"),
     (["cka", "-m", "minilm", "--sample", "1"], "--sample must be a whole number from 2"),
@@ -139,9 +151,10 @@ def test_geometry_standardize_and_rogue(files):
 
 def test_help_lists_the_library_choices():
     from contextlens.analysis.cka import DEFAULT_SENTENCES
-    from contextlens.analysis.probing import PROBE_KINDS, PROBE_TASKS
+    from contextlens.analysis.probing import PROBE_KINDS, PROBE_TASKS, TEST_ROWS, TRAIN_ROWS
     from contextlens.cli import probe
 
     assert probe.PROBE_TASKS_HELP == " | ".join(PROBE_TASKS)
     assert probe.PROBE_KINDS_HELP == " | ".join(PROBE_KINDS)
     assert probe.DEFAULT_SAMPLE == DEFAULT_SENTENCES
+    assert (probe.TRAIN_WORDS, probe.TEST_WORDS) == (TRAIN_ROWS, TEST_ROWS)

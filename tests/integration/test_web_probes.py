@@ -88,3 +88,19 @@ def test_without_semcor_the_probes_say_how_to_get_it(client, data):
     (data / "wsd" / "semcor" / "semcor3.0_naf.tar.gz").unlink()
     resp = client.post("/api/views/probes", json={"encoder": "static"})
     assert resp.status_code == 400 and "contextlens data fetch semcor" in resp.json()["detail"]
+
+
+def test_over_the_stack_bound_the_lab_answers_422_before_encoding(client, data, monkeypatch):
+    """The lab reads the library's bound (contextlens.bounds.MAX_STACK_BYTES), lowered here to
+    ten of the table's words so that the tiny SemCor is over it."""
+    from contextlens import bounds
+    from contextlens.analysis.probing.run import PROBE_WORK
+
+    word = 50 * 4 + 50 * PROBE_WORK  # glove-6b-50d: one layer of 50 float32 numbers, and the probe's work
+    monkeypatch.setattr(bounds, "MAX_STACK_BYTES", 10 * word)
+    resp = client.post("/api/views/probes", json={"encoder": "static"})
+    assert resp.status_code == 422, resp.text
+    assert "over the limit of 10 words" in resp.json()["detail"]
+    monkeypatch.setattr(bounds, "MAX_STACK_BYTES", 5 * 50 * 4)
+    resp = client.post("/api/views/cka", json={"encoder": "static", "sample": 4})
+    assert resp.status_code == 422 and "over the limit of 5 tokens" in resp.json()["detail"], resp.text

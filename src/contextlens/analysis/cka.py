@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from ..bounds import PAIR_BLOCK, check_stack
 from ..encoders.base import Encoder
 from ..encoders.targets import check_texts
 from ..errors import DimensionError, EmptyInputError, InputError, check_int
@@ -60,15 +61,24 @@ MIN_TOKENS, MAX_TOKENS = 5, 60  # the sample's sentence lengths, in whitespace t
 
 
 class _Side:
-    """One representation's centred matrix and the terms CKA needs of it."""
+    """One representation ``x (n, p)``, kept as given (float16 included: it is not copied),
+    and the terms CKA needs of it. Its centred rows are made :data:`~contextlens.bounds.PAIR_BLOCK`
+    numbers at a time (:meth:`block`), in float64, so comparing two layers holds two blocks,
+    not two centred copies of the layers."""
 
     def __init__(self, x: np.ndarray, debiased: bool):
-        x = np.asarray(x, dtype=np.float64)
-        self.x = x - x.mean(axis=0, keepdims=True)  # (n, p)
-        self.rows = np.einsum("ij,ij->i", self.x, self.x)  # (n,) squared row norms
-        self.total = float(self.rows.sum())  # ‖X‖²_F
+        self.x = x
+        self.mean = x.mean(axis=0, dtype=np.float64)
         self.debiased = debiased
-        self.norm = float(np.sqrt(max(self.hsic(self, float(np.sum((self.x.T @ self.x) ** 2))), 0.0)))
+        step = _step(self, self)
+        self.rows = np.concatenate([np.einsum("ij,ij->i", b, b)  # (n,) squared row norms, centred
+                                    for b in (self.block(i, step) for i in range(0, len(x), step))])
+        self.total = float(self.rows.sum())  # ‖X‖²_F
+        self.norm = float(np.sqrt(max(self.hsic(self, _cross(self, self)), 0.0)))
+
+    def block(self, start: int, step: int) -> np.ndarray:
+        """Rows ``start:start + step``, centred, in float64."""
+        return np.asarray(self.x[start : start + step], dtype=np.float64) - self.mean
 
     def hsic(self, other: _Side, xty: float) -> float:
         """The dot-product similarity ``‖YᵀX‖²_F``, or its debiased estimate."""
@@ -77,6 +87,22 @@ class _Side:
         n = len(self.x)
         return (xty - n / (n - 2.0) * float(self.rows @ other.rows)
                 + self.total * other.total / ((n - 1.0) * (n - 2.0)))
+
+
+def _step(a: _Side, b: _Side) -> int:
+    """Rows per block when comparing ``a`` and ``b``: PAIR_BLOCK numbers of the wider."""
+    return max(1, PAIR_BLOCK // max(a.x.shape[1], b.x.shape[1], 1))
+
+
+def _cross(a: _Side, b: _Side) -> float:
+    """``‖YᵀX‖²_F`` of the centred ``a`` (X) and ``b`` (Y), the product summed over blocks
+    of rows."""
+    step = _step(a, b)
+    product = np.zeros((a.x.shape[1], b.x.shape[1]))
+    for start in range(0, len(a.x), step):
+        x = a.block(start, step)
+        product += x.T @ (x if b is a else b.block(start, step))
+    return float(np.einsum("ij,ij->", product, product))
 
 
 def _check(x: np.ndarray, y: np.ndarray, debiased: bool) -> None:
@@ -90,7 +116,41 @@ def _check(x: np.ndarray, y: np.ndarray, debiased: bool) -> None:
 def _cka(a: _Side, b: _Side) -> float:
     if a.norm == 0 or b.norm == 0:
         return float("nan")  # a constant representation: CKA is undefined
-    return float(a.hsic(b, float(np.sum((a.x.T @ b.x) ** 2))) / (a.norm * b.norm))
+    return float(a.hsic(b, _cross(a, b)) / (a.norm * b.norm))
+
+
+def _blocks(layer: np.ndarray) -> range:
+    """Where the blocks of :data:`~contextlens.bounds.PAIR_BLOCK` numbers of ``layer``'s rows start."""
+    return range(0, len(layer), max(1, PAIR_BLOCK // max(layer.shape[1], 1)))
+
+
+def _keep_rows_with_vectors(layer: np.ndarray, keep: np.ndarray) -> None:
+    """Clear ``keep`` where a row of ``layer`` holds a NaN (no vector), a block at a time.
+
+    >>> keep = np.ones(3, dtype=bool)
+    >>> _keep_rows_with_vectors(np.array([[1.0, 2], [np.nan, 0], [3, 4]]), keep)
+    >>> keep.tolist()
+    [True, False, True]
+    """
+    step = _blocks(layer).step
+    for start in _blocks(layer):
+        keep[start : start + step] &= ~np.isnan(layer[start : start + step]).any(axis=1)
+
+
+def _move_kept_rows_forward(layer: np.ndarray, keep: np.ndarray) -> None:
+    """Move the rows of ``layer`` that ``keep`` marks to its front, in order, in place (a block
+    at a time: a row only ever moves to a lower index, so no row is overwritten unread).
+
+    >>> x = np.array([[1.0], [2], [3], [4]])
+    >>> _move_kept_rows_forward(x, np.array([False, True, False, True]))
+    >>> x[:2].tolist()
+    [[2.0], [4.0]]
+    """
+    step, to = _blocks(layer).step, 0
+    for start in _blocks(layer):
+        rows = start + np.flatnonzero(keep[start : start + step])
+        layer[to : to + len(rows)] = layer[rows]
+        to += len(rows)
 
 
 def linear_cka(x: np.ndarray, y: np.ndarray, *, debiased: bool = False) -> float:
@@ -137,7 +197,8 @@ def corpus_sample(root: str | Path, n: int = DEFAULT_SENTENCES, *, seed: int = 0
     """``n`` sentences drawn uniformly without replacement (``numpy.random.default_rng(seed)``)
     from the lines of the shared corpora (:data:`CORPORA`, in that order) that hold
     :data:`MIN_TOKENS` to :data:`MAX_TOKENS` whitespace tokens; lines that are not UTF-8 are
-    skipped. Returned in corpus order."""
+    skipped. Returned in corpus order. The corpora are read twice (counting the lines, then
+    taking the chosen ones): only the chosen lines are kept."""
     from ..corpus.reading import iter_lines
 
     check_int("sentences", n, low=2, high=10**6, hint="how many corpus sentences to sample")
@@ -148,13 +209,23 @@ def corpus_sample(root: str | Path, n: int = DEFAULT_SENTENCES, *, seed: int = 0
     if missing:
         raise InputError(f"the shared corpora are missing: {', '.join(missing)}; point --data-dir (or "
                          "CONTEXTLENS_DATA) at the shared data, or give your own --sentences FILE")
-    lines = [line.strip() for line in iter_lines(paths, errors="skip")
-             if MIN_TOKENS <= len(line.split()) <= MAX_TOKENS]
-    if len(lines) < n:
-        raise InputError(f"the corpora hold only {len(lines)} sentences of {MIN_TOKENS}-{MAX_TOKENS} tokens; "
+
+    def lines():  # the lines of the right length, read again on each call: nothing else is kept
+        return (line for line in iter_lines(paths, errors="skip")
+                if MIN_TOKENS <= len(line.split()) <= MAX_TOKENS)
+
+    count = sum(1 for _ in lines())
+    if count < n:
+        raise InputError(f"the corpora hold only {count} sentences of {MIN_TOKENS}-{MAX_TOKENS} tokens; "
                          f"ask for at most that many")
-    chosen = np.sort(np.random.default_rng(seed).choice(len(lines), size=n, replace=False))
-    return [" ".join(lines[i].split()) for i in chosen]
+    chosen = np.sort(np.random.default_rng(seed).choice(count, size=n, replace=False)).tolist()
+    out: list[str] = []
+    for i, line in enumerate(lines()):
+        if i == chosen[len(out)]:
+            out.append(" ".join(line.split()))
+            if len(out) == n:
+                break
+    return out
 
 
 @dataclass(frozen=True)
@@ -196,25 +267,30 @@ def layer_cka(
     if not items:
         raise EmptyInputError("the sentences hold no tokens")
     encoders = [encoder] if other is None else [encoder, other]
+    caches = [EncodingCache(enc, root=cache_root, enabled=use_cache) for enc in encoders]
+    check_stack(caches, len(items), what="the sentences", unit="tokens",
+                todo="give fewer sentences (cka --sample N, or fewer lines in --sentences)")
     layer_ids, stacks = [], []  # per encoder: its layer numbers and (layers, tokens, dim)
     t0 = time.perf_counter()
-    for enc in encoders:
-        cache = EncodingCache(enc, root=cache_root, enabled=use_cache)
+    for enc, cache in zip(encoders, caches):
         what = f"the vectors of the tokens ({model_name(enc)})"
         stacks.append(cached_layers(cache, CACHE_TASK, items, what=what))
         layer_ids.append(tuple(int(k) for k in cache.layer_ids))
     keep = np.ones(len(items), dtype=bool)
-    for stack in stacks:
-        keep &= ~np.isnan(stack).any(axis=(0, 2))
-    if keep.sum() < (4 if debiased else 2):
-        raise InputError(f"only {int(keep.sum())} tokens have a vector in every layer; give more sentences")
-    log.info("CKA over %d of %d tokens (%.1f s to read or encode)", keep.sum(), len(items),
-             time.perf_counter() - t0)
+    for layer in (layer for stack in stacks for layer in stack):
+        _keep_rows_with_vectors(layer, keep)
+    n = int(keep.sum())
+    if n < (4 if debiased else 2):
+        raise InputError(f"only {n} tokens have a vector in every layer; give more sentences")
+    if n < len(items):
+        for layer in (layer for stack in stacks for layer in stack):
+            _move_kept_rows_forward(layer, keep)
+    log.info("CKA over %d of %d tokens (%.1f s to read or encode)", n, len(items), time.perf_counter() - t0)
     t0 = time.perf_counter()
-    matrix = cka_matrix([layer[keep] for layer in stacks[0]],
-                        None if other is None else [layer[keep] for layer in stacks[1]], debiased=debiased)
+    matrix = cka_matrix([layer[:n] for layer in stacks[0]],
+                        None if other is None else [layer[:n] for layer in stacks[1]], debiased=debiased)
     log.info("CKA of %d x %d layers in %.1f s", len(stacks[0]), len(stacks[-1]), time.perf_counter() - t0)
     names = [model_name(e) for e in encoders]
     return CkaResult((names[0], names[-1]), (layer_ids[0], layer_ids[-1]),
-                     tuple(tuple(float(v) for v in row) for row in matrix), int(keep.sum()), len(sentences),
-                     int(len(items) - keep.sum()), bool(debiased), source)
+                     tuple(tuple(float(v) for v in row) for row in matrix), n, len(sentences), len(items) - n,
+                     bool(debiased), source)

@@ -20,6 +20,7 @@ from .present import present
 PROBE_TASKS_HELP = "pos | supersense | sense"  # analysis.probing.PROBE_TASKS
 PROBE_KINDS_HELP = "linear | mlp"  # analysis.probing.PROBE_KINDS
 DEFAULT_SAMPLE = 500  # analysis.cka.DEFAULT_SENTENCES
+TRAIN_WORDS, TEST_WORDS = 30_000, 10_000  # analysis.probing.TRAIN_ROWS, TEST_ROWS
 
 VECTORS = o.reads(o.option(None, "--vectors", metavar="FILE|NAME", help="A static table (its one layer, 0) "
                            "instead of --model: a vectors file or a packaged name (glove-6b-50d)."))
@@ -54,6 +55,12 @@ def probe(
     seed: int = o.bounded(o.option(0, "--seed", metavar="N",
                                    help="Seed of the control task's labels, the MLP "
                                    "and --random-weights."), 0, 2**32 - 1),
+    train_words: int = o.bounded(o.option(TRAIN_WORDS, "--train-words", metavar="N",
+                                          help="How many of brown1's tagged words to train on (the "
+                                          "first N)."), 1, 10**6),
+    test_words: int = o.bounded(o.option(TEST_WORDS, "--test-words", metavar="N",
+                                         help="How many of brown2's tagged words to test on (the "
+                                         "first N)."), 1, 10**6),
     data_dir: Path = o.DATA_DIR, no_cache: bool = NO_CACHE, as_json: bool = o.JSON, plot: Path = o.PLOT,
     html: Path = o.HTML,
 ) -> None:
@@ -61,7 +68,8 @@ def probe(
 
     pos: the part of speech of SemCor's tagged words; supersense: the WordNet lexicographer
     file of their sense; sense: the sense of polysemous lemmas (mean over lemmas). Train on
-    the first 30,000 words of brown1, test on the first 10,000 of brown2. Selectivity =
+    the first 30,000 words of brown1, test on the first 10,000 of brown2 (--train-words,
+    --test-words; every layer of every word is held, within a bound). Selectivity =
     accuracy - control accuracy; the expected layer is Tenney et al.'s (2019).
     """
     from ..analysis.probing import PROBE_KINDS, PROBE_TASKS
@@ -73,7 +81,8 @@ def probe(
     o.check_html(html)
     o.check_plot(plot)
     encoder = _encoder(model, vectors, engine, precision, random_weights, seed)
-    r = run_probe(encoder, task, data_dir=data_dir, kind=kind, seed=seed, use_cache=not no_cache)
+    r = run_probe(encoder, task, data_dir=data_dir, kind=kind, seed=seed, train_rows=train_words,
+                  test_rows=test_words, use_cache=not no_cache)
     if present(r, as_json, plot=plot, figure=lambda plots: plots.probe_lines(r.as_dict()), html=html,
                view=lambda views: views.probes_view(r)):
         return

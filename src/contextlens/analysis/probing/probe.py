@@ -77,7 +77,8 @@ def probe_accuracy(train_x: np.ndarray, train_y: Sequence, test_x: np.ndarray, t
     from threadpoolctl import threadpool_limits
 
     check_choice("probe", kind, PROBE_KINDS)
-    train_x, test_x = np.asarray(train_x, dtype=np.float64), np.asarray(test_x, dtype=np.float64)
+    # own float64 copies, z-scored in place below: the features of a layer are held once
+    train_x, test_x = np.array(train_x, dtype=np.float64), np.array(test_x, dtype=np.float64)
     train_y, test_y = np.asarray(train_y), np.asarray(test_y)
     if train_x.ndim != 2 or test_x.ndim != 2 or train_x.shape[1] != test_x.shape[1] \
             or len(train_x) != len(train_y) or len(test_x) != len(test_y):
@@ -88,7 +89,7 @@ def probe_accuracy(train_x: np.ndarray, train_y: Sequence, test_x: np.ndarray, t
     classes = np.unique(train_y)
     if len(classes) == 1:
         return float(np.mean(test_y == classes[0]))
-    scaler = StandardScaler().fit(train_x)
+    scaler = StandardScaler(copy=False).fit(train_x)
     model = _classifier(kind, seed)
     with warnings.catch_warnings(record=True) as caught, threadpool_limits(limits=1):
         warnings.simplefilter("always", ConvergenceWarning)

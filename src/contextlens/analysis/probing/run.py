@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ...bounds import check_stack
 from ...encoders.base import Encoder
 from ...errors import InputError, check_choice, check_int
 from ...progress import step
@@ -42,6 +43,10 @@ __all__ = ["probe", "ProbeLayer", "ProbeResult", "CACHE_TASK", "model_name"]
 
 log = logging.getLogger(__name__)
 CACHE_TASK = "probes-semcor"
+#: bytes a number of one layer's words the probe makes beside the stack: the float64
+#: features, z-scored in place (:func:`.probe.probe_accuracy`), and while the scaler is
+#: fitted its float64 deviations and its NaN mask (scikit-learn's ``_incremental_mean_and_var``)
+PROBE_WORK = 18
 
 
 @dataclass(frozen=True)
@@ -118,7 +123,8 @@ def _split_probe(x_train, x_test, y_train, y_test, c_train, c_test, kind,
     """Task and control accuracy of one layer over the words that have a vector."""
     keep_train = ~np.isnan(x_train).any(axis=1)
     keep_test = ~np.isnan(x_test).any(axis=1)
-    xtr, xte = x_train[keep_train], x_test[keep_test]
+    xtr = x_train if keep_train.all() else x_train[keep_train]  # a copy only when words are dropped
+    xte = x_test if keep_test.all() else x_test[keep_test]
     if len(xtr) == 0 or len(xte) == 0:
         raise InputError("the encoder has a vector for none of the train or test words; check the vectors "
                          "(language, case)")
@@ -181,7 +187,9 @@ def probe(
 ) -> ProbeResult:
     """Probe every layer of ``encoder`` for ``task`` (``pos``, ``supersense`` or ``sense``)
     over SemCor in ``data_dir`` (default: ``CONTEXTLENS_DATA``); ``kind``: ``linear`` or
-    ``mlp``; ``seed``: the control task's draws (and the MLP's initialisation)."""
+    ``mlp``; ``seed``: the control task's draws (and the MLP's initialisation); ``train_rows``,
+    ``test_rows``: how many words of each split (every layer of each is held at once:
+    :func:`contextlens.bounds.check_stack` refuses more than it allows before encoding)."""
     from ...datasets import load_semcor, resolve_data_dir
     from ...encoders.encoding_cache import EncodingCache
 
@@ -195,6 +203,8 @@ def probe(
     train, test = split["train"], split["test"]
     log.info("SemCor rows read in %.1f s: %d train, %d test", time.perf_counter() - t0, len(train), len(test))
     cache = EncodingCache(encoder, root=cache_root, enabled=use_cache)
+    check_stack([cache], len(train) + len(test), what="the probe's train and test words", work=PROBE_WORK,
+                todo="probe fewer words: train_rows= and test_rows= (probe --train-words N --test-words N)")
     t0 = time.perf_counter()
     name = model_name(encoder)
     x_train = cached_layers(cache, CACHE_TASK, [(r.tokens, r.index) for r in train],
@@ -225,8 +235,9 @@ def probe(
     t0 = time.perf_counter()
     with step(f"probing {task} ({kind} probe and its control)", total=len(layer_ids), unit="layers") as s:
         for k, layer in enumerate(layer_ids):
-            xtr, xte = x_train[k].astype(np.float32), x_test[k].astype(np.float32)
-            missing = int(np.isnan(np.concatenate([xtr, xte])[in_task]).any(axis=1).sum())
+            xtr, xte = x_train[k], x_test[k]  # views of the stack, in the cache's precision
+            lacking = np.concatenate([np.isnan(xtr).any(axis=1), np.isnan(xte).any(axis=1)])
+            missing = int(lacking[in_task].sum())
             if task == "sense":
                 acc, control_acc, n_tr, n_te, lemmas = _sense_probe(xtr, xte, groups, kind, seed)
             else:
