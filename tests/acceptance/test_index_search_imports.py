@@ -6,10 +6,8 @@ search through LanceDB."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
+from tests.acceptance.test_startup_imports import run
 from tests.missing import need, need_model
 
 need("lancedb")
@@ -17,18 +15,6 @@ need("onnxruntime")
 need("tokenizers")
 
 RIVER = "We sat on the bank of the river."
-
-
-def run(args: list[str], importtime: bool = False) -> tuple[str, set[str]]:
-    """(stdout, the modules and packages imported) of ``contextlens args`` in a fresh interpreter."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    flags = ["-X", "importtime"] if importtime else []
-    done = subprocess.run([sys.executable, *flags, "-m", "contextlens", *args], capture_output=True,
-                          text=True, env=env)
-    assert done.returncode == 0, done.stderr[-2000:]
-    modules = {line.split("|")[-1].strip() for line in done.stderr.splitlines()
-               if line.startswith("import time:")}
-    return done.stdout, {m.split(".")[0] for m in modules} | modules  # a package's line may be missing
 
 
 def test_index_search_imports_neither_lancedb_nor_torch_and_finds_what_lancedb_finds(brown, tmp_path):
