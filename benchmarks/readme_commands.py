@@ -19,9 +19,12 @@ or bash for a shell line, or ``make``'s recipe):
 CPU is the child's user + system seconds (``os.wait4``: the process and what it waited
 for); wall is from start to exit (for ``contextlens lab``: from start until its page
 answered; it is then stopped). "pays" lists what the cold run built that the warm runs
-found: the cache kinds given new entries. ``--before SRC`` runs every line from that source
-tree too (``PYTHONPATH``; e.g. ``git archive 1d4fd5f src | tar -x -C /tmp/old``), in a
-folder of its own, each line right after the current tree's. A line running longer than
+found: the cache kinds of the fresh root given new entries. The linked kinds (``onnx``,
+``models``) are the real cache's folders, which other processes may write to at the same
+time: their new entries during the cold run are listed apart ("shared_new"), not as paid.
+``--before SRC`` runs every line from that source tree too (``PYTHONPATH``; e.g.
+``git archive 1d4fd5f src | tar -x -C /tmp/old``), in a folder of its own, each line from
+both trees in turn (before first, under the same load). A line running longer than
 ``--timeout`` is stopped and its row says so. ``make test`` is not run (it runs the whole
 suite); its row says so.
 
@@ -285,10 +288,11 @@ def measure(command: Command, tree: Tree, real: Path, work: Path, rounds: int, t
         before = entries(root)
         cold = run_line(command, tree, root, timeout)
         after = entries(root)
-        pays = sorted(f"{kind} ({len(after[kind] - before.get(kind, set()))} new)" for kind in after
-                      if after[kind] - before.get(kind, set()))
+        new = {kind: len(after[kind] - before.get(kind, set())) for kind in after}
         warm = [] if cold.timed_out else [run_line(command, tree, root, timeout) for _ in range(rounds)]
-    row = {"cold": asdict(cold), "pays": pays, "load_average": round(os.getloadavg()[0], 1)}
+    row = {"cold": asdict(cold), "load_average": round(os.getloadavg()[0], 1),
+           "pays": [f"{kind} ({n} new)" for kind, n in new.items() if n and kind not in INSTALLED],
+           "shared_new": [f"{kind} ({n} new)" for kind, n in new.items() if n and kind in INSTALLED]}
     if warm:
         row["warm"] = {"cpu": round(statistics.median(r.cpu for r in warm), 2),
                        "wall": round(statistics.median(r.wall for r in warm), 2),
