@@ -330,7 +330,7 @@ def cell(row: dict | None, kind: str) -> str:
 def markdown(result: dict) -> str:
     """The result as a Markdown table, one row per README line."""
     head = ("| line | command | cold CPU / wall, before → after | warm CPU / wall, before → after "
-            "| what the cold run built (after) | ran with |\n|---:|---|---|---|---|---|")
+            "| what the cold run built (cache kinds) | ran with |\n|---:|---|---|---|---|---|")
     out = [head]
     for r in result["rows"]:
         text = r["command"].replace("\n", " ").replace("|", "\\|")
@@ -340,7 +340,8 @@ def markdown(result: dict) -> str:
             continue
         b, a = r.get("before"), r.get("after")
         cold, warm = (f"{cell(b, k)} → {cell(a, k)}" if b else cell(a, k) for k in ("cold", "warm"))
-        pays = ", ".join(a["pays"]) if a and a["pays"] else "nothing"
+        pays = " · ".join(f"{name}: {', '.join(t['pays']) or 'nothing'}" for name, t in
+                          (("before", b), ("after", a)) if t)
         out.append(f"| {r['line']} | `{text}` | {cold} | {warm} | {pays} | "
                    f"{'; '.join(r['substitutions']) or 'as written'} |")
     return "\n".join(out)
