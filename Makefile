@@ -55,6 +55,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/index_cli.py
 	$(BIN)/python benchmarks/cli_startup.py
 	$(BIN)/python benchmarks/first_use.py
+	$(BIN)/python benchmarks/readme_commands.py
 	$(BIN)/python benchmarks/long_text.py
 	$(BIN)/python benchmarks/lab_load.py
 	$(BIN)/python benchmarks/bias_results.py

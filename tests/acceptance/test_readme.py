@@ -15,7 +15,7 @@ order, in one folder, as a newcomer types it, and prints what the README shows.
 A later line reads what an earlier one wrote (``bank.npz``, ``usages.lance``), as for the
 reader. Where a real run takes long, the data is smaller, never the command: the data
 folder (CONTEXTLENS_DATA) is a copy whose WiC has its first lines and whose corpora hold
-only lines with the words the commands ask about (``tests/small_data.py``), ``corpus/`` is
+only lines with the words the commands ask about (``tests/readme_lines.py``), ``corpus/`` is
 such a corpus, and the lab is given a free port (``--port 0``) for the one the README names.
 """
 
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import doctest
 import io
-import os
 import re
 import shlex
 import shutil
@@ -40,107 +39,14 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from tests import readme_lines
 from tests.missing import missing, need, need_model
-from tests.small_data import small_corpus, small_data_dir
+from tests.readme_lines import README, Block, Command, blocks, commands, from_root, reader_env, reader_folder
 
-ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
 NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 DURATION = re.compile(r"\d+(?:\.\d+)? s\b")
 SHELL = re.compile(r"[|&;<>$`]")  # a line bash must run
 INLINE = re.compile(r"`(contextlens [^`]+)`")
-
-
-@dataclass(frozen=True)
-class Block:
-    """A fenced block of the README: its language, first line number and text."""
-
-    language: str
-    line: int
-    text: str
-
-
-@dataclass(frozen=True)
-class Command:
-    """One command line of a code block (continuations joined): where it is, what kind of
-    block holds it, the line as written and, in a ``text`` block, the output shown under it."""
-
-    line: int
-    block: str  # text | sh
-    text: str
-    shown: str = ""
-
-    @property
-    def args(self) -> tuple[str, ...]:
-        return tuple(shlex.split(self.text, comments=True))
-
-    @property
-    def id(self) -> str:
-        return f"line{self.line}-{'-'.join(a for a in self.args[:3] if not a.startswith('-'))[:40]}"
-
-
-def blocks(text: str) -> list[Block]:
-    found, lines, i = [], text.splitlines(), 0
-    while i < len(lines):
-        if lines[i].startswith("```") and len(lines[i]) > 3:
-            start, body = i, []
-            i += 1
-            while not lines[i].startswith("```"):
-                body.append(lines[i])
-                i += 1
-            found.append(Block(lines[start][3:].strip(), start + 2, "\n".join(body)))
-        i += 1
-    return found
-
-
-def _complete(command: str) -> bool:
-    """Whether a shell command is whole: no continuation backslash, no open quote."""
-    if command.endswith("\\"):
-        return False
-    try:
-        shlex.split(command, comments=True)
-    except ValueError:  # "No closing quotation"
-        return False
-    return True
-
-
-def commands(text: str) -> list[Command]:
-    r"""Every command line of the README's ``text`` and ``sh`` blocks, in order.
-
-    >>> commands("```text\n$ contextlens compare a \\\n    b\n0.5\n```\n")
-    [Command(line=2, block='text', text='contextlens compare a  b', shown='0.5')]
-    >>> [c.text for c in commands("```sh\n# a comment\necho 'a\n  b' > f   # two lines\nmake demo\n```")]
-    ["echo 'a\n  b' > f   # two lines", 'make demo']
-    """
-    found = []
-    for block in blocks(text):
-        if block.language not in ("text", "sh"):
-            continue
-        lines = block.text.splitlines()
-        i = 0
-        while i < len(lines):
-            line = lines[i]
-            if block.language == "text" and not line.startswith("$ "):
-                i += 1
-                continue
-            if block.language == "sh" and (not line.strip() or line.lstrip().startswith("#")):
-                i += 1
-                continue
-            start, command = i, line[2:] if block.language == "text" else line
-            while not _complete(command):
-                i += 1
-                command = (
-                    command[:-1] + " " + lines[i].strip()
-                    if command.endswith("\\")
-                    else command + "\n" + lines[i]
-                )
-            i += 1
-            shown = []
-            while block.language == "text" and i < len(lines) and not lines[i].startswith("$ "):
-                shown.append(lines[i])
-                i += 1
-            found.append(Command(block.line + start, block.language, command, "\n".join(shown)))
-    return found
 
 
 def numbers(text: str) -> list[str]:
@@ -156,15 +62,11 @@ def make_recipe(target: str) -> list[str]:
     """The command lines ``make TARGET`` runs, its set-up (the virtual environment) left out."""
     if shutil.which("make") is None:
         missing("make is not installed: apt-get install make")
-    proc = subprocess.run(["make", "-n", "-o", ".venv/.installed", target], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    return [line for line in proc.stdout.splitlines() if line.strip()]
+    return readme_lines.make_recipe(target)
 
 
 TEXT = README.read_text(encoding="utf-8")
 COMMANDS = commands(TEXT)
-CORPUS_WORDS = ["bank", "spring"]  # the words the README's index commands ask about (and weat6's, below)
 
 
 def test_the_readme_has_its_commands():
@@ -206,7 +108,7 @@ class Reader:
             return self.lab(args)
         from contextlens.cli import app
 
-        args = [str(ROOT / a) if (ROOT / a).is_file() else a for a in args]  # run from the repository root
+        args = from_root(args)  # run from the repository root
         result = CliRunner().invoke(app, args)
         crash = ""
         if result.exception is not None and not isinstance(result.exception, SystemExit):
@@ -258,20 +160,13 @@ class Reader:
 def readme_run(tmp_path_factory, data_dir) -> dict[int, Outcome]:
     """Every command line of the README run in order in one folder, at the width the README
     was printed at: ``{line: Outcome}``."""
-    from contextlens.bias import SET_KEYS, get_test
-
     need("torch")
     for name in {c.args[c.args.index(flag) + 1] for c in COMMANDS for flag in ("--model", "-m")
                  if flag in c.args}:
         need_model(name)
-    weat6 = [w for key in SET_KEYS for w in getattr(get_test("weat6").sets, key)]
     folder = tmp_path_factory.mktemp("reader")
-    small = small_data_dir(tmp_path_factory.mktemp("data"), data_dir, corpus_words=weat6, per_word=2)
-    (folder / "corpus").mkdir()
-    lines = small_corpus(data_dir / "corpora", [*weat6, *CORPUS_WORDS], per_word=5)
-    (folder / "corpus" / "sentences.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    env = {**os.environ, "COLUMNS": "80", "CONTEXTLENS_DATA": str(small),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    small = reader_folder(folder, data_dir, tmp_path_factory.mktemp("data") / "small")
+    env = reader_env(small)
     ran = {}
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(folder)
