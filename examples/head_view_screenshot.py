@@ -24,7 +24,8 @@ def main(out: Path) -> None:
                            title=f"MiniLM, layer 3: {TEXT}")
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
         page_file = view.save_html(Path(tmp) / "head.html")
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium",
+                                    args=["--no-sandbox", "--disable-gpu"])
         page = browser.new_page(viewport={"width": 900, "height": 700}, device_scale_factor=2)
         page.context.set_offline(True)
         page.goto(page_file.as_uri())
