@@ -54,14 +54,7 @@ _LAZY = {
     **dict.fromkeys(["cosine_view", "layers_view", "projection_view", "senses_view"], ".usages"),
 }
 
-__all__ = [
-    "View", "Page", "KINDS", "check_html_path", "attention_views", "AttentionData", "attention_data",
-    "head_view", "model_view", "neuron_view",
-    "mask_view", "leaked_weight", "input_view", "projection_view", "layers_view", "cosine_view",
-    "senses_view",
-    "lens_view", "occlusion_view", "neighbours_view", "sublayers_view", "attributions_view", "patch_view",
-    "probes_view", "cka_view",
-]
+__all__ = list(_LAZY)
 
 
 def __getattr__(name: str):
