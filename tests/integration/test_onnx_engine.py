@@ -166,15 +166,19 @@ def test_a_corrupt_export_is_rebuilt(damage):
 
 def _poison_largest_weights(graph: Path) -> None:
     """Overwrite the largest weight array of an ONNX graph in place with NaN bytes (0xFF):
-    the file keeps its size and still loads (as ``dd conv=notrunc`` over ``model.onnx``)."""
+    the file keeps its size and still loads (as ``dd conv=notrunc`` over the weights file
+    beside ``model.onnx``)."""
     onnx = need("onnx")
-    raw = max((t.raw_data for t in onnx.load(str(graph)).graph.initializer), key=len)
-    data = graph.read_bytes()
-    start = data.find(raw)
-    assert len(raw) > 1000 and start > 0 and data.find(raw, start + 1) < 0
-    with open(graph, "r+b") as f:
-        f.seek(start)
-        f.write(b"\xff" * len(raw))
+    from onnx.external_data_helper import uses_external_data
+
+    weights = max(onnx.load(str(graph), load_external_data=False).graph.initializer,
+                  key=lambda t: int({e.key: e.value for e in t.external_data}.get("length", 0)))
+    assert uses_external_data(weights)
+    where = {e.key: e.value for e in weights.external_data}
+    assert int(where["length"]) > 1000
+    with open(graph.parent / where["location"], "r+b") as f:
+        f.seek(int(where.get("offset", 0)))
+        f.write(b"\xff" * int(where["length"]))
 
 
 def test_an_export_overwritten_in_place_is_seen_by_its_checksum(caplog):

@@ -64,12 +64,13 @@ from . import models, standalone
 __all__ = [
     "EXPORTERS", "ExportSettings", "OnnxOutput", "OnnxRunner", "OnnxExportError", "OnnxOutputError",
     "weights_checksum", "cache_key", "output_names", "export", "exported", "session_options",
-    "require_onnxruntime", "all_finite",
+    "require_onnxruntime", "all_finite", "optimize",
 ]
 
 log = logging.getLogger(__name__)
 EXPORTERS = ("torchscript", "dynamo")
 GRAPH = "model.onnx"
+WEIGHTS = "model.onnx.data"  # the graph's weights, beside it (memory-mapped when a session loads)
 
 
 class OnnxExportError(ContextLensError):
@@ -195,7 +196,8 @@ def _attn_implementation(model) -> str:
 
 
 def export(model, target: Path, settings: ExportSettings) -> Path:
-    """Export ``model`` (a loaded HF model, float32, eval) to ``target / model.onnx``."""
+    """Export ``model`` (a loaded HF model, float32, eval) to ``target / model.onnx`` (optimised by
+    :func:`optimize`, its weights in ``target / model.onnx.data``)."""
     import torch
 
     if settings.attention and _attn_implementation(model) != "eager":
@@ -212,7 +214,7 @@ def export(model, target: Path, settings: ExportSettings) -> Path:
         batch, seq = torch.export.Dim("batch"), torch.export.Dim("seq")
         kwargs = {"dynamo": True, "external_data": False,
                   "dynamic_shapes": {"input_ids": {0: batch, 1: seq}, "attention_mask": {0: batch, 1: seq}}}
-    path = target / GRAPH
+    raw = target / "exported.onnx"
     log.info("exporting %s to ONNX (%s, %d outputs) into %s", type(model).__name__, settings.exporter,
              len(names), target)
     chatter = io.StringIO()  # the exporters print progress and warn about traced branches
@@ -220,12 +222,38 @@ def export(model, target: Path, settings: ExportSettings) -> Path:
         with torch.inference_mode(False), torch.no_grad(), warnings.catch_warnings(), \
                 contextlib.redirect_stdout(chatter):
             warnings.simplefilter("ignore")
-            torch.onnx.export(wrapper, (ids, mask), str(path), input_names=["input_ids", "attention_mask"],
+            torch.onnx.export(wrapper, (ids, mask), str(raw), input_names=["input_ids", "attention_mask"],
                               output_names=names, opset_version=settings.opset, **kwargs)
     except Exception as e:
         raise OnnxExportError(f"exporting {type(model).__name__} to ONNX ({settings.exporter}) failed: {e}; "
                               "use the torch engine") from e
     log.debug("exporter output: %s", chatter.getvalue()[-2000:])
+    return optimize(raw, target / GRAPH)
+
+
+def optimize(raw: Path, path: Path) -> Path:
+    """Save onnxruntime's optimised form of the graph in ``raw`` (deleted after) at ``path``,
+    its weights beside it in :data:`WEIGHTS`.
+
+    Every session then loads a graph whose fusions are already made and maps its weights
+    instead of parsing them: SmolLM2-135M's session starts in 0.5 s of CPU instead of 1.6–2.0 s
+    (issue 23). The level saved is ``ORT_ENABLE_EXTENDED`` (fusions for the CPU provider,
+    not tied to this CPU's instruction set, unlike ``ORT_ENABLE_ALL``'s layouts); sessions
+    still load with every optimisation on (:func:`session_options`), which finds nothing
+    more to fuse in these graphs.
+    """
+    ort = require_onnxruntime()
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    options.optimized_model_filepath = str(path)
+    options.log_severity_level = 3
+    options.add_session_config_entry("session.optimized_model_external_initializers_file_name", WEIGHTS)
+    options.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
+    try:
+        ort.InferenceSession(str(raw), options, providers=["CPUExecutionProvider"])
+    except Exception as e:
+        raise OnnxExportError(f"onnxruntime cannot load the export {raw}: {e}; use the torch engine") from e
+    raw.unlink()
     return path
 
 

@@ -46,7 +46,7 @@ __all__ = ["ModelFacts", "PieceTokenizer", "Standalone", "LMHead", "FACTS", "TOK
            "facts_of", "pad_batch", "tokenizer_problem", "head_folder", "write_head", "open_head"]
 
 log = logging.getLogger(__name__)
-LAYOUT = 1  # the stand-alone files' format (part of every key)
+LAYOUT = 2  # the export folder's format (part of every key); 2: graph optimised, weights beside it
 FACTS, TOKENIZER, EMBEDDING = "standalone.json", "tokenizer.json", "embedding.npy"
 SAMPLES = ("The bank approved my loan.", "We sat on the bank of the river!",
            "  naïve café, riverbank's 1,200.50 ", "Ünïcödé — «quotes» and emoji 🙂 here", "x")
