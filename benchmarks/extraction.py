@@ -151,6 +151,7 @@ def main() -> None:
 
 def base_section(args, torch, transformers, sentences) -> dict:
     """Issue 3's comparison: the last layer of every word (the keys kept from then)."""
+    from contextlens.encoders import hooks
     from contextlens.encoders.transformer import TransformerEncoder
     from contextlens.text import tokenize
 
@@ -159,7 +160,7 @@ def base_section(args, torch, transformers, sentences) -> dict:
     tokenizer = encoder.tokenizer
     model = transformers.AutoModel.from_pretrained(encoder.path, dtype=torch.float32).eval()
     n_pieces = sum(len(ids) for ids in tokenizer(sentences)["input_ids"])
-    layer_params = sum(p.numel() for p in encoder._blocks.parameters())
+    layer_params = sum(p.numel() for p in hooks.layer_list(encoder.hf_model, encoder.n_model_layers)[1].parameters())
 
     def contextlens_run():
         encs = encoder.encode(sentences)
@@ -282,6 +283,7 @@ def engine_sections(args, sections: set[str], sentences: list[str]) -> dict:
     import torch
     from sentence_transformers import SentenceTransformer
 
+    from contextlens.encoders import hooks
     from contextlens.encoders.onnx_engine import OnnxRunner
     from contextlens.encoders.transformer import TransformerEncoder
 
@@ -302,7 +304,7 @@ def engine_sections(args, sections: set[str], sentences: list[str]) -> dict:
     st = SentenceTransformer(str(encoder.path), device="cpu")
     st[0].auto_model.config.output_hidden_states = True
     n_pieces = sum(len(ids) for ids in tokenizer(sentences)["input_ids"])
-    layer_params = sum(p.numel() for p in encoder._blocks.parameters())
+    layer_params = sum(p.numel() for p in hooks.layer_list(encoder.hf_model, encoder.n_model_layers)[1].parameters())
     batching = ee.Batching(cap=args.cap or None, batch_size=args.candidate_batch)
 
     def torch_forward(ids, mask):
