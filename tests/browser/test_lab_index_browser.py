@@ -126,6 +126,45 @@ def test_search_then_more_like_this(index_page, index_url, index_db, screenshots
     page.wait_for_function("document.activeElement.id === 'index-query'")
 
 
+SLOW_SEARCH = """(() => {  // once window.slow.on is set, searches answer 1.5 s late; "more like this" does not
+  const fetch0 = window.fetch;
+  window.slow = { on: false, seen: 0, pending: 0 };
+  window.fetch = async (url, opts) => {
+    if (!window.slow.on || !String(url).includes("/api/index/search")) return fetch0(url, opts);
+    window.slow.seen++; window.slow.pending++;
+    try {
+      await new Promise((r) => setTimeout(r, 1500)); return await fetch0(url, opts);
+    } finally { window.slow.pending--; }
+  };
+})();"""
+
+
+def test_a_slower_earlier_search_never_replaces_the_latest(index_page, index_url, index_db):
+    """A search still on its way when "more like this" answers does not overwrite that answer, and the
+    search button stays disabled until every run has come back (CL.latestRuns, as the other tabs)."""
+    page = index_page
+    page.add_init_script(SLOW_SEARCH)
+    open_lab(page, index_url, "?tab=index")
+    page.fill("#index-sentence", QUERY)
+    page.select_option("#index-word", "bank")
+    page.fill("#index-k", "8")
+    page.click("#index-run")
+    first = wait_for_rows(page, 8, search_usages(index_db, QUERY, "bank", k=8)["results"][0]["usage_id"])
+    page.evaluate("window.slow.on = true")
+    page.fill("#index-k", "4")
+    page.click("#index-run")  # slow: still on its way when the next run answers
+    page.wait_for_function("window.slow.seen === 1")
+    assert page.is_disabled("#index-run")
+    page.click("#index-results tbody tr:nth-child(3) button.more")
+    want = like_usage(index_db, first[2]["id"], k=4)
+    assert_rows_are(wait_for_rows(page, 4, want["results"][0]["usage_id"]), want)
+    assert page.is_disabled("#index-run")  # the search has not come back yet
+    page.wait_for_function("window.slow.pending === 0")
+    page.wait_for_function("!document.getElementById('index-run').disabled")
+    assert_rows_are(rows(page), want)  # the late search's answer was dropped
+    assert page.inner_text("#index-query").startswith("Usages like 'bank'")
+
+
 def test_errors_show_in_the_page(index_page, index_url):
     page = index_page
     open_lab(page, index_url, "?tab=index")

@@ -3,8 +3,9 @@
  * Every row comes from /api/index/search or /api/index/like. */
 "use strict";
 window.CorpusLab = (() => {
-  const { $, api, getParam, setParams, status, saveJSON, ensureLoaded } = window.CL;
-  const st = { info: null, result: null };
+  const { $, api, getParam, setParams, status, saveJSON, ensureLoaded, latestRuns } = window.CL;
+  const st = { info: null, result: null, pending: 0 };
+  const runs = latestRuns();  // a slower earlier search never replaces the answer of a later one
 
   const basename = (path) => String(path).split(/[\\/]/).filter(Boolean).pop() || String(path);
   function size(bytes) {
@@ -37,18 +38,23 @@ window.CorpusLab = (() => {
 
   async function run(path, body, describe) {
     $("#index-error").textContent = "";
-    const button = $("#index-run");
+    const button = $("#index-run"), n = runs.start(["results"]);
+    st.pending += 1;
     button.disabled = true;
     try {
       if (st.info.encoder) await ensureLoaded(st.info.encoder);
       else status(`Encoding with ${st.info.stats.model} (loaded once, on the first search)…`);
       const r = await api(path, body);
+      if (!runs.owns("results", n)) return;
       st.result = r;
       show(r, describe(r));
       status(`${r.results.length} usages of '${r.word}' at layer ${r.layer} (${r.model}).`);
     } catch (e) {
-      $("#index-error").textContent = e.message;
-    } finally { button.disabled = false; }
+      if (runs.owns("results", n)) $("#index-error").textContent = e.message;
+    } finally {
+      st.pending -= 1;
+      button.disabled = st.pending > 0;
+    }
   }
   function search() {
     const req = request();
