@@ -160,7 +160,8 @@ def base_section(args, torch, transformers, sentences) -> dict:
     tokenizer = encoder.tokenizer
     model = transformers.AutoModel.from_pretrained(encoder.path, dtype=torch.float32).eval()
     n_pieces = sum(len(ids) for ids in tokenizer(sentences)["input_ids"])
-    layer_params = sum(p.numel() for p in hooks.layer_list(encoder.hf_model, encoder.n_model_layers)[1].parameters())
+    blocks = hooks.layer_list(encoder.hf_model, encoder.n_model_layers)[1]
+    layer_params = sum(p.numel() for p in blocks.parameters())
 
     def contextlens_run():
         encs = encoder.encode(sentences)
@@ -304,7 +305,8 @@ def engine_sections(args, sections: set[str], sentences: list[str]) -> dict:
     st = SentenceTransformer(str(encoder.path), device="cpu")
     st[0].auto_model.config.output_hidden_states = True
     n_pieces = sum(len(ids) for ids in tokenizer(sentences)["input_ids"])
-    layer_params = sum(p.numel() for p in hooks.layer_list(encoder.hf_model, encoder.n_model_layers)[1].parameters())
+    blocks = hooks.layer_list(encoder.hf_model, encoder.n_model_layers)[1]
+    layer_params = sum(p.numel() for p in blocks.parameters())
     batching = ee.Batching(cap=args.cap or None, batch_size=args.candidate_batch)
 
     def torch_forward(ids, mask):

@@ -126,7 +126,7 @@ def test_search_then_more_like_this(index_page, index_url, index_db, screenshots
     page.wait_for_function("document.activeElement.id === 'index-query'")
 
 
-SLOW_SEARCH = """(() => {  // once window.slow.on is set, searches answer 1.5 s late; "more like this" does not
+SLOW_SEARCH = """(() => {  // once window.slow.on is set, searches answer 1.5 s late; "more like this" not
   const fetch0 = window.fetch;
   window.slow = { on: false, seen: 0, pending: 0 };
   window.fetch = async (url, opts) => {

@@ -247,8 +247,9 @@ def optimize(raw: Path, path: Path) -> Path:
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
     options.optimized_model_filepath = str(path)
     options.log_severity_level = 3
-    options.add_session_config_entry("session.optimized_model_external_initializers_file_name", WEIGHTS)
-    options.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
+    saved = "session.optimized_model_external_initializers"
+    options.add_session_config_entry(f"{saved}_file_name", WEIGHTS)
+    options.add_session_config_entry(f"{saved}_min_size_in_bytes", "1024")  # every weight matrix
     try:
         ort.InferenceSession(str(raw), options, providers=["CPUExecutionProvider"])
     except Exception as e:
