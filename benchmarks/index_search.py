@@ -31,9 +31,16 @@ brown_plain.txt --all-words``) the same contenders are timed on its vectors, que
 its own stored usages (exact search as the reference); an index whose build stopped is
 searched over what it committed (its side index written first; `build_complete` says so).
 The ``compressed`` section gives its ``bytes_per_usage`` (the side index's files per usage,
-beside ``full_bytes_per_usage``, today's) and the same p50/p95/recall per query kind.
+beside ``full_bytes_per_usage``, today's), the same p50/p95/recall per query kind, and
+``stages``: where a search over every word spends its time, timed stage by stage in the same
+process (``pq_ms``: the PQ stage in memory; ``rerank_read_ms``: reading the candidates'
+vectors from the table; ``rows_read_ms``: reading the ``K`` results' rows from it).
+``--only compressed`` builds and times the compressed side index alone (the table's own side
+index is then the compressed one, searched through ``UsageReader.search``; no full side
+index, FAISS HNSW or LanceDB peer is built: minutes instead of tens of minutes).
 
-    python benchmarks/index_search.py [--rows 1000000] [--queries 200] [--brown-db PATH] [--json]
+    python benchmarks/index_search.py [--rows 1000000] [--queries 200] [--brown-db PATH]
+        [--only compressed] [--json]
 """
 
 from __future__ import annotations
@@ -66,9 +73,10 @@ def make_vectors(n: int, seed: int = 0):
         yield start, x.astype(np.float16), rng.choice(WORDS, size=m, p=p)
 
 
-def build(path: str, n: int):
+def build(path: str, n: int, side_index: str = "full"):
     """The synthetic index; ``(reader, vectors (n, DIM) float16, word of each usage, seconds to
-    write, seconds of finish())``. Usage ``i`` has id ``f"{i:08d}"`` and word ``f"w{word}"``."""
+    write, seconds of finish())``. Usage ``i`` has id ``f"{i:08d}"`` and word ``f"w{word}"``;
+    ``side_index``: the kind of side index ``finish()`` writes."""
     from contextlens.index.reader import UsageReader
     from contextlens.index.store import UsageStore
     from contextlens.passes.rows import EncodedChunk, UsageRow
@@ -76,7 +84,7 @@ def build(path: str, n: int):
     store = UsageStore.create(path, {"model": "synthetic", "layers": [6], "dim": DIM, "dtype": "float16",
                                      "match": "lower", "layout": "lines",
                                      "words": [f"w{i}" for i in range(WORDS)],
-                                     "side_index": "full"})  # today's structure; the compressed one beside it
+                                     "side_index": side_index})  # full: the compressed one beside it
     all_x, all_w = np.empty((n, DIM), np.float16), np.empty(n, np.int64)
     started = time.perf_counter()
     for start, x, w in make_vectors(n):
@@ -132,19 +140,39 @@ class Compressed:
         from contextlens.index.side_index import load_side_index, side_bytes
         from contextlens.passes.rows import ROW_COLUMNS
 
-        os.makedirs(folder)
-        version = reader.table.version
-        started = time.perf_counter()
-        write_side_index(Path(folder), reader.table, version, ROW_COLUMNS, reader.layers,
-                         int(reader.params["dim"]), kind="compressed")
-        timings["compressed_build_seconds"] = time.perf_counter() - started
-        self.side = load_side_index(folder, version, reader.table)
-        rows = int(self.side.meta["rows"])
-        self.bytes_per_usage = side_bytes(folder) / rows
-        self.full_bytes_per_usage = side_bytes(reader.side().folder) / rows
+        if reader.side().kind == "compressed":  # --only compressed: the table's own side index
+            self.side, self.full_bytes_per_usage = reader.side(), None
+            folder = str(self.side.folder)
+        else:
+            os.makedirs(folder)
+            version = reader.table.version
+            started = time.perf_counter()
+            write_side_index(Path(folder), reader.table, version, ROW_COLUMNS, reader.layers,
+                             int(reader.params["dim"]), kind="compressed")
+            timings["compressed_build_seconds"] = time.perf_counter() - started
+            self.side = load_side_index(folder, version, reader.table)
+            self.full_bytes_per_usage = side_bytes(reader.side().folder) / int(self.side.meta["rows"])
+        self.bytes_per_usage = side_bytes(folder) / int(self.side.meta["rows"])
 
     def search(self, q: np.ndarray, word: str | None, layer: int) -> list[dict]:
         return self.side.search_rows(unit(q), layer, K, word)
+
+    def stages(self, queries: np.ndarray, word: str | None, layer: int) -> dict:
+        """p50/p95 (ms) of each stage of ``search``, timed one after the other per query: the
+        PQ stage, the read of the candidates' vectors (with the exact scoring), the rows' read."""
+        lat: dict[str, list[float]] = {"pq_ms": [], "rerank_read_ms": [], "rows_read_ms": []}
+        for q in queries:
+            t0 = time.perf_counter()
+            cand = self.side.candidates(unit(q), layer, K, word)
+            t1 = time.perf_counter()
+            at, _ = self.side.rerank(unit(q), layer, K, cand)
+            t2 = time.perf_counter()
+            self.side.rows_at(at)
+            t3 = time.perf_counter()
+            for name, a, b in (("pq_ms", t0, t1), ("rerank_read_ms", t1, t2), ("rows_read_ms", t2, t3)):
+                lat[name].append((b - a) * 1000)
+        return {name: {"p50": float(np.percentile(v, 50)), "p95": float(np.percentile(v, 95))}
+                for name, v in lat.items()}
 
 
 class Contenders:
@@ -154,13 +182,18 @@ class Contenders:
     contextlens is left as it is."""
 
     def __init__(self, reader, x16: np.ndarray, ids: list[str], words: list[str], layer: int, folder: str,
-                 timings: dict, lance_kind: str = "ivf_sq"):
+                 timings: dict, lance_kind: str = "ivf_sq", only: str | None = None):
         import faiss
 
         self.packed = Compressed(reader, os.path.join(folder, "compressed"), timings)
         self.reader, self.layer, self.ids, self.lance_kind = reader, layer, ids, lance_kind
         self.word_count = dict(zip(*np.unique(np.asarray(words, dtype=object), return_counts=True)))
         self.row_of = {u: i for i, u in enumerate(ids)}
+        self.names = ("contextlens", "compressed") if only == "compressed" else NAMES
+        self.faiss = faiss
+        if only == "compressed":
+            faiss.omp_set_num_threads(1)
+            return
         faiss.omp_set_num_threads(os.cpu_count() or 1)
         started = time.perf_counter()
         self.hnsw = faiss.IndexHNSWFlat(x16.shape[1], HNSW_M, faiss.METRIC_INNER_PRODUCT)
@@ -172,7 +205,6 @@ class Contenders:
         self.lance = self._lance_table(folder, x16, ids, words)
         timings["lancedb_index_seconds"] = time.perf_counter() - started
         faiss.omp_set_num_threads(1)  # one query at a time, as contextlens runs them
-        self.faiss = faiss
 
     def _lance_table(self, folder: str, x16: np.ndarray, ids: list[str], words: list[str]):
         import lancedb
@@ -232,34 +264,36 @@ def measure(c: Contenders, x16, queries: np.ndarray, word: str | None, mask: np.
     run = {"contextlens": lambda q: c.contextlens(q, word),
            "faiss_hnsw": lambda q: c.faiss_hnsw(q, word, bits),
            "lancedb_raw": lambda q: c.lancedb_raw(q, word), "compressed": lambda q: c.compressed(q, word)}
-    for name in NAMES:
+    names = c.names
+    for name in names:
         run[name](queries[0])  # warm-up: opens files, loads what a first search loads
-    lat = {name: [] for name in NAMES}
-    got = {name: [] for name in NAMES}
+    lat = {name: [] for name in names}
+    got = {name: [] for name in names}
     for i, q in enumerate(queries):
-        for name in NAMES[i % len(NAMES):] + NAMES[: i % len(NAMES)]:
+        for name in names[i % len(names):] + names[: i % len(names)]:
             t = time.perf_counter()
             rows = run[name](q)
             lat[name].append((time.perf_counter() - t) * 1000)
             got[name].append(set(rows))
     truth = exact_top(x16, mask, queries)
     out = {}
-    for name in NAMES:
+    for name in names:
         out[name] = {"p50_ms": float(np.percentile(lat[name], 50)),
                      "p95_ms": float(np.percentile(lat[name], 95)),
                      "recall_at_10": float(np.mean([len(g & t) / K for g, t in zip(got[name], truth)]))}
     return out
 
 
-def synthetic(folder: str, rows: int, n_queries: int, lance_kind: str) -> dict:
-    reader, x16, words, written, finish_s = build(os.path.join(folder, "db"), rows)
+def synthetic(folder: str, rows: int, n_queries: int, lance_kind: str, only: str | None = None) -> dict:
+    reader, x16, words, written, finish_s = build(os.path.join(folder, "db"), rows,
+                                                  "compressed" if only == "compressed" else "full")
     counts = np.bincount(words, minlength=WORDS)
     mid = int(np.argmin(np.abs(counts - 0.02 * rows)))
     out = {"rows": rows, "dim": DIM, "write_seconds": written, "side_index_seconds": finish_s,
            "ann_index": reader.has_ann_index(), "lists": reader.side().lists,
            "size_mb": reader.size_on_disk() / 2**20}
     c = Contenders(reader, x16, [f"{i:08d}" for i in range(rows)], [f"w{w}" for w in words], 6,
-                   os.path.join(folder, "peer"), out, lance_kind)
+                   os.path.join(folder, "peer"), out, lance_kind, only)
     out["compressed"] = compressed_info(c)
     for key, word in (("all_words", None), ("frequent_word", 0), ("mid_word", mid), ("rare_word", WORDS - 1)):
         name = None if word is None else f"w{word}"
@@ -269,7 +303,10 @@ def synthetic(folder: str, rows: int, n_queries: int, lance_kind: str) -> dict:
         out["compressed"][key] = {**info, **got.pop("compressed")}
         out[key] = {**info, "path": search_path(reader, name), **got.pop("contextlens"),
                     **{f"vs_{k}": v for k, v in got.items()}}
-    out["ef_search_sweep"] = ef_search_sweep(reader, x16, make_queries(x16, words, n_queries, None, seed=3))
+    out["compressed"]["stages"] = c.packed.stages(make_queries(x16, words, n_queries, None, seed=4), None, 6)
+    if only != "compressed":
+        sweep_queries = make_queries(x16, words, n_queries, None, seed=3)
+        out["ef_search_sweep"] = ef_search_sweep(reader, x16, sweep_queries)
     return out
 
 
@@ -278,11 +315,18 @@ def compressed_info(c: Contenders) -> dict:
     from contextlens.index import side_index
 
     meta = c.packed.side.meta
+    full = c.packed.full_bytes_per_usage
     return {"bytes_per_usage": round(c.packed.bytes_per_usage, 1),
-            "full_bytes_per_usage": round(c.packed.full_bytes_per_usage, 1),
+            "full_bytes_per_usage": None if full is None else round(full, 1),
             "pq_codes": meta["pq_codes"], "lists": meta["lists"], "rerank": side_index.rerank_for(K),
-            "all_words_probes": min(meta["lists"], max(
-                side_index.NPROBES, -(-meta["lists"] // side_index.ALL_WORDS_PROBE_DIVISOR)))}
+            "all_words_probes": compressed_info_probes(meta["lists"])}
+
+
+def compressed_info_probes(lists: int) -> int:
+    """Lists a compressed search over every word probes (as ``CompressedSideIndex.candidates``)."""
+    from contextlens.index import side_index
+
+    return min(lists, max(side_index.NPROBES, -(-lists // side_index.ALL_WORDS_PROBE_DIVISOR)))
 
 
 def search_path(reader, word: str | None) -> str:
@@ -290,6 +334,9 @@ def search_path(reader, word: str | None) -> str:
     from contextlens.index import side_index
 
     side = reader.side()
+    if side.kind == "compressed":
+        probes = compressed_info_probes(side.lists) if word is None else reader.nprobes(word)
+        return f"IVF-PQ, {probes} of {side.lists} lists, {side_index.rerank_for(K)} re-ranked"
     if word is None and side.hnsw:
         return f"HNSW ef {side_index.EF_SEARCH} + IVF {reader.nprobes(None)} of {side.lists} lists, merged"
     probes = reader.nprobes(word)
@@ -371,13 +418,15 @@ def main() -> None:
     ap.add_argument("--brown-db", default=None)
     ap.add_argument("--lancedb", choices=("ivf_sq", "hnsw"), default="ivf_sq",
                     help="LanceDB's index for the peer")
+    ap.add_argument("--only", choices=("compressed",), default=None,
+                    help="time the compressed side index alone (no full side index, HNSW or LanceDB peer)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     out = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}",
            "lancedb_index": args.lancedb}
     with tempfile.TemporaryDirectory() as tmp:
         if args.rows:
-            out.update(synthetic(tmp, args.rows, args.queries, args.lancedb))
+            out.update(synthetic(tmp, args.rows, args.queries, args.lancedb, args.only))
             print(json.dumps(out), file=sys.stderr, flush=True)  # kept if the Brown part fails
         if args.brown_db:
             out["brown"] = brown(args.brown_db, args.queries, tmp, args.lancedb)

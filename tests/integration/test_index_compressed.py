@@ -91,6 +91,36 @@ def test_compressed_search_finds_what_exact_search_finds(tmp_path):
         reader.get("nope")
 
 
+def test_compressed_search_is_its_pq_stage_then_an_exact_rerank_of_the_tables_vectors(tmp_path):
+    """``search`` is ``rerank(candidates(...))`` (the stages benchmarks/index_search.py times
+    one by one), the PQ stage gives ``rerank_for(k)`` sorted positions of the word's usages,
+    and the re-rank scores each with the vector stored in the table for that usage."""
+    x = clustered(3000, seed=4)
+    reader = finished(tmp_path / "db", x)
+    side = reader.side()
+    data = reader.table.search().select(["usage_id", "v3"]).limit(None).to_arrow()
+    vec = data.column("v3").combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(-1, DIM)
+    stored = dict(zip(data.column("usage_id").to_pylist(), vec.astype(np.float32)))  # usage id -> (DIM,)
+    rng = np.random.default_rng(5)
+    for i in rng.integers(0, len(x), 5):
+        q = x[i] + 0.1 * rng.normal(size=DIM)
+        q = (q / np.linalg.norm(q)).astype(np.float32)
+        for word in (None, "bank", "rare"):
+            cand = side.candidates(q, 3, 10, word)
+            lo, hi = side.word_range(word) if word else (0, len(x))
+            assert len(cand) == min(side_index.rerank_for(10), hi - lo)
+            assert list(cand) == sorted(cand) and all(lo <= p < hi for p in cand)
+            at, sims = side.rerank(q, 3, 10, cand)
+            assert (at, sims) == side.search(q, 3, 10, word)
+            rows = side.rows_at(cand)
+            assert all(word in (None, r["word"]) for r in rows)
+            exact = [float(stored[r["usage_id"]] @ q / np.linalg.norm(stored[r["usage_id"]])) for r in rows]
+            best = np.argsort(-np.asarray(exact), kind="stable")[:10]
+            assert sims == pytest.approx([exact[j] for j in best], abs=1e-5)
+            assert at == [int(cand[j]) for j in best]
+    assert side.candidates(q, 3, 10, "absent").tolist() == [] and side.rerank(q, 3, 10, cand[:0]) == ([], [])
+
+
 def test_stats_give_the_bytes_per_usage_of_each_kind(tmp_path):
     x = clustered(2000, seed=2)
     packed = finished(tmp_path / "packed", x)

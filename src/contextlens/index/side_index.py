@@ -278,16 +278,28 @@ class CompressedSideIndex(_Positions):
                word: str | None = None) -> tuple[list[int], list[float]]:
         """Positions and cosines of the ``k`` nearest usages, best first: the PQ index's
         :func:`rerank_for` best, re-scored with the table's vectors (float32 arithmetic)."""
+        cand = self.candidates(unit_query, layer, k, word)
+        return self.rerank(unit_query, layer, k, cand)
+
+    def candidates(self, unit_query: np.ndarray, layer: int, k: int, word: str | None = None) -> np.ndarray:
+        """The PQ stage of :meth:`search` (in memory): the positions of the :func:`rerank_for`
+        ``(k)`` usages nearest by their codes, sorted; empty when there is none."""
         q = np.ascontiguousarray(unit_query, dtype=np.float32).reshape(1, -1)  # (1, dim)
         nprobe = min(self.lists, max(NPROBES, math.ceil(self.lists / ALL_WORDS_PROBE_DIVISOR)))
         found = self._ivf_search(self.ivf[layer], q, rerank_for(k), word, nprobe)
         if found is None:
-            return [], []
-        cand = np.sort(found[1][0][found[1][0] >= 0])  # positions
+            return np.zeros(0, np.int64)
+        return np.sort(found[1][0][found[1][0] >= 0])  # positions
+
+    def rerank(self, unit_query: np.ndarray, layer: int, k: int,
+               cand: np.ndarray) -> tuple[list[int], list[float]]:
+        """The re-ranking stage of :meth:`search`: the ``k`` best of the positions ``cand`` by
+        the cosine of their vectors read from the table, best first, with those cosines."""
         if not len(cand):
             return [], []
+        q = np.ascontiguousarray(unit_query, dtype=np.float32).reshape(-1)  # (dim,)
         x = self._vectors(cand, layer)  # (c, dim)
-        sims = _unit(x) @ q[0]  # (c,)
+        sims = _unit(x) @ q  # (c,)
         top = np.argsort(-sims, kind="stable")[: int(k)]
         return cand[top].tolist(), sims[top].astype(float).tolist()
 
