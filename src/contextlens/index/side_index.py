@@ -374,13 +374,27 @@ def load_side_index(folder: str | os.PathLike, table_version: int, table=None,
             log.log(logging.WARNING if warn else logging.DEBUG, "side index %s unreadable (%s); it will be "
                     "rebuilt", folder, e)
         return None
-    sizes = [getattr(x, "ntotal", None) or getattr(x, "num_rows", None) or len(x) for part in parts
-             for x in part]
+    sizes = [_size(x) for part in parts for x in part]
     if meta["rows"] and any(size != meta["rows"] for size in sizes) or len(ids) != meta["rows"]:
         log.log(logging.WARNING if warn else logging.DEBUG, "side index %s does not match its meta.json; it "
                 "will be rebuilt", folder)
         return None
     return side
+
+
+def _size(part) -> int:
+    """The rows a part of a side index holds: a FAISS index's ``ntotal``, an Arrow table's
+    ``num_rows``, else its length (0 counts: an empty shard's index holds no row).
+
+    >>> import numpy as np, pyarrow as pa
+    >>> _size(pa.table({"a": []})), _size(np.zeros(3))
+    (0, 3)
+    """
+    for attr in ("ntotal", "num_rows"):
+        n = getattr(part, attr, None)
+        if n is not None:
+            return int(n)
+    return len(part)
 
 
 def open_side_index(db: str | os.PathLike, table_version: int,
