@@ -54,8 +54,9 @@ def built(tmp_path_factory):
     # pytest's folder differs from run to run (eight names at random leave a shard empty 12 % of the time)
     names, d = {i: [] for i in range(N)}, 0
     while min(map(len, names.values())) < 2:
-        if len(names[shard_of(str(corpus / f"doc{d}.txt"), N)]) < 3:
-            names[shard_of(str(corpus / f"doc{d}.txt"), N)].append(d)
+        part = names[shard_of(str(corpus / f"doc{d}.txt"), N)]
+        if len(part) < 3:
+            part.append(d)
         d += 1
     for d in sorted(x for part in names.values() for x in part):
         lines = [" ".join([*rng.choice(fill, 3), WORDS[(d + i) % 2], *rng.choice(fill, 4), str(d), str(i)])

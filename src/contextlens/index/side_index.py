@@ -114,6 +114,16 @@ def lists_for(rows: int) -> int:
     return 1 if rows < ANN_MIN_ROWS else max(1, round(math.sqrt(rows)))
 
 
+def compressed_probes(lists: int) -> int:
+    """Lists a compressed search over every word probes (it has no graph beside the lists):
+    ``ALL_WORDS_PROBE_DIVISOR``-th of them, never fewer than ``NPROBES``.
+
+    >>> compressed_probes(1000), compressed_probes(5)
+    (20, 5)
+    """
+    return min(lists, max(NPROBES, math.ceil(lists / ALL_WORDS_PROBE_DIVISOR)))
+
+
 def probes_for(n_word: int | None, lists: int, exact_rows: int | None = None) -> int:
     """Lists a search probes: ``NPROBES`` over every word (``n_word`` None); for a word, every
     list when it has at most ``exact_rows`` (default ``EXACT_MAX_WORD_ROWS``) usages (an
@@ -285,7 +295,7 @@ class CompressedSideIndex(_Positions):
         """The PQ stage of :meth:`search` (in memory): the positions of the :func:`rerank_for`
         ``(k)`` usages nearest by their codes, sorted; empty when there is none."""
         q = np.ascontiguousarray(unit_query, dtype=np.float32).reshape(1, -1)  # (1, dim)
-        nprobe = min(self.lists, max(NPROBES, math.ceil(self.lists / ALL_WORDS_PROBE_DIVISOR)))
+        nprobe = compressed_probes(self.lists)
         found = self._ivf_search(self.ivf[layer], q, rerank_for(k), word, nprobe)
         if found is None:
             return np.zeros(0, np.int64)
