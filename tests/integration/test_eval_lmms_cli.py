@@ -102,8 +102,12 @@ def test_cosimlex_rows(model, cache, monkeypatch, data_dir):
                           "subtask2_harmonic_mean", "n"}
         assert r["split"] == "cosimlex" and r["n"] == 8
     assert rows[1]["subtask1_uncentered_pearson"] is not None  # a contextual layer predicts some change
+    refs = {(r["system"], r["metric"]): r for r in json.loads(res.stdout)["references"]}
+    baseline = refs[("task baseline (BERT)", "subtask1_uncentered_pearson")]  # published figures beside ours
+    assert baseline["value"] == 0.705 and "UZH" in baseline["source"]
     table = run(["eval", "cosimlex", "--model", model, "--data-dir", str(FIXTURES)], cache, monkeypatch)
     assert table.exit_code == 0 and "subtask1_uncentered_pearson" in table.stdout
+    assert "published reference numbers" in table.stdout and "JUSTMasters" in table.stdout
 
 
 def test_cosimlex_senses(model, cache, monkeypatch, data_dir):

@@ -1,9 +1,10 @@
 """Published reference numbers, with their sources, shown beside ours.
 
 Values are in the unit the papers use: percent for accuracy and F1, Spearman × 100 for
-SCWS, plain Spearman for the GloVe similarity figures. CoSimLex (SemEval-2020 Task 3) has
-none yet: the task paper's English figures (Armendariz et al., SemEval 2020, pp. 36-49)
-were not found in a source we could read, and a number is never written from memory.
+SCWS, plain Spearman for the GloVe similarity figures and CoSimLex's correlations.
+CoSimLex (SemEval-2020 Task 3, English): the task paper's own tables (Armendariz et al.,
+SemEval 2020, pp. 36-49) were not in a source we could read, so its numbers are those
+team papers state in their abstracts, each cited; a number is never written from memory.
 
 >>> [r.system for r in references("wic")][:2]
 ['random baseline', 'ELMo']
@@ -25,6 +26,11 @@ SOURCES = {
                 "(MFS on ALL)",
     "huang": "Huang, Socher, Manning & Ng (ACL 2012), Improving Word Representations via Global Context, "
              "Table 4",
+    "cosimlex-uzh": "Tang (SemEval 2020), UZH at SemEval-2020 Task 3: Combining BERT with WordNet Sense "
+                    "Embeddings to Predict Graded Word Similarity Changes, abstract (the task's BERT "
+                    "baseline and UZH's system; 27 annotators, i.e. the English set)",
+    "cosimlex-justmasters": "Al-Khdour, Younes, Abdullah & AL-Smadi (SemEval 2020), JUSTMasters at "
+                            "SemEval-2020 Task 3, abstract (English; 6th in subtask 1, best in subtask 2)",
     "glove-gensim": "gensim's evaluate_word_pairs / evaluate_word_analogies on the GloVe 6B-50d vectors "
                     "(Pennington, Socher & Manning, EMNLP 2014)",
 }
@@ -61,6 +67,11 @@ REFERENCES: tuple[Reference, ...] = (
       for split, value in zip(WSD_SPLITS, values)),
     Reference("scws", "ratings", "single-prototype", "spearman", 58.6, "huang"),
     Reference("scws", "ratings", "multi-prototype AvgSimC", "spearman", 65.7, "huang"),
+    Reference("cosimlex", "en", "task baseline (BERT)", "subtask1_uncentered_pearson", 0.705, "cosimlex-uzh"),
+    Reference("cosimlex", "en", "UZH (BERT + WordNet senses)", "subtask1_uncentered_pearson", 0.7645,
+              "cosimlex-uzh"),
+    Reference("cosimlex", "en", "JUSTMasters", "subtask1_uncentered_pearson", 0.738, "cosimlex-justmasters"),
+    Reference("cosimlex", "en", "JUSTMasters", "subtask2_harmonic_mean", 0.725, "cosimlex-justmasters"),
     Reference("similarity", "ws353", "GloVe 6B-50d", "spearman", 0.503, "glove-gensim"),
     Reference("similarity", "simlex999", "GloVe 6B-50d", "spearman", 0.263, "glove-gensim"),
     Reference("similarity", "men-full", "GloVe 6B-50d", "spearman", 0.657, "glove-gensim"),
