@@ -2,7 +2,7 @@
 
     python benchmarks/eval_results.py [--models minilm,mpnet] [--glove] [--json] [--out FILE]
         [--tasks wic,wsd,coarsewsd,scws,similarity,analogy,lmms,wicsenses,coverage,neighbours]
-        [--coarse-max 300] [--per-class 10]
+        [--coarse-max 300] [--per-class 10] [--reference TABLE] [--contrast 0.5] [--seed 0]
 
 Per packaged model: WiC dev accuracy (threshold on the best train layer, and logistic
 regressions), WSD F1 on semeval2007 (MFS, 1-NN, 1-NN + MFS fallback, for every layer
@@ -38,7 +38,8 @@ def _log(msg: str) -> None:
 
 
 def model_figures(model: str, tasks: list[str], coarse_max: int, data: str, save=lambda: None,
-                  per_class: int = 10) -> dict:
+                  per_class: int = 10, reference: str | None = None, contrast: float = 0.0,
+                  seed: int = 0) -> dict:
     from contextlens.evaluation.runner import make_task_encoder
 
     encoder = make_task_encoder(model=model)
@@ -101,7 +102,8 @@ def model_figures(model: str, tasks: list[str], coarse_max: int, data: str, save
         save(out)
     if "neighbours" in tasks:
         t = time.perf_counter()
-        out["neighbours"] = neighbour_figures(model, data, per_class=per_class)
+        out["neighbours"] = neighbour_figures(model, data, per_class=per_class, reference=reference,
+                                              contrast=contrast, seed=seed)
         save(out)
         _log(f"{model} neighbours done in {time.perf_counter() - t:.0f} s")
     return out
@@ -152,11 +154,17 @@ STOP = frozenset("the a an of or and to in on for with by as at from that which 
                  "their his her one any some used usually especially".split())
 
 
-def neighbour_figures(model: str, data: str, per_class: int = 10, k: int = 10, seed: int = 0) -> dict:
+def neighbour_figures(model: str, data: str, per_class: int = 10, k: int = 10, seed: int = 0,
+                      reference: str | None = None, contrast: float = 0.0) -> dict:
     """On CoarseWSD-20 train usages of the words whose every class maps to a WordNet sense
     (``per_class`` per class, seeded): whether a usage's top-``k`` neighbour words (the
     word's forms left out) lean to its sense, and whether its top WordNet sense
     (``neighbours --senses``) is the mapped gold sense.
+
+    ``reference``: a table at the model's last layer (e.g. ``contextlens static distill``'s;
+    :func:`~contextlens.analysis.neighbours.reference_at_layer` reads it); default the words
+    encoded alone. ``contrast``: the neighbours' ``contrast`` λ (ranked by the cosine to the
+    usage minus λ times the cosine to the word's own reference row).
 
     A neighbour word is given to the class whose *signature* it is closest to in GloVe
     6B-50d (an outside judge: not the model being measured): the mean GloVe vector of the
@@ -169,7 +177,8 @@ def neighbour_figures(model: str, data: str, per_class: int = 10, k: int = 10, s
     import numpy as np
 
     from contextlens import datasets
-    from contextlens.analysis.neighbours import contextual_neighbours, is_form
+    from contextlens.analysis.neighbours import contextual_neighbours, is_form, reference_at_layer
+    from contextlens.encoders.base import layer_number
     from contextlens.encoders.registry import make_encoder, resolve_vectors
     from contextlens.evaluation.usage_senses import usage_senses
 
@@ -177,6 +186,7 @@ def neighbour_figures(model: str, data: str, per_class: int = 10, k: int = 10, s
     wn = datasets.wordnet(data)
     mapping = _wn_mappings(data)
     encoder = make_encoder(model=model)
+    table = None if reference is None else reference_at_layer(reference, layer_number(encoder.layer_ids, -1))
     rng = random.Random(seed)
     per_word, usages = {}, []
     for word in datasets.coarsewsd_words(data):
@@ -200,7 +210,8 @@ def neighbour_figures(model: str, data: str, per_class: int = 10, k: int = 10, s
         for it in chosen:
             sentence = " ".join(it.tokens)
             occurrence = sum(1 for t in it.tokens[:it.index] if t == it.tokens[it.index])
-            r = contextual_neighbours(encoder, sentence, it.tokens[it.index], k=k, occurrence=occurrence)
+            r = contextual_neighbours(encoder, sentence, it.tokens[it.index], k=k, occurrence=occurrence,
+                                      reference=table, contrast=contrast)
             votes = {c: 0 for c in classes}
             for n in r["neighbours"]:
                 if n["word"] in glove:
@@ -217,6 +228,7 @@ def neighbour_figures(model: str, data: str, per_class: int = 10, k: int = 10, s
                            "neighbours": [n["word"] for n in r["neighbours"]]})
     n = len(usages)
     return {"words": per_word, "usages": n, "k": k, "per_class": per_class,
+            "reference": r["reference"] if usages else None, "contrast": contrast, "seed": seed,
             "lean_rate": sum(u["lean"] for u in usages) / n,
             "top_sense_rate": sum(u["top_is_gold"] for u in usages) / n, "detail": usages}
 
@@ -257,6 +269,11 @@ def main(argv=None) -> None:
     p.add_argument("--coarse-max", type=int, default=300, help="CoarseWSD-20 items per word (stratified)")
     p.add_argument("--per-class", type=int, default=10,
                    help="neighbours: CoarseWSD-20 train usages per class")
+    p.add_argument("--reference", default=None,
+                   help="neighbours: a reference table at the last layer (e.g. `static distill`'s; "
+                        "default the words encoded alone)")
+    p.add_argument("--contrast", type=float, default=0.0, help="neighbours: contrast λ (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="neighbours: the usages' sampling seed")
     p.add_argument("--data", default=DATA)
     p.add_argument("--out", type=Path, help="write the JSON here")
     p.add_argument("--json", action="store_true", help="print the JSON on stdout")
@@ -273,7 +290,8 @@ def main(argv=None) -> None:
                 with atomic_output(args.out) as tmp:
                     tmp.write_text(json.dumps(results, indent=1, default=str))
 
-        model_figures(model, tasks, args.coarse_max, args.data, save, args.per_class)
+        model_figures(model, tasks, args.coarse_max, args.data, save, args.per_class, args.reference,
+                      args.contrast, args.seed)
     if args.out:
         with atomic_output(args.out) as tmp:
             tmp.write_text(json.dumps(results, indent=1, default=str))

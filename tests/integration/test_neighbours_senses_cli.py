@@ -81,3 +81,23 @@ def test_reference_of_another_layer_is_refused(model, reference, env):
     assert res.exit_code == 2 and "distilled at layer 2" in res.output
     res = runner.invoke(app, ["neighbours", "bank", "--senses", "--keep-forms"])
     assert res.exit_code == 2 and "--senses, --keep-forms only apply to contextual neighbours" in res.output
+
+
+def test_contrast(model, reference, env, tmp_path):
+    res = neighbours("--model", model, "--reference", str(reference), "--contrast", "0.5")
+    assert res.exit_code == 2 and "contrast needs 'bank' in the reference table" in res.output
+    table = EmbeddingTable.load(reference)
+    with_bank = tmp_path / "with-bank.layer2.npz"
+    EmbeddingTable([*table.keys, "bank"], np.vstack([table.vectors, table.vectors[:2].mean(0)]),
+                   name="tiny layer 2 mean (distilled)").save(with_bank)
+    res = neighbours("--model", model, "--reference", str(with_bank), "--contrast", "0.5", "--json")
+    assert res.exit_code == 0, res.output
+    r = json.loads(res.stdout)
+    assert r["contrast"] == 0.5 and "bank" not in {n["word"] for n in r["neighbours"]}
+    for n in r["neighbours"]:
+        assert n["score"] == pytest.approx(n["cosine"] - 0.5 * n["own_cosine"])
+    assert [n["score"] for n in r["neighbours"]] == sorted((n["score"] for n in r["neighbours"]), reverse=True)
+    shown = neighbours("--model", model, "--reference", str(with_bank), "--contrast", "0.5")
+    assert shown.exit_code == 0 and "cosine to 'bank'" in shown.stdout and "score = cosine − 0.5" in shown.stdout
+    alone = runner.invoke(app, ["neighbours", "bank", "--contrast", "0.5"])
+    assert alone.exit_code == 2 and "--contrast only apply to contextual neighbours" in alone.output

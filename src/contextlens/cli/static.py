@@ -210,6 +210,11 @@ def neighbours(
     keep_forms: bool = o.flag("--keep-forms",
                               help="With --in: keep WORD's own forms (banks, banking for bank) "
                               "among the neighbours; by default they are left out."),
+    contrast: float = o.option(None, "--contrast", metavar="λ",
+                               help="With --in: rank by what the context adds, the cosine to the usage "
+                               "minus λ (0 to 1; 0.5 is a good start) times the cosine to WORD's own row "
+                               "of the reference: words of this usage's sense before the word's usual "
+                               "company."),
     data_dir: Path = o.DATA_DIR,
 ) -> None:
     """The nearest neighbours of WORD by cosine; with --in, of WORD as used in that sentence.
@@ -221,11 +226,11 @@ def neighbours(
     if text is not None:
         o.check_html(html)
         return _contextual_neighbours(word, text, vectors, model, method, layer, occurrence, reference, k,
-                                      as_json, html, senses, keep_forms, data_dir)
+                                      as_json, html, senses, keep_forms, contrast or 0.0, data_dir)
     given = [f for f, v in (("--model", model), ("--method", method), ("--layer", layer),
                             ("--occurrence", occurrence), ("--reference", reference), ("--html", html),
                             ("--senses", senses or None), ("--keep-forms", keep_forms or None),
-                            ("--data-dir", data_dir))
+                            ("--contrast", contrast), ("--data-dir", data_dir))
              if v is not None]
     if given:
         raise InputError(f"{', '.join(given)} only apply to contextual neighbours: add --in \"a sentence "
@@ -240,7 +245,7 @@ def neighbours(
 
 
 def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence, reference, k, as_json,
-                           html, senses, keep_forms, data_dir) -> None:
+                           html, senses, keep_forms, contrast, data_dir) -> None:
     from ..analysis.neighbours import contextual_neighbours, reference_at_layer
     from ..encoders.base import layer_number
     from ..evaluation.usage_senses import usage_senses
@@ -248,11 +253,11 @@ def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence
     layer = -1 if layer is None else layer
     encoder = o.EncoderChoice(model=model, vectors=vectors, method=method, layer=layer).encoder()
     number = layer_number(encoder.layer_ids, layer)
-    table = reference_at_layer(reference, number) if reference is not None else None
+    ref = reference_at_layer(reference, number) if reference is not None else None
     with spinner(f"finding the neighbours of {word!r}..."):
         r = contextual_neighbours(encoder, text, word, layer=layer, k=k,
                                   occurrence=o.parse_occurrence(occurrence),
-                                  reference=table, keep_forms=keep_forms)
+                                  reference=ref, keep_forms=keep_forms, contrast=contrast)
     if senses:
         with stage_progress() as progress:
             r["senses"] = usage_senses(encoder, text, word, layer=layer,
@@ -265,9 +270,17 @@ def _contextual_neighbours(word, text, vectors, model, method, layer, occurrence
     if as_json:
         print_json(r)
         return
-    out().print(_neighbours_table([(n["word"], n["cosine"]) for n in r["neighbours"]],
-                                  f"nearest to this {r['word']!r} ({r['model']}, {r['layer_name']})"))
-    say(f"reference: {r['reference']} (centred cosine)")
+    if r["contrast"]:
+        title = f"nearest to this {r['word']!r} ({r['model']}, {r['layer_name']}), contrast {r['contrast']:g}"
+        out().print(table(title, ["#", "word", "score", "cosine", f"cosine to {r['word']!r}"],
+                          [(i, n["word"], n["score"], n["cosine"], n["own_cosine"])
+                           for i, n in enumerate(r["neighbours"], 1)], left="rlrrr"))
+        say(f"reference: {r['reference']} (centred cosines; score = cosine − {r['contrast']:g} × the cosine "
+            f"to {r['word']!r}'s own row)")
+    else:
+        out().print(_neighbours_table([(n["word"], n["cosine"]) for n in r["neighbours"]],
+                                      f"nearest to this {r['word']!r} ({r['model']}, {r['layer_name']})"))
+        say(f"reference: {r['reference']} (centred cosine)")
     if r["forms_left_out"]:
         say(f"left out, forms of {r['word']!r}: {', '.join(r['forms_left_out'])} (--keep-forms keeps them)")
     if senses:

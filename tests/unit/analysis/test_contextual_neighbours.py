@@ -46,6 +46,34 @@ def test_neighbours_are_the_centred_cosines_computed_directly(tmp_path):
     np.testing.assert_allclose([n["cosine"] for n in r["neighbours"]], [c for _, c in expected], atol=1e-6)
 
 
+def test_contrast_ranks_by_the_usage_cosine_minus_lambda_times_the_words_own(tmp_path):
+    # the definition computed by hand: centred cosines to the usage u and to the word's own reference row t
+    enc = make_encoder("attention", vectors=TABLE, include_self=True)
+    r = contextual_neighbours(enc, "the river bank water", "bank", k=8, words=WORDS, root=tmp_path, contrast=0.5)
+    rows = np.stack([e.layers[1, 0] for e in enc.encode(WORDS)]).astype(np.float64)  # (words, dim), alone
+    usage = enc.encode(["the river bank water"])[0].layers[1, 2].astype(np.float64)  # (dim,)
+    c = rows - rows.mean(0)
+    unit = c / np.linalg.norm(c, axis=1, keepdims=True)
+    u = unit @ ((usage - rows.mean(0)) / np.linalg.norm(usage - rows.mean(0)))  # (words,)
+    t = unit @ unit[WORDS.index("bank")]  # (words,)
+    expected = sorted(((w, su - 0.5 * st, su, st) for w, su, st in zip(WORDS, u, t) if w != "bank"),
+                      key=lambda x: -x[1])
+    assert r["contrast"] == 0.5 and [n["word"] for n in r["neighbours"]] == [e[0] for e in expected]
+    for n, (_, score, cos, own) in zip(r["neighbours"], expected):
+        assert (n["score"], n["cosine"], n["own_cosine"]) == pytest.approx((score, cos, own), abs=1e-6)
+    plain = contextual_neighbours(enc, "the river bank water", "bank", k=8, words=WORDS, root=tmp_path)
+    assert plain["contrast"] == 0.0 and set(plain["neighbours"][0]) == {"word", "cosine"}
+
+
+def test_contrast_needs_the_word_in_the_reference_and_a_lambda_in_0_1(tmp_path):
+    enc = make_encoder("attention", vectors=TABLE, include_self=True)
+    without = EmbeddingTable(["river", "money", "loan"], TABLE.vectors[[0, 3, 4]], name="no bank")
+    with pytest.raises(InputError, match="'bank' in the reference table \\(no bank\\)"):
+        contextual_neighbours(enc, "the river bank", "bank", reference=without, contrast=0.5)
+    with pytest.raises(InputError, match="contrast"):
+        contextual_neighbours(enc, "the river bank", "bank", words=WORDS, root=tmp_path, contrast=1.5)
+
+
 class ModelLike(Encoder):
     """A toy encoder that names a model in its ``params()``, as a transformer does (its
     reference is worth a place on disk); it encodes with ``inner``."""
