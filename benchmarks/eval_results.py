@@ -163,8 +163,9 @@ def neighbour_figures(model: str, data: str, per_class: int = 10, k: int = 10, s
 
     ``reference``: a table at the model's last layer (e.g. ``contextlens static distill``'s;
     :func:`~contextlens.analysis.neighbours.reference_at_layer` reads it); default the words
-    encoded alone. ``contrast``: the neighbours' ``contrast`` λ (ranked by the cosine to the
-    usage minus λ times the cosine to the word's own reference row).
+    encoded alone; a word the table lacks is left out (``words_not_in_reference``).
+    ``contrast``: the neighbours' ``contrast`` λ (ranked by the cosine to the usage minus λ
+    times the cosine to the word's own reference row).
 
     A neighbour word is given to the class whose *signature* it is closest to in GloVe
     6B-50d (an outside judge: not the model being measured): the mean GloVe vector of the
@@ -188,10 +189,13 @@ def neighbour_figures(model: str, data: str, per_class: int = 10, k: int = 10, s
     encoder = make_encoder(model=model)
     table = None if reference is None else reference_at_layer(reference, layer_number(encoder.layer_ids, -1))
     rng = random.Random(seed)
-    per_word, usages = {}, []
+    per_word, usages, not_in_reference = {}, [], []
     for word in datasets.coarsewsd_words(data):
         classes = list(datasets.coarse_classes(data, word).values())
         if not all((word, c) in mapping for c in classes):
+            continue
+        if table is not None and word not in table:  # a distilled table lacks a word rarer than its min count
+            not_in_reference.append(word)
             continue
         signature = {}
         for c in classes:
@@ -229,6 +233,7 @@ def neighbour_figures(model: str, data: str, per_class: int = 10, k: int = 10, s
     n = len(usages)
     return {"words": per_word, "usages": n, "k": k, "per_class": per_class,
             "reference": r["reference"] if usages else None, "contrast": contrast, "seed": seed,
+            "words_not_in_reference": not_in_reference,
             "lean_rate": sum(u["lean"] for u in usages) / n,
             "top_sense_rate": sum(u["top_is_gold"] for u in usages) / n, "detail": usages}
 
