@@ -103,6 +103,31 @@ def test_neighbours_view_is_the_librarys(client):
     assert S[1][slice(*got["span"])] == "bank"
 
 
+def test_neighbours_view_ranks_by_the_contrast_asked(client):
+    """contrast λ reaches the library: the view's neighbours carry score and own_cosine, ranked by
+    score = cosine − λ × own_cosine; without it the view is the plain one, ranked by cosine."""
+    from contextlens.analysis.neighbours import contextual_neighbours
+    from contextlens.views import neighbours_view
+
+    body = {"encoder": "attention", "include_self": True, "sentence": S[1], "word": "bank", "k": 8}
+    got = ok(client.post("/api/views/neighbours", json={**body, "contrast": 0.5}))["view"]
+    encoder = make_encoder("attention", vectors="glove-6b-50d", include_self=True)
+    want = contextual_neighbours(encoder, S[1], "bank", k=8, contrast=0.5)
+    assert got == neighbours_view(plain(want)).data and got["contrast"] == 0.5
+    scores = [n["score"] for n in got["neighbours"]]
+    assert scores == sorted(scores, reverse=True) and len(scores) == 8
+    for n in got["neighbours"]:
+        assert n["score"] == pytest.approx(n["cosine"] - 0.5 * n["own_cosine"], abs=1e-6)
+    plain_view = ok(client.post("/api/views/neighbours", json=body))["view"]
+    assert plain_view == neighbours_view(plain(contextual_neighbours(encoder, S[1], "bank", k=8))).data
+    assert plain_view["contrast"] == 0.0
+    assert all(set(n) == {"word", "cosine"} for n in plain_view["neighbours"])
+    cosines = [n["cosine"] for n in plain_view["neighbours"]]
+    assert cosines == sorted(cosines, reverse=True)
+    # the two rankings differ here (what the context adds is not the usage's nearest words)
+    assert [n["word"] for n in got["neighbours"]] != [n["word"] for n in plain_view["neighbours"]]
+
+
 def test_occlusion_view_is_the_librarys(client):
     from contextlens.analysis.occlusion import occlusion_vs_attention
     from contextlens.views import occlusion_view
@@ -132,6 +157,14 @@ def test_occlusion_view_errors(client, body, code, match):
     ({"sentence": S[1], "word": "bank", "k": 0}, 422, "greater than or equal to 1"),
     ({"sentence": S[1], "word": "money"}, 400, "'money'"),
     ({"sentence": S[1], "word": "bank", "layer": 3}, 400, "layer"),
+    ({"sentence": S[1], "word": "bank", "contrast": 1.5}, 422,
+     "contrast: Input should be less than or equal to 1"),
+    ({"sentence": S[1], "word": "bank", "contrast": -0.25}, 422,
+     "contrast: Input should be greater than or equal to 0"),
+    ({"sentence": S[1], "word": "bank", "contrast": "0.5"}, 422, "contrast: Input should be a valid number"),
+    # a word of the table but not among the reference's 20,000: contrast needs its own row
+    ({"sentence": "We walked along the embankment.", "word": "embankment", "contrast": 0.5}, 400,
+     "contrast needs 'embankment' in the reference table"),
 ])
 def test_neighbours_view_errors(client, body, code, match):
     resp = client.post("/api/views/neighbours", json={"encoder": "static", **body})

@@ -111,16 +111,28 @@ def neighbours_view(result: Mapping[str, Any], *, title: str = "") -> View:
     """A usage's contextual neighbours: the sentence with the word marked and the reference
     words nearest it at the layer, with their cosines (a bar list). ``result``: the dict of
     :func:`~contextlens.analysis.neighbours.contextual_neighbours`; the word is marked at its
-    ``start``/``end`` when the result has them, else at its first occurrence."""
+    ``start``/``end`` when the result has them, else at its first occurrence. A result ranked
+    with ``contrast`` λ > 0 draws the bars by each neighbour's ``score`` (its cosine minus λ
+    times its ``own_cosine``, the cosine to the word's own reference row), both cosines beside.
+
+    >>> r = {"word": "bank", "sentence": "the bank", "layer": 1, "layer_name": "attention 1",
+    ...      "contrast": 0.5, "neighbours": [{"word": "river", "cosine": 0.6, "own_cosine": 0.2,
+    ...                                       "score": 0.5}]}
+    >>> v = neighbours_view(r)
+    >>> v.data["contrast"], v.data["neighbours"][0]["score"]
+    (0.5, 0.5)
+    """
     what = "contextual_neighbours"
     result = _mapping(result, what)
     need(result, ("word", "sentence", "layer", "layer_name", "neighbours"), what)
+    ranked = ("word", "cosine", "own_cosine", "score") if result.get("contrast") else ("word", "cosine")
     for n in result["neighbours"]:
-        need(n, ("word", "cosine"), f"{what} (a neighbour)")
-    keep = ("word", "sentence", "model", "layer", "layer_name", "reference", "neighbours", "start", "end")
+        need(n, ranked, f"{what} (a neighbour{' ranked with contrast' if len(ranked) > 2 else ''})")
+    keep = ("word", "sentence", "model", "layer", "layer_name", "reference", "contrast", "neighbours",
+            "start", "end")
     data = jsonable({k: result[k] for k in keep if k in result})
     data["span"] = ([result["start"], result["end"]] if "start" in result and "end" in result
                     else _span(result["sentence"], result["word"]))
     return View("neighbours", data,
-                title or f"nearest to {result['word']!r} as used here, at {result['layer_name']}")
-
+                title or f"nearest to {result['word']!r} as used here, at {result['layer_name']}"
+                         + (f", contrast {result['contrast']:g}" if result.get("contrast") else ""))

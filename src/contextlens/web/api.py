@@ -246,7 +246,7 @@ def neighbours_view_route(req: s.NeighboursViewRequest, state: LabState = Depend
     alone: seconds over the table, minutes for a transformer); it is cached on disk."""
     state.limits.check_sentences([req.sentence])
     result = contextual_neighbours(_encoder(state, req), req.sentence, req.word, layer=req.layer, k=req.k,
-                                   occurrence=req.occurrence)
+                                   occurrence=req.occurrence, contrast=req.contrast)
     return {"view": neighbours_view(plain(result)).data}
 
 

@@ -117,6 +117,10 @@ class NeighboursViewRequest(EncoderOptions):
     occurrence: Occurrence | None = None
     layer: Layer = -1
     k: Annotated[int, Field(ge=1, le=CAPS.max_neighbours)] = Field(10, description="how many neighbours")
+    contrast: float = Field(0.0, ge=0.0, le=1.0,
+                            description="λ, 0..1: rank by the cosine to the usage minus λ times the "
+                                        "cosine to the word's own reference row (what the context adds; the "
+                                        "word must be in the reference); 0 = by cosine")
 
 
 class OcclusionViewRequest(EncoderOptions):

@@ -96,6 +96,21 @@ def test_neighbours_view_carries_the_neighbours_and_marks_the_usage():
     assert views.neighbours_view(old).data["span"] == [text.index("bank"), text.index("bank") + 4]
 
 
+def test_neighbours_view_keeps_the_contrast_and_each_neighbours_score():
+    text = "the money by the bank and the bank by the river"
+    r = contextual_neighbours(SelfAttention(TABLE), text, "bank", k=3, occurrence=1, reference=TABLE,
+                              contrast=0.5)
+    v = views.neighbours_view(r)
+    assert v.data["contrast"] == 0.5 and v.data["neighbours"] == r["neighbours"]
+    assert {"score", "own_cosine"} <= set(v.data["neighbours"][0]) and v.title.endswith(", contrast 0.5")
+    plain = views.neighbours_view(contextual_neighbours(SelfAttention(TABLE), text, "bank", k=3, occurrence=1,
+                                                       reference=TABLE))
+    assert plain.data["contrast"] == 0.0 and "contrast" not in plain.title
+    # ranked with contrast, a neighbour without its score or own cosine is not that result
+    with pytest.raises(InputError, match=r"a neighbour ranked with contrast\) \(it lacks own_cosine, score"):
+        views.neighbours_view({**r, "neighbours": [{"word": "x", "cosine": 0.1}]})
+
+
 def test_neighbours_view_refuses_a_wrong_dict():
     with pytest.raises(InputError, match="not the result of contextual_neighbours .*lacks layer, layer_name"):
         views.neighbours_view({"word": "bank", "sentence": "s", "neighbours": []})

@@ -300,21 +300,41 @@
   });
 
   // ---- contextual neighbours ---------------------------------------------------------------
+  /** A usage's nearest reference words as bars. Ranked with contrast λ > 0 (the library's score:
+      cosine − λ × the cosine to the word's own reference row), the bars are the scores, each
+      neighbour's two cosines beside, under a legend saying so; with λ = 0 the bars are the cosines. */
   CLV.register("neighbours", (el, d) => {
-    const s = d.sentence, sp = d.span;
+    const s = d.sentence, sp = d.span, lambda = d.contrast || 0, own = `cosine to '${d.word}'`;
     const [before, inside, after] = sp ? CLV.spanParts(s, sp[0], sp[1]) : [s, "", ""];  // in code points
     const sentence = sp ? h("p", { class: "clv-usage" }, before, h("mark", {}, inside), after)
       : h("p", { class: "clv-usage" }, s);
     el.append(sentence, h("p", { class: "clv-info" }, `The ${d.neighbours.length} reference words nearest this '${d.word}' at ` +
-      `${d.layer} (${d.layer_name})${d.model ? ` of ${d.model}` : ""}, by cosine after taking the reference mean off both sides` +
+      `${d.layer} (${d.layer_name})${d.model ? ` of ${d.model}` : ""}, by ${lambda ? "score, from cosines" : "cosine"} ` +
+      "after taking the reference mean off both sides" +
       `${d.reference ? `; reference: ${d.reference}` : ""}.`));
-    const top = Math.max(1e-9, ...d.neighbours.map((n) => Math.abs(n.cosine)));
-    const ol = h("ol", { class: "clv-bars" });
+    const value = (n) => (lambda ? n.score : n.cosine);
+    const top = Math.max(1e-9, ...d.neighbours.map((n) => Math.abs(value(n))));
+    const ol = h("ol", { class: lambda ? "clv-bars clv-bars-contrast" : "clv-bars" });
+    if (lambda) {
+      el.append(h("p", { class: "clv-legend" }, `score = cosine − λ × ${own}, λ = ${lambda}: what the context ` +
+        `adds to '${d.word}' (a word near '${d.word}' in any sentence ranks lower)`),
+      h("div", { class: "clv-bars-head", "aria-hidden": "true" }, h("span", {}, "word"), h("span", {}, ""),
+        h("span", {}, "score"), h("span", {}, "cosine"), h("span", {}, own)));
+    }
     for (const n of d.neighbours) {
-      const width = `${(100 * Math.max(0, n.cosine)) / top}%`;
-      ol.append(h("li", { "data-value": String(n.cosine) }, h("span", { class: "clv-bar-word" }, n.word),
+      const width = `${(100 * Math.max(0, value(n))) / top}%`;
+      const li = h("li", { "data-value": String(value(n)) }, h("span", { class: "clv-bar-word" }, n.word),
         h("span", { class: "clv-bar-track" }, h("span", { class: "clv-bar", style: `width:${width}` })),
-        h("span", { class: "clv-bar-num" }, fmt(n.cosine))));
+        h("span", { class: "clv-bar-num" }, fmt(value(n))));
+      if (lambda) {
+        li.dataset.cosine = String(n.cosine);
+        li.dataset.ownCosine = String(n.own_cosine);
+        li.title = `${n.word}: score ${fmt(n.score)} = cosine ${fmt(n.cosine)} − ${lambda} × ${own} ` +
+          `${fmt(n.own_cosine)}`;
+        li.append(h("span", { class: "clv-bar-num clv-bar-cos" }, fmt(n.cosine)),
+          h("span", { class: "clv-bar-num clv-bar-own" }, fmt(n.own_cosine)));
+      }
+      ol.append(li);
     }
     el.append(ol);
   });

@@ -126,6 +126,7 @@
       l: lab.layerEncoder === undefined ? lab.urlLayer : $("#lab-layer").value, as: chosenIndex(),
       o: occurrenceIn(r), ao: lab.otherFilled ? otherIndex() : lab.urlOther,
       am: $("#lab-methods").value === "all" ? null : $("#lab-methods").value,
+      nc: contrast() === 0 ? null : contrast(),
       pa: $("#lab-patch-at").value === "layer" ? null : $("#lab-patch-at").value });
   }
 
@@ -321,10 +322,12 @@
         track: next ? [next] : [] })).view;
     }, (view) => drawViews("fig-lens", [view]));
   }
-  /** The library's neighbours view of the word in the chosen sentence at the chosen layer. */
+  /** The contrast λ the neighbours are ranked with (0: by cosine); a value out of 0..1 is the server's to refuse. */
+  const contrast = () => Number($("#lab-contrast").value || 0);
+  /** The library's neighbours view of the word in the chosen sentence at the chosen layer, with the contrast. */
   function runNeighbours(req, n) {
     const body = withEncoder(req, { sentence: chosenSentence(req), word: req.word,
-      occurrence: occurrenceIn(req), layer: Number($("#lab-layer").value), k: 10 });
+      occurrence: occurrenceIn(req), layer: Number($("#lab-layer").value), k: 10, contrast: contrast() });
     return card("neighbours", n, "Finding the nearest reference words… The first time for an encoder it encodes " +
       "20,000 reference words alone: seconds over the table, a few minutes for a transformer (cached on disk after).",
     async () => (await api("/api/views/neighbours", body)).view, (view) => drawViews("fig-neighbours", [view]));
@@ -367,6 +370,7 @@
     for (const [id, key] of [["#lab-methods", "am"], ["#lab-patch-at", "pa"]]) {  // a shared URL's choices
       if ([...$(id).options].some((o) => o.value === getParam(key))) $(id).value = getParam(key);
     }
+    $("#lab-contrast").value = getParam("nc", "0");  // a shared URL's contrast (the server checks it)
     const o = Number(getParam("o", null) ?? NaN);  // the occurrence clicked, in that sentence
     if (Number.isInteger(o) && o >= 0) {
       const word = $("#lab-word").value.trim().toLowerCase();
@@ -398,6 +402,7 @@
     $("#lab-other-sentence").addEventListener("change", again({ sublayers: runSublayers, patch: runPatch }));
     $("#lab-methods").addEventListener("change", again({ attributions: runAttributions }));
     $("#lab-patch-at").addEventListener("change", again({ patch: runPatch }));
+    $("#lab-contrast").addEventListener("change", again({ neighbours: runNeighbours }));
     $("#lab-json").addEventListener("click", () => saveJSON({ request: labRequest(), ...lab.result }, "contextlens-sentence-lab.json"));
     document.querySelectorAll("#panel-sentences .downloads[data-fig]").forEach((d) => figureButtons(d, d.dataset.fig));
     FIGS.forEach((f) => note(f, "Press Show to compute."));
