@@ -80,6 +80,8 @@ ERRORS = [  # (path, body, what the answer must tell the user to send or pick)
     ("/api/layers", {"sentences": ["The bank by the bank.", S[1]], "word": "bank", "encoder": "static"},
      'send "occurrence": 0'),
     ("/api/views/lens", {"model": "static", "sentence": S[1], "word": "bank"}, "pick smollm2 above"),
+    ("/api/views/neighbours", {"encoder": "static", "sentence": "The embankment gave way.",
+                               "word": "embankment", "contrast": 0.5}, 'send "contrast": 0'),
 ]
 
 

@@ -69,7 +69,7 @@ from ..bounds import MAX_K
 from ..build_marker import check_marker, write_marker
 from ..disk_cache import DiskCache
 from ..encoders.base import Encoder
-from ..errors import EmptyInputError, InputError, ZeroVectorError, check_float, check_int
+from ..errors import EmptyInputError, InputError, ZeroVectorError, ask, check_float, check_int
 from ..progress import step
 from ..text import tokenize
 from ..vectors import EmbeddingTable
@@ -404,8 +404,8 @@ def contextual_neighbours(encoder: Encoder, sentence: str, word: str, *, layer: 
         row = next((table.index(w) for w in (used, used.lower()) if w in table), None)
         if row is None:
             raise InputError(f"contrast needs {used!r} in the reference table ({table.name}), which lacks "
-                             "it; give a reference that holds the word (`contextlens static distill --words`)"
-                             " or contrast 0")
+                             f"it; give a reference that holds the word (a table distilled with it) or "
+                             f"{ask('contrast', 0)}")
         own = cosines(table, table.vectors[row], center=center)
     scores = cos if own is None else cos - contrast * own
     found = nearest(table, None, min(k + len(forms), len(table)), exclude=[used], scores=scores)
