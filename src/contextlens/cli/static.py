@@ -212,9 +212,9 @@ def neighbours(
                               "among the neighbours; by default they are left out."),
     contrast: float = o.option(None, "--contrast", metavar="λ",
                                help="With --in: rank by what the context adds, the cosine to the usage "
-                               "minus λ (0 to 1; 0.5 is a good start) times the cosine to WORD's own row "
-                               "of the reference: words of this usage's sense before the word's usual "
-                               "company."),
+                               "minus λ (0 to 1) times the cosine to WORD's own row of the reference: "
+                               "for a model whose usages cling to the word (minilm: 0.5), words of this "
+                               "usage's sense before the word's usual company."),
     data_dir: Path = o.DATA_DIR,
 ) -> None:
     """The nearest neighbours of WORD by cosine; with --in, of WORD as used in that sentence.
