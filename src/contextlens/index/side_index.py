@@ -42,12 +42,12 @@ through Lance's dataset API when ``pylance`` is installed (``offsets.npy``: each
 offset in the table's version, from an in-order scan), else by row id through LanceDB; a
 row is read from the table's packed row column (:data:`~contextlens.passes.rows.PACKED`:
 one column instead of eight, which at 1M usages is 1 ms instead of 8), or column by column
-in a table written before it. A search
-over every word probes ``max(NPROBES, lists / ALL_WORDS_PROBE_DIVISOR)`` lists (there is
-no graph); a word's search probes as above. Why these settings (1M synthetic usages in
-tight clusters, the hard case: 48 codes re-ranking 100 candidates recalled 0.68, 96 codes
-0.91 and with 200 candidates 0.99; probing 100 lists instead of 20 recalled the same and
-cost 15 ms): benchmarks/RESULTS.md, "Compressed search".
+in a table written before it. A search over every word probes ``max(NPROBES, lists /
+ALL_WORDS_PROBE_DIVISOR)`` lists (there is no graph); a word's search probes as above.
+Why these settings (1M synthetic usages in tight clusters, the hard case: 48 codes
+re-ranking 100 candidates recalled 0.68, 96 codes 0.91 and with 200 candidates 0.99;
+probing 100 lists instead of 20 recalled the same and cost 15 ms): benchmarks/RESULTS.md,
+"Compressed search".
 
 Written atomically: into a temporary folder renamed into place when complete, so a build
 killed while writing it leaves no side index, and the next build or reader writes it again.

@@ -144,7 +144,6 @@ def usages_schema(params: dict[str, Any]):
     return pa.schema(fields, metadata={META_KEY: json.dumps(params).encode()})
 
 
-
 class _Index:
     """An opened index: its folder, LanceDB connection, ``usages`` table and parameters."""
 
