@@ -319,6 +319,7 @@ def compressed_info(c: Contenders) -> dict:
     return {"bytes_per_usage": round(c.packed.bytes_per_usage, 1),
             "full_bytes_per_usage": None if full is None else round(full, 1),
             "pq_codes": meta["pq_codes"], "lists": meta["lists"], "rerank": side_index.rerank_for(K),
+            "rerank_word": side_index.rerank_for(K, word="one word"),
             "all_words_probes": side_index.compressed_probes(meta["lists"])}
 
 
@@ -329,7 +330,7 @@ def search_path(reader, word: str | None) -> str:
     side = reader.side()
     if side.kind == "compressed":
         probes = side_index.compressed_probes(side.lists) if word is None else reader.nprobes(word)
-        return f"IVF-PQ, {probes} of {side.lists} lists, {side_index.rerank_for(K)} re-ranked"
+        return f"IVF-PQ, {probes} of {side.lists} lists, {side_index.rerank_for(K, word)} re-ranked"
     if word is None and side.hnsw:
         return f"HNSW ef {side_index.EF_SEARCH} + IVF {reader.nprobes(None)} of {side.lists} lists, merged"
     probes = reader.nprobes(word)

@@ -108,7 +108,7 @@ def test_compressed_search_is_its_pq_stage_then_an_exact_rerank_of_the_tables_ve
         for word in (None, "bank", "rare"):
             cand = side.candidates(q, 3, 10, word)
             lo, hi = side.word_range(word) if word else (0, len(x))
-            assert len(cand) == min(side_index.rerank_for(10), hi - lo)
+            assert len(cand) == min(side_index.rerank_for(10, word), hi - lo)
             assert list(cand) == sorted(cand) and all(lo <= p < hi for p in cand)
             at, sims = side.rerank(q, 3, 10, cand)
             assert (at, sims) == side.search(q, 3, 10, word)
