@@ -346,23 +346,32 @@ def cosines(table: EmbeddingTable, query: np.ndarray, *, center: bool = True) ->
 
 
 def nearest(table: EmbeddingTable, query: np.ndarray, k: int, *, center: bool = True,
-            exclude: Sequence[str] = (), scores: np.ndarray | None = None) -> list[tuple[str, float]]:
+            exclude: Sequence[str] = ()) -> list[tuple[str, float]]:
     """The ``k`` rows of ``table`` nearest ``query`` by cosine, after taking the table's
     mean row off both sides (``center``); keys in ``exclude`` (any case) are left out.
-    ``scores``: rank by these ``(n,)`` scores instead (``query`` unused).
 
     >>> t = EmbeddingTable(["river", "money", "bank"], [[1.0, 3.0], [3.0, 1.0], [2.0, 2.0]])
     >>> [w for w, _ in nearest(t, np.array([1.5, 2.5]), 2, exclude=["Bank"])]
     ['river', 'money']
     """
+    return best(table, cosines(table, query, center=center), k, exclude=exclude)
+
+
+def best(table: EmbeddingTable, scores: np.ndarray, k: int, *,
+         exclude: Sequence[str] = ()) -> list[tuple[str, float]]:
+    """The ``k`` keys of ``table`` with the highest ``scores`` (``(n,)``, one per row), with
+    their scores, best first; keys in ``exclude`` (any case) are left out.
+
+    >>> best(EmbeddingTable(["a", "B", "c"], [[1.0], [2.0], [3.0]]), np.array([0.1, 0.9, 0.5]), 1,
+    ...      exclude=["b"])
+    [('c', 0.5)]
+    """
     k = check_int("k", k, low=1, high=len(table))
-    cos = cosines(table, query, center=center) if scores is None else scores
     skip = {w.lower() for w in exclude}
-    order = np.argsort(-cos, kind="stable")
     out = []
-    for i in order:
+    for i in np.argsort(-scores, kind="stable"):
         if table.keys[i].lower() not in skip:
-            out.append((table.keys[i], float(cos[i])))
+            out.append((table.keys[i], float(scores[i])))
             if len(out) == k:
                 break
     return out
@@ -409,7 +418,7 @@ def contextual_neighbours(encoder: Encoder, sentence: str, word: str, *, layer: 
                              f"{ask('contrast', 0)}")
         own = cosines(table, table.vectors[row], center=center)
     scores = cos if own is None else cos - contrast * own
-    found = nearest(table, None, min(k + len(forms), len(table)), exclude=[used], scores=scores)
+    found = best(table, scores, min(k + len(forms), len(table)), exclude=[used])
     skip = {w.lower() for w in forms}
     kept = [(w, c) for w, c in found if w.lower() not in skip][:k]
     cutoff = kept[-1][1] if len(kept) == k else -np.inf
